@@ -1,0 +1,55 @@
+# Quick start: `make demo` (bench on this host's default) and `make test` (lint, types, CPU suite).
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+# The CPU machines of this project keep a CPU wheel of torch on disk; use it when it is there.
+WHEELS := $(wildcard /opt/wheels)
+PIP_FIND := $(if $(WHEELS),--find-links $(WHEELS),)
+OS_PACKAGES := openmpi-bin slurm-wlm munge chromium
+OS_TOOLS := mpirun slurmctld slurmd munged chromium
+
+.PHONY: demo test lint types unit os-deps venv gpu-test clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+$(STAMP): $(BIN)/python pyproject.toml
+	$(BIN)/pip install -q $(PIP_FIND) "torch==2.13.0" || $(BIN)/pip install -q $(PIP_FIND) torch
+	$(BIN)/pip install -q $(PIP_FIND) -e ".[dev,torch]"
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+# OS packages the real-engine tests use (OpenMPI, Slurm + munge, headless Chromium).
+os-deps:
+	@missing=""; for t in $(OS_TOOLS); do command -v $$t >/dev/null 2>&1 || missing="$$missing $$t"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing OS packages (missing:$$missing)"; \
+	  if [ "$$(id -u)" = "0" ]; then SUDO=""; else SUDO="sudo"; fi; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $(OS_PACKAGES) >/dev/null; \
+	fi
+
+demo: $(STAMP)
+	$(BIN)/gpufabric bench
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff format --check src tests benchmarks
+
+types: $(STAMP)
+	$(BIN)/mypy
+
+unit: $(STAMP) os-deps
+	$(BIN)/pytest -m "not gpu" -q
+
+test: lint types unit
+
+# On a GPU host: the gpu-marked suite.
+gpu-test: $(STAMP)
+	$(BIN)/pytest -m gpu -q
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

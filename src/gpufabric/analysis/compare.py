@@ -1,0 +1,228 @@
+"""Compare runs size by size: busbw per run and the speed-up of each run against a baseline.
+
+This is the table the seed documents publish ("Message Size | busbw EFA (GB/s) | busbw Non-EFA (GB/s) |
+Speed-up"), computed from any runs gpufabric can read:
+
+- rows are aligned on the sizes every run measured; sizes only some runs have are dropped and named;
+- one table per collective (and per dtype/op/root variant when a run swept several);
+- speed-up = busbw(run) / busbw(baseline), ``None`` (printed ``-``) where either busbw is 0, as the seeds do;
+- with repeated samples, each speed-up carries a 95% interval (``analysis.stats``), and a difference
+  whose interval contains 1.0 is flagged as inside the noise.
+
+Rounding: speed-ups are shown with one decimal, rounded half up on the exact decimal ratio of the busbw
+values as printed (``round_speedup``). See tests/analysis/test_compare_seeds.py for how this matches the
+seeds' published tables row by row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from decimal import ROUND_HALF_UP, Decimal
+
+from gpufabric.analysis.compare_model import (
+    CompareRow,
+    CompareTable,
+    Comparison,
+    Placement,
+    Speedup,
+    Variant,
+)
+from gpufabric.analysis.observations import observe_table
+from gpufabric.analysis.stats import speedup_interval
+from gpufabric.errors import UsageError
+from gpufabric.results.model import Measurement, Row, RunResult, Series
+
+
+def round_speedup(other_busbw: float, baseline_busbw: float) -> Decimal | None:
+    """busbw ratio with one decimal, half up, computed on the decimal values as printed; None if one is 0."""
+    if other_busbw <= 0 or baseline_busbw <= 0:
+        return None
+    ratio = Decimal(repr(other_busbw)) / Decimal(repr(baseline_busbw))
+    return ratio.quantize(Decimal("0.1"), rounding=ROUND_HALF_UP)
+
+
+def format_speedup(value: Decimal | None) -> str:
+    """``Decimal('3.0')`` -> ``"3 x"``, ``Decimal('0.8')`` -> ``"0.8 x"``, None -> ``"-"`` (seed style)."""
+    if value is None:
+        return "-"
+    text = f"{value:.1f}"
+    return f"{text.removesuffix('.0')} x"
+
+
+def resolve_baseline(baseline: str | int | None, labels: Sequence[str]) -> int:
+    """``--baseline``: a label, or an index (0-based) into the runs; defaults to the last run."""
+    if baseline is None:
+        return len(labels) - 1
+    if isinstance(baseline, int) or str(baseline).lstrip("-").isdigit():
+        index = int(baseline)
+        if 0 <= index < len(labels):
+            return index
+        raise UsageError(f"--baseline {index}: index out of range; use 0..{len(labels) - 1} or a label")
+    if baseline in labels:
+        return labels.index(str(baseline))
+    choices = ", ".join(repr(label) for label in labels)
+    raise UsageError(f"--baseline {baseline!r} is not a run label; choose one of {choices} or an index")
+
+
+def _variants(series: Series) -> dict[Variant, dict[int, Row]]:
+    grouped: dict[Variant, dict[int, Row]] = {}
+    for row in series.rows:
+        grouped.setdefault((row.dtype, row.redop, row.root), {}).setdefault(row.size_bytes, row)
+    return grouped
+
+
+def _variant_name(variant: Variant) -> str:
+    dtype, redop, root = variant
+    parts = [dtype] + ([redop] if redop != "none" else []) + ([f"root {root}"] if root >= 0 else [])
+    return " ".join(parts)
+
+
+def _pairs(runs: Sequence[Series]) -> list[tuple[str, list[dict[int, Row]]]]:
+    """Per variant common to all runs, each run's rows by size; falls back to one variant each."""
+    per_run = [_variants(s) for s in runs]
+    common = [v for v in per_run[0] if all(v in other for other in per_run[1:])]
+    if common:
+        return [(_variant_name(v), [rows[v] for rows in per_run]) for v in common]
+    if all(len(v) == 1 for v in per_run):
+        names = " vs ".join(_variant_name(next(iter(v))) for v in per_run)
+        return [(names, [next(iter(v.values())) for v in per_run])]
+    return []
+
+
+def _measure(row: Row, placement: Placement) -> Measurement | None:
+    return row.placement(placement)
+
+
+def effective_placement(series: Sequence[Series], requested: Placement) -> Placement:
+    """``requested``, or the other placement when some series measured only that one.
+
+    Our engine's all_reduce, broadcast and reduce are in-place only (torch.distributed has no out-of-place
+    form of them), while nccl-tests prints both: comparing on the placement every run has keeps those rows
+    instead of silently dropping them. The chosen placement is recorded on the table and in the notes.
+    """
+
+    def everyone_has(placement: Placement) -> bool:
+        return all(any(row.placement(placement) is not None for row in s.rows) for s in series)
+
+    if everyone_has(requested):
+        return requested
+    other: Placement = "in_place" if requested == "out_of_place" else "out_of_place"
+    return other if everyone_has(other) else requested
+
+
+def compare_series(
+    runs: Sequence[Series],
+    labels: Sequence[str],
+    baseline: int,
+    placement: Placement,
+) -> list[CompareTable]:
+    tables = []
+    for variant, by_size in _pairs(runs):
+        measured = [
+            {size: m for size, row in rows.items() if (m := _measure(row, placement)) is not None}
+            for rows in by_size
+        ]
+        common = sorted(set.intersection(*(set(m) for m in measured)))
+        dropped = {
+            labels[i]: sorted(set(m) - set(common)) for i, m in enumerate(measured) if set(m) - set(common)
+        }
+        rows = []
+        for size in common:
+            values = [m[size] for m in measured]
+            base = values[baseline]
+            speedups = []
+            for i, value in enumerate(values):
+                if i == baseline:
+                    continue
+                ratio = (
+                    value.busbw_gbs / base.busbw_gbs if value.busbw_gbs > 0 and base.busbw_gbs > 0 else None
+                )
+                speedups.append(
+                    Speedup(
+                        value=ratio, interval=speedup_interval(base, value) if ratio is not None else None
+                    )
+                )
+            rows.append(
+                CompareRow(
+                    size_bytes=size,
+                    busbw=[v.busbw_gbs for v in values],
+                    time_us=[v.time_us for v in values],
+                    speedups=speedups,
+                )
+            )
+        tables.append(
+            CompareTable(
+                collective=runs[0].collective,
+                variant=variant,
+                placement=placement,
+                labels=list(labels),
+                baseline=baseline,
+                rows=rows,
+                dropped=dropped,
+            )
+        )
+    return tables
+
+
+def compare_runs(
+    runs: Sequence[RunResult],
+    *,
+    baseline: str | int | None = None,
+    placement: Placement = "out_of_place",
+    collectives: Sequence[str] | None = None,
+    observe: bool = True,
+) -> Comparison:
+    """Compare two or more runs; the baseline defaults to the last run (the seeds' 'Non-EFA' column)."""
+    if len(runs) < 2:
+        raise UsageError(f"compare needs at least two runs, got {len(runs)}; pass two or more result files")
+    labels = _unique_labels([r.label for r in runs])
+    base = resolve_baseline(baseline, labels)
+    names_per_run = [[s.collective for s in r.series] for r in runs]
+    shared = [c for c in names_per_run[0] if all(c in names for names in names_per_run[1:])]
+    notes = []
+    if collectives:
+        missing = [c for c in collectives if c not in shared]
+        if missing:
+            available = ", ".join(shared) or "none"
+            raise UsageError(
+                f"--collective {', '.join(missing)}: not measured by every run; "
+                f"collectives in all runs: {available}"
+            )
+        shared = list(collectives)
+    every = sorted({c for names in names_per_run for c in names} - set(shared))
+    if every and not collectives:
+        notes.append(f"not in every run, so not compared: {', '.join(every)}")
+    if not shared:
+        raise UsageError(
+            "the runs have no collective in common ("
+            + "; ".join(
+                f"{label}: {', '.join(n) or 'none'}" for label, n in zip(labels, names_per_run, strict=True)
+            )
+            + ")"
+        )
+    tables: list[CompareTable] = []
+    for name in shared:
+        series = [r.get_series(name) for r in runs]
+        found = [s for s in series if s is not None]
+        used = effective_placement(found, placement)
+        if used != placement:
+            notes.append(
+                f"{name}: compared {used.replace('_', '-')} (not every run measured "
+                f"{placement.replace('_', '-')}; gpufabric's all_reduce/broadcast/reduce are in-place only)"
+            )
+        made = compare_series(found, labels, base, used)
+        if not made:
+            notes.append(f"{name}: the runs share no dtype/op variant, so it is not compared")
+        tables.extend(made)
+    if observe:
+        tables = [t.model_copy(update={"observations": observe_table(t)}) for t in tables]
+    return Comparison(labels=labels, baseline=base, placement=placement, tables=tables, notes=notes)
+
+
+def _unique_labels(labels: list[str]) -> list[str]:
+    seen: dict[str, int] = {}
+    unique = []
+    for label in labels:
+        seen[label] = seen.get(label, 0) + 1
+        unique.append(label if seen[label] == 1 else f"{label} ({seen[label]})")
+    return unique

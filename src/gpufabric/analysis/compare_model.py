@@ -1,0 +1,69 @@
+"""The comparison's data: rows aligned by size, speed-ups with their intervals, observations in words.
+
+Built by ``analysis.compare``, described in words by ``analysis.observations``, rendered by
+``report.compare_render`` (terminal, markdown, CSV, JSON), ``report.plots`` and ``report.html``.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from gpufabric.analysis.stats import Interval
+
+Placement = Literal["out_of_place", "in_place"]
+PLACEMENT_NAMES: dict[str, Placement] = {"out-of-place": "out_of_place", "in-place": "in_place"}
+Variant = tuple[str, str, int]  # dtype, redop, root
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Speedup(_Frozen):
+    """One run against the baseline at one size."""
+
+    value: float | None = Field(description="busbw ratio; None where either busbw is 0 (printed '-')")
+    interval: Interval | None = None
+
+    @property
+    def within_noise(self) -> bool | None:
+        return None if self.interval is None else self.interval.contains_one
+
+
+class CompareRow(_Frozen):
+    size_bytes: int
+    busbw: list[float] = Field(description="busbw (GB/s) of each run, in run order")
+    time_us: list[float]
+    speedups: list[Speedup] = Field(description="one per non-baseline run, in run order")
+
+
+class Observation(_Frozen):
+    """A 'What stands out' line: a size range and what happens there, in words."""
+
+    range: str
+    text: str
+
+
+class CompareTable(_Frozen):
+    collective: str
+    variant: str = Field(description="dtype, op and root of these rows, e.g. 'float sum'")
+    placement: Placement
+    labels: list[str]
+    baseline: int = Field(description="index of the baseline run in labels")
+    rows: list[CompareRow]
+    dropped: dict[str, list[int]] = Field(default_factory=dict, description="sizes only that run had")
+    observations: list[Observation] = Field(default_factory=list)
+
+    @property
+    def others(self) -> list[int]:
+        return [i for i in range(len(self.labels)) if i != self.baseline]
+
+
+class Comparison(_Frozen):
+    labels: list[str]
+    baseline: int
+    placement: Placement
+    tables: list[CompareTable]
+    notes: list[str] = Field(default_factory=list)

@@ -1,0 +1,89 @@
+"""The doctor: judge runs (result files, NCCL logs, nccl-tests output) against what the fabric should do.
+
+Public API:
+    ``resolve_expectation(expect, instance_type) -> Expectation``
+    ``load_evidence(paths) -> list[Evidence]``
+    ``diagnose(evidence, expectation) -> SubjectReport``   every check on one run
+    ``doctor(paths, expect=None, instance_type=None) -> DoctorReport``
+Models: ``Verdict``, ``CheckResult``, ``SubjectReport``, ``DoctorReport`` (``model.py``). The node-side
+preflight is ``gpufabric.analysis.preflight``. An A/B pair is judged by diagnosing each side against its
+own expectation (the "on" run against the fabric, the "off" run against ``socket``), so both the speed-up
+and the proof that each side ran on the transport it claims come out of the same checks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from gpufabric.analysis.doctor.checks_bandwidth import check_busbw_baseline, check_busbw_meaning
+from gpufabric.analysis.doctor.checks_host import check_nccl_errors, check_shm, check_socket_ifname
+from gpufabric.analysis.doctor.checks_links import check_gdr, check_intra_node, check_nic_count
+from gpufabric.analysis.doctor.checks_transport import (
+    check_fabric_in_use,
+    check_nccl_output,
+    check_net_plugin,
+    check_ofi_provider,
+)
+from gpufabric.analysis.doctor.evidence import (
+    EXPECT_CHOICES,
+    Evidence,
+    Expectation,
+    ExpectChoice,
+    load_evidence,
+    resolve_expectation,
+)
+from gpufabric.analysis.doctor.model import CheckResult, DoctorReport, SubjectReport, Verdict, worst
+
+Check = Callable[[Evidence, Expectation], CheckResult]
+
+# Order matters for the reader: proof of output, transport, host setup, then the numbers.
+CHECKS: tuple[Check, ...] = (
+    check_nccl_output,
+    check_fabric_in_use,
+    check_net_plugin,
+    check_ofi_provider,
+    check_nic_count,
+    check_gdr,
+    check_intra_node,
+    check_socket_ifname,
+    check_shm,
+    check_nccl_errors,
+    check_busbw_meaning,
+)
+
+
+def diagnose(evidence: Evidence, expectation: Expectation) -> SubjectReport:
+    """Run every check on one run."""
+    checks = [check(evidence, expectation) for check in CHECKS]
+    checks.extend(check_busbw_baseline(evidence, expectation))
+    return SubjectReport(
+        subject=evidence.label, sources=evidence.sources, expectation=expectation.source, checks=checks
+    )
+
+
+def doctor(
+    paths: Sequence[Path], expect: str | None = None, instance_type: str | None = None
+) -> DoctorReport:
+    """Load the inputs, resolve the expectation, and diagnose each run."""
+    expectation = resolve_expectation(expect, instance_type)
+    runs = load_evidence(paths)
+    return DoctorReport(mode="results", subjects=[diagnose(run, expectation) for run in runs])
+
+
+__all__ = [
+    "CHECKS",
+    "EXPECT_CHOICES",
+    "CheckResult",
+    "DoctorReport",
+    "Evidence",
+    "ExpectChoice",
+    "Expectation",
+    "SubjectReport",
+    "Verdict",
+    "diagnose",
+    "doctor",
+    "load_evidence",
+    "resolve_expectation",
+    "worst",
+]

@@ -1,0 +1,132 @@
+"""Checks on the links NCCL built: NICs in use against the shape (1 EFA of 4), GPUDirect RDMA on the
+network links, and whether GPUs of one host talk over NVLink/PCIe or (a finding) over the network.
+"""
+
+from __future__ import annotations
+
+from gpufabric.analysis.doctor.checks_transport import links_summary, no_log_result, one_host
+from gpufabric.analysis.doctor.evidence import Evidence, Expectation
+from gpufabric.analysis.doctor.model import CheckResult, Verdict
+from gpufabric.catalog import FabricName
+
+
+def check_nic_count(ev: Evidence, exp: Expectation) -> CheckResult:
+    title = "all fabric NICs in use"
+    att = ev.attestation
+    if att is None or not att.has_nccl_output:
+        return no_log_result("nic-count", title)
+    wrong_network = exp.network is not None and att.network_kind != exp.network
+    if one_host(ev) or exp.intra_node_only or not att.uses_network or wrong_network:
+        cause = "no inter-node links over the expected network"
+        return CheckResult(id="nic-count", title=title, verdict=Verdict.SKIP, cause=cause)
+    expected = exp.instance.nic_count if exp.instance and exp.fabric == exp.instance.fabric else None
+    found = att.net_device_count or (len(att.net_devices) or None)
+    used = {host: len(devs) for host, devs in att.net_devices_used.items()}
+    fewest = min(used.values(), default=0)
+    evidence = [f"NICs found: {found}", f"NICs used per host: {used}"]
+    shape = exp.instance.name if exp.instance else "the shape"
+    if expected and found is not None and found < expected:
+        return CheckResult(
+            id="nic-count",
+            title=title,
+            verdict=Verdict.FAIL,
+            evidence=evidence,
+            cause=f"NCCL found {found} of the {expected} {exp.fabric} NICs of {shape}"
+            " (SkyPilot #8391: 1 EFA of 4 gave ~20 instead of ~78 GB/s)",
+            fix="attach every NIC: all EFA interfaces need private IPs (no public IP), pod "
+            "requests vpc.amazonaws.com/efa equal to the node's count",
+        )
+    ranks_per_host = (ev.ranks or 0) // max(ev.nodes or 1, 1)
+    target = min(x for x in (found, expected, ranks_per_host or None) if x) if (found or expected) else None
+    if target and fewest < target:
+        return CheckResult(
+            id="nic-count",
+            title=title,
+            verdict=Verdict.WARN,
+            evidence=evidence,
+            cause=f"a host sends through {fewest} NIC(s) while {target} are available to its ranks",
+            fix="check NCCL_IB_HCA / NCCL_SOCKET_IFNAME lists and GPU-NIC affinity (nvidia-smi topo -m)",
+        )
+    if not used:
+        return CheckResult(
+            id="nic-count",
+            title=title,
+            verdict=Verdict.SKIP,
+            evidence=evidence,
+            cause="channel lines do not name NET devices",
+        )
+    return CheckResult(
+        id="nic-count",
+        title=title,
+        verdict=Verdict.PASS,
+        evidence=evidence,
+        cause=f"every host uses {fewest} NIC(s)" + (f" of {expected}" if expected else ""),
+    )
+
+
+def check_gdr(ev: Evidence, exp: Expectation) -> CheckResult:
+    title = "GPUDirect RDMA"
+    att = ev.attestation
+    rdma = att is not None and att.network_kind in ("ib", "ofi", "gib")
+    if att is None or not rdma or one_host(ev):
+        return CheckResult(id="gdr", title=title, verdict=Verdict.SKIP, cause="no RDMA network between nodes")
+    if att.gdr:
+        return CheckResult(id="gdr", title=title, verdict=Verdict.PASS, cause="network links carry /GDRDMA")
+    if att.gdr is None:
+        return CheckResult(
+            id="gdr", title=title, verdict=Verdict.SKIP, cause="the log does not say whether GDR is on"
+        )
+    disabled = ", ".join(att.gdr_disabled_devices) or "every network link lacks /GDRDMA"
+    return CheckResult(
+        id="gdr",
+        title=title,
+        verdict=Verdict.FAIL if exp.gdr_expected else Verdict.WARN,
+        cause=f"GPUDirect RDMA is disabled ({disabled}): data bounces through host memory",
+        fix="load nvidia-peermem (or use DMA-BUF: kernel >= 5.12, NCCL_DMABUF_ENABLE=1), check "
+        "NCCL_NET_GDR_LEVEL and ACS/IOMMU settings (NVIDIA/nccl#1537); on EFA set "
+        "FI_EFA_USE_DEVICE_RDMA=1 where the shape supports it",
+    )
+
+
+def check_intra_node(ev: Evidence, exp: Expectation) -> CheckResult:
+    title = "GPUs of one host talk over NVLink/PCIe, not the network"
+    att = ev.attestation
+    if att is None or not att.has_nccl_output or not att.channel_links_total:
+        return (
+            no_log_result("intra-node", title)
+            if att is None or not att.has_nccl_output
+            else CheckResult(
+                id="intra-node", title=title, verdict=Verdict.SKIP, cause="no channel lines in the log"
+            )
+        )
+    if att.intra_host_net_links:
+        disabled = [
+            k for k in ("NCCL_P2P_DISABLE", "NCCL_SHM_DISABLE") if att.nccl_env.get(k, "0") not in ("0", "")
+        ]
+        why = f"{' and '.join(disabled)} set" if disabled else "P2P and SHM unavailable between these ranks"
+        return CheckResult(
+            id="intra-node",
+            title=title,
+            verdict=Verdict.FAIL if one_host(ev) else Verdict.WARN,
+            cause=f"{att.intra_host_net_links} channel link(s) between ranks of one host go through the "
+            "network "
+            f"({links_summary(att)}): {why}",
+            fix="unset NCCL_P2P_DISABLE/NCCL_SHM_DISABLE; run a host's ranks in one container/pod with a "
+            "shared "
+            "IPC namespace (--ipc=host) and enough /dev/shm",
+        )
+    local = {k: n for k, n in att.transport_kinds.items() if k in ("p2p", "shm", "nvls")}
+    if exp.fabric is FabricName.NVLINK and local and "p2p" not in local and "nvls" not in local:
+        return CheckResult(
+            id="intra-node",
+            title=title,
+            verdict=Verdict.WARN,
+            cause=f"intra-node links use only shared memory ({links_summary(att)}), not NVLink P2P",
+            fix="check NCCL_P2P_DISABLE/NCCL_P2P_LEVEL and `nvidia-smi topo -m` (NV# between GPUs)",
+        )
+    if not local:
+        return CheckResult(
+            id="intra-node", title=title, verdict=Verdict.SKIP, cause="no intra-node links logged"
+        )
+    shown = ", ".join(f"{kind} x{n}" for kind, n in sorted(local.items()))
+    return CheckResult(id="intra-node", title=title, verdict=Verdict.PASS, cause=f"intra-node links: {shown}")

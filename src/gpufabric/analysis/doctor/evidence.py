@@ -1,0 +1,196 @@
+"""What the doctor judges (Evidence: numbers and/or NCCL attestation of one run) and against what
+(Expectation: a fabric from ``--expect`` or the catalog entry of ``--instance-type``).
+
+Loading rules: our result JSON/JSONL is one run each (attestation from the result, else from the NCCL logs
+its metadata names); nccl-tests JSON is one run; a text file holding an nccl-tests table is one run (its
+mixed-in NCCL INFO lines attested too); text files without a table are NCCL logs and are taken together as
+the per-rank logs of one run, joined to the single table run when exactly one was given. A directory stands
+for the ``*.log`` files under it.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Literal, get_args
+
+from pydantic import BaseModel, ConfigDict
+
+from gpufabric.analysis.nccl_log import attest_files
+from gpufabric.catalog import FabricName, InstanceType, get_instance
+from gpufabric.errors import InputError, UsageError
+from gpufabric.results.attestation import Attestation, NetworkKind
+from gpufabric.results.model import RunResult
+from gpufabric.results.readers import read_run, sniff
+
+ExpectChoice = Literal["efa", "tcpx", "tcpxo", "rdma", "ib", "socket", "nvlink"]
+EXPECT_CHOICES: tuple[str, ...] = get_args(ExpectChoice)
+
+_EXPECT_FABRIC: dict[str, FabricName] = {
+    "efa": FabricName.EFA,
+    "tcpx": FabricName.GPUDIRECT_TCPX,
+    "tcpxo": FabricName.GPUDIRECT_TCPXO,
+    "rdma": FabricName.GPUDIRECT_RDMA,
+    "ib": FabricName.INFINIBAND,
+    "socket": FabricName.SOCKET,
+    "nvlink": FabricName.NVLINK,
+}
+# How each inter-node fabric shows up as NCCL's network (see nccl_patterns.network_kind).
+NETWORK_OF: dict[FabricName, NetworkKind] = {
+    FabricName.EFA: "ofi",
+    FabricName.GPUDIRECT_TCPX: "tcpx",
+    FabricName.GPUDIRECT_TCPXO: "tcpxo",
+    FabricName.GPUDIRECT_RDMA: "gib",
+    FabricName.INFINIBAND: "ib",
+    FabricName.ROCE: "ib",
+    FabricName.SOCKET: "socket",
+}
+# Fabrics that only exist through an external NCCL net plugin (libnccl-net*.so).
+PLUGIN_FABRICS = frozenset(
+    {FabricName.EFA, FabricName.GPUDIRECT_TCPX, FabricName.GPUDIRECT_TCPXO, FabricName.GPUDIRECT_RDMA}
+)
+
+
+class Expectation(BaseModel):
+    """The fabric a run should have used, and the shape facts (NIC count, GDR) when the catalog knows them."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    fabric: FabricName | None = None
+    instance: InstanceType | None = None
+    source: str = "nothing (pass --expect or --instance-type to judge the fabric)"
+
+    @property
+    def network(self) -> NetworkKind | None:
+        return NETWORK_OF.get(self.fabric) if self.fabric else None
+
+    @property
+    def intra_node_only(self) -> bool:
+        return self.fabric in (FabricName.NVLINK, FabricName.PCIE)
+
+    @property
+    def needs_plugin(self) -> bool:
+        return self.fabric in PLUGIN_FABRICS
+
+    @property
+    def gdr_expected(self) -> bool:
+        if self.fabric in (FabricName.GPUDIRECT_RDMA, FabricName.INFINIBAND, FabricName.ROCE):
+            return True
+        return bool(self.instance and self.instance.efa_device_rdma and self.fabric is FabricName.EFA)
+
+
+def resolve_expectation(expect: str | None, instance_type: str | None) -> Expectation:
+    """``--expect`` wins over the instance's own fabric (judging a shape's fabric-off run is legitimate)."""
+    instance = get_instance(instance_type) if instance_type else None
+    if expect is not None:
+        key = expect.strip().lower()
+        if key not in _EXPECT_FABRIC:
+            close = difflib.get_close_matches(key, EXPECT_CHOICES, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise UsageError(
+                f"--expect: {expect!r} is not a fabric; choose one of {', '.join(EXPECT_CHOICES)}{hint}"
+            )
+        return Expectation(fabric=_EXPECT_FABRIC[key], instance=instance, source=f"--expect {key}")
+    if instance is not None:
+        return Expectation(
+            fabric=instance.fabric,
+            instance=instance,
+            source=f"--instance-type {instance.name}: {instance.fabric.value}, {instance.nic_count} NICs",
+        )
+    return Expectation()
+
+
+class Evidence(BaseModel):
+    """One run as the doctor sees it: its numbers (when any) and what NCCL's log says it did."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    label: str
+    sources: list[str]
+    result: RunResult | None = None
+    attestation: Attestation | None = None
+
+    @property
+    def hosts(self) -> list[str]:
+        if self.result:
+            meta = self.result.metadata
+            hosts = meta.hosts or sorted({d.host for d in meta.devices if d.host})
+            if hosts:
+                return hosts
+        return self.attestation.hosts if self.attestation else []
+
+    @property
+    def nodes(self) -> int | None:
+        """Hosts of the run; None when the inputs show only some ranks (one rank's log of many)."""
+        att = self.attestation
+        if att and att.nnodes:
+            return att.nnodes
+        if self.result and self.hosts:
+            return len(self.hosts)
+        if att and att.hosts and (att.nranks is None or len(att.ranks) >= att.nranks):
+            return len(att.hosts)
+        return None
+
+    @property
+    def ranks(self) -> int | None:
+        if self.attestation and self.attestation.nranks:
+            return self.attestation.nranks
+        if self.result and self.result.metadata.world_size:
+            return self.result.metadata.world_size
+        return max((s.nranks or 0 for s in self.result.series), default=0) or None if self.result else None
+
+
+def _expand(paths: Sequence[Path]) -> list[Path]:
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found = sorted(path.rglob("*.log"))
+            if not found:
+                raise InputError(f"{path} is a directory without *.log files; pass result or NCCL log files")
+            files.extend(found)
+        elif not path.exists():
+            raise InputError(f"{path}: no such file")
+        else:
+            files.append(path)
+    return files
+
+
+def _from_result(path: Path) -> Evidence:
+    result = read_run(path)
+    attestation = result.attestation
+    logs = [Path(p) for p in result.metadata.log_files if Path(p).is_file()]
+    if attestation is None and logs:
+        attestation = attest_files(logs)
+    return Evidence(label=result.label, sources=[str(path)], result=result, attestation=attestation)
+
+
+def load_evidence(paths: Sequence[Path]) -> list[Evidence]:
+    """Turn the command line's files into runs, following the rules in this module's docstring."""
+    if not paths:
+        raise UsageError("doctor: give at least one result or NCCL log file, or use --preflight")
+    runs: list[Evidence] = []
+    logs: list[Path] = []
+    for path in _expand(paths):
+        kind = sniff(path)
+        if kind != "nccl-tests-text":
+            runs.append(_from_result(path))
+            continue
+        try:
+            result = read_run(path)
+        except InputError:
+            logs.append(path)  # no table: a plain NCCL log
+            continue
+        runs.append(
+            Evidence(label=result.label, sources=[str(path)], result=result, attestation=attest_files([path]))
+        )
+    if logs:
+        table_runs = [r for r in runs if r.result and r.result.metadata.engine == "nccl-tests"]
+        if len(table_runs) == 1 and len(runs) == 1:
+            run = table_runs[0]
+            run.sources.extend(str(p) for p in logs)
+            run.attestation = attest_files([Path(s) for s in run.sources])
+        else:
+            label = logs[0].parent.name if len(logs) > 1 else logs[0].stem
+            runs.append(Evidence(label=label, sources=[str(p) for p in logs], attestation=attest_files(logs)))
+    return runs

@@ -1,0 +1,66 @@
+"""Find the slow node or link among thousands with adaptive group testing (``gpufabric isolate``).
+
+Public API:
+    ``run_isolation(measurer, names, options) -> IsolationReport``  the search against any measurer
+    ``simulate(model, names, options) -> IsolationReport``           the same search on a simulated cluster
+    ``GroupMeasurer`` / ``GroupMeasurement``   the seam a real (engine-backed) measurer implements
+    ``ClusterModel``, ``SimulatedMeasurer``, ``build_simulation``, ``SearchOptions``, ``JudgeSettings``
+    node sources: ``numbered_nodes``, ``read_hostfile``, ``read_node_list``
+
+Modules: ``measurer`` (the seam), ``simulator`` (cluster model), ``stats`` (median/MAD reference),
+``tasks`` (split / cross / confirm investigations), ``search`` (rounds and scheduling), ``report`` +
+``model`` (typed output), ``render`` (table text), ``nodes`` (node sources, fault flags).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from gpufabric.analysis.isolate.measurer import GroupMeasurement, GroupMeasurer, NodeId
+from gpufabric.analysis.isolate.model import Evidence, IsolationReport, NodeVerdict, Suspect
+from gpufabric.analysis.isolate.nodes import build_simulation, numbered_nodes, read_hostfile, read_node_list
+from gpufabric.analysis.isolate.report import build_report
+from gpufabric.analysis.isolate.search import SearchOptions, isolate
+from gpufabric.analysis.isolate.simulator import ClusterModel, LinkDegradation, SimulatedMeasurer
+from gpufabric.analysis.isolate.stats import JudgeSettings, Reference
+
+
+def run_isolation(
+    measurer: GroupMeasurer, names: Sequence[str], options: SearchOptions | None = None
+) -> IsolationReport:
+    """Search ``measurer``'s nodes (named ``names``, one per node id) and return the named report."""
+    options = options or SearchOptions()
+    if len(names) != measurer.node_count:
+        raise ValueError(f"{len(names)} names for {measurer.node_count} nodes")
+    outcome = isolate(measurer, options)
+    return build_report(outcome, names, min(options.group_size, measurer.node_count))
+
+
+def simulate(
+    model: ClusterModel, names: Sequence[str] | None = None, options: SearchOptions | None = None
+) -> IsolationReport:
+    """The search on the simulated cluster ``model``."""
+    return run_isolation(SimulatedMeasurer(model), names or numbered_nodes(model.node_count), options)
+
+
+__all__ = [
+    "ClusterModel",
+    "Evidence",
+    "GroupMeasurement",
+    "GroupMeasurer",
+    "IsolationReport",
+    "JudgeSettings",
+    "LinkDegradation",
+    "NodeId",
+    "NodeVerdict",
+    "Reference",
+    "SearchOptions",
+    "SimulatedMeasurer",
+    "Suspect",
+    "build_simulation",
+    "numbered_nodes",
+    "read_hostfile",
+    "read_node_list",
+    "run_isolation",
+    "simulate",
+]

@@ -1,0 +1,63 @@
+"""Plain-text and JSON renderings of an ``IsolationReport`` (returned as strings; the CLI prints them).
+
+The table shows the verdict line ("found in N rounds"), the reference the groups were judged against, each
+suspect with its evidence rows, and a count of nodes per verdict (listing every healthy node of 4096 would
+drown the answer; ``--format json`` has the full per-node map).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from gpufabric.analysis.isolate.model import IsolationReport, NodeVerdict
+
+MAX_EVIDENCE_ROWS = 8
+
+
+def render_json(report: IsolationReport) -> str:
+    return report.model_dump_json(indent=2)
+
+
+def headline(report: IsolationReport) -> str:
+    convicted = report.convicted
+    if not convicted:
+        return f"no slow node or link found ({report.rounds} rounds, {report.groups_measured} group tests)"
+    named = ", ".join(f"{'node' if s.kind == 'node' else 'link'} {'-'.join(s.nodes)}" for s in convicted)
+    return (
+        f"found {named} in {report.found_in_rounds} rounds "
+        f"({report.rounds} rounds in all, {report.groups_measured} group tests, {report.node_count} nodes)"
+    )
+
+
+def render_table(report: IsolationReport) -> str:
+    ref = report.reference
+    lines = [
+        headline(report),
+        f"reference: median busbw/expected {ref.median_ratio:.3f} over {ref.peers} groups of "
+        f"{report.group_size}, robust noise {ref.robust_cv:.1%}, short below {ref.threshold_ratio:.3f} "
+        f"(tolerance {ref.tolerance:.0%})",
+    ]
+    if report.cluster_shortfall:
+        lines.append(f"warning: {report.cluster_shortfall}")
+    for suspect in report.suspects:
+        lines += ["", f"{suspect.verdict} {suspect.kind} {'-'.join(suspect.nodes)}: {suspect.reason}"]
+        lines.append(
+            f"  {'round':>5}  {'purpose':<12} {'busbw':>9} {'expected':>9} {'ratio':>6}  result  group"
+        )
+        rows = suspect.evidence
+        for ev in rows[-MAX_EVIDENCE_ROWS:]:
+            expected = f"{ev.expected_gbps:9.2f}" if ev.expected_gbps is not None else f"{'-':>9}"
+            group = ",".join(ev.group[:4]) + (f",+{len(ev.group) - 4}" if len(ev.group) > 4 else "")
+            lines.append(
+                f"  {ev.round:>5}  {ev.purpose:<12} {ev.busbw_gbps:9.2f} {expected} {ev.ratio:6.3f}  "
+                f"{'SHORT' if ev.short else 'pass':<6}  {group}"
+            )
+        if len(rows) > MAX_EVIDENCE_ROWS:
+            lines.append(f"  ... {len(rows) - MAX_EVIDENCE_ROWS} earlier row(s) in --format json")
+    for item in report.unresolved:
+        lines.append(f"unresolved: {item}")
+    counts = Counter(report.verdicts.values())
+    lines += ["", "verdicts: " + ", ".join(f"{v.value} {counts[v]}" for v in NodeVerdict if counts[v])]
+    rounds = " ".join(f"{r.round}:{'+'.join(r.purposes)}({r.groups}/{r.short})" for r in report.round_log)
+    lines.append(f"rounds (purpose(groups/short)): {rounds}")
+    return "\n".join(lines)

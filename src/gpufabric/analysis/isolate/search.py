@@ -1,0 +1,221 @@
+"""The adaptive group-testing search: screen, localize, confirm, then sweep for bad links.
+
+1. Screen (1 round): every node in one group of ``group_size`` (default pairs), all groups at once. The
+   groups are peers: their median and MAD (``stats.py``) are the healthy level and the noise.
+2. Localize and confirm: each short group becomes a ``Split`` task (``tasks.py``); the scheduler packs the
+   probes of all tasks into shared rounds, padding small probes with known-healthy fillers so every probe
+   has the screen's size and compares with the same peers.
+3. Link sweep (1 round): all nodes not convicted in one group, so every pair of nodes meets once (pairs of
+   the screen only cover the links inside a pair). Short: ``Split`` it and search for the link.
+
+A round holds each node at most once; the round count is what the measurer was asked for, nothing else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from gpufabric.analysis.isolate.measurer import GroupMeasurer, NodeId
+from gpufabric.analysis.isolate.model import RoundPurpose
+from gpufabric.analysis.isolate.stats import JudgeSettings, Reference, learn_reference
+from gpufabric.analysis.isolate.tasks import DeadEnd, Finding, Nodes, Record, Split, Task
+
+
+class SearchOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    group_size: int = Field(default=2, ge=2, description="nodes per screen group")
+    link_sweep: bool = Field(default=True, description="one all-node round to catch links between groups")
+    max_rounds: int = Field(default=200, ge=1, description="stop (unresolved) after this many rounds")
+    seed: int = Field(default=0, description="shuffles the screen's grouping and the fillers")
+    judge: JudgeSettings = Field(default_factory=JudgeSettings)
+
+
+@dataclass(slots=True)
+class SearchOutcome:
+    """What the search found, in node ids; ``report.py`` turns it into a named ``IsolationReport``."""
+
+    node_count: int
+    rounds: int
+    groups_measured: int
+    reference: Reference
+    findings: list[Finding]
+    dead_ends: list[DeadEnd]
+    round_log: list[tuple[int, list[RoundPurpose], int, int, int]]
+    last_pass: list[Record | None]
+    stalled: list[Task]
+
+
+def screen_groups(node_count: int, group_size: int, rng: np.random.Generator) -> list[Nodes]:
+    """A seeded shuffle cut into groups of ``group_size``; a lone leftover node joins the last group."""
+    order = [int(n) for n in rng.permutation(node_count)]
+    groups = [tuple(order[i : i + group_size]) for i in range(0, node_count, group_size)]
+    if len(groups) > 1 and len(groups[-1]) == 1:
+        groups[-2] += groups.pop()
+    return groups
+
+
+class _Scheduler:
+    def __init__(self, measurer: GroupMeasurer, options: SearchOptions) -> None:
+        self.measurer = measurer
+        self.options = options
+        n = measurer.node_count
+        self.rng = np.random.default_rng(options.seed)
+        self.rounds = 0
+        self.groups_measured = 0
+        self.reference: Reference | None = None
+        self.last_pass: list[Record | None] = [None] * n
+        self.healthy = np.zeros(n, dtype=bool)  # passed a group, never in a short one since
+        self.round_log: list[tuple[int, list[RoundPurpose], int, int, int]] = []
+        self.fillers: list[NodeId] = []
+        self.filler_cursor = 0
+
+    def run_round(self, groups: list[tuple[Nodes, int, RoundPurpose]]) -> list[Record]:
+        """Measure ``(group, suspects, purpose)`` triples as one round and judge every group."""
+        self.rounds += 1
+        measurements = self.measurer.measure([g for g, _, _ in groups])
+        if self.reference is None:
+            self.reference = learn_reference(measurements, self.options.judge)
+        ref = self.reference
+        records: list[Record] = []
+        passed: list[NodeId] = []
+        blamed: list[NodeId] = []  # a short group blames its suspects, not the healthy fillers
+        threshold, last_pass = ref.threshold_ratio, self.last_pass
+        for (group, suspects, purpose), m in zip(groups, measurements, strict=True):
+            ratio = ref.ratio(m)
+            short = ratio < threshold
+            record = Record(self.rounds, purpose, group, suspects, m, ratio, short)
+            records.append(record)
+            if short:
+                blamed.extend(group[:suspects])
+            else:
+                passed.extend(group)
+                for node in group:
+                    last_pass[node] = record
+        self.healthy[passed] = True
+        self.healthy[blamed] = False
+        purposes = sorted({p for _, _, p in groups})
+        shorts = sum(r.short for r in records)
+        self.round_log.append((self.rounds, purposes, len(groups), shorts, sum(len(g) for g, _, _ in groups)))
+        self.groups_measured += len(groups)
+        return records
+
+    def _take_fillers(
+        self, count: int, unusable: np.ndarray, avoid: frozenset[NodeId]
+    ) -> list[NodeId] | None:
+        """``count`` healthy nodes, rotating through the pool so that retests meet new partners."""
+        taken: list[NodeId] = []
+        pool = self.fillers
+        for step in range(len(pool)):
+            node = pool[(self.filler_cursor + step) % len(pool)]
+            if self.healthy[node] and not unusable[node] and node not in avoid:
+                taken.append(node)
+                if len(taken) == count:
+                    self.filler_cursor = (self.filler_cursor + step + 1) % len(pool)
+                    return taken
+        return None
+
+    def step(self, tasks: list[Task]) -> tuple[list[Task], list[Finding | DeadEnd]]:
+        """Pack as many tasks as fit into one round (all probes of a task together), run it, dispatch."""
+        n = self.measurer.node_count
+        suspected = np.zeros(n, dtype=bool)  # a suspect never pads another probe
+        for task in tasks:
+            suspected[list(task.nodes)] = True
+        busy = np.zeros(n, dtype=bool)
+        planned: list[tuple[Task, list[tuple[Nodes, int, RoundPurpose]]]] = []
+        deferred: list[Task] = []
+        for task in tasks:
+            groups = self._plan_task(task, busy, suspected)
+            if groups is None:
+                deferred.append(task)
+                continue
+            for group, _, _ in groups:
+                busy[list(group)] = True
+            planned.append((task, groups))
+        if not planned:
+            return [], [DeadEnd(t.nodes, "no healthy partners left to test it with", t.evidence)
+                        for t in deferred]  # fmt: skip
+        records = self.run_round([g for _, groups in planned for g in groups])
+        next_tasks: list[Task] = list(deferred)
+        done: list[Finding | DeadEnd] = []
+        cursor = 0
+        for task, groups in planned:
+            for outcome in task.feed(records[cursor : cursor + len(groups)]):
+                if isinstance(outcome, Task):
+                    next_tasks.append(outcome)
+                else:
+                    done.append(outcome)
+            cursor += len(groups)
+        return next_tasks, done
+
+    def _plan_task(
+        self, task: Task, busy: np.ndarray, suspected: np.ndarray
+    ) -> list[tuple[Nodes, int, RoundPurpose]] | None:
+        """The groups of ``task``'s probes for this round, or None when its nodes or fillers are taken."""
+        pad = self.options.group_size
+        groups: list[tuple[Nodes, int, RoundPurpose]] = []
+        local = busy.copy()
+        for probe in task.probes():
+            if local[list(probe.suspects)].any():
+                return None
+            need = max(pad, 2) - len(probe.suspects)
+            fillers = self._take_fillers(need, local | suspected, probe.avoid) if need > 0 else []
+            if fillers is None:
+                return None
+            group = probe.suspects + tuple(fillers)
+            local[list(group)] = True
+            groups.append((group, len(probe.suspects), task.purpose))
+        return groups
+
+
+def isolate(measurer: GroupMeasurer, options: SearchOptions | None = None) -> SearchOutcome:
+    """Run the whole search against ``measurer``; pure apart from the measurer's own side effects."""
+    options = options or SearchOptions()
+    n = measurer.node_count
+    if n < 2:
+        raise ValueError("isolation needs at least 2 nodes")
+    group_size = min(options.group_size, n)
+    sched = _Scheduler(measurer, options.model_copy(update={"group_size": group_size}))
+    screen = screen_groups(n, group_size, sched.rng)
+    records = sched.run_round([(g, len(g), "screen") for g in screen])
+    sched.fillers = [int(x) for x in sched.rng.permutation(n)]
+    tasks: list[Task] = [Split(r.group, "localize", (r,)) for r in records if r.short]
+    findings: list[Finding] = []
+    dead_ends: list[DeadEnd] = []
+    swept = not options.link_sweep
+    while tasks or not swept:
+        if sched.rounds >= options.max_rounds:
+            break
+        if not tasks:
+            swept = True
+            tasks = _sweep(sched, findings)
+            continue
+        tasks, done = sched.step(tasks)
+        findings += [o for o in done if isinstance(o, Finding)]
+        dead_ends += [o for o in done if isinstance(o, DeadEnd)]
+    assert sched.reference is not None  # the screen round always sets it
+    return SearchOutcome(
+        node_count=n,
+        rounds=sched.rounds,
+        groups_measured=sched.groups_measured,
+        reference=sched.reference,
+        findings=findings,
+        dead_ends=dead_ends,
+        round_log=sched.round_log,
+        last_pass=sched.last_pass,
+        stalled=tasks,
+    )
+
+
+def _sweep(sched: _Scheduler, findings: list[Finding]) -> list[Task]:
+    """Every node not convicted in one group (one end of a convicted link left out): links between groups."""
+    convicted = [f for f in findings if f.verdict == "convicted"]
+    excluded = {f.nodes[0] if f.kind == "node" else max(f.nodes) for f in convicted}
+    members = tuple(node for node in range(sched.measurer.node_count) if node not in excluded)
+    if len(members) <= sched.options.group_size:
+        return []  # the screen already measured these nodes together
+    (record,) = sched.run_round([(members, len(members), "link-sweep")])
+    return [Split(members, "link-search", (record,))] if record.short else []

@@ -1,0 +1,107 @@
+"""A simulated cluster: per-node NIC bandwidth, per-link degradation, multiplicative noise.
+
+``ClusterModel`` is the typed description (what ``--simulate`` builds from flags); ``SimulatedMeasurer``
+implements ``GroupMeasurer`` over it with numpy, so a 4096-node round costs well under a millisecond.
+
+The model of one group's collective: every member talks to every other member (the all-to-all pattern the
+real measurer uses for link coverage), so the group's busbw is the nominal value times the slowest
+member's NIC factor times the worst degraded link between two members, times noise. Noise is
+multiplicative and log-normal: ``exp(noise * z)`` with ``z`` standard normal per group and round.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from gpufabric.analysis.isolate.measurer import GroupMeasurement, NodeId
+
+
+class LinkDegradation(BaseModel):
+    """The link between nodes ``a`` and ``b`` runs at ``factor`` of its nominal bandwidth."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    a: NodeId = Field(ge=0)
+    b: NodeId = Field(ge=0)
+    factor: float = Field(gt=0, le=1)
+
+
+class ClusterModel(BaseModel):
+    """Nodes with NIC factors (1.0 healthy), degraded links, noise; all healthy groups reach ``nominal``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    node_count: int = Field(ge=2)
+    nominal_busbw_gbps: float = Field(default=100.0, gt=0)
+    slow_nodes: dict[NodeId, float] = Field(
+        default_factory=dict, description="node id -> NIC factor in (0, 1]"
+    )
+    slow_links: list[LinkDegradation] = Field(default_factory=list)
+    noise: float = Field(default=0.03, ge=0, le=0.5, description="sigma of the log-normal noise")
+    seed: int = 0
+
+    @model_validator(mode="after")
+    def _ids_in_range(self) -> ClusterModel:
+        last = self.node_count - 1
+        for node, factor in self.slow_nodes.items():
+            if not 0 <= node <= last or not 0 < factor <= 1:
+                raise ValueError(f"slow node {node} (factor {factor}): ids are 0..{last}, factors in (0, 1]")
+        for link in self.slow_links:
+            if link.a == link.b or max(link.a, link.b) > last:
+                raise ValueError(f"slow link {link.a}-{link.b}: two different ids in 0..{last}")
+        return self
+
+
+class SimulatedMeasurer:
+    """``GroupMeasurer`` over a ``ClusterModel``; counts the rounds and groups it was asked to measure."""
+
+    def __init__(self, model: ClusterModel) -> None:
+        self.model = model
+        self.rounds = 0
+        self.groups_measured = 0
+        self._rng = np.random.default_rng(model.seed)
+        self._node_factor = np.ones(model.node_count)
+        for node, factor in model.slow_nodes.items():
+            self._node_factor[node] = factor
+        self._link_a = np.array([link.a for link in model.slow_links], dtype=np.int64)
+        self._link_b = np.array([link.b for link in model.slow_links], dtype=np.int64)
+        self._link_factor = np.array([link.factor for link in model.slow_links], dtype=float)
+
+    @property
+    def node_count(self) -> int:
+        return self.model.node_count
+
+    def expected_busbw(self, group_size: int) -> float:
+        """The healthy value: busbw is normalised so that it does not depend on the group size."""
+        del group_size
+        return self.model.nominal_busbw_gbps
+
+    def measure(self, groups: Sequence[Sequence[NodeId]]) -> list[GroupMeasurement]:
+        n = self.model.node_count
+        sizes = np.fromiter((len(g) for g in groups), dtype=np.int64, count=len(groups))
+        if sizes.size == 0:
+            return []
+        if sizes.min() < 2:
+            raise ValueError("every group of a round needs 2 or more nodes")
+        members = np.fromiter((node for g in groups for node in g), dtype=np.int64, count=int(sizes.sum()))
+        if members.min() < 0 or members.max() >= n:
+            raise ValueError(f"a round names a node id outside 0..{n - 1}")
+        if np.bincount(members, minlength=n).max() > 1:
+            raise ValueError("a node is in two groups of one round; groups of a round must be disjoint")
+        group_of = np.full(n, -1, dtype=np.int64)
+        group_of[members] = np.repeat(np.arange(len(groups)), sizes)
+        factor = np.ones(len(groups))
+        np.minimum.at(factor, group_of[members], self._node_factor[members])
+        if self._link_factor.size:
+            ga, gb = group_of[self._link_a], group_of[self._link_b]
+            inside = (ga >= 0) & (ga == gb)
+            np.minimum.at(factor, ga[inside], self._link_factor[inside])
+        noise = np.exp(self.model.noise * self._rng.standard_normal(len(groups)))
+        busbw = self.model.nominal_busbw_gbps * factor * noise
+        self.rounds += 1
+        self.groups_measured += len(groups)
+        expected = self.model.nominal_busbw_gbps
+        return [GroupMeasurement(busbw_gbps=float(v), expected_gbps=expected) for v in busbw]

@@ -1,0 +1,80 @@
+"""Robust statistics for "did this group fall short?": peers' median and MAD, never a fixed threshold.
+
+The screen round measures many same-sized groups at once; their busbw relative to the expected value is
+the cluster's healthy level (the median) and its spread (1.4826 x MAD, the normal-consistent robust sigma).
+A group falls short when its ratio is below ``median x (1 - tolerance)``, with
+``tolerance = max(min_drop, k x robust_cv)``: wide enough that noise alone almost never trips it (k = 5
+sigma), never narrower than ``min_drop`` (a cluster that measures too evenly must not make 2% a failure).
+A slow node or link is then accused only after a retest with different partners, so a single noisy
+measurement can flag but never convict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from gpufabric.analysis.isolate.measurer import GroupMeasurement
+
+MAD_TO_SIGMA = 1.4826
+# Below this many peer groups the median and MAD say little: the expected value and min_drop rule.
+MIN_PEERS_FOR_MAD = 8
+
+
+class JudgeSettings(BaseModel):
+    """How strict the search is; the defaults keep false accusations below one in a million at 3% noise."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    k_sigma: float = Field(default=5.0, gt=0, description="robust sigmas below the median that flag")
+    min_drop: float = Field(default=0.10, gt=0, lt=1, description="never flag a drop smaller than this")
+    max_drop: float = Field(default=0.40, gt=0, lt=1, description="never tolerate a drop larger than this")
+
+
+class Reference(BaseModel):
+    """The healthy level learned from peers, and the line below which a group falls short."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    median_ratio: float = Field(description="median busbw / expected of the peer groups (1.0 = as expected)")
+    robust_cv: float = Field(description="1.4826 x MAD / median of the ratios: the relative noise")
+    tolerance: float = Field(description="relative drop below the median that counts as short")
+    peers: int
+    expected_known: bool
+
+    @property
+    def threshold_ratio(self) -> float:
+        return self.median_ratio * (1 - self.tolerance)
+
+    def ratio(self, measurement: GroupMeasurement) -> float:
+        """busbw relative to expected (or to the peers' median busbw when nothing is expected)."""
+        return measurement.busbw_gbps / (measurement.expected_gbps or 1.0)
+
+    def is_short(self, measurement: GroupMeasurement) -> bool:
+        return self.ratio(measurement) < self.threshold_ratio
+
+
+def learn_reference(screen: Sequence[GroupMeasurement], settings: JudgeSettings) -> Reference:
+    """The reference from one round of peer groups (most of which are healthy, which the median needs)."""
+    if not screen:
+        raise ValueError("a reference needs at least one measured group")
+    expected_known = all(m.expected_gbps for m in screen)
+    ratios = np.array([m.busbw_gbps / (m.expected_gbps or 1.0) for m in screen if expected_known] or
+                      [m.busbw_gbps for m in screen])  # fmt: skip
+    median = float(np.median(ratios))
+    if len(ratios) >= MIN_PEERS_FOR_MAD:
+        cv = MAD_TO_SIGMA * float(np.median(np.abs(ratios - median))) / median
+    else:
+        # Too few peers for their median to outvote a bad one: the expected value is the healthy level.
+        cv = 0.0
+        median = max(median, 1.0) if expected_known else median
+    tolerance = min(settings.max_drop, max(settings.min_drop, settings.k_sigma * cv))
+    return Reference(
+        median_ratio=median,
+        robust_cv=cv,
+        tolerance=tolerance,
+        peers=len(ratios),
+        expected_known=expected_known,
+    )

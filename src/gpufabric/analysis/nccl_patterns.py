@@ -1,0 +1,195 @@
+"""The shapes of NCCL_DEBUG=INFO lines, NCCL 2.4 through 2.28 and the network plugins around it.
+
+Only regular expressions and small pure helpers live here; the streaming state machine that applies them
+is ``analysis/nccl_log.py``. Each pattern names, in a comment, real lines it was written against (public
+NCCL / aws-ofi-nccl / nccl-tests issue threads; the fixtures under tests/fixtures/nccl_logs quote them).
+
+A line is located by its NCCL marker, never by its start, so any launcher prefix works: mpirun
+``[1,0]<stdout>:``, SkyPilot ``(head, rank=0, pid=3808)``, kubectl/CloudWatch timestamps, ``[0]`` from
+torchrun, or none at all.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gpufabric.results.attestation import NetworkKind, TransportKind
+
+# The marker, wherever it is: `... NCCL INFO msg`, `... misc/socket.cc:441 NCCL WARN msg`.
+MARKER = re.compile(r"NCCL (?P<level>INFO|WARN|ERROR|ABORT|TRACE)\b ?")
+# Before the marker, NCCL's own header `host:pid:tid [cudaDev]`, then on WARN lines a source location:
+#   `dgxh100-4:460770:460770 [0] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]`
+#   `8h200-2:14630:14692 [0] process_err_completion:1723 NCCL WARN NET/OFI Operation ...`
+# Launchers put their own text before it: `[1,26]<stdout>:ip-172-32-36-209:8716:9558 [2] NCCL INFO ...`.
+_DEVICE_TOKEN = re.compile(r"^\[\d+\]$")
+_SOURCE_LOCATION = re.compile(r"^[^:\s\[]+:\d+$")
+
+
+def split_header(prefix: str) -> tuple[str, int] | None:
+    """``'[1,0]<stdout>:ip-1:80:81 [0] '`` -> ("ip-1", 80); None when NCCL's header is absent."""
+    tokens = prefix.split()
+    if tokens and _SOURCE_LOCATION.match(tokens[-1]):
+        tokens.pop()
+    if len(tokens) < 2 or not _DEVICE_TOKEN.match(tokens[-1]):
+        return None
+    ident = tokens[-2].rsplit(":", 2)
+    if len(ident) != 3 or not ident[1].isdigit() or not ident[2].isdigit():
+        return None
+    host = ident[0].rsplit(":", 1)[-1]  # drop mpirun's `[1,0]<stdout>:` glued to the host
+    return (host, int(ident[1])) if host else None
+
+
+# `NCCL version 2.18.1+cuda12.1` printed bare by nccl-tests' rank 0, or as an INFO message (2.20+).
+VERSION = re.compile(r"NCCL version (?P<version>\d+\.\d+\.\d+[\w.+\-]*)")
+
+# --- network plugin -----------------------------------------------------------------------------
+# `NET/Plugin : Plugin load (libnccl-net.so) returned 2 : libnccl-net.so: cannot open shared object ...`
+# `NET/Plugin: Plugin load returned 2 : ... : when loading libnccl-net.so`
+PLUGIN_LOAD_FAILED = re.compile(
+    r"NET/Plugin ?: ?Plugin load (?:\((?P<lib>[^)]+)\) )?returned \d+ ?:? ?(?P<why>.*)"
+)
+# `NET/Plugin : No plugin found (libnccl-net.so), using internal implementation`
+# `NET/Plugin: No plugin found (libnccl-net.so)` / `NET/Plugin: Could not find: libnccl-net.so`
+# `NET/Plugin : dlerror=libnccl-net.so: cannot open ... No plugin found (libnccl-net.so), using internal ...`
+PLUGIN_NOT_FOUND = re.compile(
+    r"NET/Plugin ?: ?(?:.*No plugin found|Could not find:?)(?: ?\(?(?P<lib>libnccl-net[\w.\-]*\.so)\)?)?"
+)
+# `NET/Plugin: Loaded net plugin NCCL RDMA Plugin v8 (v8)`, `NET/Plugin: Loaded net plugin FastSocket (v6)`
+PLUGIN_LOADED = re.compile(
+    r"NET/Plugin ?: ?Loaded (?P<what>net|collnet|coll) plugin (?P<name>.+?)(?: \(v\d+\))?\s*$"
+)
+# `Plugin Path : /opt/hpcx/nccl_rdma_sharp_plugin/lib/libnccl-net.so`
+PLUGIN_PATH = re.compile(r"^Plugin Path ?: ?(?P<path>\S+)")
+# aws-ofi-nccl announces itself: `NET/OFI Initializing aws-ofi-nccl 1.9.1-aws`,
+# `NET/OFI Using aws-ofi-nccl 1.6.0`
+OFI_PLUGIN = re.compile(r"^NET/OFI (?:Initializing|Using) (?P<name>aws-ofi-nccl[\w.\- ]*?)\s*$")
+# `NET/OFI Selected Provider is efa (found 4 nics)`,
+# `NET/OFI Selected provider is efa, fabric is efa (found 4 nics)`
+OFI_PROVIDER = re.compile(
+    r"NET/OFI Selected [Pp]rovider is (?P<provider>[\w;\-]+)(?:.*?found (?P<nics>\d+) nics?)?"
+)
+# `Using network IB`, `Using network AWS Libfabric`, `Using network IBext_v8`;
+# 2.28: `Assigned NET plugin IB to comm`
+USING_NETWORK = re.compile(r"^(?:Using network (?P<a>.+?)|Assigned NET plugin (?P<b>.+?) to comm)\s*$")
+# 2.9-2.11: `Using internal Network Socket`; plugin era: `P2P plugin IBext`
+USING_NETWORK_OLD = re.compile(r"^(?:Using internal [Nn]etwork (?P<a>\S+)|P2P plugin (?P<b>\S+))\s*$")
+# `NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB [RO]; OOB ib0:192.168.11.1<0>`
+# `NET/Socket : Using [0]eth0:10.0.0.1<0> [1]eth1:10.0.1.1<0>`; FastSocket / TCPX print the same shape.
+NET_USING = re.compile(
+    r"^NET/(?P<net>[\w ]+?) ?: ?Using (?P<devs>(?:\[\d+\]\S+ ?)+)(?:\[RO\])?;? ?(?:OOB (?P<oob>\S+))?"
+)
+NET_DEVICE = re.compile(r"\[(?P<idx>\d+)\](?P<dev>[^\s\[;]+)")
+# `NET/IB : No device found.`
+NET_NO_DEVICE = re.compile(r"^NET/(?P<net>\w+) ?: ?No device found")
+# `Bootstrap : Using eth0:10.0.0.1<0>`, `Bootstrap : Using [0]lo:127.0.0.1<0>`
+BOOTSTRAP = re.compile(r"^Bootstrap ?: ?Using (?:\[\d+\])?(?P<iface>[^\s:]+)")
+# `NET/GPUDirectTCPX ver. 3.1.8.` and `NET/GPUDirectTCPX : GPUDirectTCPX enable: 1` (seed 003)
+TCPX_ENABLE = re.compile(r"^NET/GPUDirectTCPX ?: ?GPUDirectTCPX enable: ?(?P<on>\d)")
+PLUGIN_VERSION = re.compile(r"^NET/(?P<net>GPUDirectTCPX|FasTrak|gIB) ver\. ?(?P<ver>[\d.]+)")
+
+# --- GDR ----------------------------------------------------------------------------------------
+# `NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0'` / `... Enabled for HCA 0 'mlx5_0' (no dmabuf)`
+GDR_HCA = re.compile(
+    r"^NET/(?P<net>[\w ]+?) ?: ?GPU Direct RDMA (?P<state>Enabled|Disabled) for HCA \d+ '(?P<dev>[^']+)'"
+)
+
+# --- channels and topology ----------------------------------------------------------------------
+# `Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM/read`, `Channel 03/0 : 15[7] -> 6[6] [send] via NET/Socket/3`
+# `via P2P/direct pointer`, `via NET/AWS Libfabric/1/GDRDMA` (spaces belong to the transport);
+# 2.7: `Channel 00 : 0[1b000] -> 1[1c000] via P2P/IPC`; 2.4: `Ring 00 : 7 -> 8 [send] via NET/AWS Libfabric/0`
+CHANNEL_LINK = re.compile(
+    r"^(?:Channel|Ring) (?P<ch>\d+)(?:/\d+)? ?: ?(?P<rank>\d+)(?:\[[0-9a-fA-F]+\])? -> (?P<peer>\d+)"
+    r"(?:\[[0-9a-fA-F]+\])?(?: \[(?P<dir>send|receive)\])? via (?P<transport>.+?)\s*$"
+)
+# `Channel 00/02 :    0   1` (ring order) and `Ring 00 : 1 -> 0 -> 1`
+RING = re.compile(
+    r"^(?:Channel (?P<a>\d+)/\d+ ?: ?(?:\s*\d+)+\s*$|Ring (?P<b>\d+) ?: ?\d+ -> \d+ -> \d+\s*$)"
+)
+# `Trees [0] 1/-1/-1->0->-1 [1] -1/-1/-1->0->1`, `Tree 0 : -1 -> 0 -> 1/-1/-1`
+TREES = re.compile(r"\[(?P<ch>\d+)\] ?-?\d+/")
+TREE = re.compile(r"^Tree (?P<ch>\d+) ?: ")
+# 2.17+: `32 coll channels, 32 collnet channels, 16 nvls channels, 32 p2p channels, 32 p2p channels per peer`
+# 2.9-2.16: `8 coll channels, 8 p2p channels, 2 p2p channels per peer`
+CHANNEL_COUNTS = re.compile(
+    r"^(?P<coll>\d+) coll channels,(?: (?P<collnet>\d+) collnet channels,)?(?: (?P<nvls>\d+) nvls channels,)?"
+    r" (?P<p2p>\d+) p2p channels"
+)
+# `comm 0x55cc8aa86c70 rank 0 nranks 16 cudaDev 0 nvmlDev 0 busId 1c000 commId 0x65e0... - Init START`
+COMM_INIT = re.compile(
+    r"comm 0x[0-9a-f]+ rank (?P<rank>\d+) nranks (?P<nranks>\d+) cudaDev (?P<dev>\d+)"
+    r"(?: nvmlDev \d+)?(?: busId (?P<bus>[0-9a-fA-F]+))?"
+)
+# `comm 0x8ec0ac0 rank 6 nRanks 16 nNodes 2 localRanks 8 localRank 6 MNNVL 0`
+COMM_NODES = re.compile(r"comm 0x[0-9a-f]+ rank (?P<rank>\d+) nRanks (?P<nranks>\d+) nNodes (?P<nnodes>\d+)")
+# `NVLS multicast support is available on dev 0` / `... is not available on dev 5`
+NVLS_SUPPORT = re.compile(r"^NVLS multicast support is (?P<not>not )?available")
+# `Connected NVLS`, `Connected all NVLS`, `NVLS comm 0x... headRank ...`
+NVLS_USED = re.compile(r"^(?:Connected (?:all )?NVLS|NVLS comm )")
+COLLNET_USED = re.compile(r"^(?:Connected (?:all )?[Cc]oll[Nn]et|CollNet \d+/\d+ :|Coll[Nn]et channel)")
+# `NCCL_SOCKET_IFNAME set by environment to en,eth,em,bond`, `NCCL_IB_DISABLE set by environment to 0.`
+ENV_SET = re.compile(r"^(?P<name>NCCL_[A-Z0-9_]+) set by environment to (?P<value>.*?)\.?\s*$")
+
+# --- nccl-tests' device block (no NCCL marker) ---------------------------------------------------
+# `#  Rank  0 Group  0 Pid   7774 on nc-d87e1263-head device  0 [0000:8f:00] NVIDIA H200`
+# `#   Rank  0 Pid  17754 on ds-ml-01-0 device  0 [0x06] Tesla V100-SXM2-32GB`
+TESTS_RANK = re.compile(
+    r"#\s+Rank\s+(?P<rank>\d+)(?:\s+Group\s+\d+)?\s+Pid\s+(?P<pid>\d+)\s+on\s+(?P<host>\S+)\s+device\s+"
+    r"(?P<dev>\d+)\s+\[(?P<bus>[^\]]+)\]\s*(?P<gpu>.*?)\s*$"
+)
+
+# torch: `NCCL error in: ...ProcessGroupNCCL.cpp:1269, unhandled system error, NCCL version 2.14.3`
+# nccl-tests: `Test NCCL failure common.cu:1005 'unhandled system error (run with NCCL_DEBUG=INFO ...)'`
+FAILURE = re.compile(r"NCCL (?:error|failure)\b")
+
+# Error wording NCCL uses when a call fails (WARN lines are warnings unless they carry one of these).
+ERROR_WORDS = re.compile(
+    r"unhandled (?:system|cuda) error|internal error|invalid usage|remote process exited|"
+    r"Error: network \S+ not found|Could not find any optimal provider|failed|"
+    r"No space left on device|Connection (?:closed|refused|reset)|timed? ?out|\berror\b",
+    re.IGNORECASE,
+)
+
+_NETWORK_KINDS: tuple[tuple[str, NetworkKind], ...] = (
+    ("gpudirecttcpx", "tcpx"),
+    ("fastrak", "tcpxo"),
+    ("tcpxo", "tcpxo"),
+    ("gib", "gib"),
+    ("libfabric", "ofi"),
+    ("ofi", "ofi"),
+    ("ib", "ib"),
+    ("socket", "socket"),
+)
+
+
+def network_kind(name: str) -> NetworkKind:
+    """``IBext_v8`` -> ib, ``AWS Libfabric`` -> ofi, ``GPUDirectTCPX`` -> tcpx, ``FastSocket`` -> socket."""
+    lowered = name.strip().lower()
+    for needle, kind in _NETWORK_KINDS:
+        if lowered.startswith(needle) or needle in lowered.replace(" ", ""):
+            return kind
+    return "other"
+
+
+def transport_kind(transport: str) -> TransportKind:
+    """``P2P/CUMEM/read`` -> p2p, ``SHM/direct/direct`` -> shm, ``NET/IB/0/GDRDMA`` -> net, ``COLLNET`` ..."""
+    head = transport.split("/", 1)[0].upper()
+    if head == "P2P":
+        return "p2p"
+    if head == "SHM":
+        return "shm"
+    if head == "NET":
+        return "net"
+    if head.startswith("COLLNET"):
+        return "collnet"
+    if head.startswith("NVLS"):
+        return "nvls"
+    return "other"
+
+
+def net_parts(transport: str) -> tuple[str | None, int | None, bool]:
+    """``NET/IB/1/GDRDMA`` -> ("IB", 1, True); ``NET/AWS Libfabric/0`` -> ("AWS Libfabric", 0, False)."""
+    parts = transport.split("/")
+    if len(parts) < 2 or parts[0].upper() != "NET":
+        return None, None, False
+    device = int(parts[2]) if len(parts) > 2 and parts[2].isdigit() else None
+    return parts[1], device, any(p.upper() == "GDRDMA" for p in parts[2:])

@@ -1,0 +1,151 @@
+"""``tune``'s judging side: rank the candidates a search measured, and say what to export and what it gains.
+
+Each candidate's jobs are pooled (``bench.ab.pool_measurements``: per-batch samples concatenated); the
+score is the median busbw of the pooled samples at the target size, with the spread of those samples
+(5th-95th percentile). A leader measured in a single job gives way to a re-measured candidate that
+reaches its 5th percentile (a plateau of equal settings is common on the socket path).
+The gain is best vs NCCL's defaults, with a 95% bootstrap interval of the busbw
+ratio (``analysis.stats.speedup_interval``). A best candidate whose interval contains 1x, or the
+defaults themselves, yields "keep NCCL's defaults": no export is recommended on noise.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from gpufabric.analysis.stats import Interval, speedup_interval
+from gpufabric.bench.ab import pool_measurements
+from gpufabric.bench.tune import DEFAULT_NAME, TuneRuns
+from gpufabric.results.model import Measurement
+from gpufabric.units import human_size
+
+
+class CandidateScore(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    env: dict[str, str]
+    jobs: int
+    busbw_gbs: float = Field(description="median busbw of the pooled samples at the target size")
+    busbw_p5: float
+    busbw_p95: float
+    samples: int
+
+
+class TuneReport(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    collective: str
+    size_bytes: int
+    path: str
+    path_env: dict[str, str]
+    budget: int
+    jobs: int
+    ranking: list[CandidateScore] = Field(description="best first")
+    default: CandidateScore | None
+    best: CandidateScore
+    gain: float | None = Field(description="busbw best / busbw default at the target size")
+    gain_interval: Interval | None = None
+    recommended: dict[str, str] = Field(default_factory=dict, description="the env to export; empty = keep")
+    verdict: str
+    runs: TuneRuns
+
+    @property
+    def export_line(self) -> str:
+        pairs = " ".join(f"{k}={v}" for k, v in sorted(self.recommended.items()))
+        return f"export {pairs}" if pairs else "# keep NCCL's defaults (nothing beat them outside the noise)"
+
+
+def _busbw_samples(m: Measurement) -> list[float]:
+    return [m.busbw_gbs * m.time_us / s for s in (m.samples_us or [m.time_us]) if s > 0]
+
+
+def _score(name: str, env: dict[str, str], parts: list[Measurement], jobs: int) -> CandidateScore:
+    values = [v for m in parts for v in _busbw_samples(m)]
+    p5, p95 = (float(x) for x in np.percentile(values, [5, 95])) if values else (0.0, 0.0)
+    median = float(np.median(values)) if values else 0.0
+    return CandidateScore(
+        name=name, env=env, jobs=jobs, busbw_gbs=median, busbw_p5=p5, busbw_p95=p95, samples=len(values)
+    )
+
+
+def judge_tune(runs: TuneRuns) -> TuneReport:
+    """Rank candidates by pooled median busbw; gain of the best over the defaults with its interval."""
+    scores: list[CandidateScore] = []
+    pooled: dict[str, Measurement] = {}
+    for candidate in runs.candidates:
+        mine = [t for t in runs.trials if t.candidate == candidate.name]
+        if not mine:
+            continue
+        pooled[candidate.name] = pool_measurements([t.measurement for t in mine])
+        scores.append(_score(candidate.name, candidate.env, [t.measurement for t in mine], len(mine)))
+    ranking = sorted(scores, key=lambda s: (-s.busbw_gbs, -s.jobs))
+    best = ranking[0]
+    # A leader seen in one job only yields to a re-measured candidate that reaches its 5th percentile:
+    # ties on a plateau go to the setting whose number was repeated.
+    repeated = [s for s in ranking if s.jobs >= 2 and s.name != DEFAULT_NAME]
+    if best.jobs < 2 and repeated and repeated[0].busbw_gbs >= best.busbw_p5:
+        best = repeated[0]
+    default = next((s for s in scores if s.name == DEFAULT_NAME), None)
+    gain: float | None = None
+    interval: Interval | None = None
+    if default is not None and default.busbw_gbs > 0:
+        gain = best.busbw_gbs / default.busbw_gbs
+        interval = speedup_interval(pooled[DEFAULT_NAME], pooled[best.name]) if best is not default else None
+    size = human_size(runs.size_bytes)
+    recommended: dict[str, str] = {}
+    if default is None:
+        verdict = f"best {best.name} at {best.busbw_gbs:.3g} GB/s ({size}); defaults not measured"
+    elif best is default or gain is None:
+        verdict = f"NCCL's defaults are best at {size} ({default.busbw_gbs:.3g} GB/s); keep them"
+    elif interval is not None and interval.contains_one:
+        verdict = (
+            f"{best.name} reads {gain:.2f}x the defaults at {size}, but the 95% interval "
+            f"[{interval.low:.2f}–{interval.high:.2f}] contains 1x: inside the noise; keep the defaults"
+        )
+    else:
+        recommended = dict(best.env)
+        spread = f" [95% {interval.low:.2f}–{interval.high:.2f}]" if interval else ""
+        verdict = (
+            f"{best.name}: {gain:.2f}x{spread} the defaults at {size} "
+            f"({default.busbw_gbs:.3g} -> {best.busbw_gbs:.3g} GB/s busbw)"
+        )
+    return TuneReport(
+        collective=runs.collective,
+        size_bytes=runs.size_bytes,
+        path=runs.path,
+        path_env=runs.path_env,
+        budget=runs.budget,
+        jobs=len(runs.trials),
+        ranking=ranking,
+        default=default,
+        best=best,
+        gain=gain,
+        gain_interval=interval,
+        recommended=recommended,
+        verdict=verdict,
+        runs=runs,
+    )
+
+
+def tune_markdown(report: TuneReport) -> str:
+    path_env = " ".join(f"{k}={v}" for k, v in sorted(report.path_env.items())) or "as given"
+    lines = [
+        f"## tune: {report.collective} on the {report.path} path at {human_size(report.size_bytes)}",
+        "",
+        f"- path forced with: {path_env}",
+        f"- {report.jobs} job(s) of a budget of {report.budget}, {report.runs.rounds} round(s) of "
+        "successive halving (defaults re-measured every round)",
+        "",
+        "| candidate | env | jobs | busbw (GB/s, median) | spread p5–p95 | vs default |",
+        "|-----------|-----|------|----------------------|---------------|------------|",
+    ]
+    base = report.default.busbw_gbs if report.default and report.default.busbw_gbs > 0 else None
+    for s in report.ranking:
+        env = " ".join(f"{k}={v}" for k, v in sorted(s.env.items())) or "(NCCL defaults)"
+        ratio = f"{s.busbw_gbs / base:.2f}x" if base else "-"
+        spread = f"{s.busbw_p5:.3g}–{s.busbw_p95:.3g}"
+        lines.append(f"| {s.name} | {env} | {s.jobs} | {s.busbw_gbs:.3g} | {spread} | {ratio} |")
+    lines += ["", f"Verdict: {report.verdict}", "", "```", report.export_line, "```"]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,198 @@
+"""The rank side of a group round: ``python -m gpufabric.bench.group_rank --config <round config>``.
+
+Every rank joins the world the way the engine's ranks do (``bench.rank``: identity from the launcher's
+variables, the watched rendezvous and init stages), then creates one sub-communicator per group, on every
+rank and in the listed order (``new_group`` is collective over the world), and the members of each group
+time the collective on their own communicator with the engine's ``BatchTimer``. Ranks in no group (a
+confirm round tests a few nodes) only take part in creating the groups and in the final gather.
+
+``GroupTimer`` is ``BatchTimer`` with its control traffic (batch alignment, the time reduction, the stop
+decision) on the group's communicator: on the world's, every group would wait for the slowest one and the
+times of different groups would be averaged together. ``GPUFABRIC_FAULT`` acts as in the sweep: ``slow``
+slows every launch of that rank (``fault.slowed``), ``hang``/``crash`` fire when its group starts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import sys
+import time
+import traceback
+from typing import Any
+
+import torch
+import torch.distributed as dist
+
+from gpufabric.bench import ops
+from gpufabric.bench.config import BenchConfig
+from gpufabric.bench.fault import Fault, check_world, fault_from_env, slowed, timing_under, trigger
+from gpufabric.bench.groups import ROUND_RESULT, GroupResult, GroupRound, RoundResult, write_round
+from gpufabric.bench.identity import RankIdentity, rank_identity
+from gpufabric.bench.rank import _join, choose_backend
+from gpufabric.bench.rundir import write_error
+from gpufabric.bench.semantics import bandwidths, layout
+from gpufabric.bench.stages import StageReporter
+from gpufabric.bench.timing import BatchTime, BatchTimer
+from gpufabric.errors import GpufabricError, UsageError
+
+EXIT_USAGE = 2
+EXIT_FAILURE = 1
+
+
+class GroupTimer(BatchTimer):
+    """``BatchTimer`` for one group: ``rank``/``world_size`` are group-local, control on ``group``."""
+
+    def __init__(self, config: BenchConfig, device: torch.device, ranks: list[int], rank: int, group: Any):
+        super().__init__(config, device, world_size=len(ranks), rank=ranks.index(rank))
+        self.group = group
+        self.leader = ranks[0]  # the group's local rank 0, as a global rank (what broadcast takes)
+
+    def reduce_time(self, seconds: float) -> float:
+        mode = self.config.time_reduction
+        op = {"avg": dist.ReduceOp.SUM, "min": dist.ReduceOp.MIN, "max": dist.ReduceOp.MAX}[mode]
+        value = self._tensor([seconds])
+        dist.all_reduce(value, op=op, group=self.group)
+        result = float(value.item())
+        return result / self.world_size if mode == "avg" else result
+
+    def any_rank(self, flag: bool) -> bool:
+        value = self._tensor([1.0 if flag else 0.0])
+        dist.all_reduce(value, op=dist.ReduceOp.MAX, group=self.group)
+        return bool(value.item() > 0)
+
+    def decide(self, values: list[int]) -> list[int]:
+        tensor = self._tensor([float(v) for v in values])
+        dist.broadcast(tensor, src=self.leader, group=self.group)
+        return [int(v) for v in tensor.tolist()]
+
+    def sum_int(self, value: int) -> int:
+        tensor = self._tensor([float(value)])
+        dist.all_reduce(tensor, op=dist.ReduceOp.SUM, group=self.group)
+        return int(tensor.item())
+
+    def gather_check(self, wrong: int, index: int, expected: float, got: float) -> list[list[float]]:
+        table = torch.zeros((self.world_size, 4), dtype=torch.float64, device=self.device)
+        table[self.rank] = self._tensor([float(wrong), float(index), expected, got])
+        dist.all_reduce(table, op=dist.ReduceOp.SUM, group=self.group)
+        return [[float(v) for v in row] for row in table.tolist()]
+
+    def run_batch(self, work: ops.Workload, iters: int, graph: Any = None, hold_s: float = 0.0) -> BatchTime:
+        if self.cuda:  # the CUDA path aligns with an untimed launch of the work itself: already grouped
+            return super().run_batch(work, iters, graph, hold_s)
+        dist.barrier(group=self.group)  # the CPU path's alignment, on the group (BatchTimer: the world)
+        start = time.perf_counter()
+        for _ in range(iters):
+            work.launch()
+        elapsed = time.perf_counter() - start
+        return BatchTime(elapsed / iters, elapsed)
+
+
+def measure_group(
+    spec: GroupRound, ranks: list[int], rank: int, group: Any, device: torch.device, fault: Fault | None
+) -> GroupResult:
+    """This rank's part of its group's collective; every member returns the same (group-reduced) numbers."""
+    config = spec.bench
+    local = ranks.index(rank)
+    shape = layout(spec.collective, spec.size_bytes, config.wordsize, len(ranks))
+    if shape.param_count == 0:
+        raise UsageError(
+            f"--size {spec.size_bytes}: less than one {config.dtype} per rank for {spec.collective} "
+            f"on {len(ranks)} ranks; raise --size"
+        )
+    buffers = ops.Buffers(max(shape.send_count, shape.recv_count) * config.wordsize, device)
+    in_place = spec.collective in ops.IN_PLACE_ONLY  # torch's all_reduce has no out-of-place form
+    work = ops.build(shape, in_place=in_place, buffers=buffers, dtype=config.dtype, op=config.op, root=0,
+                     rank=local, group=group)  # fmt: skip
+    if fault is not None and fault.kind == "slow" and fault.rank == rank and fault.factor is not None:
+        sync = (lambda: torch.cuda.synchronize(device)) if device.type == "cuda" else (lambda: None)
+        work = dataclasses.replace(work, launch=slowed(work.launch, fault.factor, sync), synchronizes=True)
+    samples = GroupTimer(config, device, ranks, rank, group).measure(work)
+    time_us = samples.estimate_us(config.estimator)
+    algbw, busbw = bandwidths(shape, time_us)
+    return GroupResult(
+        ranks=ranks, time_us=time_us, algbw_gbps=algbw, busbw_gbps=busbw, samples_us=samples.samples_us,
+        iters_per_batch=samples.iters_per_batch, stopped_by=samples.stopped_by,
+    )  # fmt: skip
+
+
+def run_group_rank(spec: GroupRound, identity: RankIdentity) -> int:
+    config = spec.bench
+    cuda_devices = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    backend, device_type = choose_backend(config, cuda_devices)
+    if device_type == "cuda":
+        if cuda_devices == 0:
+            raise UsageError("--backend nccl: no CUDA GPU is visible to this rank; use --backend gloo")
+        device = torch.device("cuda", identity.local_rank % cuda_devices)
+        torch.cuda.set_device(device)
+    else:
+        device = torch.device(device_type)
+    fault = fault_from_env(os.environ)
+    check_world(fault, identity.world_size)
+    spec = spec.model_copy(update={"bench": timing_under(fault, spec.bench)})
+    stages = StageReporter(config.run_dir, identity.rank)
+    _join(config, identity, backend, device, stages)
+    try:
+        stages.enter("first")
+        mine: tuple[list[int], Any] | None = None
+        for ranks in spec.groups:  # every rank creates every group, in the same order
+            group = dist.new_group(ranks=ranks)
+            if identity.rank in ranks:
+                mine = (ranks, group)
+        if mine is not None and fault is not None and fault.fires_at(identity.rank, spec.size_bytes, True):
+            trigger(fault, identity.rank)  # before the report, so the parent sees this rank as not arrived
+        stages.enter("size", collective=spec.collective, size=spec.size_bytes)
+        result: GroupResult | None = None
+        if mine is not None:
+            result = measure_group(spec, mine[0], identity.rank, mine[1], device, fault)
+        stages.enter("finish")
+        # Only each group's local rank 0 answers for its group (every member holds the same numbers).
+        answer = result.model_dump() if result is not None and result.ranks[0] == identity.rank else None
+        gathered: list[Any] = [None] * identity.world_size
+        dist.all_gather_object(gathered, answer)
+        if identity.rank == 0:
+            by_leader = {g["ranks"][0]: GroupResult.model_validate(g) for g in gathered if g is not None}
+            round_result = RoundResult(
+                round=spec.round, collective=spec.collective, size_bytes=spec.size_bytes, backend=backend,
+                world_size=identity.world_size, fault=fault.spec if fault else None,
+                groups=[by_leader[ranks[0]] for ranks in spec.groups],
+            )  # fmt: skip
+            write_round(round_result, config.run_dir / ROUND_RESULT)
+        dist.barrier()
+    finally:
+        dist.destroy_process_group()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m gpufabric.bench.group_rank")
+    parser.add_argument("--config", required=True, help="<round dir>/round-config.json")
+    args = parser.parse_args(argv)
+    with open(args.config, encoding="utf-8") as handle:
+        spec = GroupRound.model_validate_json(handle.read())
+    run_dir = spec.bench.run_dir
+    try:
+        identity = rank_identity(os.environ)
+    except GpufabricError as exc:
+        write_error(run_dir, -1, "usage", str(exc))
+        print(f"Error: {exc}", file=sys.stderr, flush=True)
+        return EXIT_USAGE
+    try:
+        return run_group_rank(spec, identity)
+    except UsageError as exc:
+        write_error(run_dir, identity.rank, "usage", str(exc))
+        print(f"Error: {exc}", file=sys.stderr, flush=True)
+        return EXIT_USAGE
+    except GpufabricError as exc:
+        write_error(run_dir, identity.rank, "failure", str(exc))
+        print(f"Error: {exc}", file=sys.stderr, flush=True)
+        return EXIT_FAILURE
+    except Exception as exc:  # keep the traceback in the rank's output, one line in the error file
+        traceback.print_exc()
+        write_error(run_dir, identity.rank, "failure", " ".join(f"{type(exc).__name__}: {exc}".split())[:400])
+        return EXIT_FAILURE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,256 @@
+"""The rank side: ``python -m gpufabric.bench.rank --config <run_dir>/config.json``.
+
+Any launcher can start it (ours, torchrun, mpirun, srun, a Kubernetes pod): the rank reads its identity
+from the environment, joins ``torch.distributed`` (nccl with CUDA GPUs, else gloo, or ``backend`` from
+the config), runs the sweep, and rank 0 streams rows to ``<run_dir>/result.jsonl`` and writes
+``<run_dir>/result.json``. A rank that fails writes ``<run_dir>/errors/rank<N>.json`` (kind + one-line
+message) before exiting non-zero, so the caller can say which rank failed and why.
+
+Every rank announces the stages it enters (rendezvous, init, first collective, each size, finish;
+``gpufabric.bench.stages``) so the parent's watchdog can bound each one, and honours a test-only
+``GPUFABRIC_FAULT`` (``gpufabric.bench.fault``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import sys
+import traceback
+from collections.abc import Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from gpufabric.bench.config import BenchConfig, validate
+from gpufabric.bench.fault import Fault, check_world, fault_from_env, timing_under, trigger
+from gpufabric.bench.identity import RankIdentity, rank_identity
+from gpufabric.bench.rundir import PROGRESS_TAG, write_error
+from gpufabric.bench.stages import StageReporter
+from gpufabric.errors import GpufabricError, UsageError
+
+EXIT_USAGE = 2
+EXIT_FAILURE = 1
+
+
+def choose_backend(config: BenchConfig, cuda_devices: int) -> tuple[str, str]:
+    """(backend, device type): nccl on CUDA when GPUs exist, else gloo on CPU, unless told otherwise."""
+    if config.backend:
+        backend = config.backend
+        if backend == "nccl":
+            return backend, "cuda"
+        if backend == "gloo":
+            return backend, "cuda" if config.device == "cuda" else "cpu"
+        device = {"hccl": "hpu", "xccl": "xpu"}.get(backend, "cpu")
+        return backend, config.device if config.device != "auto" else device
+    if config.device != "cpu" and cuda_devices > 0:
+        return "nccl", "cuda"
+    if config.device == "cuda":
+        raise UsageError(
+            "--device cuda: no CUDA GPU is visible to this rank; drop it to run on CPU with gloo"
+        )
+    return "gloo", "cpu"
+
+
+def _progress(event: dict[str, Any]) -> None:
+    """A line the launcher's output sink picks out of rank 0's stdout to drive the progress bar."""
+    print(PROGRESS_TAG + json.dumps(event, separators=(",", ":")), flush=True)
+
+
+def _translate_runtime_error(exc: Exception, config: BenchConfig, backend: str) -> GpufabricError:
+    text = " ".join(str(exc).split())
+    lowered = text.lower()
+    if any(k in lowered for k in ("scalar type", "data type", "datatype", "dtype", "unsupported type")):
+        return UsageError(
+            f"--dtype: {config.dtype} is not supported by backend {backend} here ({text[:160]}); "
+            "choose another --dtype, e.g. float"
+        )
+    if "reduceop" in lowered or "reduce op" in lowered or ("avg" in lowered and config.op == "avg"):
+        return UsageError(
+            f"--op: {config.op} is not supported by backend {backend} here ({text[:160]}); use --op sum"
+        )
+    return GpufabricError(f"{type(exc).__name__}: {text[:300]}")
+
+
+def run_rank(config: BenchConfig, identity: RankIdentity) -> int:
+    """Join, sweep, write; returns the process exit status."""
+    import torch
+    import torch.distributed as dist
+
+    from gpufabric.bench.metadata import static_metadata
+    from gpufabric.bench.report_writer import RankReporter
+    from gpufabric.bench.sweep import run_collective
+    from gpufabric.bench.timing import BatchTimer
+    from gpufabric.results.model import Row
+
+    cuda_devices = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    backend, device_type = choose_backend(config, cuda_devices)
+    if device_type == "cuda":
+        if cuda_devices == 0:
+            raise UsageError("--backend nccl: no CUDA GPU is visible to this rank; use --backend gloo")
+        device = torch.device("cuda", identity.local_rank % cuda_devices)
+        torch.cuda.set_device(device)
+    else:
+        device = torch.device(device_type)
+    validate(config, nranks=identity.world_size, backend=backend, on_gpu=device.type == "cuda")
+    if identity.world_size > 1 and not (identity.master_addr and identity.master_port):
+        raise UsageError(
+            "environment: MASTER_ADDR/MASTER_PORT are not set; the launcher must export the rendezvous "
+            "address (our launchers do; with plain mpirun/srun export them yourself)"
+        )
+    # Rank 0's version/topology probes (nvidia-smi) run while the communicator comes up.
+    static: Future[dict[str, Any]] | None = None
+    pool = ThreadPoolExecutor(max_workers=1) if identity.rank == 0 else None
+    if pool is not None:
+        static = pool.submit(static_metadata, dict(os.environ), device.type == "cuda")
+        pool.shutdown(wait=False)
+    fault = fault_from_env(os.environ)
+    check_world(fault, identity.world_size)
+    config = timing_under(fault, config)
+    stages = StageReporter(config.run_dir, identity.rank)
+    _join(config, identity, backend, device, stages)
+    try:
+        reporter = None
+        if static is not None:
+            reporter = RankReporter(config, identity, backend, device, static.result(timeout=60))
+        stages.enter("first")
+        facts = _gather_facts(identity, device)
+        if reporter is not None:
+            reporter.start(facts)
+        timer = BatchTimer(config, device, identity.world_size, identity.rank)
+        notes: list[str] = []
+        total = len(config.collectives) * len(config.sizes())
+        on_row = None
+        if reporter is not None:
+            rank0 = reporter
+
+            def on_row(collective: str, row: Row) -> None:
+                rank0.row(collective, row)
+                _progress({"row": collective, "size": row.size_bytes, "total": total})
+
+        on_size = _size_hook(stages, fault, identity.rank)
+        for collective in config.collectives:
+            try:
+                series = run_collective(
+                    collective,
+                    config,
+                    rank=identity.rank,
+                    world_size=identity.world_size,
+                    device=device,
+                    timer=timer,
+                    notes=notes,
+                    on_row=on_row,
+                    on_size=on_size,
+                    fault=fault,
+                )
+            except RuntimeError as exc:
+                raise _translate_runtime_error(exc, config, backend) from exc
+            if reporter is not None:
+                reporter.series(series)
+        stages.enter("finish")
+        if reporter is not None:
+            reporter.finish(notes)
+        dist.barrier()
+    finally:
+        dist.destroy_process_group()
+    return 0
+
+
+def _join(
+    config: BenchConfig, identity: RankIdentity, backend: str, device: Any, stages: StageReporter
+) -> None:
+    """Rendezvous (every rank reaches the TCP store), then communicator init, as two watched stages."""
+    import torch.distributed as dist
+
+    timeout = timedelta(seconds=config.init_timeout_s)
+    kwargs: dict[str, Any] = {}
+    if device.type == "cuda":
+        kwargs["device_id"] = device  # eager NCCL communicator init, bounded by the timeout below
+    stages.enter("rendezvous")
+    # torch's own rendezvous (as init_process_group would run it: torchrun's agent store, multi-tenant
+    # TCPStore), done here so that "every rank arrived" is a stage: rank 0 returns once all connected.
+    c10d: Any = dist  # rendezvous and PrefixStore are public at runtime but not re-exported in the stubs
+    store, _, _ = next(
+        c10d.rendezvous(identity.init_method, identity.rank, identity.world_size, timeout=timeout)
+    )
+    store.set_timeout(timeout)
+    kwargs["store"] = c10d.PrefixStore("default_pg", store)
+    stages.enter("init")
+    dist.init_process_group(
+        backend=backend, rank=identity.rank, world_size=identity.world_size, timeout=timeout, **kwargs
+    )
+
+
+def _size_hook(stages: StageReporter, fault: Fault | None, rank: int) -> Any:
+    """Before each size: fire a hang/crash aimed here (before reporting, so the parent sees the rank
+    as not arrived), then announce the size."""
+    state = {"first": True}
+
+    def on_size(collective: str, size: int) -> None:
+        if fault is not None and fault.fires_at(rank, size, state["first"]):
+            trigger(fault, rank)
+        state["first"] = False
+        stages.enter("size", collective=collective, size=size)
+
+    return on_size
+
+
+def _gather_facts(identity: RankIdentity, device: Any) -> list[dict[str, Any]]:
+    import torch.distributed as dist
+
+    from gpufabric.bench.metadata import local_facts
+
+    facts = local_facts(identity.rank, device)
+    facts["nccl_log"] = _own_nccl_log(os.environ)
+    gathered: list[Any] = [None] * identity.world_size
+    dist.all_gather_object(gathered, facts)
+    return [g for g in gathered if g is not None]
+
+
+def _own_nccl_log(environ: Mapping[str, str]) -> str | None:
+    """The file NCCL_DEBUG_FILE names for this process.
+
+    NCCL expands ``%h`` to the host name cut at its first dot and ``%p`` to the pid (src/debug.cc).
+    """
+    pattern = environ.get("NCCL_DEBUG_FILE")
+    if not pattern:
+        return None
+    host = socket.gethostname().split(".")[0]
+    return pattern.replace("%h", host).replace("%p", str(os.getpid()))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m gpufabric.bench.rank")
+    parser.add_argument("--config", required=True, type=Path, help="<run_dir>/config.json")
+    args = parser.parse_args(argv)
+    config = BenchConfig.model_validate_json(args.config.read_text(encoding="utf-8"))
+    try:
+        identity = rank_identity(os.environ)
+    except GpufabricError as exc:
+        write_error(config.run_dir, -1, "usage", str(exc))
+        print(f"Error: {exc}", file=sys.stderr, flush=True)
+        return EXIT_USAGE
+    try:
+        return run_rank(config, identity)
+    except UsageError as exc:
+        write_error(config.run_dir, identity.rank, "usage", str(exc))
+        print(f"Error: {exc}", file=sys.stderr, flush=True)
+        return EXIT_USAGE
+    except GpufabricError as exc:
+        write_error(config.run_dir, identity.rank, "failure", str(exc))
+        print(f"Error: {exc}", file=sys.stderr, flush=True)
+        return EXIT_FAILURE
+    except (
+        Exception
+    ) as exc:  # any other failure: keep the traceback in the rank's output, one line in the file
+        traceback.print_exc()
+        message = " ".join(f"{type(exc).__name__}: {exc}".split())[:400]
+        write_error(config.run_dir, identity.rank, "failure", message)
+        return EXIT_FAILURE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

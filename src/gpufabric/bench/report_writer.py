@@ -1,0 +1,139 @@
+"""Rank 0's record of the run: the JSONL stream as sizes finish, then the final ``RunResult`` JSON.
+
+``<run_dir>/result.jsonl`` gets a header (metadata), one row record per finished size and an end record;
+``<run_dir>/result.json`` gets the whole document at the end (``write_result``, atomic). A run that dies
+keeps every finished size in the stream, and ``gpufabric.results.io.read_stream`` rebuilds it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from gpufabric.bench.config import BenchConfig
+from gpufabric.bench.identity import RankIdentity
+from gpufabric.bench.metadata import devices_from, relevant_env
+from gpufabric.bench.rundir import NCCL_LOG_DIR, RESULT_NAME, STREAM_NAME
+from gpufabric.redact import redact_env
+from gpufabric.results.io import StreamWriter, write_result
+from gpufabric.results.model import Row, RunMetadata, RunResult, Series
+
+
+def settings_of(config: BenchConfig, backend: str) -> dict[str, str | int | float | bool | None]:
+    """The engine settings a reader needs to interpret the numbers (kept in ``metadata.settings``)."""
+    return {
+        "mode": "adaptive" if config.adaptive else "fixed",
+        "iters": config.iters,
+        "warmup": config.warmup,
+        "batches": None if config.adaptive else config.batches,
+        "precision": config.precision,
+        "precision_rule": (
+            (
+                "95% CI half-width of the median of batch means (MAD scale) / median"
+                if config.estimator == "median"
+                else "95% CI half-width of the mean of batch means / mean"
+            )
+            if config.adaptive
+            else None
+        ),
+        "budget_s": config.budget_s if config.adaptive else None,
+        "min_batches": config.min_batches if config.adaptive else None,
+        "max_batches": config.max_batches if config.adaptive else None,
+        "min_batch_s": config.batch_floor_s or None,
+        "estimator": config.estimator,
+        "stable_tol": config.stable_tol,
+        "max_unstable_batches": config.max_unstable_batches,
+        "graph": config.graph,
+        "check": config.check,
+        "time_reduction": config.time_reduction,
+        "hold_stream": config.hold_stream,
+        "hold_stream_from_bytes": config.hold_stream_from_bytes,
+        "backend": backend,
+        "dtype": config.dtype,
+        "op": config.op,
+        "root": config.root,
+        "min_bytes": config.min_bytes,
+        "max_bytes": config.max_bytes,
+        "step_factor": config.step_factor,
+        "step_bytes": config.step_bytes,
+        "collectives": ",".join(config.collectives),
+        "run_dir": str(config.run_dir),
+        "timing": (
+            "cuda events around each batch" + _hold_note(config)
+            if backend == "nccl"
+            else "perf_counter around each batch"
+        ),
+    }
+
+
+class RankReporter:
+    """Lives on rank 0 only."""
+
+    def __init__(
+        self, config: BenchConfig, identity: RankIdentity, backend: str, device: Any, static: dict[str, Any]
+    ) -> None:
+        self.static = static
+        self.config = config
+        self.run_dir = Path(config.run_dir)
+        self.identity = identity
+        self.backend = backend
+        self.on_gpu = getattr(device, "type", "cpu") == "cuda"
+        self.stream = StreamWriter(self.run_dir / STREAM_NAME)
+        self.metadata = RunMetadata()
+        self.all_series: list[Series] = []
+
+    def start(self, facts: list[dict[str, Any]]) -> None:
+        static = self.static
+        log_files = sorted({f["nccl_log"] for f in facts if f.get("nccl_log")})
+        self.metadata = RunMetadata(
+            engine="gpufabric",
+            tool_version=static["tool_version"],
+            started_at=datetime.now(timezone.utc),
+            command=self.config.command or [sys.executable, "-m", "gpufabric.bench.rank"],
+            launcher=os.environ.get("GPUFABRIC_LAUNCHER") or self.identity.source,
+            backend=self.backend,
+            world_size=self.identity.world_size,
+            hosts=sorted({f["host"] for f in facts}),
+            devices=devices_from(facts),
+            driver_version=static["driver_version"],
+            cuda_version=static["cuda_version"],
+            torch_version=static["torch_version"],
+            nccl_version=static["nccl_version"],
+            env=redact_env(relevant_env(os.environ)),
+            topology=static["topology"],
+            settings=settings_of(self.config, self.backend),
+            fault=os.environ.get("GPUFABRIC_FAULT") or None,
+            log_files=log_files,
+        )
+        self.stream.header(self.config.label, self.metadata)
+
+    def row(self, collective: str, row: Row) -> None:
+        self.stream.row(collective, self.identity.world_size, row)
+
+    def series(self, series: Series) -> None:
+        self.all_series.append(series)
+
+    def finish(self, notes: list[str]) -> RunResult:
+        self.metadata.finished_at = datetime.now(timezone.utc)
+        self.metadata.notes = list(notes)
+        # NCCL opens its log at its first call: list only files that exist (a gloo run writes none),
+        # plus anything else NCCL wrote into our own log directory (names it expanded differently).
+        found = {p for p in self.metadata.log_files if Path(p).exists()}
+        found.update(str(p) for p in (self.run_dir / NCCL_LOG_DIR).glob("*.log") if p.stat().st_size > 0)
+        self.metadata.log_files = sorted(found)
+        result = RunResult(label=self.config.label, metadata=self.metadata, series=self.all_series)
+        self.stream.end(complete=True)
+        self.stream.close()
+        write_result(result, self.run_dir / RESULT_NAME)
+        return result
+
+
+def _hold_note(config: BenchConfig) -> str:
+    if config.hold_stream:
+        return " (stream held while enqueued)"
+    if config.hold_stream_from_bytes is not None:
+        return f" (stream held while enqueued from {config.hold_stream_from_bytes} bytes up)"
+    return ""

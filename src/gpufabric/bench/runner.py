@@ -1,0 +1,307 @@
+"""``run_bench``: the library call behind ``gpufabric bench`` (and later ``bench --ab``, ``tune``, ``--on``).
+
+It checks the request, prepares the run directory (``config.json``, ``nccl/`` for NCCL's per-rank debug
+logs), hands a ``RankProgram`` to a launcher (the local one by default), follows rank 0's progress
+lines, and returns the ``RunResult`` rank 0 wrote. On failure it says which rank failed and why, using
+the one-line error file the rank left behind.
+
+Every stage is bounded (``gpufabric.bench.stages``): the ranks' stage reports feed a ``StageWatchdog``
+that ``run_commands`` polls, so a hang ends as ``BenchTimeout`` naming the stage, collective, size and
+the ranks that did not arrive. Whatever ends a run early, ``result.json`` is still written, marked
+incomplete, with every size rank 0 streamed before the end (even when rank 0 itself died).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import TypeVar
+
+from pydantic import BaseModel
+
+from gpufabric.bench.config import BenchConfig, validate
+from gpufabric.bench.failure import diagnose_failure
+from gpufabric.bench.fault import Fault, check_world, fault_from_env
+from gpufabric.bench.rundir import (
+    CHECK_NOTE,
+    CONFIG_NAME,
+    NCCL_LOG_DIR,
+    PROGRESS_TAG,
+    RESULT_NAME,
+    STREAM_NAME,
+)
+from gpufabric.bench.stages import STAGE_TAG, StageTimeouts, StageWatchdog
+from gpufabric.errors import CheckFailed, InputError, UsageError
+from gpufabric.launch.base import Launcher, OutputSink, RankProgram
+from gpufabric.launch.processes import watching
+from gpufabric.redact import redact_argv
+from gpufabric.results.attestation import Attestation
+from gpufabric.results.io import read_result, read_stream, write_result
+from gpufabric.results.model import RunMetadata, RunResult
+
+ProgressSink = Callable[[int, int, str, int], None]
+"""Called with (rows done, rows expected, collective, size in bytes) as rank 0 finishes each size."""
+Attester = Callable[[Sequence[Path]], Attestation]
+"""Turns the run's NCCL logs into an ``Attestation`` (``gpufabric.analysis.nccl_log.attest_files``)."""
+
+DEFAULT_CPU_RANKS = 4
+
+
+def visible_gpu_count(environ: Mapping[str, str]) -> int:
+    """GPUs this host offers its ranks: CUDA_VISIBLE_DEVICES when set, else ``nvidia-smi -L``."""
+    visible = environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        return len([d for d in visible.split(",") if d.strip() and d.strip() != "-1"])
+    if shutil.which("nvidia-smi") is None:
+        return 0
+    try:
+        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=20, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return 0
+    return sum(1 for line in out.stdout.splitlines() if line.startswith("GPU ")) if out.returncode == 0 else 0
+
+
+def resolve_world(config: BenchConfig, ranks: int | None, gpus: int) -> tuple[int, str, bool]:
+    """(ranks, backend, on_gpu) for this host; raises ``UsageError`` for impossible requests."""
+    return host_world(
+        device=config.device,
+        backend=config.backend,
+        ranks=ranks,
+        gpus=gpus,
+        default_cpu_ranks=DEFAULT_CPU_RANKS,
+    )
+
+
+def host_world(
+    *,
+    device: str,
+    backend: str | None,
+    ranks: int | None,
+    gpus: int,
+    default_cpu_ranks: int,
+    cpu_hint: str = "--backend gloo",
+    cuda_needs_gpu: bool = False,
+) -> tuple[int, str, bool]:
+    """(ranks, backend, on_gpu) for ranks started on this host, which has ``gpus`` visible GPUs.
+
+    GPU ranks (one per GPU, nccl) unless ``device`` is cpu or ``backend`` is not nccl; else
+    ``default_cpu_ranks`` gloo ranks. ``cpu_hint`` is the flag the ranks-over-GPUs message suggests;
+    ``cuda_needs_gpu`` refuses ``device == "cuda"`` on a host without GPUs. Raises ``UsageError``.
+    """
+    on_gpu = gpus > 0 and device != "cpu" and backend in (None, "nccl")
+    if backend == "nccl" and gpus == 0:
+        raise UsageError("--backend nccl: no CUDA GPU on this host; drop --backend to run on CPU with gloo")
+    if cuda_needs_gpu and device == "cuda" and gpus == 0:
+        raise UsageError("--device cuda: no CUDA GPU on this host; drop --device to run on CPU with gloo")
+    backend = backend or ("nccl" if on_gpu else "gloo")
+    if ranks is None:
+        ranks = gpus if on_gpu else default_cpu_ranks
+    if ranks < 1:
+        raise UsageError(f"--ranks: {ranks} must be at least 1")
+    if on_gpu and ranks > gpus:
+        raise UsageError(
+            f"--ranks: {ranks} ranks but this host has {gpus} GPU(s); use --ranks {gpus} or fewer "
+            f"(one process per GPU), or {cpu_hint} for CPU ranks"
+        )
+    return ranks, backend, on_gpu
+
+
+def default_run_dir(label: str, *, root: Path = Path("runs"), now: datetime | None = None) -> Path:
+    stamp = (now or datetime.now()).strftime("%Y%m%d-%H%M%S-%f")
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "-", label).strip("-") or "run"
+    return root / f"{stamp}-{safe}"
+
+
+ConfigT = TypeVar("ConfigT", bound=BaseModel)
+
+
+def prepare_run_dir(config: ConfigT, *, backend: str, config_name: str) -> tuple[ConfigT, Path]:
+    """Resolve ``config.run_dir`` (``runs`` means a fresh ``runs/<stamp>-<label>``), create it with its NCCL
+    log dir, and write the config every rank reads, with the backend chosen and the command line recorded
+    (redacted). Shared by ``gpufabric bench`` and ``gpufabric train-bench``; returns (config, its path)."""
+    run_dir: Path = getattr(config, "run_dir")  # noqa: B009 - any run config: BenchConfig, TrainConfig
+    if run_dir == Path("runs"):
+        run_dir = default_run_dir(getattr(config, "label"))  # noqa: B009
+    run_dir = run_dir.resolve()
+    (run_dir / NCCL_LOG_DIR).mkdir(parents=True, exist_ok=True)
+    command = getattr(config, "command")  # noqa: B009
+    config = config.model_copy(
+        update={"run_dir": run_dir, "backend": backend, "command": redact_argv(command or list(sys.argv))}
+    )
+    config_path = run_dir / config_name
+    config_path.write_text(config.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    return config, config_path
+
+
+def nccl_debug_env(run_dir: Path, environ: Mapping[str, str], extra: Mapping[str, str]) -> dict[str, str]:
+    """NCCL_DEBUG=INFO into per-rank files under the run directory, unless the user chose otherwise."""
+    merged = {**environ, **extra}
+    env: dict[str, str] = {}
+    if "NCCL_DEBUG" not in merged:
+        env["NCCL_DEBUG"] = "INFO"
+    if "NCCL_DEBUG_SUBSYS" not in merged:
+        env["NCCL_DEBUG_SUBSYS"] = "INIT,NET,ENV"
+    if "NCCL_DEBUG_FILE" not in merged:
+        env["NCCL_DEBUG_FILE"] = str(run_dir.resolve() / NCCL_LOG_DIR / "nccl.%h.%p.log")
+    return env
+
+
+def run_bench(
+    config: BenchConfig,
+    *,
+    launcher: Launcher | None = None,
+    ranks: int | None = None,
+    env: Mapping[str, str] | None = None,
+    timeout_s: float | None = None,
+    on_output: OutputSink | None = None,
+    on_progress: ProgressSink | None = None,
+    attest: Attester | None = None,
+    out: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+    stage_timeouts: StageTimeouts | None = None,
+) -> RunResult:
+    """Run the benchmark described by ``config`` and return rank 0's ``RunResult``.
+
+    ``timeout_s`` bounds the whole job; ``stage_timeouts`` each stage (defaults: ``StageTimeouts()``).
+    Raises ``BenchTimeout`` (a stage or the job ran out of time), ``RankFailure`` (a rank died or
+    failed), ``CheckFailed`` (``--check`` found wrong data; the result is kept) or ``UsageError``.
+    """
+    from gpufabric.launch.local import LocalLauncher
+
+    base = os.environ if environ is None else environ
+    extra = dict(env or {})
+    gpus = visible_gpu_count({**base, **extra})
+    nranks, backend, on_gpu = resolve_world(config, ranks, gpus)
+    validate(config, nranks=nranks, backend=backend, on_gpu=on_gpu)
+    fault = _checked_fault({**base, **extra}, config, nranks)
+    stages = stage_timeouts or StageTimeouts()
+    if stages.total is not None:
+        timeout_s = stages.total if timeout_s is None else min(timeout_s, stages.total)
+    config, config_path = prepare_run_dir(config, backend=backend, config_name=CONFIG_NAME)
+    run_dir = config.run_dir
+    program = RankProgram(
+        argv=[sys.executable, "-m", "gpufabric.bench.rank", "--config", str(config_path)],
+        env={**extra, **nccl_debug_env(run_dir, base, extra)},
+        nranks=nranks,
+        gpus_per_node=nranks if on_gpu else 0,
+        workdir=run_dir,
+        label=config.label,
+    )
+    launcher = launcher or LocalLauncher()
+    expected_rows = len(config.collectives) * len(config.sizes())
+    done = 0
+    watchdog = StageWatchdog(nranks, stages)
+
+    def sink(prefix: str, line: str) -> None:
+        nonlocal done
+        if watchdog.observe(line):
+            return
+        if line.startswith(PROGRESS_TAG):
+            # Launchers that multiplex ranks (mpirun --tag-output) can glue the next line onto this one:
+            # read the first object, pass a glued stage report on, never fail the run over a garbled line.
+            try:
+                event, end = json.JSONDecoder().raw_decode(line, len(PROGRESS_TAG))
+            except json.JSONDecodeError:
+                return
+            if STAGE_TAG in line[end:]:
+                watchdog.observe(line[line.index(STAGE_TAG, end) :])
+            done += 1
+            if on_progress is not None and isinstance(event, dict):
+                on_progress(done, expected_rows, str(event.get("row")), int(event.get("size", 0)))
+            return
+        if on_output is not None:
+            on_output(prefix, line)
+
+    plan = launcher.render(program)
+    watchdog.started = watchdog.clock()  # the launch stage starts now, not when the config was written
+    with watching(watchdog.check):
+        outcome = launcher.execute(plan, on_output=sink, timeout_s=timeout_s)
+    if not outcome.ok:
+        error = diagnose_failure(run_dir, outcome, timeout_s, watchdog)
+        keep_partial(config, run_dir, str(error), out=out, world_size=nranks, fault=fault)
+        raise error
+    result = read_result(run_dir / RESULT_NAME)
+    if attest is not None and result.metadata.log_files:
+        result.attestation = attest([Path(p) for p in result.metadata.log_files])
+        write_result(result, run_dir / RESULT_NAME)
+    if out is not None:
+        write_result(result, out)
+    check_failure = wrong_data(result, run_dir / RESULT_NAME)
+    if check_failure is not None:
+        raise check_failure
+    return result
+
+
+def _checked_fault(environ: Mapping[str, str], config: BenchConfig, nranks: int) -> Fault | None:
+    """Refuse a fault that would not parse or never fire, before anything starts."""
+    fault = fault_from_env(environ)
+    check_world(fault, nranks)
+    if fault is not None and fault.size is not None and fault.size not in config.sizes():
+        sizes = ", ".join(str(s) for s in config.sizes())
+        raise UsageError(
+            f"GPUFABRIC_FAULT: size={fault.size} is not a size of this sweep; choose from {sizes}"
+        )
+    return fault
+
+
+def wrong_data(result: RunResult, path: Path) -> CheckFailed | None:
+    """``CheckFailed`` naming the first bad rank, index, expected and got value, when any was wrong."""
+    wrong = sum(s.wrong_total or 0 for s in result.series)
+    if not wrong:
+        return None
+    first = next((n.removeprefix(CHECK_NOTE) for n in result.metadata.notes if n.startswith(CHECK_NOTE)), "")
+    where = f"; first: {first}" if first else ""
+    return CheckFailed(f"--check: {wrong} wrong element(s){where}; result kept in {path}", result_path=path)
+
+
+def keep_partial(
+    config: BenchConfig,
+    run_dir: Path,
+    failure: str,
+    *,
+    out: Path | None,
+    world_size: int,
+    fault: Fault | None,
+) -> RunResult:
+    """Write ``result.json`` for a run that ended early: complete=False, ``failure`` set, every size
+    rank 0 streamed. Built here, by the parent, so it exists even when rank 0 died."""
+    final = run_dir / RESULT_NAME
+    result: RunResult | None = None
+    if final.exists():
+        try:
+            result = read_result(final)
+        except InputError:
+            result = None
+    if result is None or result.complete:
+        stream = run_dir / STREAM_NAME
+        try:
+            result = read_stream(stream) if stream.exists() else None
+        except InputError:
+            result = None
+    if result is None:
+        result = RunResult(
+            label=config.label,
+            metadata=RunMetadata(
+                engine="gpufabric",
+                command=list(config.command),
+                backend=config.backend,
+                world_size=world_size,
+                fault=fault.spec if fault else None,
+                notes=["no size finished: rank 0 wrote no result stream"],
+            ),
+        )
+    result = result.model_copy(update={"label": config.label, "complete": False, "failure": failure})
+    write_result(result, final)
+    if out is not None:
+        write_result(result, out)
+    return result
+
+
+_failure = diagnose_failure  # bench.groups still imports the old private name

@@ -1,0 +1,102 @@
+"""What a size means for each collective, and how bandwidth follows from a time: nccl-tests, exactly.
+
+Pure arithmetic, no torch, so it is tested directly. Every rule cites nccl-tests' own source
+(NVIDIA/nccl-tests ``src/common.cu`` ``setupArgs``/``TimeTest`` and ``src/<collective>.cu``):
+
+* ``count = size // wordsize``; each collective's ``GetCollByteCount`` turns it into the per-rank
+  send/receive element counts, the ``paramcount`` passed to NCCL, and the in-place offsets.
+* The printed ``size`` column is ``max(sendBytes, expectedBytes)`` and the ``count`` column is
+  ``paramcount`` (``TimeTest``: ``max(args->sendBytes, args->expectedBytes), args->nbytes / wordSize``).
+* ``GetBw`` turns the time into algbw from ``paramcount`` and a busbw factor (doc/PERFORMANCE.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+CollectiveName = Literal[
+    "all_reduce", "all_gather", "reduce_scatter", "alltoall", "broadcast", "reduce", "sendrecv"
+]
+COLLECTIVES: tuple[CollectiveName, ...] = (
+    "all_reduce",
+    "all_gather",
+    "reduce_scatter",
+    "alltoall",
+    "broadcast",
+    "reduce",
+    "sendrecv",
+)
+# Collectives that take a reduction operator (nccl-tests prints "none" in the redop column otherwise).
+REDUCING: frozenset[str] = frozenset({"all_reduce", "reduce_scatter", "reduce"})
+# Collectives that take a root (nccl-tests prints -1 otherwise).
+ROOTED: frozenset[str] = frozenset({"broadcast", "reduce"})
+# nccl-tests sets reportErrors = 0 for in-place alltoall and sendrecv ("We don't support in-place ...").
+NO_INPLACE_CHECK: frozenset[str] = frozenset({"alltoall", "sendrecv"})
+
+
+@dataclass(frozen=True, slots=True)
+class CollectiveLayout:
+    """Element counts of one size of one collective on ``nranks`` ranks (nccl-tests GetCollByteCount)."""
+
+    collective: str
+    nranks: int
+    wordsize: int
+    send_count: int
+    recv_count: int
+    param_count: int
+    send_inplace_offset: int
+    recv_inplace_offset: int
+
+    @property
+    def size_bytes(self) -> int:
+        """The printed size column: max(sendBytes, expectedBytes)."""
+        return max(self.send_count, self.recv_count) * self.wordsize
+
+    @property
+    def count(self) -> int:
+        """The printed count column: paramcount."""
+        return self.param_count
+
+
+def layout(collective: str, size_bytes: int, wordsize: int, nranks: int) -> CollectiveLayout:
+    """nccl-tests' ``setupArgs`` + ``<Coll>GetCollByteCount`` for one requested size."""
+    count = size_bytes // wordsize
+    per_rank = count // nranks
+    if collective in ("all_reduce", "broadcast", "reduce", "sendrecv"):
+        send, recv, param, send_off, recv_off = count, count, count, 0, 0
+    elif collective == "all_gather":
+        send, recv, param, send_off, recv_off = per_rank, per_rank * nranks, per_rank, per_rank, 0
+    elif collective == "reduce_scatter":
+        send, recv, param, send_off, recv_off = per_rank * nranks, per_rank, per_rank, 0, per_rank
+    elif collective == "alltoall":
+        send, recv, param, send_off, recv_off = per_rank * nranks, per_rank * nranks, per_rank, 0, 0
+    else:
+        raise ValueError(f"unknown collective {collective!r}")
+    return CollectiveLayout(collective, nranks, wordsize, send, recv, param, send_off, recv_off)
+
+
+def bus_factor(collective: str, nranks: int) -> float:
+    """busbw = algbw x this factor (nccl-tests doc/PERFORMANCE.md and each GetBw)."""
+    if collective == "all_reduce":
+        return 2.0 * (nranks - 1) / nranks
+    if collective in ("all_gather", "reduce_scatter", "alltoall"):
+        return (nranks - 1) / nranks
+    if collective in ("broadcast", "reduce", "sendrecv"):
+        return 1.0
+    raise ValueError(f"unknown collective {collective!r}")
+
+
+def algbw_bytes(shape: CollectiveLayout) -> int:
+    """Bytes that algbw divides by time: ``GetBw``'s ``count * typesize`` (x nranks where nccl-tests does)."""
+    if shape.collective in ("all_gather", "reduce_scatter", "alltoall"):
+        return shape.param_count * shape.wordsize * shape.nranks
+    return shape.param_count * shape.wordsize
+
+
+def bandwidths(shape: CollectiveLayout, time_us: float) -> tuple[float, float]:
+    """(algbw, busbw) in GB/s (1e9) for a time per iteration in microseconds; (0, 0) for a zero time."""
+    if time_us <= 0:
+        return 0.0, 0.0
+    algbw = algbw_bytes(shape) / 1.0e9 / (time_us * 1.0e-6)
+    return algbw, algbw * bus_factor(shape.collective, shape.nranks)

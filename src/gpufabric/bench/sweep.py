@@ -1,0 +1,208 @@
+"""The sweep on one rank: every collective, every size, both placements, into ``Row``s.
+
+Called by ``gpufabric.bench.rank`` once the process group is up. Every rank runs the same loop in the
+same order (the collectives must match); rank 0 alone turns the numbers into rows and hands them to
+``on_row`` (which streams them to disk). ``on_size`` runs before each size on every rank (stage
+reports, hang/crash faults); ``slow`` and ``corrupt`` faults act on the workload here. ``--check``
+finds the first wrong element of every rank; rank 0 records the first bad rank in the notes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from gpufabric.bench import ops
+from gpufabric.bench.config import BenchConfig
+from gpufabric.bench.fault import Fault, slowed
+from gpufabric.bench.rundir import CHECK_NOTE
+from gpufabric.bench.semantics import bandwidths, layout
+from gpufabric.bench.timing import BatchTimer, Samples, relative_ci
+from gpufabric.results.model import Measurement, Row, Series
+from gpufabric.units import human_size
+
+RowSink = Callable[[str, Row], None]
+SizeHook = Callable[[str, int], None]
+
+
+def _measurement(shape: Any, samples: Samples, wrong: int | None, config: BenchConfig) -> Measurement:
+    time_us = samples.estimate_us(config.estimator)
+    algbw, busbw = bandwidths(shape, time_us)
+    return Measurement(
+        time_us=time_us,
+        algbw_gbs=algbw,
+        busbw_gbs=busbw,
+        wrong=wrong,
+        samples_us=samples.samples_us,
+        iters_per_batch=samples.iters_per_batch,
+    )
+
+
+def run_collective(
+    collective: str,
+    config: BenchConfig,
+    *,
+    rank: int,
+    world_size: int,
+    device: torch.device,
+    timer: BatchTimer,
+    on_row: RowSink | None,
+    notes: list[str],
+    on_size: SizeHook | None = None,
+    fault: Fault | None = None,
+) -> Series:
+    """One collective's sweep; returns the series (rows only on rank 0)."""
+    sizes = config.sizes()
+    shapes = [layout(collective, size, config.wordsize, world_size) for size in sizes]
+    skipped = [s for s, shape in zip(sizes, shapes, strict=True) if shape.param_count == 0]
+    if skipped and rank == 0:
+        notes.append(
+            f"{collective}: skipped {len(skipped)} size(s) below one {config.dtype} per rank "
+            f"({', '.join(str(s) for s in skipped)} B); nccl-tests prints them as 0-byte rows"
+        )
+    shapes = [shape for shape in shapes if shape.param_count > 0]
+    series = Series(collective=collective, nranks=world_size)
+    if not shapes:
+        return series
+    wordsize = config.wordsize
+    buffers = ops.Buffers(max(max(s.send_count, s.recv_count) for s in shapes) * wordsize, device)
+    redop, root = config.redop_for(collective), config.root_for(collective)
+    op_name = config.op if redop != "none" else "sum"
+    wrong_total = 0
+    busbw_values: list[float] = []
+    corrupt = fault is not None and fault.kind == "corrupt" and fault.rank == rank
+    slow = fault.factor if fault is not None and fault.kind == "slow" and fault.rank == rank else None
+    timing_log = TimingNotes(collective, config)
+    for shape in shapes:
+        if on_size is not None:
+            on_size(collective, shape.size_bytes)
+        placed: dict[bool, Measurement | None] = {False: None, True: None}
+        for in_place in (False, True):
+            if not in_place and collective in ops.IN_PLACE_ONLY:
+                continue
+            work = ops.build(
+                shape,
+                in_place=in_place,
+                buffers=buffers,
+                dtype=config.dtype,
+                op=op_name,
+                root=max(root, 0),
+                rank=rank,
+            )
+            if slow is not None:
+                work = dataclasses.replace(
+                    work, launch=slowed(work.launch, slow, _synchronizer(device)), synchronizes=True
+                )
+            samples = timer.measure(work)
+            wrong: int | None = None
+            if config.check:
+                local = ops.check(
+                    work, dtype=config.dtype, op=op_name, root=max(root, 0), rank=rank, corrupt=corrupt
+                )
+                if local is not None:
+                    table = timer.gather_check(local.wrong, local.index, local.expected, local.got)
+                    wrong = int(sum(row[0] for row in table))
+                    if wrong and rank == 0:
+                        _note_first_wrong(notes, collective, shape.size_bytes, in_place, table)
+            placed[in_place] = _measurement(shape, samples, wrong, config)
+            if rank == 0:
+                timing_log.add(shape.size_bytes, in_place, samples)
+        if rank != 0:
+            continue
+        row = Row(
+            size_bytes=shape.size_bytes,
+            count=shape.count,
+            dtype=config.dtype,
+            redop=redop,
+            root=root,
+            out_of_place=placed[False],
+            in_place=placed[True],
+        )
+        for m in (row.out_of_place, row.in_place):
+            if m is not None:
+                busbw_values.append(m.busbw_gbs)
+                wrong_total += m.wrong or 0
+        series.rows.append(row)
+        if on_row is not None:
+            on_row(collective, row)
+    if rank == 0:
+        notes.extend(timing_log.notes())
+        series.avg_busbw_gbs = sum(busbw_values) / len(busbw_values) if busbw_values else None
+        series.wrong_total = wrong_total if config.check else None
+    del buffers
+    if device.type == "cuda":
+        torch.cuda.empty_cache()
+    return series
+
+
+def _synchronizer(device: torch.device) -> Callable[[], None]:
+    if device.type == "cuda":
+        return lambda: torch.cuda.synchronize(device)
+    return lambda: None
+
+
+def _note_first_wrong(
+    notes: list[str], collective: str, size: int, in_place: bool, table: list[list[float]]
+) -> None:
+    """The first bad rank of the first size that had wrong data (later ones only add to #wrong)."""
+    if any(note.startswith(CHECK_NOTE) for note in notes):
+        return
+    rank = next(r for r, row in enumerate(table) if row[0] > 0)
+    _, index, expected, got = table[rank]
+    placement = "in place" if in_place else "out of place"
+    notes.append(
+        f"{CHECK_NOTE}{collective} {size} B {placement}, rank {rank}, index {int(index)}: "
+        f"expected {expected:g}, got {got:g}"
+    )
+
+
+class TimingNotes:
+    """Rank 0's account of how each size's timing went, as a few lines for ``metadata.notes``:
+    sizes that stopped short of ``--precision``, warm-up batches discarded, holds that missed."""
+
+    def __init__(self, collective: str, config: BenchConfig) -> None:
+        self.collective = collective
+        self.config = config
+        self.short: list[str] = []
+        self.unstable: list[str] = []
+        self.discarded = 0
+        self.discarded_sizes = 0
+        self.unheld = 0
+
+    def add(self, size: int, in_place: bool, samples: Samples) -> None:
+        where = f"{human_size(size)}{'' if in_place else ' oop'}"
+        if samples.discarded_us:
+            self.discarded += len(samples.discarded_us)
+            self.discarded_sizes += 1
+        if not samples.stable:
+            self.unstable.append(where)
+        self.unheld += samples.unheld
+        if self.config.adaptive and samples.stopped_by not in ("precision", ""):
+            ci = relative_ci(samples.samples_us, self.config.estimator)
+            self.short.append(f"{where} ({samples.stopped_by}, {ci * 100:.1f}%)")
+
+    def notes(self) -> list[str]:
+        name, out = self.collective, []
+        if self.short:
+            target = (self.config.precision or 0) * 100
+            out.append(
+                f"{name}: {len(self.short)} size(s) stopped before the {target:g}% target "
+                f"(reason, reached 95% CI of the {self.config.estimator}): {', '.join(self.short)}"
+            )
+        if self.discarded:
+            out.append(
+                f"{name}: warm-up stabilisation discarded {self.discarded} batch(es) over "
+                f"{self.discarded_sizes} size(s) (consecutive batches differed by more than "
+                f"{self.config.stable_tol * 100:g}%)"
+            )
+        if self.unstable:
+            out.append(
+                f"{name}: batches never agreed within {self.config.stable_tol * 100:g}% after "
+                f"{self.config.max_unstable_batches} discarded: {', '.join(self.unstable)}"
+            )
+        if self.unheld:
+            out.append(f"{name}: {self.unheld} batch(es) discarded because the stream hold ended early")
+        return out

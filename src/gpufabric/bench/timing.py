@@ -1,0 +1,442 @@
+"""Timed batches: what is inside the timed region, what is not, and who decides when to stop.
+
+A batch is ``n`` back-to-back launches of one workload on the same buffers. Before each batch one
+untimed launch of the same collective lines the ranks up: it completes at the same moment on every rank,
+so the start events that follow it are aligned (nccl-tests barriers before its timer for the same
+reason). On CUDA the batch is bracketed by events on the current stream, and with ``graph`` it is one
+replay of a CUDA graph of ``n`` launches (captured once per size, replayed once untimed so the upload
+and first-launch costs stay out). On CPU the batch is bracketed by ``perf_counter`` after a barrier.
+
+Host launch overhead is inside the timed region by default, as in nccl-tests' default mode (its ``-G``
+graph mode is our ``graph``) below ``hold_stream_from_bytes`` (1 MB); from there up, and everywhere with
+``hold_stream``, we time device-only batches, because torch's per-call host cost (~36 us per eager
+all_reduce on 4x H200) would otherwise cap busbw below what the fabric and nccl-tests deliver.
+Holding: a sleep kernel holds the stream while the host enqueues ``lineup, start, batch, end``; the
+line-up sits *after* the sleep, so ranks whose sleeps end at different times are re-aligned before the
+start event (a sleep between the line-up and the start event, as this module once had, times the
+difference of the ranks' sleeps). A batch whose sleep ended before the host finished enqueuing is
+detected (the sleep's event has already fired) and discarded, with a longer hold for the next.
+
+Per size, after ``warmup`` iterations: batch length is time-based where asked (``min_batch_s``);
+warm-up continues with timed batches that are discarded until two consecutive ones agree within
+``stable_tol`` (GPU clock ramp, NCCL's lazy connection set-up, a first graph launch); the per-size time
+is the median of the kept batch times (``estimator``; the mean is kept derivable from the samples).
+
+Outside the timed region: the per-batch time is reduced across ranks (avg, min or max, like nccl-tests
+``-a``), and rank 0 alone decides whether another batch runs and broadcasts that decision, so every
+rank runs the same number of batches even though their clocks differ.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+import torch.distributed as dist
+
+from gpufabric.bench.config import BenchConfig, Estimator
+from gpufabric.bench.ops import Workload
+
+_SLEEP_CAP_S = 0.2
+# A hold that keeps missing (the host cannot enqueue a batch while the GPU sleeps, e.g. a full launch
+# queue) is given up on after this many discarded batches: later batches are kept as they are.
+_MAX_UNHELD = 4
+_HARD_BATCH_CAP = 10_000
+# torch.cuda's Event/Stream/_sleep are untyped; one Any-typed handle keeps mypy strict elsewhere.
+_cuda: Any = torch.cuda
+# Stop decisions as the integers rank 0 broadcasts.
+STOP_REASONS: tuple[str, ...] = ("", "batches", "precision", "budget", "max_batches", "cap")
+
+
+@dataclass
+class BatchPlan:
+    iters_per_batch: int
+    warmup: int
+    host_enqueue_per_iter_s: float
+
+
+@dataclass
+class BatchTime:
+    """One batch on this rank: seconds per iteration, host seconds to enqueue, and whether a hold
+    (``hold_stream``) outlasted the enqueue (always True without one)."""
+
+    per_iter_s: float
+    host_enqueue_s: float
+    held: bool = True
+
+
+@dataclass
+class Samples:
+    iters_per_batch: int
+    samples_us: list[float] = field(default_factory=list)
+    stopped_by: str = "batches"
+    discarded_us: list[float] = field(default_factory=list)
+    """Warm-up batches dropped before two consecutive batches agreed (stabilisation)."""
+    stable: bool = True
+    """False when stabilisation gave up (``max_unstable_batches`` reached) and kept what it had."""
+    unheld: int = 0
+    """Batches discarded because the hold ended before the host had enqueued them."""
+    warmup_iters: int = 0
+
+    @property
+    def mean_us(self) -> float:
+        return sum(self.samples_us) / len(self.samples_us)
+
+    @property
+    def median_us(self) -> float:
+        return statistics.median(self.samples_us)
+
+    def estimate_us(self, estimator: Estimator) -> float:
+        return estimate(self.samples_us, estimator)
+
+
+def estimate(values: list[float], estimator: Estimator) -> float:
+    """The per-size time from batch times: their median (robust to one cold or disturbed batch) or mean."""
+    if not values:
+        raise ValueError("no batch samples")
+    return statistics.median(values) if estimator == "median" else statistics.fmean(values)
+
+
+# Two-sided 95% Student t quantiles by degrees of freedom (1..30); 1.96 beyond.
+_T95 = (
+    12.706,
+    4.303,
+    3.182,
+    2.776,
+    2.571,
+    2.447,
+    2.365,
+    2.306,
+    2.262,
+    2.228,
+    2.201,
+    2.179,
+    2.160,
+    2.145,
+    2.131,
+    2.120,
+    2.110,
+    2.101,
+    2.093,
+    2.086,
+    2.080,
+    2.074,
+    2.069,
+    2.064,
+    2.060,
+    2.056,
+    2.052,
+    2.048,
+    2.045,
+    2.042,
+)
+
+
+def _t95(n: int) -> float:
+    return _T95[n - 2] if n - 2 < len(_T95) else 1.96
+
+
+def relative_ci95(values: list[float]) -> float:
+    """Half-width of the 95% confidence interval of the mean of ``values``, relative to the mean.
+
+    Unlike the max-min range, this shrinks as batches accumulate, so a noisy size converges instead
+    of always running to its budget.
+    """
+    n = len(values)
+    if n < 2:
+        return math.inf
+    mean = statistics.fmean(values)
+    if mean <= 0:
+        return math.inf
+    return _t95(n) * statistics.stdev(values) / math.sqrt(n) / mean
+
+
+def relative_ci95_median(values: list[float]) -> float:
+    """Half-width of an approximate 95% confidence interval of the median, relative to the median.
+
+    The scale is the MAD (x1.4826, a standard deviation under normal noise) and the median's standard
+    error is sqrt(pi/2) times the mean's. One disturbed batch barely moves the MAD, so a size with one
+    outlier stops as soon as the others agree, where the mean's interval (inflated by the outlier's
+    variance) would run on to the budget.
+    """
+    n = len(values)
+    if n < 2:
+        return math.inf
+    median = statistics.median(values)
+    if median <= 0:
+        return math.inf
+    mad = statistics.median(abs(v - median) for v in values) * 1.4826
+    return _t95(n) * math.sqrt(math.pi / 2) * mad / math.sqrt(n) / median
+
+
+def relative_ci(values: list[float], estimator: Estimator) -> float:
+    """The confidence half-width that matches the reported estimate."""
+    return relative_ci95_median(values) if estimator == "median" else relative_ci95(values)
+
+
+def relative_diff(a: float, b: float) -> float:
+    low = min(a, b)
+    return math.inf if low <= 0 else abs(a - b) / low
+
+
+@dataclass
+class BatchLog:
+    """Rank 0's record of one size's batch times, with warm-up stabilisation.
+
+    Until two consecutive batches agree within ``tol`` the older one of each disagreeing pair is
+    discarded (at most ``max_unstable`` of them; then what is there is kept and ``stable`` stays False).
+    A warm batch costs nothing: when the first two agree, both are kept.
+    """
+
+    tol: float
+    max_unstable: int
+    samples_us: list[float] = field(default_factory=list)
+    discarded_us: list[float] = field(default_factory=list)
+    settled: bool = False
+    stable: bool = True
+
+    def __post_init__(self) -> None:
+        if self.max_unstable <= 0:
+            self.settled = True
+
+    def add(self, value_us: float) -> None:
+        self.samples_us.append(value_us)
+        if self.settled or len(self.samples_us) < 2:
+            return
+        older, newer = self.samples_us[-2], self.samples_us[-1]
+        if relative_diff(older, newer) <= self.tol:
+            self.settled = True
+        elif len(self.discarded_us) >= self.max_unstable:
+            self.settled, self.stable = True, False
+        else:
+            self.discarded_us.append(self.samples_us.pop(0))
+
+
+def should_stop(
+    samples_us: list[float],
+    *,
+    config: BenchConfig,
+    elapsed_s: float,
+    settled: bool = True,
+    batches_run: int | None = None,
+) -> str | None:
+    """Rank 0's stopping rule; returns why it stops, or None to run another batch.
+
+    ``settled``: warm-up stabilisation is over (no sample counts towards ``batches`` or ``precision``
+    before). ``batches_run`` counts discarded batches too, for the adaptive ``max_batches`` cap.
+    """
+    ran = len(samples_us) if batches_run is None else batches_run
+    if not config.adaptive:
+        return "batches" if settled and len(samples_us) >= config.batches else None
+    assert config.precision is not None
+    if (
+        settled
+        and len(samples_us) >= config.min_batches
+        and relative_ci(samples_us, config.estimator) <= config.precision
+    ):
+        return "precision"
+    if elapsed_s >= config.budget_s and len(samples_us) >= 2:
+        return "budget"
+    if ran >= config.max_batches and len(samples_us) >= 2:
+        return "max_batches"
+    return None
+
+
+def batch_iters(per_iter_s: float, config: BenchConfig) -> int:
+    """Iterations per batch: enough for ``batch_floor_s`` of work, capped at ``max_iters_per_batch``;
+    never below ``iters`` in fixed mode (``-n`` is a floor there, as the user asked for it)."""
+    floor_s = config.batch_floor_s
+    if floor_s <= 0:
+        return config.iters
+    wanted = math.ceil(floor_s / max(per_iter_s, 1e-9))
+    sized = max(1, min(config.max_iters_per_batch, wanted))
+    return sized if config.adaptive else max(config.iters, sized)
+
+
+class BatchTimer:
+    """Times batches of one workload; one instance per rank, used identically on every rank."""
+
+    def __init__(self, config: BenchConfig, device: torch.device, world_size: int, rank: int) -> None:
+        self.config = config
+        self.device = device
+        self.cuda = device.type == "cuda"
+        self.world_size = world_size
+        self.rank = rank
+        self.hold_everywhere = self.cuda and config.hold_stream
+        self._sleep_cycles_per_s: float | None = None
+
+    def holds(self, size_bytes: int) -> bool:
+        """Whether batches of this size are timed with the stream held (see BenchConfig.hold_stream_*)."""
+        if not self.cuda:
+            return False
+        threshold = self.config.hold_stream_from_bytes
+        return self.hold_everywhere or (threshold is not None and size_bytes >= threshold)
+
+    # --- collective control traffic (never inside a timed region) ---
+    def _tensor(self, values: list[float], dtype: torch.dtype = torch.float64) -> torch.Tensor:
+        return torch.tensor(values, dtype=dtype, device=self.device)
+
+    def reduce_time(self, seconds: float) -> float:
+        mode = self.config.time_reduction
+        op = {"avg": dist.ReduceOp.SUM, "min": dist.ReduceOp.MIN, "max": dist.ReduceOp.MAX}[mode]
+        value = self._tensor([seconds])
+        dist.all_reduce(value, op=op)
+        result = float(value.item())
+        return result / self.world_size if mode == "avg" else result
+
+    def any_rank(self, flag: bool) -> bool:
+        """True on every rank when ``flag`` is True on any rank."""
+        value = self._tensor([1.0 if flag else 0.0])
+        dist.all_reduce(value, op=dist.ReduceOp.MAX)
+        return bool(value.item() > 0)
+
+    def decide(self, values: list[int]) -> list[int]:
+        """Rank 0's integers, broadcast to everyone."""
+        tensor = self._tensor([float(v) for v in values])
+        dist.broadcast(tensor, src=0)
+        return [int(v) for v in tensor.tolist()]
+
+    def sum_int(self, value: int) -> int:
+        tensor = self._tensor([float(value)])
+        dist.all_reduce(tensor, op=dist.ReduceOp.SUM)
+        return int(tensor.item())
+
+    def gather_check(self, wrong: int, index: int, expected: float, got: float) -> list[list[float]]:
+        """Every rank's (wrong, index, expected, got), on every rank (a sum of one-hot rows)."""
+        table = torch.zeros((self.world_size, 4), dtype=torch.float64, device=self.device)
+        table[self.rank] = self._tensor([float(wrong), float(index), expected, got])
+        dist.all_reduce(table, op=dist.ReduceOp.SUM)
+        return [[float(v) for v in row] for row in table.tolist()]
+
+    # --- timed regions ---
+    def _calibrate_sleep(self) -> float:
+        if self._sleep_cycles_per_s is None:
+            cycles = 2_000_000
+            start, end = _cuda.Event(enable_timing=True), _cuda.Event(enable_timing=True)
+            _cuda._sleep(cycles)  # first call may load the kernel
+            start.record()
+            _cuda._sleep(cycles)
+            end.record()
+            end.synchronize()
+            self._sleep_cycles_per_s = cycles / max(start.elapsed_time(end) / 1e3, 1e-6)
+        return self._sleep_cycles_per_s
+
+    def run_batch(self, work: Workload, iters: int, graph: Any = None, hold_s: float = 0.0) -> BatchTime:
+        """One timed batch on this rank."""
+        if not self.cuda:
+            dist.barrier()
+            start = time.perf_counter()
+            for _ in range(iters):
+                work.launch()
+            elapsed = time.perf_counter() - start
+            return BatchTime(elapsed / iters, elapsed)
+        held_event = None
+        if hold_s > 0:
+            _cuda._sleep(int(min(hold_s, _SLEEP_CAP_S) * self._calibrate_sleep()))
+            held_event = _cuda.Event()
+            held_event.record()
+        host_start = time.perf_counter()
+        work.launch()  # untimed line-up: ends at the same moment on every rank
+        start_event = _cuda.Event(enable_timing=True)
+        end_event = _cuda.Event(enable_timing=True)
+        start_event.record()
+        if graph is not None:
+            graph.replay()
+        else:
+            for _ in range(iters):
+                work.launch()
+        end_event.record()
+        host_enqueue = time.perf_counter() - host_start
+        # If the sleep is already over, the GPU may have waited for the host inside the timed region.
+        held = held_event is None or not held_event.query()
+        end_event.synchronize()
+        return BatchTime(start_event.elapsed_time(end_event) / 1e3 / iters, host_enqueue, held)
+
+    def capture(self, work: Workload, iters: int) -> Any:
+        """A CUDA graph of ``iters`` launches (warmed up on a side stream first, as torch requires),
+        replayed once untimed: the first launch of a graph uploads it, which no batch should time."""
+        side = _cuda.Stream(device=self.device)
+        side.wait_stream(torch.cuda.current_stream(self.device))
+        with torch.cuda.stream(side):
+            for _ in range(3):
+                work.launch()
+        torch.cuda.current_stream(self.device).wait_stream(side)
+        torch.cuda.synchronize(self.device)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            for _ in range(iters):
+                work.launch()
+        torch.cuda.synchronize(self.device)
+        graph.replay()
+        torch.cuda.synchronize(self.device)
+        return graph
+
+    def plan(self, work: Workload) -> BatchPlan:
+        """Warm up, then size batches from rank 0's warm-up timing (when ``batch_floor_s`` is set)."""
+        warmup = max(self.config.warmup, 1)
+        first = self.run_batch(work, warmup)
+        host_per_iter = first.host_enqueue_s / (warmup + 1)
+        iters = batch_iters(first.per_iter_s, self.config)
+        if self.config.batch_floor_s > 0:
+            (iters,) = self.decide([iters])  # every rank must run the same count
+        return BatchPlan(iters, warmup, host_per_iter)
+
+    def measure(self, work: Workload) -> Samples:
+        """Warm-up, stabilisation, batches until rank 0 says stop; per-batch times reduced across ranks."""
+        config = self.config
+        plan = self.plan(work)
+        graph = self.capture(work, plan.iters_per_batch) if config.graph else None
+        log = BatchLog(config.stable_tol, config.max_unstable_batches)
+        # Hold 1.5x as long as the warm-up says the host needs to enqueue a batch, plus a margin;
+        # doubled whenever a batch shows it was not enough.
+        hold_s = plan.host_enqueue_per_iter_s * (plan.iters_per_batch + 1) * 1.5 + 200e-6
+        hold = self.holds(work.shape.size_bytes) and not work.synchronizes
+        unheld = 0
+        ran = 0
+        reason = ""
+        started = time.monotonic()
+        while True:
+            batch = self.run_batch(work, plan.iters_per_batch, graph, hold_s if hold else 0.0)
+            ran += 1
+            keep = True
+            if hold and self.any_rank(not batch.held) and unheld < _MAX_UNHELD:
+                unheld += 1
+                hold_s = min(hold_s * 2, _SLEEP_CAP_S)
+                keep = False
+            value_us = self.reduce_time(batch.per_iter_s) * 1e6
+            if keep:  # every rank keeps the (identical) reduced times; only rank 0's become rows
+                log.add(value_us)
+            code = 0
+            if self.rank == 0:
+                why = should_stop(
+                    log.samples_us,
+                    config=config,
+                    elapsed_s=time.monotonic() - started,
+                    settled=log.settled,
+                    batches_run=ran,
+                )
+                if why is None and ran >= _HARD_BATCH_CAP:
+                    why = "cap"
+                code = STOP_REASONS.index(why) if why else 0
+            (code,) = self.decide([code])
+            if code:
+                reason = STOP_REASONS[code]
+                break
+        if graph is not None:
+            del graph
+        kept = log.samples_us
+        if not config.adaptive and len(kept) > config.batches:
+            kept = kept[-config.batches :]  # batches=1: the agreeing pair's newer half
+        return Samples(
+            iters_per_batch=plan.iters_per_batch,
+            samples_us=kept,
+            stopped_by=reason,
+            discarded_us=log.discarded_us,
+            stable=log.stable,
+            unheld=unheld,
+            warmup_iters=plan.warmup,
+        )

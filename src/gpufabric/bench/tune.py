@@ -1,0 +1,264 @@
+"""``tune``'s measuring side: search socket-transport settings within a budget of jobs.
+
+What is searched: ``NCCL_SOCKET_NTHREADS`` x ``NCCL_NSOCKS_PERTHREAD`` (NCCL allows at most 16 threads
+and a product of at most 64 sockets per connection), and, where the attestation says how many channels
+NCCL built, ``NCCL_MIN_NCHANNELS`` at 2x and 4x that, on top of the best socket setting. NCCL reads
+these once per process, so every candidate is its own job (as in the A/B).
+
+How: coarse grid then refine, by successive halving. Round 0 measures NCCL's defaults and a coarse grid
+(powers of 4); each later round re-measures the defaults and the better half of the survivors, plus the
+untried neighbours (x2, /2) of the leader after round 0. Every job of a candidate adds its per-batch
+samples to the candidate's pool, so the leader and the defaults end with repeated, interleaved
+measurements: the gain carries its spread. The search stops when the budget (jobs) is spent or one
+candidate is left with ``repeats`` jobs. Judging the pooled numbers is ``gpufabric.analysis.tune``.
+
+``measure`` is injectable (a candidate's env and a round -> one job's ``Trial``); the default runs the
+engine through the chosen launcher.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from gpufabric.bench.adapt import AdaptedLauncher
+from gpufabric.bench.config import BenchConfig
+from gpufabric.bench.runner import Attester, default_run_dir, run_bench
+from gpufabric.errors import UsageError
+from gpufabric.launch.base import Launcher, OutputSink
+from gpufabric.planner.ab import FabricProfile
+from gpufabric.results.model import Measurement, RunResult
+
+MAX_THREADS = 16
+MAX_SOCKETS = 64
+COARSE = (1, 4, 16)
+DEFAULT_NAME = "default"
+# Removed from every job's environment unless the candidate sets them, so "default" means NCCL's defaults.
+TUNED_VARS = ("NCCL_SOCKET_NTHREADS", "NCCL_NSOCKS_PERTHREAD", "NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS")
+
+
+class Candidate(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    env: dict[str, str] = Field(default_factory=dict, description="the tuned variables only")
+
+
+class Trial(BaseModel):
+    """One job of one candidate: its measurement at the target size and where it ran."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    candidate: str
+    round: int
+    run_dir: str = ""
+    measurement: Measurement
+    busbw_by_size: dict[int, float] = Field(default_factory=dict)
+    nchannels: int | None = None
+
+
+class TuneRuns(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    collective: str
+    size_bytes: int
+    path: str = Field(description="the transport tuned, e.g. socket")
+    path_env: dict[str, str] = Field(description="what forces that path (not part of the recommendation)")
+    budget: int
+    candidates: list[Candidate]
+    trials: list[Trial]
+    rounds: int
+    root: str = ""
+
+
+Measure = Callable[[Candidate, int], Trial]
+
+
+def socket_candidate(threads: int, socks: int) -> Candidate:
+    return Candidate(
+        name=f"{threads}x{socks}",
+        env={"NCCL_SOCKET_NTHREADS": str(threads), "NCCL_NSOCKS_PERTHREAD": str(socks)},
+    )
+
+
+def valid_socket(threads: int, socks: int) -> bool:
+    return 1 <= threads <= MAX_THREADS and socks >= 1 and threads * socks <= MAX_SOCKETS
+
+
+def coarse_grid() -> list[Candidate]:
+    return [socket_candidate(t, s) for t in COARSE for s in COARSE if valid_socket(t, s)]
+
+
+def neighbours(best: Candidate, nchannels: int | None) -> list[Candidate]:
+    """x2 and /2 in each socket dimension; with a known channel count, MIN_NCHANNELS at 2x and 4x."""
+    found: list[Candidate] = []
+    threads = int(best.env.get("NCCL_SOCKET_NTHREADS", "1"))
+    socks = int(best.env.get("NCCL_NSOCKS_PERTHREAD", "1"))
+    for t, s in ((threads * 2, socks), (threads // 2, socks), (threads, socks * 2), (threads, socks // 2)):
+        if valid_socket(t, s):
+            found.append(socket_candidate(t, s))
+    if nchannels:
+        for factor in (2, 4):
+            env = {**best.env, "NCCL_MIN_NCHANNELS": str(nchannels * factor)}
+            found.append(Candidate(name=f"{best.name}+ch{nchannels * factor}", env=env))
+    return found
+
+
+def score(trials: list[Trial]) -> float:
+    """Median busbw over the pooled per-batch samples of a candidate's jobs (GB/s)."""
+    values = [
+        t.measurement.busbw_gbs * t.measurement.time_us / s
+        for t in trials
+        for s in (t.measurement.samples_us or [t.measurement.time_us])
+        if s > 0
+    ]
+    return statistics.median(values) if values else 0.0
+
+
+def search(
+    measure: Measure, *, budget: int, repeats: int = 3, on_trial: Callable[[Trial, int], None] | None = None
+) -> tuple[list[Candidate], list[Trial], int]:
+    """Successive halving over the coarse grid plus refinement; returns (candidates, trials, rounds)."""
+    if budget < 2:
+        raise UsageError(f"--budget: {budget} job(s) cannot compare anything; use --budget 2 or more")
+    default = Candidate(name=DEFAULT_NAME)
+    known: dict[str, Candidate] = {default.name: default}
+    trials: list[Trial] = []
+    survivors = coarse_grid()
+    for c in survivors:
+        known[c.name] = c
+    round_no = 0
+    refined = False
+    while len(trials) < budget:
+        for candidate in [default, *survivors]:
+            if len(trials) >= budget:
+                break
+            trial = measure(candidate, round_no)
+            trials.append(trial)
+            if on_trial is not None:
+                on_trial(trial, budget)
+        by_name = {name: [t for t in trials if t.candidate == name] for name in known}
+        survivors = sorted(survivors, key=lambda c: -score(by_name[c.name]) if by_name[c.name] else 0.0)
+        survivors = [c for c in survivors if by_name[c.name]]
+        if not survivors:
+            break
+        if not refined:
+            refined = True
+            leader = survivors[0]
+            channels = next((t.nchannels for t in reversed(by_name[leader.name]) if t.nchannels), None)
+            fresh = [c for c in neighbours(leader, channels) if c.name not in known]
+            for c in fresh:
+                known[c.name] = c
+            # The leader first, then its untried neighbours, then the rest of the better half: a tight
+            # budget re-measures the leader and explores around it before anything else.
+            half = survivors[: max(1, (len(survivors) + 1) // 2)]
+            survivors = [leader, *fresh, *half[1:]]
+        else:
+            survivors = survivors[: max(1, (len(survivors) + 1) // 2)]
+        round_no += 1
+        if len(survivors) == 1 and len(by_name[survivors[0].name]) >= repeats:
+            break
+    used = {t.candidate for t in trials}
+    return [c for c in known.values() if c.name in used], trials, round_no
+
+
+def engine_measure(
+    config: BenchConfig,
+    path: FabricProfile,
+    *,
+    size_bytes: int,
+    root: Path,
+    launcher: Callable[[], Launcher] | None = None,
+    nodes: int = 1,
+    ranks: int | None = None,
+    env: Mapping[str, str] | None = None,
+    timeout_s: float | None = None,
+    on_output: OutputSink | None = None,
+    attest: Attester | None = None,
+) -> Measure:
+    """A ``Measure`` that runs one engine job per call, with the path's env plus the candidate's."""
+    collective = config.collectives[0]
+
+    def measure(candidate: Candidate, round_no: int) -> Trial:
+        run_dir = root / f"r{round_no}-{candidate.name}"
+        job = config.model_copy(update={"run_dir": run_dir, "label": f"tune-{candidate.name}"})
+        inner = launcher() if launcher is not None else _local()
+        unset = (set(path.unset) | set(TUNED_VARS)) - set(candidate.env)
+        base = {k: v for k, v in path.apply(dict(env or {})).items() if k not in TUNED_VARS}
+        result = run_bench(
+            job,
+            launcher=AdaptedLauncher(inner, nodes=nodes, unset=unset),
+            ranks=ranks,
+            env={**base, **candidate.env},
+            timeout_s=timeout_s,
+            on_output=on_output,
+            attest=attest,
+        )
+        return trial_from(result, candidate.name, round_no, collective, size_bytes, str(run_dir))
+
+    return measure
+
+
+def trial_from(
+    result: RunResult, name: str, round_no: int, collective: str, size_bytes: int, run_dir: str
+) -> Trial:
+    series = result.get_series(collective)
+    rows = series.rows if series else []
+    by_size = {r.size_bytes: m.busbw_gbs for r in rows if (m := r.out_of_place or r.in_place) is not None}
+    row = next((r for r in rows if r.size_bytes == size_bytes), rows[-1] if rows else None)
+    measured = (row.out_of_place or row.in_place) if row is not None else None
+    if measured is None:
+        raise UsageError(f"--size: the run measured no {collective} at {size_bytes} B; check -b/-e/--size")
+    nchannels = result.attestation.nchannels if result.attestation else None
+    return Trial(
+        candidate=name,
+        round=round_no,
+        run_dir=run_dir,
+        measurement=measured,
+        busbw_by_size=by_size,
+        nchannels=nchannels,
+    )
+
+
+def run_tune(
+    config: BenchConfig,
+    path: FabricProfile,
+    *,
+    path_name: str = "socket",
+    size_bytes: int,
+    budget: int = 16,
+    repeats: int = 3,
+    measure: Measure | None = None,
+    on_trial: Callable[[Trial, int], None] | None = None,
+    **engine: object,
+) -> TuneRuns:
+    """Search, then return every trial; ``engine`` goes to ``engine_measure`` when ``measure`` is None."""
+    root = (
+        default_run_dir(config.label, root=config.run_dir)
+        if config.run_dir == Path("runs")
+        else config.run_dir
+    )
+    root = root.resolve()
+    if measure is None:
+        measure = engine_measure(config, path, size_bytes=size_bytes, root=root, **engine)  # type: ignore[arg-type]
+    candidates, trials, rounds = search(measure, budget=budget, repeats=repeats, on_trial=on_trial)
+    return TuneRuns(
+        collective=config.collectives[0],
+        size_bytes=size_bytes,
+        path=path_name,
+        path_env=dict(path.env),
+        budget=budget,
+        candidates=candidates,
+        trials=trials,
+        rounds=rounds,
+        root=str(root),
+    )
+
+
+def _local() -> Launcher:
+    from gpufabric.launch.local import LocalLauncher
+
+    return LocalLauncher()

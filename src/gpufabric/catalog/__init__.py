@@ -1,0 +1,79 @@
+"""The fabric catalog: instance shapes, fabrics, expected bandwidth and Kubernetes node-label rules.
+
+Data lives in ``catalog/data/*.yaml`` (shipped in the package); every entry carries provenance. This is
+the public API other areas call; the names below are stable.
+
+Instances
+    ``get_instance(name) -> InstanceType``  case-insensitive, aliases such as ``ml.p4d.24xlarge`` work;
+        unknown names raise ``CatalogError`` with "did you mean" suggestions.
+    ``list_instances(cloud=None) -> list[InstanceType]``  in data-file order (AWS in seed 000's order).
+    ``find_by_accelerator(accelerator, count, cloud=None) -> list[InstanceType]``  fastest fabric first.
+
+Fabrics
+    ``get_fabric(name) -> Fabric``  ``enable_env``, ``tuning_env``, the A/B ``off_env``/``off_unset``
+        profile, ``nccl_net`` and ``log_markers`` (regexes over NCCL_DEBUG=INFO output, each saying
+        whether a match proves the fabric active, merely loaded, or inactive).
+    ``list_fabrics() -> list[Fabric]``
+
+Baselines
+    ``expected_busbw(instance, collective, nodes, size_bytes, *, variant=None, platform=None)
+        -> Baseline | None``  busbw (GB/s) with a relative tolerance, provenance and whether it was
+        interpolated (log2-linear between published sizes only); None when nothing published covers it.
+    ``list_baseline_curves(instance=None) -> list[BaselineCurve]``
+
+Kubernetes nodes
+    ``match_node_labels(labels) -> InstanceType | None``
+    ``detect_node_shape(labels) -> NodeDetection | None``  provider (eks, gke, aks, nebius, coreweave,
+        together, oke), shape, fabric and which label decided.
+"""
+
+from __future__ import annotations
+
+from gpufabric.catalog.baselines import expected_busbw, list_baseline_curves
+from gpufabric.catalog.lookup import (
+    detect_node_shape,
+    find_by_accelerator,
+    get_fabric,
+    get_instance,
+    list_fabrics,
+    list_instances,
+    match_node_labels,
+)
+from gpufabric.catalog.model import (
+    Baseline,
+    BaselineCurve,
+    BaselinePoint,
+    Cloud,
+    Collective,
+    Fabric,
+    FabricName,
+    InstanceType,
+    LogMarker,
+    NodeDetection,
+    NodeLabelRule,
+    Provenance,
+)
+
+__all__ = [
+    "Baseline",
+    "BaselineCurve",
+    "BaselinePoint",
+    "Cloud",
+    "Collective",
+    "Fabric",
+    "FabricName",
+    "InstanceType",
+    "LogMarker",
+    "NodeDetection",
+    "NodeLabelRule",
+    "Provenance",
+    "detect_node_shape",
+    "expected_busbw",
+    "find_by_accelerator",
+    "get_fabric",
+    "get_instance",
+    "list_baseline_curves",
+    "list_fabrics",
+    "list_instances",
+    "match_node_labels",
+]

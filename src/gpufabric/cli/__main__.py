@@ -1,0 +1,3 @@
+from gpufabric.cli.app import main
+
+main()

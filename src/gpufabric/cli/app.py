@@ -1,0 +1,56 @@
+"""The thin CLI: parse flags, call the public API, render. One handler turns errors into one line.
+
+Each area registers its commands from its own module (bench.py, results.py, catalog.py, doctor.py,
+launch.py ...), so this file only wires them together and owns the error handling.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from gpufabric import __version__
+from gpufabric.cli import bench, catalog, doctor, isolate, launch, nodes, results, train, tune
+from gpufabric.errors import GpufabricError
+
+app = typer.Typer(
+    name="gpufabric",
+    help="Turn on, prove and measure the fastest GPU interconnect a cluster has.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"gpufabric {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version."
+    ),
+) -> None:
+    """gpufabric: plan, launch, bench, doctor, compare, report."""
+
+
+for module in (bench, results, catalog, doctor, launch, nodes, isolate, train, tune):
+    module.register(app)
+
+
+def main() -> None:
+    """Console-script entry point: the only place that turns errors into exit codes."""
+    try:
+        app()
+    except GpufabricError as exc:
+        message = " ".join(str(exc).split("\n"))
+        print(f"Error: {message}", file=sys.stderr)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        print("Error: interrupted; every rank was asked to stop", file=sys.stderr)
+        sys.exit(130)

@@ -1,0 +1,293 @@
+"""``gpufabric bench``: parse nccl-tests-style flags, call ``gpufabric.bench.run_bench``, render the result.
+
+With no arguments: every GPU of this host, one process each, NCCL; with no GPU, 4 CPU ranks on gloo
+with small sizes, so it runs anywhere. The table goes to stdout; the progress bar to stderr (only on a
+terminal, or with ``--progress``).
+
+``--on mpirun|slurm [--hosts|--hostfile]`` runs the same ranks through another launcher and produces the
+same result document; ``--engine nccl-tests`` runs NVIDIA's binaries instead of our engine; ``--ab`` runs
+the sweep with the fabric on and off (``gpufabric.bench.ab``) and prints the speed-up table and verdict
+(``gpufabric.analysis.ab_judge``). Those paths are wired in ``cli/bench_modes.py``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import typer
+
+from gpufabric.bench import BenchConfig, run_bench
+from gpufabric.bench.runner import Attester, ProgressSink, visible_gpu_count
+from gpufabric.bench.stages import parse_stage_timeouts
+from gpufabric.cli._common import choice, parse_env_pairs
+from gpufabric.errors import CheckFailed, GpufabricError, UsageError
+from gpufabric.launch.base import Launcher, OutputSink
+from gpufabric.report.nccl_table import FORMATS, render
+from gpufabric.units import parse_size
+
+# Defaults when the user gives none: nccl-tests' usual sweep on GPUs; a quick one for CPU ranks.
+GPU_DEFAULTS: dict[str, int | str] = {"min": "8", "max": "128M", "factor": 2, "iters": 20, "batches": 5}
+CPU_DEFAULTS: dict[str, int | str] = {"min": "8", "max": "64K", "factor": 8, "iters": 5, "batches": 3}
+
+
+def parse_precision(text: str) -> float:
+    raw = text.strip()
+    try:
+        value = float(raw[:-1]) / 100 if raw.endswith("%") else float(raw)
+    except ValueError as exc:
+        raise UsageError(f"--precision: {text!r} is not a percentage; write e.g. 1% or 0.01") from exc
+    if not 0 < value < 1:
+        raise UsageError(f"--precision: {text!r} must be between 0% and 100% (exclusive), e.g. 1%")
+    return value
+
+
+def bench(
+    collective: list[str] = typer.Option(
+        ["all_reduce"],
+        "-c",
+        "--collective",
+        help="all_reduce, all_gather, reduce_scatter, alltoall, broadcast, reduce, sendrecv, or all "
+        "(repeat or comma-separate)",
+    ),
+    min_bytes: str | None = typer.Option(None, "-b", "--min-bytes", help="smallest size (8, 1K, 2G)"),
+    max_bytes: str | None = typer.Option(None, "-e", "--max-bytes", help="largest size"),
+    step_factor: int | None = typer.Option(None, "-f", "--step-factor", help="size multiplier per step"),
+    dtype: str = typer.Option("float", "-d", "--dtype", help="float, half, bfloat16, double, int8, ..."),
+    op: str = typer.Option("sum", "-o", "--op", help="sum, prod, max, min, avg"),
+    root: int = typer.Option(0, "-r", "--root", help="root rank of broadcast and reduce"),
+    iters: int | None = typer.Option(None, "-n", "--iters", min=1, help="iterations per timed batch"),
+    warmup: int = typer.Option(5, "-w", "--warmup", min=0, help="warm-up iterations per size"),
+    batches: int | None = typer.Option(None, "--batches", min=1, help="timed batches per size (fixed mode)"),
+    precision: str | None = typer.Option(
+        None,
+        "--precision",
+        help="adaptive mode: run batches until the mean time is known within this (95% CI), e.g. 1%",
+    ),
+    budget: float = typer.Option(2.0, "--budget", min=0.001, help="adaptive mode: seconds per size"),
+    graph: bool = typer.Option(False, "--graph", help="replay each batch as a CUDA graph (GPU only)"),
+    check: bool = typer.Option(True, "--check/--no-check", help="verify results (#wrong)"),
+    ranks: int | None = typer.Option(None, "--ranks", help="ranks (default: all GPUs, or 4 on CPU)"),
+    backend: str | None = typer.Option(None, "--backend", help="torch.distributed backend (nccl, gloo, ...)"),
+    average: str = typer.Option("avg", "-a", "--average", help="reduce time across ranks: avg, min, max"),
+    out: Path | None = typer.Option(None, "--out", help="also write the final JSON result here"),
+    fmt: str = typer.Option("table", "--format", help="table, json, csv, markdown"),
+    label: str = typer.Option("bench", "--label", help="name of this run in tables and run dir"),
+    run_dir: Path | None = typer.Option(None, "--run-dir", help="default: runs/<timestamp>-<label>/"),
+    env: list[str] = typer.Option([], "--env", help="NAME=VALUE passed to every rank (repeatable)"),
+    timeout: float | None = typer.Option(None, "--timeout", min=1, help="stop the whole job after seconds"),
+    timeout_stage: str | None = typer.Option(
+        None,
+        "--timeout-stage",
+        help="seconds per stage, e.g. init=120,size=60 (launch, rendezvous, init, first, size, finish, "
+        "total); see docs/reliability.md",
+    ),
+    progress: bool | None = typer.Option(None, "--progress/--no-progress", help="progress bar on stderr"),
+    verbose: bool = typer.Option(False, "-v", "--verbose", help="show the ranks' output on stderr"),
+    ab: bool = typer.Option(False, "--ab", help="run with the fabric on and off; print speed-up + verdict"),
+    rounds: int = typer.Option(2, "--rounds", help="--ab: on/off rounds, ABBA order (2 = on,off,off,on)"),
+    instance_type: str | None = typer.Option(
+        None, "--instance-type", help="--ab: shape whose fabric is switched (default: NVLink/PCIe here)"
+    ),
+    on: str = typer.Option(
+        "local", "--on", help="launcher: local, mpirun, slurm (kubernetes, skypilot: --dry-run)"
+    ),
+    hosts: list[str] = typer.Option([], "--hosts", help="mpirun: HOST[:SLOTS], comma-separated or repeated"),
+    hostfile: Path | None = typer.Option(None, "--hostfile", help="mpirun: OpenMPI hostfile"),
+    mpirun: str = typer.Option("mpirun", "--mpirun", help="mpirun: the mpirun to use"),
+    engine: str = typer.Option("gpufabric", "--engine", help="gpufabric or nccl-tests"),
+    nccl_tests_dir: Path | None = typer.Option(
+        None, "--nccl-tests-dir", help="nccl-tests: directory of the *_perf binaries (build/)"
+    ),
+    gpus_per_node: int | None = typer.Option(
+        None, "--gpus-per-node", min=1, help="nccl-tests: GPUs per node (default: this host's)"
+    ),
+    dry_run: bool = typer.Option(False, "--dry-run", help="print the launch plan (redacted); run nothing"),
+    image: str | None = typer.Option(None, "--image", help="kubernetes: container image for the pods"),
+) -> None:
+    """Measure NCCL collectives like nccl-tests (size, count, time, algbw, busbw, #wrong)."""
+    from gpufabric.cli import bench_modes
+
+    choice("--engine", engine, bench_modes.ENGINES)
+    if ab and engine != "gpufabric":
+        raise UsageError(
+            "--ab: runs on the gpufabric engine only; drop --engine nccl-tests, or compare two nccl-tests "
+            "runs with `gpufabric compare ON.json OFF.json`"
+        )
+    if ab and dry_run:
+        raise UsageError("--dry-run: prints one job's plan; drop --ab (the A/B runs that job per side)")
+    if instance_type is not None and not ab:
+        raise UsageError("--instance-type: only --ab uses it; add --ab or drop --instance-type")
+    if ab:
+        choice("--format", fmt, ("table", "markdown", "json"))
+    choice("--format", fmt, FORMATS)
+    choice("-a/--average", average, ("avg", "min", "max"))
+    extra_env = parse_env_pairs(env)
+    wants_cpu = backend not in (None, "nccl")
+    on_gpu = visible_gpu_count({**os.environ, **extra_env}) > 0 and not wants_cpu
+    defaults = GPU_DEFAULTS if on_gpu else CPU_DEFAULTS
+    config = BenchConfig(
+        collectives=collective,
+        min_bytes=parse_size(min_bytes or str(defaults["min"]), flag="-b/--min-bytes"),
+        max_bytes=parse_size(max_bytes or str(defaults["max"]), flag="-e/--max-bytes"),
+        step_factor=step_factor if step_factor is not None else int(defaults["factor"]),
+        dtype=dtype,
+        op=op,
+        root=root,
+        iters=iters if iters is not None else int(defaults["iters"]),
+        warmup=warmup,
+        batches=batches if batches is not None else int(defaults["batches"]),
+        precision=parse_precision(precision) if precision is not None else None,
+        budget_s=budget,
+        graph=graph,
+        check=check,
+        time_reduction=average,
+        backend=backend,
+        label=label,
+        run_dir=run_dir or Path("runs"),
+        command=["gpufabric", *sys.argv[1:]],
+    )
+    factory = bench_modes.launcher_factory(
+        on, hosts=hosts, hostfile=hostfile, mpirun=mpirun, dry_run=dry_run, image=image
+    )
+    nodes = bench_modes.host_count(hosts, hostfile)
+    show = (lambda prefix, line: print(f"{prefix} {line}", file=sys.stderr)) if verbose else None
+    if ab:
+        _run_ab(config, factory, nodes=nodes, rounds=rounds, instance_type=instance_type, ranks=ranks,
+                env=extra_env, timeout=timeout, show=show, fmt=fmt, out=out)  # fmt: skip
+        return
+    if engine == "nccl-tests":
+        gpus = gpus_per_node or visible_gpu_count({**os.environ, **extra_env})
+        result = bench_modes.run_nccl_tests_engine(
+            config, launcher=factory(), nccl_tests_dir=nccl_tests_dir, nodes=nodes, gpus_per_node=gpus,
+            env=extra_env, timeout_s=timeout, on_output=show,
+        )  # fmt: skip
+        if out is not None:
+            from gpufabric.results.io import write_result
+
+            write_result(result, out)
+    else:
+        from gpufabric.bench.adapt import AdaptedLauncher
+
+        launcher = AdaptedLauncher(factory(), nodes=nodes)
+        if dry_run:
+            from gpufabric.bench.runner import resolve_world
+
+            nranks, _backend, gpu = resolve_world(
+                config, ranks, visible_gpu_count({**os.environ, **extra_env})
+            )
+            typer.echo(
+                bench_modes.dry_run_text(launcher, bench_modes.rank_program(config, nranks, gpu, extra_env))
+            )
+            return
+        try:
+            result = run_bench(
+                config,
+                launcher=launcher,
+                ranks=ranks,
+                env=extra_env,
+                timeout_s=timeout,
+                stage_timeouts=parse_stage_timeouts(timeout_stage),
+                on_output=show,
+                on_progress=_progress_bar(progress),
+                attest=_attester(),
+                out=out,
+            )
+        except CheckFailed as exc:
+            # The run finished with wrong data: show its table (kept on disk), then fail with the detail.
+            if exc.result_path is not None:
+                from gpufabric.results.io import read_result
+
+                typer.echo(render(read_result(exc.result_path), fmt), nl=False)
+            raise
+    typer.echo(render(result, fmt), nl=False)
+    wrong = sum(s.wrong_total or 0 for s in result.series)
+    if wrong:
+        raise CheckFailed(
+            f"--check: {wrong} wrong element(s) in {result.metadata.settings.get('collectives')}"
+        )
+
+
+def _run_ab(
+    config: BenchConfig,
+    factory: Callable[[], Launcher],
+    *,
+    nodes: int,
+    rounds: int,
+    instance_type: str | None,
+    ranks: int | None,
+    env: dict[str, str],
+    timeout: float | None,
+    show: OutputSink | None,
+    fmt: str,
+    out: Path | None,
+) -> None:
+    from gpufabric.analysis.ab_judge import judge_ab
+    from gpufabric.bench.ab import run_ab
+    from gpufabric.planner import ab_profiles
+    from gpufabric.report.ab_render import render_ab
+
+    def job(done: int, total: int, side: str) -> None:
+        print(f"bench --ab: job {done + 1}/{total} ({side})", file=sys.stderr, flush=True)
+
+    profiles = ab_profiles(nodes=nodes, instance_type=instance_type)
+    runs = run_ab(config, profiles, rounds=rounds, launcher=factory, nodes=nodes, ranks=ranks, env=env,
+                  timeout_s=timeout, on_output=show, on_job=job, attest=_attester())  # fmt: skip
+    report = judge_ab(runs, instance_type=instance_type)
+    (Path(runs.root) / "ab.json").write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    if out is not None:
+        out.write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    typer.echo(render_ab(report, fmt), nl=False)
+    failed = [s for s in report.sides if s.proof.verdict.value == "fail"]
+    if failed:
+        raise GpufabricError(f"--ab: {failed[0].side}: {failed[0].proof.cause}; fix: {failed[0].proof.fix}")
+    wrong = sum(s.wrong_total or 0 for r in (runs.on, runs.off) for s in r.series)
+    if wrong:
+        raise CheckFailed(f"--check: {wrong} wrong element(s) across the A/B runs")
+
+
+def _attester() -> Attester | None:
+    try:
+        from gpufabric.analysis.nccl_log import attest_files
+    except ImportError:  # the analysis layer is optional for bench
+        return None
+    return attest_files
+
+
+def _progress_bar(forced: bool | None) -> ProgressSink | None:
+    show = forced if forced is not None else sys.stderr.isatty()
+    if not show:
+        return None
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+
+    console = Console(
+        file=sys.stderr, force_terminal=forced or None, width=shutil.get_terminal_size().columns
+    )
+    bar = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    )
+    state: dict[str, TaskID] = {}
+
+    def update(done: int, total: int, collective: str, size: int) -> None:
+        if "task" not in state:
+            bar.start()
+            state["task"] = bar.add_task("bench", total=total)
+        bar.update(state["task"], completed=done, description=f"{collective} {size} B")
+        if done >= total:
+            bar.stop()
+
+    return update
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``gpufabric bench`` to the app."""
+    app.command("bench")(bench)

@@ -1,0 +1,259 @@
+"""``gpufabric catalog [list|show NAME]`` and ``gpufabric plan``: parse, call catalog/planner, render.
+
+Tables are plain pipe tables (stable, greppable, diff-able); ``--format yaml|json`` print the models;
+``plan --format env`` prints ``export K=V`` lines ready to source. Warnings go to stderr, never silently.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+import yaml
+
+from gpufabric.catalog import Cloud, FabricName, InstanceType, get_instance, list_instances
+from gpufabric.cli._common import choice
+from gpufabric.errors import InputError, UsageError
+from gpufabric.planner import Plan, PlanRequest, Platform, Tier, plan
+
+CATALOG_FORMATS = ("table", "yaml", "json")
+PLAN_FORMATS = ("yaml", "json", "env", "table")
+
+
+# libyaml's emitter when PyYAML was built with it: the pure-Python one takes seconds on a big plan.
+_YAML_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+def _dump(data: Any, fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps(data, indent=2, sort_keys=False) + "\n"
+    return yaml.dump(data, Dumper=_YAML_DUMPER, sort_keys=False, width=120)
+
+
+def _cell(value: object) -> str:
+    if value is None:
+        return "?"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def pipe_table(header: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
+
+    def line(cells: list[str]) -> str:
+        return "| " + " | ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)) + " |"
+
+    return (
+        "\n".join([line(header), "|" + "|".join("-" * (w + 2) for w in widths) + "|", *map(line, rows)])
+        + "\n"
+    )
+
+
+def instances_table(instances: list[InstanceType], nic_header: str) -> str:
+    header = ["Instance Type", "GPU Type", nic_header, "Fabric", "NIC Gbps", "Network Gbps", "Cloud"]
+    rows = [
+        [
+            i.name,
+            i.accelerators,
+            _cell(i.nic_count),
+            i.fabric.value,
+            _cell(i.nic_gbps),
+            _cell(i.network_gbps),
+            i.cloud.value,
+        ]
+        for i in instances
+    ]
+    return pipe_table(header, rows)
+
+
+def catalog_command(
+    action: str = typer.Argument("list", help="list, or show NAME"),
+    name: str | None = typer.Argument(None, help="instance type for `show`"),
+    cloud: str | None = typer.Option(
+        None, "--cloud", help="aws, gcp, azure, nebius, coreweave, together, oci"
+    ),
+    fmt: str = typer.Option("table", "--format", help="table, yaml or json"),
+) -> None:
+    """List the catalog's instance shapes, or show one with its fabric facts and provenance."""
+    choice("--format", fmt, CATALOG_FORMATS)
+    choice("catalog ACTION", action, ("list", "show"))
+    if action == "show":
+        if not name:
+            raise UsageError("catalog show: give an instance type, e.g. `gpufabric catalog show p5.48xlarge`")
+        inst = get_instance(name)
+        data = inst.model_dump(mode="json")
+        sys.stdout.write(_dump(data, "yaml" if fmt == "table" else fmt))
+        return
+    if name:
+        raise UsageError(f"catalog list: unexpected argument {name!r}; use `gpufabric catalog show {name}`")
+    instances = list_instances(cloud)
+    if fmt == "table":
+        nic_header = "#EFA" if cloud and cloud.lower() == "aws" else "#NIC"
+        sys.stdout.write(instances_table(instances, nic_header))
+    else:
+        sys.stdout.write(_dump([i.model_dump(mode="json") for i in instances], fmt))
+
+
+def _labels(text: str | None) -> dict[str, str] | None:
+    if text is None:
+        return None
+    if text.startswith("@"):
+        return {str(k): str(v) for k, v in (_load_yaml(Path(text[1:]), "--node-labels") or {}).items()}
+    labels = {}
+    for pair in filter(None, text.split(",")):
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise UsageError(f"--node-labels: {pair!r} is not KEY=VALUE; write k=v,k2=v2 or @labels.yaml")
+        labels[key.strip()] = value.strip()
+    return labels
+
+
+def _load_yaml(path: Path, flag: str) -> Any:
+    try:
+        return yaml.safe_load(path.read_text())
+    except OSError as exc:
+        raise InputError(f"{flag}: cannot read {path}: {exc.strerror}") from exc
+    except yaml.YAMLError as exc:
+        raise InputError(f"{flag}: {path} is not valid YAML: {exc}") from exc
+
+
+def _accelerator(text: str | None) -> tuple[str | None, int | None]:
+    if text is None:
+        return None, None
+    name, _, count = text.partition(":")
+    if count and not count.isdigit():
+        raise UsageError(f"--accelerator: {text!r} must be NAME or NAME:COUNT, e.g. H100:8")
+    return name, int(count) if count else None
+
+
+def plan_table(result: Plan) -> str:
+    rows = [
+        ["instance", result.instance.name if result.instance else "(unknown node)"],
+        ["platform / nodes", f"{result.platform.value} / {result.nodes}"],
+        ["tier", f"{result.tier_requested.value} -> {result.tier_planned.value}"],
+        ["fabric", f"{result.fabric.value} ({result.fabric_reason})"],
+        ["fabric NICs per node", str(result.nic_count)],
+        ["baseline variant", result.baseline_variant],
+        *[[f"env {k}", v] for k, v in sorted(result.env.items())],
+        *[["prerequisite", p] for p in result.prerequisites],
+        *[["privilege", f"{p.where}: {p.grant} - {p.why}"] for p in result.privileges],
+        *[["document", d] for d in result.documents],
+    ]
+    return pipe_table(["field", "value"], rows)
+
+
+def plan_command(
+    cloud: str | None = typer.Option(
+        None, "--cloud", help="aws, gcp, azure, nebius, coreweave, together, oci"
+    ),
+    instance_type: str | None = typer.Option(None, "--instance-type", "-t"),
+    accelerator: str | None = typer.Option(None, "--accelerator", help="NAME:COUNT, e.g. H100:8"),
+    node_labels: str | None = typer.Option(None, "--node-labels", help="k=v,k2=v2 or @labels.yaml"),
+    platform: str = typer.Option("kubernetes", "--platform", help="vm, kubernetes, skypilot, slurm, docker"),
+    nodes: int = typer.Option(2, "--nodes", min=1),
+    tier: str = typer.Option("best", "--tier", help="best or standard"),
+    fabric: str | None = typer.Option(
+        None, "--fabric", help="insist on a fabric (checked against the shape)"
+    ),
+    gpus: int | None = typer.Option(None, "--gpus", min=1, help="accelerators per pod/node (default all)"),
+    efa_count: int | None = typer.Option(None, "--efa-count", min=1),
+    public_ip: bool = typer.Option(False, "--public-ip", help="AWS VM: public IPs (limits EFA to 1)"),
+    strict: bool = typer.Option(False, "--strict", help="error when the best tier is impossible"),
+    pod_config: Path | None = typer.Option(None, "--pod-config", help="your pod_config YAML, merged in"),
+    cluster_name: str = typer.Option("gpufabric", "--cluster-name"),
+    image: str | None = typer.Option(None, "--image"),
+    fmt: str = typer.Option("yaml", "--format", help="yaml, json, env or table"),
+    fabric_off: bool = typer.Option(False, "--fabric-off", help="with --format env: the A/B off profile"),
+    from_cluster: bool = typer.Option(
+        False, "--from-cluster", help="plan per node group of the cluster's real nodes (see gpufabric nodes)"
+    ),
+    on: str = typer.Option("kubernetes", "--on", help="with --from-cluster: kubernetes or slurm"),
+    context: str | None = typer.Option(None, "--context", help="with --from-cluster: kube context"),
+    kubeconfig: str | None = typer.Option(None, "--kubeconfig", help="with --from-cluster: kube config"),
+    selector: str | None = typer.Option(None, "--selector", "-l", help="with --from-cluster: label selector"),
+) -> None:
+    """Plan the network tier: fabric, NICs, env, platform config, prerequisites and warnings."""
+    choice("--format", fmt, PLAN_FORMATS)
+    choice("--platform", platform, tuple(p.value for p in Platform))
+    if from_cluster:
+        shape_flags = (
+            ("--instance-type", instance_type),
+            ("--accelerator", accelerator),
+            ("--node-labels", node_labels),
+        )
+        given = [flag for flag, value in shape_flags if value]
+        _plan_from_cluster(on, context, kubeconfig, selector, Platform(platform), fmt, given=given)
+        return
+    choice("--tier", tier, tuple(t.value for t in Tier))
+    if cloud is not None:
+        choice("--cloud", cloud.lower(), tuple(c.value for c in Cloud))
+    if fabric is not None:
+        choice("--fabric", fabric, tuple(f.value for f in FabricName))
+    user_pod_config = _load_yaml(pod_config, "--pod-config") if pod_config else None
+    if user_pod_config is not None and not isinstance(user_pod_config, dict):
+        raise InputError(f"--pod-config: {pod_config} must hold a mapping (a pod spec fragment)")
+    name, count = _accelerator(accelerator)
+    request = PlanRequest(
+        cloud=Cloud(cloud.lower()) if cloud else None,
+        instance_type=instance_type,
+        accelerator=name,
+        accelerator_count=count,
+        node_labels=_labels(node_labels),
+        platform=Platform(platform),
+        nodes=nodes,
+        tier=Tier(tier),
+        fabric=FabricName(fabric) if fabric else None,
+        gpus=gpus,
+        efa_count=efa_count,
+        public_ip=public_ip,
+        strict=strict,
+        pod_config=user_pod_config,
+        cluster_name=cluster_name,
+        image=image,
+    )
+    result = plan(request)
+    for warning in result.warnings:
+        print(f"Warning: {warning}", file=sys.stderr)
+    for conflict in result.conflicts:
+        print(f"Note: pod_config {conflict}", file=sys.stderr)
+    if fmt == "env":
+        sys.stdout.write("\n".join(result.env_lines(fabric_off=fabric_off)) + "\n")
+    elif fmt == "table":
+        sys.stdout.write(plan_table(result))
+    else:
+        sys.stdout.write(_dump(result.model_dump(mode="json", exclude={"request"}), fmt))
+
+
+def _plan_from_cluster(
+    on: str,
+    context: str | None,
+    kubeconfig: str | None,
+    selector: str | None,
+    platform: Platform,
+    fmt: str,
+    *,
+    given: list[str],
+) -> None:
+    """The planner run once per node group of the nodes that exist, instead of for one assumed shape."""
+    from gpufabric.cli.nodes import Scheduler, cluster_plans_text, read_inventory
+    from gpufabric.inventory import plan_groups
+
+    if given:
+        raise UsageError(
+            f"{', '.join(given)}: --from-cluster plans for the shapes the cluster's nodes have; "
+            "drop them, or drop --from-cluster to plan one shape"
+        )
+    scheduler = Scheduler(choice("--on", on, tuple(s.value for s in Scheduler)))
+    inventory = read_inventory(scheduler, context=context, kubeconfig=kubeconfig, selector=selector)
+    plans = plan_groups(inventory, platform=platform)
+    sys.stdout.write(cluster_plans_text(inventory, plans, fmt))
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``catalog`` and ``plan`` to the app."""
+    app.command("catalog")(catalog_command)
+    app.command("plan")(plan_command)

@@ -1,0 +1,87 @@
+"""``gpufabric doctor``: judge runs (results, NCCL logs, nccl-tests output), or this node (``--preflight``).
+
+Exit codes: 0 when the worst verdict is PASS or SKIP; 1 when a check FAILs (or WARNs with ``--strict``);
+2 for bad flags or unreadable inputs (the app's error handler). ``--format json`` prints the report with a
+``verdict`` per subject and overall; the table is for humans.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from gpufabric.analysis.doctor import EXPECT_CHOICES, DoctorReport, Verdict, doctor
+from gpufabric.analysis.preflight import preflight
+from gpufabric.errors import UsageError
+
+FORMATS = ("table", "json")
+_STYLE = {Verdict.PASS: "green", Verdict.WARN: "yellow", Verdict.FAIL: "bold red", Verdict.SKIP: "dim"}
+
+
+def render_table(report: DoctorReport, console: Console) -> None:
+    """One table per subject: verdict, check, and what was found (with the fix under it)."""
+    for subject in report.subjects:
+        table = Table(
+            title=f"{subject.subject}  [{subject.verdict.value.upper()}]",
+            title_justify="left",
+            show_lines=False,
+            expand=False,
+        )
+        table.add_column("verdict", no_wrap=True)
+        table.add_column("check", no_wrap=True)
+        table.add_column("finding / fix", overflow="fold")
+        for check in subject.checks:
+            finding = Text(check.cause)
+            if check.fix and check.verdict in (Verdict.WARN, Verdict.FAIL):
+                finding.append(f"\nfix: {check.fix}", style="cyan")
+            table.add_row(Text(check.verdict.value.upper(), style=_STYLE[check.verdict]), check.id, finding)
+        console.print(table)
+        console.print(f"judged against: {subject.expectation}", style="dim")
+        if subject.sources:
+            console.print(f"inputs: {', '.join(subject.sources)}", style="dim")
+    console.print(Text(f"doctor: {report.verdict.value.upper()}", style=_STYLE[report.verdict]))
+
+
+def doctor_command(
+    inputs: list[Path] = typer.Argument(
+        None, help="result JSON/JSONL, NCCL logs, nccl-tests output, or dirs"
+    ),
+    expect: str | None = typer.Option(
+        None, "--expect", help=f"fabric to expect: {', '.join(EXPECT_CHOICES)}"
+    ),
+    instance_type: str | None = typer.Option(
+        None, "--instance-type", help="catalog shape, e.g. p4d.24xlarge"
+    ),
+    fmt: str = typer.Option("table", "--format", help="table or json"),
+    strict: bool = typer.Option(False, "--strict", help="exit 1 on WARN too"),
+    run_preflight: bool = typer.Option(False, "--preflight", help="check this node instead of result files"),
+    gpus: int | None = typer.Option(None, "--gpus", help="preflight: GPUs this node should show", min=1),
+) -> None:
+    """Prove which transport NCCL used, judge it against expectations, and say what to fix."""
+    if fmt not in FORMATS:
+        raise UsageError(f"--format: unknown value {fmt!r}; choose from {', '.join(FORMATS)}")
+    if run_preflight:
+        if inputs:
+            raise UsageError(
+                "--preflight checks this node and takes no input files; drop the files or the flag"
+            )
+        report = preflight(expect=expect, gpus=gpus, instance_type=instance_type)
+    else:
+        if gpus is not None:
+            raise UsageError("--gpus only applies to --preflight")
+        report = doctor(inputs or [], expect=expect, instance_type=instance_type)
+    if fmt == "json":
+        print(json.dumps(report.to_json_dict(), indent=2))
+    else:
+        render_table(report, Console(width=max(Console().width, 120)))
+    raise typer.Exit(report.exit_code(strict=strict))
+
+
+def register(app: typer.Typer) -> None:
+    """Add this area's commands to `app`."""
+    app.command("doctor")(doctor_command)

@@ -1,0 +1,152 @@
+"""``gpufabric isolate``: find the slow node or link with adaptive group testing.
+
+``--simulate`` runs the search on a simulated cluster (``--nodes N`` or the names of a hostfile / node
+list, faults from ``--bad`` and ``--bad-link``). Without it the same search runs on real ranks: every
+round is one job (``--on local`` by default, ``mpirun`` with ``--hostfile``, ``slurm``) in which each group
+runs the collective on its own sub-communicator (``gpufabric.bench.groups``); ``EngineMeasurer`` feeds the
+busbw values to the search. One node is one rank (one GPU, or one CPU rank with gloo).
+``GPUFABRIC_FAULT`` (tests) reaches the ranks only when set here, and is then shown in the output.
+Parse and wire only; nothing heavy is imported before a real run starts.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import typer
+
+from gpufabric.analysis.isolate import (
+    JudgeSettings,
+    SearchOptions,
+    build_simulation,
+    numbered_nodes,
+    read_hostfile,
+    read_node_list,
+    simulate,
+)
+from gpufabric.analysis.isolate.render import render_json, render_table
+from gpufabric.errors import UsageError
+
+FORMATS = ("table", "json")
+# Real runs carry launch and scheduling jitter the simulator's 3% noise does not, and with fewer than 8
+# groups there is no peer spread to learn it from: a 25% floor still catches a node at 3/4 speed.
+REAL_MIN_DROP = 0.25
+# Up to "flag only groups below a tenth of the reference", for hosts whose healthy groups vary 2x.
+MAX_MIN_DROP = 0.9
+
+
+def _names(nodes: int | None, hostfile: Path | None, node_list: Path | None) -> list[str]:
+    given = [flag for flag, v in (("--nodes", nodes), ("--hostfile", hostfile), ("--node-list", node_list))
+             if v is not None]  # fmt: skip
+    if len(given) != 1:
+        raise UsageError(
+            f"isolate needs exactly one node source, got {len(given)} ({', '.join(given) or 'none'}); "
+            "pass --nodes N, --hostfile PATH or --node-list PATH"
+        )
+    if hostfile is not None:
+        return read_hostfile(hostfile)
+    if node_list is not None:
+        return read_node_list(node_list)
+    assert nodes is not None  # exactly one source was given
+    return numbered_nodes(nodes)
+
+
+def isolate(
+    simulate_run: bool = typer.Option(False, "--simulate", help="search a simulated cluster"),
+    nodes: int | None = typer.Option(None, "--nodes", help="this many nodes, node0000 ... (local ranks)"),
+    hostfile: Path | None = typer.Option(None, "--hostfile", help="OpenMPI hostfile: one node per line"),
+    node_list: Path | None = typer.Option(
+        None, "--node-list", help="node names, Slurm ranges (gpu[001-064]) or kubectl 'pod/NAME' lines"
+    ),
+    bad: list[str] = typer.Option([], "--bad", help="simulator: slow node(s), index or name: 3,17"),
+    bad_link: list[str] = typer.Option([], "--bad-link", help="simulator: slow link A-B (repeatable)"),
+    slow_factor: float = typer.Option(0.5, "--slow-factor", help="simulator: a slow node's NIC fraction"),
+    link_factor: float = typer.Option(0.5, "--link-factor", help="simulator: a slow link's fraction"),
+    noise: float = typer.Option(0.03, "--noise", help="simulator: relative measurement noise (sigma)"),
+    seed: int = typer.Option(0, "--seed", help="seeds the simulator's noise and the search's grouping"),
+    group_size: int = typer.Option(2, "--group-size", help="nodes per group in the screen round"),
+    link_sweep: bool | None = typer.Option(
+        None,
+        "--link-sweep/--no-link-sweep",
+        help="one all-node round that finds links between groups (default: on, off for CPU gloo ranks)",
+    ),
+    k_sigma: float = typer.Option(5.0, "--k-sigma", help="robust sigmas below the peers' median that flag"),
+    min_drop: float | None = typer.Option(
+        None,
+        "--min-drop",
+        help="never flag a drop smaller than this fraction (default 0.10; real 0.25; at most 0.9)",
+    ),
+    ranks: int | None = typer.Option(None, "--ranks", help="real: ranks of the job (one per node)"),
+    on: str | None = typer.Option(None, "--on", help="real: local (default), mpirun (--hostfile), slurm"),
+    collective: str = typer.Option("alltoall", "--collective", help="real: alltoall or all_reduce"),
+    size: str | None = typer.Option(None, "--size", help="real: bytes per group test (64M GPU, 1M CPU)"),
+    iters: int = typer.Option(20, "--iters", help="real: iterations per timed batch, at least"),
+    batches: int = typer.Option(5, "--batches", help="real: timed batches per group test (median)"),
+    batch_seconds: float | None = typer.Option(
+        None, "--batch-seconds", help="real: seconds per timed batch, iterations added (0.1 CPU, 0.02 GPU)"
+    ),
+    backend: str | None = typer.Option(None, "--backend", help="real: nccl or gloo (default: by device)"),
+    expected_gbps: float | None = typer.Option(
+        None, "--expected-gbps", help="real: the busbw a healthy group reaches (default: from the groups)"
+    ),
+    round_timeout: float = typer.Option(600.0, "--round-timeout", help="real: seconds per round's job"),
+    timeout_stage: str | None = typer.Option(
+        None, "--timeout-stage", help="real: seconds per stage of each round, e.g. init=120,size=60"
+    ),
+    run_dir: Path | None = typer.Option(None, "--run-dir", help="real: where rounds write (runs/...)"),
+    mpirun: str = typer.Option("mpirun", "--mpirun", help="real, mpirun: the mpirun to use"),
+    verbose: bool = typer.Option(False, "-v", "--verbose", help="real: show the ranks' output on stderr"),
+    fmt: str = typer.Option("table", "--format", help="table or json"),
+) -> None:
+    """Find slow nodes and links: screen groups in parallel, split the short ones, confirm by retest."""
+    if fmt not in FORMATS:
+        raise UsageError(f"--format: unknown value {fmt!r}; choose from {', '.join(FORMATS)}")
+    if group_size < 2:
+        raise UsageError(f"--group-size {group_size}: a group needs at least 2 nodes; e.g. --group-size 2")
+    drop = min_drop if min_drop is not None else (0.10 if simulate_run else REAL_MIN_DROP)
+    if k_sigma <= 0 or not 0 < drop <= MAX_MIN_DROP:
+        raise UsageError(
+            f"--k-sigma {k_sigma} / --min-drop {drop}: need k > 0 and 0 < min-drop <= {MAX_MIN_DROP}"
+        )
+    names = _names(nodes, hostfile, node_list)
+    # A floor above the judge's usual 40% ceiling (a very noisy host) raises the ceiling with it.
+    judge = JudgeSettings(k_sigma=k_sigma, min_drop=drop, max_drop=max(JudgeSettings().max_drop, drop))
+    if not simulate_run:
+        if bad or bad_link:
+            raise UsageError("--bad and --bad-link describe a simulated cluster; add --simulate")
+        from gpufabric.cli.isolate_real import RealRequest, run_real
+
+        request = RealRequest(
+            names=names, hostfile=hostfile, node_list=node_list is not None, ranks=ranks, on=on,
+            collective=collective, size=size, iters=iters, batches=batches, batch_seconds=batch_seconds,
+            backend=backend, expected_gbps=expected_gbps, round_timeout_s=round_timeout,
+            timeout_stage=timeout_stage, run_dir=run_dir, mpirun=mpirun, link_sweep=link_sweep,
+            group_size=group_size, seed=seed, judge=judge,
+        )  # fmt: skip
+        show = (lambda prefix, line: print(f"{prefix} {line}", file=sys.stderr)) if verbose else None
+        print(run_real(request, environ=dict(os.environ), on_output=show, fmt=fmt))
+        return
+    model = build_simulation(
+        names,
+        bad=bad,
+        bad_links=bad_link,
+        slow_factor=slow_factor,
+        link_factor=link_factor,
+        noise=noise,
+        seed=seed,
+    )
+    options = SearchOptions(
+        group_size=group_size,
+        link_sweep=link_sweep if link_sweep is not None else True,
+        seed=seed,
+        judge=judge,
+    )
+    report = simulate(model, names, options)
+    print(render_json(report) if fmt == "json" else render_table(report))
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``gpufabric isolate`` to `app`."""
+    app.command("isolate")(isolate)

@@ -1,0 +1,175 @@
+"""``gpufabric compare``, ``gpufabric report`` and ``gpufabric show``: read results, compare, render.
+
+Each command parses its flags, calls the library (``results.readers``, ``analysis.compare``,
+``report.*``) and prints; errors from the library reach the single handler in ``cli/app.py``.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+from gpufabric.analysis.compare import compare_runs
+from gpufabric.analysis.compare_model import PLACEMENT_NAMES, Comparison
+from gpufabric.errors import UsageError
+from gpufabric.report import compare_render
+from gpufabric.report.html import build_report, write_report
+from gpufabric.report.nccl_table import render as render_run
+from gpufabric.report.plots import comparison_charts, file_stem, save
+from gpufabric.results.model import RunResult
+from gpufabric.results.readers import read_run
+
+
+class OutputFormat(str, Enum):
+    table = "table"
+    markdown = "markdown"
+    csv = "csv"
+    json = "json"
+
+
+class PlacementChoice(str, Enum):
+    out_of_place = "out-of-place"
+    in_place = "in-place"
+
+
+class ImageFormatChoice(str, Enum):
+    png = "png"
+    svg = "svg"
+    both = "both"
+
+
+def _read_all(files: list[Path], labels: list[str]) -> list[RunResult]:
+    if labels and len(labels) != len(files):
+        raise UsageError(
+            f"--label given {len(labels)} time(s) for {len(files)} file(s); give one label per file, in order"
+        )
+    return [read_run(path, labels[i] if labels else None) for i, path in enumerate(files)]
+
+
+def _baseline(value: str | None) -> str | int | None:
+    return int(value) if value is not None and value.lstrip("-").isdigit() else value
+
+
+def _write_plots(comparison: Comparison, directory: Path, image_format: ImageFormatChoice) -> list[Path]:
+    formats = ["png", "svg"] if image_format is ImageFormatChoice.both else [image_format.value]
+    written = []
+    for table in comparison.tables:
+        name = compare_render.title(table)
+        for chart in comparison_charts(table, name):
+            stem = file_stem(table.collective, table.variant, table.placement, chart.kind)
+            for fmt in formats:
+                written.append(save(chart, directory / f"{stem}.{fmt}", "png" if fmt == "png" else "svg"))
+    return written
+
+
+def compare(
+    files: list[Path] = typer.Argument(..., help="Two or more result files: nccl-tests logs or JSON, ours."),
+    label: list[str] = typer.Option(
+        [], "--label", "-l", help="Name per file, in order (default: file name)."
+    ),
+    baseline: str | None = typer.Option(
+        None,
+        "--baseline",
+        "-b",
+        help="Run the speed-ups are against: a label or a 0-based index (default: last).",
+    ),
+    placement: PlacementChoice = typer.Option(PlacementChoice.out_of_place, "--placement", "-p"),
+    collective: list[str] = typer.Option(
+        [], "--collective", "-c", help="Only these collectives (repeatable)."
+    ),
+    output_format: OutputFormat = typer.Option(OutputFormat.table, "--format", "-f"),
+    output: Path | None = typer.Option(
+        None, "--output", "-o", help="Write the table here instead of stdout."
+    ),
+    plot: Path | None = typer.Option(None, "--plot", help="Also write busbw/latency/speed-up plots here."),
+    plot_format: ImageFormatChoice = typer.Option(ImageFormatChoice.both, "--plot-format"),
+) -> None:
+    """Compare runs size by size: busbw per run and each run's speed-up over the baseline, like the seeds."""
+    runs = _read_all(files, label)
+    comparison = compare_runs(
+        runs,
+        baseline=_baseline(baseline),
+        placement=PLACEMENT_NAMES[placement.value],
+        collectives=collective or None,
+    )
+    incomplete = [f"{r.label} ({r.failure})" for r in runs if not r.complete]
+    console = Console(stderr=True)
+    for item in incomplete:
+        console.print(f"[yellow]warning:[/] incomplete run {item}", highlight=False)
+    if plot is not None:
+        written = _write_plots(comparison, plot, plot_format)
+        console.print(f"wrote {len(written)} plot file(s) to {plot}", highlight=False)
+    if output_format is OutputFormat.table and output is None:
+        Console().print(compare_render.to_rich(comparison))
+        return
+    render = {
+        OutputFormat.table: compare_render.to_markdown,
+        OutputFormat.markdown: compare_render.to_markdown,
+        OutputFormat.csv: compare_render.to_csv,
+        OutputFormat.json: compare_render.to_json,
+    }[output_format]
+    text = render(comparison)
+    if output is not None:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(text, encoding="utf-8")
+        console.print(f"wrote {output}", highlight=False)
+    else:
+        typer.echo(text, nl=False)
+
+
+def report(
+    files: list[Path] = typer.Argument(..., help="One or more result files (nccl-tests logs or JSON, ours)."),
+    output: Path = typer.Option(Path("report.html"), "--output", "-o", help="The HTML file to write."),
+    label: list[str] = typer.Option(
+        [], "--label", "-l", help="Name per file, in order (default: file name)."
+    ),
+    baseline: str | None = typer.Option(
+        None, "--baseline", "-b", help="Label or 0-based index (default: last)."
+    ),
+    placement: PlacementChoice = typer.Option(PlacementChoice.out_of_place, "--placement", "-p"),
+    title: str | None = typer.Option(None, "--title", help="Page title (default: the run labels)."),
+) -> None:
+    """Write one self-contained HTML report (tables, inline SVG plots, metadata, attestation).
+
+    Benchmark runs and train-bench results (train.json, A/B documents) may be mixed in one call.
+    """
+    from gpufabric.train.result import sniff_train_document
+
+    sniffed = [(path, sniff_train_document(path)) for path in files]
+    training = [doc for _, doc in sniffed if doc is not None]
+    bench_files = [path for path, doc in sniffed if doc is None]
+    bench_labels = [label[i] for i, (_, doc) in enumerate(sniffed) if doc is None and i < len(label)]
+    runs = _read_all(bench_files, bench_labels)
+    html_text = build_report(
+        runs,
+        baseline=_baseline(baseline),
+        placement=PLACEMENT_NAMES[placement.value],
+        title=title,
+        training=training,
+    )
+    write_report(output, html_text)
+    Console(stderr=True).print(
+        f"wrote {output} ({len(html_text) // 1024} KB, self-contained)", highlight=False
+    )
+
+
+def show(
+    file: Path = typer.Argument(..., help="Any supported file: nccl-tests text or -J JSON, our JSON/JSONL."),
+    output_format: OutputFormat = typer.Option(OutputFormat.table, "--format", "-f"),
+    label: str | None = typer.Option(None, "--label", "-l"),
+) -> None:
+    """Read one result file in any supported format and print it as an nccl-tests table (or md/csv/json)."""
+    run = read_run(file, label)
+    typer.echo(render_run(run, output_format.value), nl=False)
+    for note in run.metadata.notes:
+        typer.echo(f"# note: {note}", err=True)
+
+
+def register(app: typer.Typer) -> None:
+    """Add this area's commands to `app`."""
+    app.command("compare")(compare)
+    app.command("report")(report)
+    app.command("show")(show)

@@ -1,0 +1,98 @@
+"""Who is who in a launched job: the variables every launcher gives its ranks and nodes.
+
+Two families, set the same way by every backend so one program runs under all of them:
+
+- rendezvous for ``torch.distributed`` (``MASTER_ADDR``, ``MASTER_PORT``), next to the launcher's own rank
+  identity (``OMPI_COMM_WORLD_*`` from mpirun, ``SLURM_PROCID``... from srun, ``JOB_COMPLETION_INDEX``
+  from a Kubernetes Indexed Job, ``RANK``... from the local launcher);
+- the node layout SkyPilot scripts read (``SKYPILOT_NODE_RANK``, ``SKYPILOT_NODE_IPS`` newline-separated,
+  ``SKYPILOT_NUM_NODES``, ``SKYPILOT_NUM_GPUS_PER_NODE``, ``SKYPILOT_TASK_ID``), carried to the node as
+  ``GPUFABRIC_*`` (comma-separated IPs survive ``mpirun -x`` and ``sbatch --export``) and turned into the
+  SkyPilot names by the node wrapper (``gpufabric.launch.task_program``).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+
+from pydantic import BaseModel, ConfigDict, Field
+
+DEFAULT_MASTER_PORT = 29500
+
+# The node rank, from whichever launcher started this process (one process per node for tasks).
+NODE_RANK_SOURCES = (
+    "GPUFABRIC_NODE_RANK",
+    "OMPI_COMM_WORLD_RANK",
+    "PMIX_RANK",
+    "SLURM_PROCID",
+    "JOB_COMPLETION_INDEX",
+    "RANK",
+)
+
+
+class NodeLayout(BaseModel):
+    """The nodes of one job as the ranks should see them."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    node_addresses: list[str] = Field(min_length=1, description="one entry per node, head first")
+    gpus_per_node: int = Field(ge=0)
+    task_id: str
+    launcher: str
+    master_port: int = Field(default=DEFAULT_MASTER_PORT, ge=1, le=65535)
+
+    @property
+    def num_nodes(self) -> int:
+        return len(self.node_addresses)
+
+    @property
+    def master_addr(self) -> str:
+        return self.node_addresses[0]
+
+
+def layout_env(layout: NodeLayout, *, include_addresses: bool = True) -> dict[str, str]:
+    """``GPUFABRIC_*`` layout + rendezvous variables; addresses left out when only known at run time."""
+    env = {
+        "GPUFABRIC_LAUNCHER": layout.launcher,
+        "GPUFABRIC_NUM_NODES": str(layout.num_nodes),
+        "GPUFABRIC_GPUS_PER_NODE": str(layout.gpus_per_node),
+        "GPUFABRIC_TASK_ID": layout.task_id,
+        "MASTER_PORT": str(layout.master_port),
+    }
+    if include_addresses:
+        env["GPUFABRIC_NODE_IPS"] = ",".join(layout.node_addresses)
+        env["MASTER_ADDR"] = layout.master_addr
+    return env
+
+
+def skypilot_env(layout: NodeLayout, node_rank: int) -> dict[str, str]:
+    """What SkyPilot itself would export on node ``node_rank`` (for callers that know the rank up front)."""
+    return {
+        "SKYPILOT_NODE_RANK": str(node_rank),
+        "SKYPILOT_NODE_IPS": "\n".join(layout.node_addresses),
+        "SKYPILOT_NUM_NODES": str(layout.num_nodes),
+        "SKYPILOT_NUM_GPUS_PER_NODE": str(layout.gpus_per_node),
+        "SKYPILOT_TASK_ID": layout.task_id,
+    }
+
+
+def node_rank_expression() -> str:
+    """A bash expression that yields the node rank under any of our launchers (0 when none is set)."""
+    expression = "0"
+    for name in reversed(NODE_RANK_SOURCES):
+        expression = f"${{{name}:-{expression}}}"
+    return expression
+
+
+def new_task_id(name: str, *, now: _dt.datetime | None = None) -> str:
+    """``gpufabric-2025-01-31-12-00-00-123456_<name>``: the shape of SkyPilot's SKYPILOT_TASK_ID."""
+    now = now or _dt.datetime.now(tz=_dt.timezone.utc)
+    safe = re.sub(r"[^A-Za-z0-9._-]", "-", name) or "task"
+    return f"gpufabric-{now:%Y-%m-%d-%H-%M-%S-%f}_{safe}"
+
+
+def dns_label(text: str, *, max_length: int = 52) -> str:
+    """``nccl_test.EFA`` -> ``nccl-test-efa``: a valid Kubernetes/Slurm name (RFC 1123 label)."""
+    label = re.sub(r"[^a-z0-9-]+", "-", text.lower()).strip("-")[:max_length].strip("-")
+    return label or "gpufabric"

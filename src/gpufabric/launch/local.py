@@ -1,0 +1,107 @@
+"""The local launcher: N rank processes on this machine, optionally grouped into virtual nodes.
+
+Every rank is its own process in its own session (so a stop reaches everything it started), inherits
+this process's environment (GPU runs depend on variables such as ``NCCL_NVLS_ENABLE=0`` passing through)
+plus the program's, and gets torchrun's identity variables (``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK``,
+``LOCAL_WORLD_SIZE``, ``NODE_RANK``, ``MASTER_ADDR``, ``MASTER_PORT`` on a free port). A virtual node sees
+its own GPU subset through ``CUDA_VISIBLE_DEVICES`` and each rank picks ``cuda:LOCAL_RANK`` in it.
+
+Supervision (prefixed output, stop-all on the first failure, timeout, exit report) is
+``gpufabric.launch.processes.run_commands``.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Mapping
+
+from gpufabric.errors import UsageError
+from gpufabric.launch.base import LaunchOutcome, LaunchPlan, OutputSink, PlannedCommand, RankProgram
+from gpufabric.launch.processes import run_commands
+
+LOOPBACK = "127.0.0.1"
+
+
+def free_port(host: str = LOOPBACK) -> int:
+    """A TCP port nobody listens on right now (the OS picks it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+def visible_gpu_ids(environ: Mapping[str, str], count: int) -> list[str]:
+    """The GPU ids this process may hand out: its own CUDA_VISIBLE_DEVICES, else 0..count-1."""
+    visible = environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        return [d.strip() for d in visible.split(",") if d.strip()]
+    return [str(i) for i in range(count)]
+
+
+class LocalLauncher:
+    """Spawns the ranks of a ``RankProgram`` here; ``nodes > 1`` splits them into virtual nodes."""
+
+    name = "local"
+
+    def __init__(self, *, master_port: int | None = None, environ: Mapping[str, str] | None = None) -> None:
+        self.master_port = master_port
+        self.environ = environ
+
+    def render(self, program: RankProgram) -> LaunchPlan:
+        environ = os.environ if self.environ is None else self.environ
+        per_node = program.ranks_per_node
+        if program.nodes > program.nranks:
+            raise UsageError(
+                f"--nodes: {program.nodes} nodes for {program.nranks} ranks leaves nodes empty; "
+                f"use --nodes {program.nranks} or fewer"
+            )
+        gpu_ids: list[str] = []
+        if program.gpus_per_node > 0:
+            wanted = program.gpus_per_node * program.nodes
+            gpu_ids = visible_gpu_ids(environ, wanted)
+            if len(gpu_ids) < wanted:
+                raise UsageError(
+                    f"--gpus-per-node: {program.nodes} node(s) x {program.gpus_per_node} GPU(s) = {wanted}, "
+                    f"but only {len(gpu_ids)} GPU(s) are visible here; lower the count"
+                )
+            if per_node > program.gpus_per_node:
+                raise UsageError(
+                    f"--ranks: {per_node} ranks per node but {program.gpus_per_node} GPU(s) per node; "
+                    "one process per GPU needs at least as many GPUs as ranks"
+                )
+        port = self.master_port or free_port()
+        commands = []
+        for rank in range(program.nranks):
+            node, local = divmod(rank, per_node)
+            local_size = min(per_node, program.nranks - node * per_node)
+            env = {
+                **program.env,
+                "RANK": str(rank),
+                "WORLD_SIZE": str(program.nranks),
+                "LOCAL_RANK": str(local),
+                "LOCAL_WORLD_SIZE": str(local_size),
+                "NODE_RANK": str(node),
+                "GROUP_RANK": str(node),
+                "MASTER_ADDR": LOOPBACK,
+                "MASTER_PORT": str(port),
+                "GPUFABRIC_LAUNCHER": self.name,
+                "GPUFABRIC_NODE_RANK": str(node),
+                "GPUFABRIC_NUM_NODES": str(program.nodes),
+                "GPUFABRIC_GPUS_PER_NODE": str(program.gpus_per_node),
+            }
+            if gpu_ids:
+                start = node * program.gpus_per_node
+                env["CUDA_VISIBLE_DEVICES"] = ",".join(gpu_ids[start : start + program.gpus_per_node])
+            commands.append(
+                PlannedCommand(
+                    argv=list(program.argv), env=env, cwd=None, ranks=[rank], node_rank=None, host=None
+                )
+            )
+        notes = [f"{program.nranks} rank(s) on {program.nodes} virtual node(s), rendezvous {LOOPBACK}:{port}"]
+        return LaunchPlan(launcher=self.name, program=program, commands=commands, notes=notes)
+
+    def execute(
+        self, plan: LaunchPlan, *, on_output: OutputSink | None = None, timeout_s: float | None = None
+    ) -> LaunchOutcome:
+        base = os.environ if self.environ is None else self.environ
+        return run_commands(plan.commands, on_output=on_output, timeout_s=timeout_s, base_env=base)

@@ -1,0 +1,225 @@
+"""The ``mpirun`` launcher: real OpenMPI places the ranks (hostfile or ``-H host:slots``), ``-x`` carries
+the environment, ``--tag-output`` tells the ranks' lines apart, and the rank identity is OpenMPI's own
+(``OMPI_COMM_WORLD_*``). ``MASTER_ADDR``/``MASTER_PORT`` point at the first host for torch.distributed.
+
+With no hosts, every rank runs on this host (``-H localhost:N``), as ``--on mpirun --ranks N`` promises.
+The seeds' MCA flags are presets (``SEED_MCA_PRESETS``); a plan passes them in ``MpirunOptions.mca``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from gpufabric.errors import LaunchError, UsageError
+from gpufabric.launch.base import LaunchOutcome, LaunchPlan, OutputSink, PlannedCommand, RankExit, RankProgram
+from gpufabric.launch.hosts import HostSlots, parse_hostfile, parse_hosts
+from gpufabric.launch.identity import DEFAULT_MASTER_PORT, NodeLayout, layout_env, new_task_id
+from gpufabric.launch.processes import run_commands
+from gpufabric.launch.task_program import TASK_ID_VAR, is_task_program
+
+# The MCA flags of the seeds' nccl-tests launches (skypilot-network-tier.md §6).
+SEED_MCA_PRESETS: dict[str, list[tuple[str, str]]] = {
+    "aws-efa": [("pml", "^cm,ucx"), ("btl", "tcp,self"), ("btl_tcp_if_exclude", "lo,docker0,veth_def_agent")],
+    "gcp-tcpx": [("btl", "tcp,self"), ("btl_tcp_if_include", "eth0")],
+}
+LOCALHOST = "localhost"
+LOCAL_ADDRESS = "127.0.0.1"
+
+_TAG = re.compile(r"^\[(\d+),(\d+)\]<(stdout|stderr|stddiag)>:(.*)$")  # no space added by mpirun
+_PROCESS_NAME = re.compile(r"Process name:\s*\[\[\d+,\d+\],(\d+)\]")
+_EXIT_CODE = re.compile(r"Exit code:\s*(-?\d+)")
+_NOT_STARTED = re.compile(
+    r"(ORTE was unable to reliably start|ssh: |Host key verification failed|"
+    r"could not be found|There are not enough slots)",
+    re.IGNORECASE,
+)
+
+
+class MpirunOptions(BaseModel):
+    """Where and how mpirun places ranks."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    hosts: list[str] = Field(default_factory=list, description="host or host:slots, one entry per node")
+    hostfile: Path | None = None
+    mpirun: str = "mpirun"
+    mca: list[tuple[str, str]] = Field(default_factory=list)
+    extra_args: list[str] = Field(default_factory=list, description="passed to mpirun before the program")
+    oversubscribe: bool | None = Field(default=None, description="None: only when ranks exceed cores here")
+    allow_run_as_root: bool | None = Field(default=None, description="None: when running as root")
+    master_port: int = DEFAULT_MASTER_PORT
+
+
+class MpirunLauncher:
+    name = "mpirun"
+
+    def __init__(self, options: MpirunOptions | None = None) -> None:
+        self.options = options or MpirunOptions()
+
+    # --- render ------------------------------------------------------------------------------
+
+    def _hosts(self, program: RankProgram) -> list[HostSlots]:
+        opts = self.options
+        if opts.hosts and opts.hostfile:
+            raise UsageError("--hosts and --hostfile both given; use one of them")
+        if opts.hostfile:
+            hosts = parse_hostfile(opts.hostfile)
+        elif opts.hosts:
+            hosts = parse_hosts(opts.hosts)
+        else:
+            return []
+        if len(hosts) != program.nodes:
+            raise UsageError(
+                f"{len(hosts)} hosts given ({', '.join(h.host for h in hosts)}) but the job has "
+                f"{program.nodes} nodes; pass --nodes {len(hosts)} or list {program.nodes} hosts"
+            )
+        return hosts
+
+    def render(self, program: RankProgram) -> LaunchPlan:
+        opts = self.options
+        hosts = self._hosts(program)
+        per_node = program.ranks_per_node
+        local = not hosts
+        addresses = [LOCAL_ADDRESS] * program.nodes if local else [h.host for h in hosts]
+        layout = NodeLayout(
+            node_addresses=addresses,
+            gpus_per_node=program.gpus_per_node,
+            task_id=program.env.get(TASK_ID_VAR) or new_task_id(program.label),
+            launcher=self.name,
+            master_port=opts.master_port,
+        )
+        env = {**program.env, **layout_env(layout)}
+        argv = [opts.mpirun]
+        as_root = opts.allow_run_as_root if opts.allow_run_as_root is not None else os.geteuid() == 0
+        if as_root:
+            argv.append("--allow-run-as-root")
+        argv += ["--tag-output", "-np", str(program.nranks)]
+        if local:
+            argv += ["-H", f"{LOCALHOST}:{program.nranks}"]
+            oversubscribe = opts.oversubscribe
+            if oversubscribe is None:
+                oversubscribe = program.nranks > (os.cpu_count() or 1)
+        else:
+            if opts.hostfile:
+                argv += ["--hostfile", str(opts.hostfile)]
+            else:
+                argv += ["-H", ",".join(f"{h.host}:{h.slots or per_node}" for h in hosts)]
+            argv += ["-N", str(per_node)]
+            oversubscribe = bool(opts.oversubscribe)
+        if oversubscribe:
+            argv.append("--oversubscribe")
+        argv += ["--bind-to", "none"]
+        for key, value in opts.mca:
+            argv += ["--mca", key, value]
+        for name in sorted(env):
+            argv += ["-x", name]
+        argv += opts.extra_args
+        argv += program.argv
+        command = PlannedCommand(
+            argv=argv,
+            env=env,
+            cwd=None,
+            ranks=list(range(program.nranks)),
+            host=None if not local else socket.gethostname(),
+        )
+        notes = [
+            f"{program.nranks} ranks, {per_node} per node, on "
+            + ("this host" if local else ", ".join(addresses))
+        ]
+        if is_task_program(program):
+            notes.append("task: one process per node runs setup then run, with SKYPILOT_* set")
+        return LaunchPlan(launcher=self.name, program=program, commands=[command], notes=notes)
+
+    # --- execute -----------------------------------------------------------------------------
+
+    def execute(
+        self, plan: LaunchPlan, *, on_output: OutputSink | None = None, timeout_s: float | None = None
+    ) -> LaunchOutcome:
+        command = plan.commands[0]
+        self._check_ready(command)
+        program = plan.program
+        node_tag = is_task_program(program)
+        hosts_by_rank = _hosts_by_rank(command, program)
+        failed: dict[str, int] = {}
+
+        def route(index: int, line: str) -> tuple[str, int | None, str]:
+            match = _TAG.match(line)
+            if match:
+                rank = int(match.group(2))
+                prefix = f"(node {rank})" if node_tag else f"[rank {rank}]"
+                # mpirun tags every chunk it reads, so a block-buffered writer gets a tag mid-line.
+                body = match.group(4).replace(f"[{match.group(1)},{rank}]<{match.group(3)}>:", "")
+                return prefix, rank, body
+            name = _PROCESS_NAME.search(line)
+            if name:
+                failed["rank"] = int(name.group(1))
+            code = _EXIT_CODE.search(line)
+            if code:
+                failed["code"] = int(code.group(1))
+            if _NOT_STARTED.search(line):
+                failed.setdefault("start_error", 1)
+            return "[mpirun]", None, line
+
+        def exits(index: int, returncode: int) -> list[RankExit]:
+            bad_rank = failed.get("rank")
+            result = []
+            for rank in range(program.nranks):
+                code = (
+                    returncode
+                    if returncode <= 0 or bad_rank is None
+                    else (failed.get("code", returncode) if rank == bad_rank else None)
+                )
+                result.append(RankExit(rank=rank, host=hosts_by_rank[rank], returncode=code))
+            return result
+
+        outcome = run_commands(
+            [command], on_output=on_output, timeout_s=timeout_s, route_line=route, exit_details=exits
+        )
+        if not outcome.ok and "start_error" in failed and "rank" not in failed and not outcome.timed_out:
+            tail = outcome.exits[0].last_lines if outcome.exits else []
+            reason = next((line.strip() for line in tail if _NOT_STARTED.search(line)), "see output above")
+            outcome.failure = (
+                f"mpirun could not start the ranks ({reason}); check that every host resolves, "
+                "accepts passwordless ssh and has OpenMPI at the same path"
+            )
+        return outcome
+
+    def _check_ready(self, command: PlannedCommand) -> None:
+        if shutil.which(command.argv[0]) is None:
+            raise LaunchError(
+                f"mpirun not found ({command.argv[0]!r} is not on PATH); install OpenMPI "
+                "(apt-get install openmpi-bin) or pass --mpirun /path/to/mpirun"
+            )
+        for host in self._named_hosts():
+            try:
+                socket.getaddrinfo(host, None)
+            except OSError as exc:
+                raise LaunchError(
+                    f"host {host!r} does not resolve ({exc.strerror or exc}); fix the name in "
+                    "--hosts/--hostfile or add it to /etc/hosts"
+                ) from exc
+
+    def _named_hosts(self) -> list[str]:
+        if self.options.hostfile:
+            return [h.host for h in parse_hostfile(self.options.hostfile)]
+        return [h.host for h in parse_hosts(self.options.hosts)]
+
+
+def _hosts_by_rank(command: PlannedCommand, program: RankProgram) -> list[str | None]:
+    addresses = command.env.get("GPUFABRIC_NODE_IPS", "").split(",")
+    local = command.host is not None
+    per_node = program.ranks_per_node
+    result: list[str | None] = []
+    for rank in range(program.nranks):
+        if local:
+            result.append(command.host)
+        else:
+            node = min(rank // per_node, len(addresses) - 1)
+            result.append(addresses[node] or None)
+    return result

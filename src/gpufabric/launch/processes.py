@@ -1,0 +1,329 @@
+"""Supervising the processes a plan starts on this machine: stream their output with prefixes, stop them
+all on the first failure, on timeout or on Ctrl-C, and report every exit with its last lines.
+
+Works on ``PlannedCommand`` lists, so any launcher whose plan is "start these processes here" (virtual
+nodes, one ``mpirun``, ``sky launch``) uses it. Each process gets its own session (process group), so a
+stop reaches everything it started (mpirun forwards the signal to its remote daemons).
+
+A *watchdog* (a callable returning a one-line reason to stop, or None) is polled about every 0.2 s; the
+bench runner installs its stage watchdog with ``watching(...)``, so every launcher built on
+``run_commands`` honours per-stage deadlines without a change to the ``Launcher`` interface. The failure
+line names the process that failed *first*; processes we stopped are marked ``stopped`` and never named.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import contextvars
+import os
+import queue
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from gpufabric.errors import LaunchError
+from gpufabric.launch.base import LaunchOutcome, OutputSink, PlannedCommand, RankExit
+
+LAST_LINES = 20
+TERMINATE_GRACE_S = 5.0
+SETTLE_S = 1.0
+"""After a process fails, the others get this long to finish what they were writing (rank 0's last
+row) or to exit by themselves, before they are stopped."""
+
+LineRouter = Callable[[int, str], tuple[str, int | None, str]]
+"""(command index, raw line) -> (prefix, rank the line belongs to or None, text)."""
+Watchdog = Callable[[], str | None]
+"""Polled while the job runs; a returned line stops every process and becomes the timeout's reason."""
+
+_WATCHDOG: contextvars.ContextVar[Watchdog | None] = contextvars.ContextVar("watchdog", default=None)
+
+
+@contextlib.contextmanager
+def watching(watchdog: Watchdog) -> Iterator[None]:
+    """Install ``watchdog`` for every ``run_commands`` called inside the block (by any launcher)."""
+    token = _WATCHDOG.set(watchdog)
+    try:
+        yield
+    finally:
+        _WATCHDOG.reset(token)
+
+
+def current_watchdog() -> Watchdog | None:
+    """The installed watchdog, for launchers with their own supervision loop (Slurm, Kubernetes)."""
+    return _WATCHDOG.get()
+
+
+@dataclass
+class _Running:
+    command: PlannedCommand
+    proc: subprocess.Popen[bytes]
+    prefix: str
+    tails: dict[int | None, collections.deque[str]] = field(default_factory=dict)
+
+    def remember(self, rank: int | None, text: str) -> None:
+        self.tails.setdefault(rank, collections.deque(maxlen=LAST_LINES)).append(text)
+
+
+def default_prefix(command: PlannedCommand, index: int) -> str:
+    if command.node_rank is not None:
+        return f"(node {command.node_rank})"
+    if len(command.ranks) == 1:
+        return f"[rank {command.ranks[0]}]"
+    return f"[{os.path.basename(command.argv[0])}]" if command.argv else f"[{index}]"
+
+
+def run_commands(
+    commands: Sequence[PlannedCommand],
+    *,
+    on_output: OutputSink | None = None,
+    timeout_s: float | None = None,
+    base_env: Mapping[str, str] | None = None,
+    route_line: LineRouter | None = None,
+    exit_details: Callable[[int, int], list[RankExit]] | None = None,
+    watchdog: Watchdog | None = None,
+) -> LaunchOutcome:
+    """Start ``commands`` here, wait for all, stop all on first failure/timeout/watchdog/interrupt.
+
+    ``route_line`` splits a multiplexed stream (mpirun ``--tag-output``) into ranks; ``exit_details``
+    turns one process's (index, returncode) into per-rank exits when it stands for several ranks;
+    ``watchdog`` defaults to the one installed with ``watching``.
+    """
+    watchdog = watchdog or _WATCHDOG.get()
+    env_base = dict(os.environ if base_env is None else base_env)
+    started = time.monotonic()
+    lines: queue.Queue[tuple[int, str | None]] = queue.Queue()
+    running: list[_Running] = []
+    try:
+        for index, command in enumerate(commands):
+            proc = _spawn(command, env_base)
+            running.append(_Running(command, proc, default_prefix(command, index)))
+            reader = threading.Thread(target=_pump, args=(index, proc, lines), daemon=True)
+            reader.start()
+        return _wait(running, lines, on_output, timeout_s, started, route_line, exit_details, watchdog)
+    except BaseException:
+        stop_all(running)
+        raise
+
+
+def _spawn(command: PlannedCommand, env_base: dict[str, str]) -> subprocess.Popen[bytes]:
+    try:
+        return subprocess.Popen(
+            command.argv,
+            env={**env_base, **command.env},
+            cwd=command.cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    except FileNotFoundError as exc:
+        raise LaunchError(f"cannot start {command.argv[0]!r}: not found on PATH ({exc.strerror})") from exc
+    except OSError as exc:
+        raise LaunchError(f"cannot start {command.argv[0]!r}: {exc}") from exc
+
+
+def _pump(index: int, proc: subprocess.Popen[bytes], lines: queue.Queue[tuple[int, str | None]]) -> None:
+    assert proc.stdout is not None
+    for raw in proc.stdout:
+        lines.put((index, raw.decode("utf-8", errors="replace").rstrip("\r\n")))
+    lines.put((index, None))
+
+
+def _wait(
+    running: list[_Running],
+    lines: queue.Queue[tuple[int, str | None]],
+    on_output: OutputSink | None,
+    timeout_s: float | None,
+    started: float,
+    route_line: LineRouter | None,
+    exit_details: Callable[[int, int], list[RankExit]] | None,
+    watchdog: Watchdog | None,
+) -> LaunchOutcome:
+    open_streams = len(running)
+    deadline = started + timeout_s if timeout_s is not None else None
+    first_failed: int | None = None
+    timed_out = False
+    reason: str | None = None
+    next_check = started
+    while open_streams or any(r.proc.poll() is None for r in running):
+        remaining = None if deadline is None else deadline - time.monotonic()
+        if remaining is not None and remaining <= 0:
+            timed_out = True
+            break
+        try:
+            index, text = lines.get(timeout=0.2 if remaining is None else min(0.2, remaining))
+        except queue.Empty:
+            text, index = "", -1
+        if index >= 0 and text is None:
+            open_streams -= 1
+        elif index >= 0 and text is not None:
+            _deliver(running, index, text, on_output, route_line)
+        first_failed = _first_failure(running)
+        if first_failed is not None:
+            break
+        if watchdog is not None and time.monotonic() >= next_check:
+            next_check = time.monotonic() + 0.2
+            reason = watchdog()
+            if reason:
+                timed_out = True
+                break
+    stopped: set[int] = set()
+    if first_failed is not None:
+        _settle(running, lines, on_output, route_line, SETTLE_S)
+    if timed_out or first_failed is not None:
+        stopped = {i for i, r in enumerate(running) if r.proc.poll() is None}
+        stop_all(running)
+        _drain(running, lines, on_output, route_line)
+    exits = _collect_exits(running, exit_details, stopped)
+    wall = time.monotonic() - started
+    cause = [e for i, e in exits if i == first_failed]
+    failure = reason or _failure_line([e for _, e in exits], timed_out, timeout_s, cause)
+    ranked = sorted((e for _, e in exits), key=lambda e: e.rank)
+    return LaunchOutcome(ok=failure is None, exits=ranked, failure=failure, timed_out=timed_out, wall_s=wall)
+
+
+def _settle(
+    running: list[_Running],
+    lines: queue.Queue[tuple[int, str | None]],
+    on_output: OutputSink | None,
+    route_line: LineRouter | None,
+    seconds: float,
+) -> None:
+    """Keep reading output for up to ``seconds`` while any process still runs."""
+    deadline = time.monotonic() + seconds
+    while any(r.proc.poll() is None for r in running):
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return
+        try:
+            index, text = lines.get(timeout=min(0.1, remaining))
+        except queue.Empty:
+            continue
+        if text is None:
+            continue
+        _deliver(running, index, text, on_output, route_line)
+
+
+def _deliver(
+    running: list[_Running],
+    index: int,
+    text: str,
+    on_output: OutputSink | None,
+    route_line: LineRouter | None,
+) -> None:
+    """One output line of process ``index``: route it to its rank, remember it, pass it on."""
+    item = running[index]
+    prefix, rank, body = route_line(index, text) if route_line else (item.prefix, None, text)
+    item.remember(rank, body)
+    if on_output is not None:
+        on_output(prefix, body)
+
+
+def _first_failure(running: list[_Running]) -> int | None:
+    """The process that failed, when one did: one killed by a signal we did not send comes first (its
+    peers exit with an error only after noticing it), then the lowest index."""
+    failed = [(i, r.proc.poll()) for i, r in enumerate(running) if r.proc.poll() not in (None, 0)]
+    if not failed:
+        return None
+    return min(failed, key=lambda pair: (0 if (pair[1] or 0) < 0 else 1, pair[0]))[0]
+
+
+def _drain(
+    running: list[_Running],
+    lines: queue.Queue[tuple[int, str | None]],
+    on_output: OutputSink | None,
+    route_line: LineRouter | None,
+) -> None:
+    """Keep the output the stopped processes wrote while dying (often the reason they failed)."""
+    while True:
+        try:
+            index, text = lines.get(timeout=0.5)
+        except queue.Empty:
+            return
+        if text is None:
+            continue
+        _deliver(running, index, text, on_output, route_line)
+
+
+def _collect_exits(
+    running: list[_Running],
+    exit_details: Callable[[int, int], list[RankExit]] | None,
+    stopped: set[int],
+) -> list[tuple[int, RankExit]]:
+    """(process index, exit) for every rank; ranks of processes we stopped are marked ``stopped``."""
+    exits: list[tuple[int, RankExit]] = []
+    for index, item in enumerate(running):
+        code = item.proc.poll()
+        if exit_details is not None and code is not None:
+            for rank_exit in exit_details(index, code):
+                tail: collections.deque[str] | list[str] = (
+                    item.tails.get(rank_exit.rank) or item.tails.get(None) or []
+                )
+                rank_exit.last_lines = rank_exit.last_lines or list(tail)
+                rank_exit.stopped = rank_exit.stopped or index in stopped
+                exits.append((index, rank_exit))
+            continue
+        ranks = item.command.ranks or [
+            item.command.node_rank if item.command.node_rank is not None else index
+        ]
+        tail = [line for deque_ in item.tails.values() for line in deque_][-LAST_LINES:]
+        exits.extend(
+            (index, RankExit(rank=rank, host=item.command.host, returncode=code, last_lines=tail,
+                             stopped=index in stopped))
+            for rank in ranks
+        )  # fmt: skip
+    return exits
+
+
+def _failure_line(
+    exits: list[RankExit], timed_out: bool, timeout_s: float | None, cause: list[RankExit]
+) -> str | None:
+    """One line naming the rank that failed first; a rank we stopped is never named as the cause."""
+    if timed_out:
+        return f"timed out after {timeout_s:g}s; every rank was stopped"
+    bad = [e for e in (cause or exits) if e.returncode not in (0, None) and not e.stopped]
+    if not bad:
+        bad = [e for e in exits if e.returncode not in (0, None)]
+    if not bad:
+        return None
+    first = next((e for e in bad if e.returncode is not None and e.returncode > 0), bad[0])
+    where = f" on {first.host}" if first.host else ""
+    how = describe_returncode(first.returncode)
+    meaningful = [line for line in first.last_lines if any(ch.isalnum() for ch in line)]
+    last = f"; last output: {meaningful[-1].strip()!r}" if meaningful else ""
+    return f"rank {first.rank}{where} {how}{last}"
+
+
+def describe_returncode(code: int | None) -> str:
+    if code is None:
+        return "did not exit"
+    if code < 0:
+        try:
+            return f"was killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"was killed by signal {-code}"
+    return f"exited with code {code}"
+
+
+def stop_all(running: Sequence[_Running], grace_s: float = TERMINATE_GRACE_S) -> None:
+    """SIGTERM every process group, then SIGKILL what is left after ``grace_s``."""
+    for item in running:
+        _signal_group(item.proc, signal.SIGTERM)
+    deadline = time.monotonic() + grace_s
+    for item in running:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            item.proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+    for item in running:
+        _signal_group(item.proc, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            item.proc.wait(timeout=5)
+
+
+def _signal_group(proc: subprocess.Popen[bytes], sig: signal.Signals) -> None:
+    # The group outlives its leader (bash -c children), so signal it even after the leader exited.
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, sig)

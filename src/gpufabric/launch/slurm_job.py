@@ -1,0 +1,263 @@
+"""Running a rendered Slurm plan: write the script, ``sbatch --parsable``, follow the job's state
+(``scontrol show job``, then ``sacct``) and its output file (``srun --label`` tells ranks apart), and
+``scancel`` it on Ctrl-C or timeout so no rank outlives us.
+
+Slurm's own failure lines become one-line errors with the fix ("Unable to contact slurm controller" ->
+start slurmctld / check SLURM_CONF); a task that exits non-zero fails the job with its rank, host and
+last lines.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import re
+import shutil
+import subprocess
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+from gpufabric.errors import LaunchError
+from gpufabric.launch.base import LaunchOutcome, LaunchPlan, OutputSink, RankExit
+from gpufabric.launch.processes import LAST_LINES, describe_returncode
+from gpufabric.launch.slurm import SlurmOptions
+from gpufabric.launch.task_program import is_task_program
+
+TERMINAL_STATES = frozenset(
+    {
+        "COMPLETED",
+        "FAILED",
+        "CANCELLED",
+        "TIMEOUT",
+        "NODE_FAIL",
+        "PREEMPTED",
+        "OUT_OF_MEMORY",
+        "BOOT_FAIL",
+        "DEADLINE",
+        "SPECIAL_EXIT",
+        "REVOKED",
+    }
+)
+_LABEL = re.compile(r"^\s*(\d+): ?(.*)$")
+_TASK_EXIT = re.compile(r"srun: error: (?P<host>\S+): tasks? (?P<tasks>[\d,\-]+): (?P<what>.*)$")
+_EXIT_CODE = re.compile(r"Exited with exit code (\d+)")
+_FIELD = re.compile(r"(\w+)=(\S*)")
+
+
+def slurm_command(name: str) -> str:
+    path = shutil.which(name)
+    if path is None:
+        raise LaunchError(
+            f"Slurm's {name} is not on PATH; run on a Slurm login node or install the client "
+            "(apt-get install slurm-client)"
+        )
+    return path
+
+
+def _client(argv: list[str], env: Mapping[str, str], timeout: float = 30) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(
+            argv, env=dict(env), capture_output=True, text=True, timeout=timeout, check=False
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise LaunchError(
+            f"{argv[0]} did not answer within {timeout:.0f}s; is slurmctld overloaded?"
+        ) from exc
+
+
+def submit(plan: LaunchPlan, env: Mapping[str, str]) -> str:
+    """Write the plan's files and submit; returns the job id."""
+    command = plan.commands[0]
+    for path_text, content in plan.files.items():
+        path = Path(path_text)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content, encoding="utf-8")
+        path.chmod(0o750)
+    result = _client([slurm_command("sbatch"), *command.argv[1:]], env)
+    if result.returncode != 0:
+        raise LaunchError(translate_slurm_error(result.stderr or result.stdout, "sbatch"))
+    job_id = result.stdout.strip().split(";")[0]
+    if not job_id.isdigit():
+        raise LaunchError(f"sbatch answered {result.stdout.strip()!r}, not a job id")
+    return job_id
+
+
+def translate_slurm_error(text: str, tool: str) -> str:
+    line = next((s.strip() for s in reversed(text.splitlines()) if s.strip()), f"{tool} failed")
+    if "Unable to contact slurm controller" in text or "Connection refused" in text:
+        return (
+            f"Slurm controller not reachable ({line}); start slurmctld or point SLURM_CONF at the "
+            "cluster's slurm.conf, then check with `scontrol ping`"
+        )
+    if "Invalid partition" in text:
+        return f"{line}; list partitions with `sinfo -s` and pass --slurm-partition NAME"
+    if "Requested node configuration is not available" in text:
+        return (
+            f"{line}; the cluster has no nodes of that shape (GPUs, tasks per node): check `sinfo -N -l`, "
+            "or pass --slurm-nodes / --no-slurm-gpus"
+        )
+    return f"{tool}: {line}"
+
+
+def job_info(job_id: str, env: Mapping[str, str]) -> dict[str, str]:
+    """``scontrol show job -o`` as a dict; empty when Slurm has forgotten the job."""
+    result = _client([slurm_command("scontrol"), "show", "job", "-o", job_id], env)
+    if result.returncode != 0:
+        if "Invalid job id" in result.stderr:
+            return _sacct_info(job_id, env)
+        raise LaunchError(translate_slurm_error(result.stderr, "scontrol"))
+    return dict(_FIELD.findall(result.stdout))
+
+
+def _sacct_info(job_id: str, env: Mapping[str, str]) -> dict[str, str]:
+    if shutil.which("sacct") is None:
+        return {}
+    result = _client(["sacct", "-n", "-X", "-P", "-j", job_id, "-o", "State,ExitCode,NodeList"], env)
+    line = result.stdout.strip().splitlines()[:1] if result.returncode == 0 else []
+    if not line:
+        return {}
+    state, exit_code, nodes = ([*line[0].split("|"), "", "", ""])[:3]
+    return {"JobState": state.split()[0], "ExitCode": exit_code, "NodeList": nodes}
+
+
+def cancel(job_id: str, env: Mapping[str, str], *, wait_s: float = 30) -> None:
+    """``scancel`` and wait until Slurm reports the job finished (its processes are gone)."""
+    _client([slurm_command("scancel"), job_id], env)
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        state = job_info(job_id, env).get("JobState", "")
+        if not state or state in TERMINAL_STATES:
+            return
+        time.sleep(0.5)
+
+
+class _OutputFollower:
+    """Reads the job's output file as it grows, line by line, and splits ``srun --label`` prefixes."""
+
+    def __init__(self, path: Path, node_tags: bool, on_output: OutputSink | None) -> None:
+        self.path = path
+        self.node_tags = node_tags
+        self.on_output = on_output
+        self.offset = 0
+        self.partial = ""
+        self.tails: dict[int | None, collections.deque[str]] = {}
+        self.task_exits: dict[int, tuple[str, str]] = {}
+
+    def poll(self, final: bool = False) -> None:
+        try:
+            with self.path.open("rb") as handle:
+                handle.seek(self.offset)
+                chunk = handle.read()
+        except FileNotFoundError:
+            return
+        self.offset += len(chunk)
+        text = self.partial + chunk.decode("utf-8", errors="replace")
+        lines = text.split("\n")
+        self.partial = "" if final else lines.pop()
+        for line in lines:
+            if line or final is False:
+                self._line(line.rstrip("\r"))
+
+    def _line(self, line: str) -> None:
+        match = _LABEL.match(line)
+        rank: int | None = None
+        if match:
+            rank, body = int(match.group(1)), match.group(2)
+            prefix = f"(node {rank})" if self.node_tags else f"[rank {rank}]"
+        else:
+            body, prefix = line, "[slurm]"
+            failed = _TASK_EXIT.search(line)
+            if failed:
+                for task in _expand(failed.group("tasks")):
+                    self.task_exits[task] = (failed.group("host"), failed.group("what"))
+        self.tails.setdefault(rank, collections.deque(maxlen=LAST_LINES)).append(body)
+        if self.on_output is not None:
+            self.on_output(prefix, body)
+
+
+def _expand(tasks: str) -> list[int]:
+    result: list[int] = []
+    for part in tasks.split(","):
+        low, _, high = part.partition("-")
+        result += list(range(int(low), int(high or low) + 1))
+    return result
+
+
+def run_slurm_plan(
+    plan: LaunchPlan, options: SlurmOptions, *, on_output: OutputSink | None, timeout_s: float | None
+) -> LaunchOutcome:
+    env = {**os.environ, **plan.commands[0].env}
+    started = time.monotonic()
+    job_id = submit(plan, env)
+    output = plan.program.workdir / f"slurm-{job_id}.out"
+    follower = _OutputFollower(output, is_task_program(plan.program), on_output)
+    timed_out = False
+    info: dict[str, str] = {}
+    try:
+        while True:
+            follower.poll()
+            info = job_info(job_id, env)
+            if info.get("JobState", "") in TERMINAL_STATES or not info:
+                break
+            if timeout_s is not None and time.monotonic() - started > timeout_s:
+                timed_out = True
+                cancel(job_id, env)
+                info = job_info(job_id, env)
+                break
+            time.sleep(options.poll_interval_s)
+    except BaseException:
+        cancel(job_id, env)
+        raise
+    time.sleep(options.poll_interval_s)  # the batch step flushes its last lines after the state change
+    follower.poll(final=True)
+    return _outcome(plan, job_id, info, follower, timed_out, timeout_s, time.monotonic() - started, env)
+
+
+def _outcome(
+    plan: LaunchPlan,
+    job_id: str,
+    info: dict[str, str],
+    follower: _OutputFollower,
+    timed_out: bool,
+    timeout_s: float | None,
+    wall_s: float,
+    env: Mapping[str, str],
+) -> LaunchOutcome:
+    state = info.get("JobState", "UNKNOWN")
+    job_code = int(info.get("ExitCode", "0:0").split(":")[0] or 0)
+    hosts = _hosts(info.get("NodeList", ""), env)
+    per_host = max(1, plan.program.nranks // max(1, len(hosts)))
+    exits = []
+    for rank in range(plan.program.nranks):
+        host = hosts[min(rank // per_host, len(hosts) - 1)] if hosts else None
+        code: int | None = 0 if state == "COMPLETED" else None
+        if rank in follower.task_exits:
+            host, what = follower.task_exits[rank]
+            exit_match = _EXIT_CODE.search(what)
+            code = int(exit_match.group(1)) if exit_match else (-9 if "Killed" in what else None)
+        tail = list(follower.tails.get(rank) or follower.tails.get(None) or [])
+        exits.append(RankExit(rank=rank, host=host, returncode=code, last_lines=tail))
+    failure = None
+    if timed_out:
+        failure = f"timed out after {timeout_s:g}s; Slurm job {job_id} was cancelled (scancel)"
+    elif state != "COMPLETED":
+        failed = [e for e in exits if e.returncode not in (0, None)]
+        if failed:
+            first = failed[0]
+            meaningful = [x for x in first.last_lines if any(c.isalnum() for c in x)]
+            last = f"; last output: {meaningful[-1].strip()!r}" if meaningful else ""
+            failure = (
+                f"rank {first.rank} on {first.host} {describe_returncode(first.returncode)} "
+                f"(Slurm job {job_id} {state}){last}"
+            )
+        else:
+            failure = f"Slurm job {job_id} ended {state} with exit code {job_code}; see {follower.path}"
+    return LaunchOutcome(ok=failure is None, exits=exits, failure=failure, timed_out=timed_out, wall_s=wall_s)
+
+
+def _hosts(nodelist: str, env: Mapping[str, str]) -> list[str]:
+    if not nodelist or nodelist == "(null)":
+        return []
+    result = _client([slurm_command("scontrol"), "show", "hostnames", nodelist], env)
+    return result.stdout.split() if result.returncode == 0 else [nodelist]

@@ -1,0 +1,83 @@
+"""Fabric A/B profiles: the environment of a run with the fabric on, and of its twin with the fabric off.
+
+One definition serves every A/B feature (``bench --ab``, ``tune``'s baseline, ``train-bench --ab``), so an A/B
+of the benchmark and an A/B of training compare the same two configurations.
+
+- With an instance type, the planner's own resolution decides: the fabric's env on, its off profile off
+  (e.g. EFA: ``FI_PROVIDER=efa`` vs ``NCCL_NET=Socket``; TCPX: plugin path dropped).
+- On one host without one, the fabric is NVLink/PCIe: off = ``NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1``, which
+  forces NET/Socket between GPUs of the same host (what the nccl-tests anchors call the socket path).
+- Across nodes without one, off = ``NCCL_NET=Socket``: NCCL's own TCP transport instead of whatever network
+  NCCL picked (IB, a net plugin), the stricter off switch the reference sheet recommends.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from gpufabric.catalog import FabricName, get_fabric
+from gpufabric.planner.model import PlanRequest
+from gpufabric.planner.resolve import resolve
+
+
+class FabricProfile(BaseModel):
+    """One side of an A/B: environment to set on every rank and names to remove from it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(description="fabric-on or fabric-off")
+    env: dict[str, str] = Field(default_factory=dict)
+    unset: tuple[str, ...] = Field(
+        default=(), description="variables (or NAME_ prefixes) removed from the rank env"
+    )
+    description: str = ""
+
+    def apply(self, base: dict[str, str]) -> dict[str, str]:
+        """``base`` with this profile's removals and settings applied."""
+
+        def removed(name: str) -> bool:
+            return any(name.startswith(p) if p.endswith("_") else name == p for p in self.unset)
+
+        return {k: v for k, v in base.items() if not removed(k)} | self.env
+
+
+class ABProfiles(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    fabric: str = Field(description="the fabric the A/B switches on and off")
+    on: FabricProfile
+    off: FabricProfile
+
+
+def ab_profiles(*, nodes: int = 1, instance_type: str | None = None) -> ABProfiles:
+    """The two profiles of a fabric A/B for this shape and node count (pure; touches nothing)."""
+    if instance_type is not None:
+        res = resolve(PlanRequest(instance_type=instance_type, nodes=max(nodes, 1)))
+        spec = get_fabric(res.fabric)
+        if nodes > 1 or res.fabric is FabricName.SOCKET:
+            removed = tuple(dict.fromkeys([*(n for n in res.env if n not in res.off_env), *spec.off_unset]))
+            return ABProfiles(
+                fabric=str(res.fabric.value),
+                on=FabricProfile(name="fabric-on", env=res.env, description=res.reason),
+                off=FabricProfile(
+                    name="fabric-off", env=res.off_env, unset=removed, description=spec.off_description
+                ),
+            )
+    if nodes <= 1:
+        spec = get_fabric(FabricName.NVLINK)
+        return ABProfiles(
+            fabric=FabricName.NVLINK.value,
+            on=FabricProfile(
+                name="fabric-on", description="NCCL's default intra-node path (NVLink/PCIe P2P)"
+            ),
+            off=FabricProfile(name="fabric-off", env=dict(spec.off_env), description=spec.off_description),
+        )
+    return ABProfiles(
+        fabric="network",
+        on=FabricProfile(name="fabric-on", description="the network NCCL selects (IB, a net plugin, ...)"),
+        off=FabricProfile(
+            name="fabric-off",
+            env={"NCCL_NET": "Socket"},
+            description="NCCL_NET=Socket: NCCL's own TCP transport between nodes",
+        ),
+    )

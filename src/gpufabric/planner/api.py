@@ -1,0 +1,82 @@
+"""``plan(request) -> Plan``: resolve, render for the platform, redact. Pure: touches no cloud."""
+
+from __future__ import annotations
+
+from gpufabric.catalog import Cloud, FabricName, get_fabric
+from gpufabric.errors import CatalogError
+from gpufabric.planner.aws_vm import render_aws_vm
+from gpufabric.planner.docker import render_docker
+from gpufabric.planner.gcp_vm import render_gcp_vm
+from gpufabric.planner.kubernetes import render_kubernetes
+from gpufabric.planner.model import Plan, PlanRequest, Platform
+from gpufabric.planner.resolve import off_profile, resolve
+from gpufabric.planner.skypilot import render_skypilot
+from gpufabric.planner.slurm import render_slurm
+from gpufabric.redact import redact_env, redact_manifest
+
+
+def _baseline_variant(fabric: FabricName, nics: int) -> str:
+    return {
+        FabricName.EFA: f"efa-x{nics}",
+        FabricName.GPUDIRECT_TCPX: "tcpx",
+        FabricName.GPUDIRECT_TCPXO: "tcpxo",
+        FabricName.GPUDIRECT_RDMA: "rdma",
+        FabricName.INFINIBAND: "ib",
+        FabricName.ROCE: "roce",
+    }.get(fabric, "socket")
+
+
+def plan(request: PlanRequest) -> Plan:
+    """The plan for ``request``; bad input raises UsageError/CatalogError with one line naming the fix."""
+    res = resolve(request)
+    spec = get_fabric(res.fabric)
+    result = Plan(
+        request=request,
+        instance=res.instance,
+        cloud=res.cloud,
+        platform=request.platform,
+        nodes=request.nodes,
+        gpus_per_node=res.gpus,
+        tier_requested=request.tier,
+        tier_planned=res.tier,
+        fabric=res.fabric,
+        fabric_reason=res.reason,
+        nic_count=res.nic_count,
+        baseline_variant=_baseline_variant(res.fabric, res.nic_count),
+        env=redact_env(res.env),
+        fabric_off_description=spec.off_description,
+        warnings=list(res.warnings),
+        log_proof=[m.pattern for m in spec.log_markers if m.proves == "active"],
+    )
+    overrides: dict[str, str] = {}
+    if request.platform is Platform.VM:
+        if res.cloud is Cloud.AWS and res.instance is not None:
+            render_aws_vm(result, request.public_ip)
+        elif res.cloud is Cloud.GCP and res.instance is not None:
+            render_gcp_vm(result)
+        else:
+            raise CatalogError(
+                f"--platform vm: gpufabric renders VM requests for aws and gcp only, not {res.cloud.value}; "
+                "use --platform kubernetes, slurm or docker for this provider"
+            )
+    elif request.platform is Platform.KUBERNETES:
+        overrides = render_kubernetes(result)
+    elif request.platform is Platform.SKYPILOT:
+        overrides = render_skypilot(
+            result, kubernetes=res.provider is not None or request.node_labels is not None
+        )
+    elif request.platform is Platform.SLURM:
+        render_slurm(result)
+    else:
+        render_docker(result)
+    if overrides:
+        result.env = redact_env({**result.env, **overrides})
+    result.fabric_off_env = redact_env(off_profile(result.env, res.fabric))
+    documents = redact_manifest(result.documents)
+    if documents != result.documents:
+        result.warnings.append(
+            "pod_config: literal values of secret-looking env names are redacted from the plan; "
+            "reference a Kubernetes Secret (valueFrom.secretKeyRef) instead"
+        )
+        result.documents = documents
+    return result

@@ -1,0 +1,188 @@
+"""GCP VM rendering: VPCs (MTU 8244), subnets, firewalls, gVNIC/MRDMA NICs, compact placement, startup.
+
+Bodies are Compute Engine REST JSON (camelCase); the tests parse each with google-cloud-compute's message
+types (``Network.from_json`` ...), which reject unknown fields. TCPX (a3-highgpu/edgegpu): 1 mgmt + 4 data
+VPCs, as SkyPilot; beyond SkyPilot, TCPXO (a3-megagpu: 1 + 8) and GPUDirect-RDMA VMs (a3-ultragpu, a4:
+2 gVNIC VPCs + one RoCE VPC with the zone's RDMA network profile and 8 MRDMA NICs).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpufabric.catalog import FabricName
+from gpufabric.planner.model import Plan
+
+MTU = 8244
+INTERNAL_RANGE = "10.128.0.0/9"
+TCPX_RXDM_IMAGE = "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpx/tcpgpudmarxd"
+TCPX_PLUGIN_IMAGE = "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpx/nccl-plugin-gpudirecttcpx"
+TCPXO_RXDM_IMAGE = "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/tcpgpudmarxd-dev"
+GIB_PLUGIN_IMAGE = "us-docker.pkg.dev/gce-ai-infra/gpudirect-gib/nccl-plugin-gib"
+GPU_DEVICES = (
+    " ".join(f"--device /dev/nvidia{i}" for i in range(8))
+    + " --device /dev/nvidiactl --device /dev/nvidia-uvm"
+)
+
+
+def _network(name: str, mtu: int = MTU, profile: str | None = None) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "name": name,
+        "mtu": mtu,
+        "autoCreateSubnetworks": False,
+        "routingConfig": {"routingMode": "GLOBAL"},
+    }
+    if profile:
+        body["networkProfile"] = profile
+    return body
+
+
+def _net_url(vpc: str) -> str:
+    return f"projects/${{PROJECT}}/global/networks/{vpc}"
+
+
+def _subnet(vpc: str, cidr: str) -> dict[str, Any]:
+    return {"name": f"{vpc}-sub", "network": _net_url(vpc), "ipCidrRange": cidr, "region": "${REGION}"}
+
+
+def _firewall(vpc: str) -> dict[str, Any]:
+    return {
+        "name": f"{vpc}-internal",
+        "network": _net_url(vpc),
+        "direction": "INGRESS",
+        "sourceRanges": [INTERNAL_RANGE],
+        "allowed": [
+            {"IPProtocol": "tcp", "ports": ["0-65535"]},
+            {"IPProtocol": "udp", "ports": ["0-65535"]},
+            {"IPProtocol": "icmp"},
+        ],
+    }
+
+
+def _startup(fabric: FabricName, nics: int) -> str:
+    lines = [
+        "#!/bin/bash",
+        "set -euo pipefail",
+        "cos-extensions install gpu -- --version=latest",
+        "mount --bind /var/lib/nvidia /var/lib/nvidia && mount -o remount,exec /var/lib/nvidia",
+    ]
+    if fabric is FabricName.GPUDIRECT_TCPX:
+        lines += [
+            "docker run --pull=always --rm --detach --name receive-datapath-manager "
+            "--privileged --cap-add=NET_ADMIN "
+            f"--network=host {GPU_DEVICES} --volume /var/lib/nvidia/lib64:/usr/local/nvidia/lib64 "
+            "--volume /run/tcpx:/run/tcpx --env LD_LIBRARY_PATH=/usr/local/nvidia/lib64 "
+            f"--entrypoint /tcpgpudmarxd/build/app/tcpgpudmarxd {TCPX_RXDM_IMAGE} --gpu_nic_preset a3vm "
+            '--gpu_shmem_type fd --uds_path /run/tcpx --setup_param "--verbose 128 2 0"',
+            "iptables -I INPUT -p tcp -m tcp -j ACCEPT",
+            f"docker run --rm --volume /var/lib:/var/lib {TCPX_PLUGIN_IMAGE} install --install-nccl",
+            "mount --bind /var/lib/tcpx /var/lib/tcpx && mount -o remount,exec /var/lib/tcpx",
+        ]
+    elif fabric is FabricName.GPUDIRECT_TCPXO:
+        lines += [
+            "docker run --pull=always --rm --detach --name receive-datapath-manager "
+            "--privileged --cap-add=NET_ADMIN "
+            f"--network=host {GPU_DEVICES} --device /dev/dmabuf_import_helper "
+            "--volume /var/lib/nvidia/lib64:/usr/local/nvidia/lib64 "
+            "--env LD_LIBRARY_PATH=/usr/local/nvidia/lib64 "
+            f"{TCPXO_RXDM_IMAGE} --num_hops=2 --num_nics={nics} --uid= --alsologtostderr",
+        ]
+    elif fabric is FabricName.GPUDIRECT_RDMA:
+        lines.append(f"docker run --rm --volume /var/lib:/var/lib {GIB_PLUGIN_IMAGE} install --install-nccl")
+    return "\n".join(lines) + "\n"
+
+
+def render_gcp_vm(plan: Plan) -> None:
+    assert plan.instance is not None
+    name, fabric, nics = plan.request.cluster_name, plan.fabric, plan.nic_count
+    networks: list[dict[str, Any]] = []
+    subnets: list[dict[str, Any]] = []
+    nic_bodies: list[dict[str, Any]] = []
+    if fabric is FabricName.GPUDIRECT_RDMA:
+        vpcs = [f"{name}-gvnic-net-{i}" for i in range(1, plan.instance.extra_nics + 1)]
+        networks += [_network(v) for v in vpcs]
+        subnets += [_subnet(v, f"10.129.{i}.0/24") for i, v in enumerate(vpcs)]
+        roce = f"{name}-roce-net"
+        networks.append(_network(roce, profile="projects/${PROJECT}/global/networkProfiles/${ZONE}-vpc-roce"))
+        roce_subnets = [{**_subnet(roce, f"10.130.{i}.0/24"), "name": f"{roce}-sub-{i}"} for i in range(nics)]
+        subnets += roce_subnets
+        nic_bodies += [
+            {
+                "network": _net_url(v),
+                "subnetwork": f"regions/${{REGION}}/subnetworks/{v}-sub",
+                "nicType": "GVNIC",
+            }
+            for v in vpcs
+        ]
+        nic_bodies += [
+            {
+                "network": _net_url(roce),
+                "subnetwork": f"regions/${{REGION}}/subnetworks/{s['name']}",
+                "nicType": "MRDMA",
+            }
+            for s in roce_subnets
+        ]
+        firewalls = [_firewall(v) for v in vpcs]
+    else:
+        data = nics if fabric in (FabricName.GPUDIRECT_TCPX, FabricName.GPUDIRECT_TCPXO) else 0
+        vpcs = [f"{name}-mgmt-net"] + [f"{name}-data-net-{i}" for i in range(1, data + 1)]
+        networks += [_network(v) for v in vpcs]
+        subnets += [_subnet(v, f"10.129.{i}.0/24") for i, v in enumerate(vpcs)]
+        nic_bodies += [
+            {
+                "network": _net_url(v),
+                "subnetwork": f"regions/${{REGION}}/subnetworks/{v}-sub",
+                "nicType": "GVNIC",
+            }
+            for v in vpcs
+        ]
+        firewalls = [_firewall(v) for v in vpcs]
+    nic_bodies[0]["accessConfigs"] = [{"name": "external-nat", "type": "ONE_TO_ONE_NAT"}]
+    policy = f"{name}-placement"
+    plan.documents["compute.networks"] = networks
+    plan.documents["compute.subnetworks"] = subnets
+    plan.documents["compute.firewalls"] = firewalls
+    plan.documents["compute.resourcePolicies"] = [
+        {
+            "name": policy,
+            "region": "${REGION}",
+            "groupPlacementPolicy": {"collocation": "COLLOCATED", "vmCount": plan.nodes},
+        }
+    ]
+    plan.documents["compute.instances"] = [
+        {
+            "name": f"{name}-{rank}",
+            "machineType": f"zones/${{ZONE}}/machineTypes/{plan.instance.name}",
+            "networkInterfaces": nic_bodies,
+            "resourcePolicies": [f"projects/${{PROJECT}}/regions/${{REGION}}/resourcePolicies/{policy}"],
+            "scheduling": {"onHostMaintenance": "TERMINATE", "automaticRestart": True},
+            "disks": [
+                {
+                    "boot": True,
+                    "autoDelete": True,
+                    "initializeParams": {
+                        "sourceImage": "projects/cos-cloud/global/images/family/cos-stable",
+                        "diskSizeGb": "256",
+                    },
+                }
+            ],
+            "metadata": {"items": [{"key": "startup-script", "value": _startup(fabric, nics)}]},
+        }
+        for rank in range(plan.nodes)
+    ]
+    plan.parameters.update(
+        {"PROJECT": "GCP project id", "REGION": "region of the zone", "ZONE": "zone with A3/A4 capacity"}
+    )
+    plan.prerequisites.append(
+        f"create, in order: {len(networks)} networks, their subnets, firewalls, "
+        "the placement policy, then the instances"
+    )
+    plan.prerequisites.append("delete the placement policy with the cluster (SkyPilot leaves it behind)")
+    if fabric is FabricName.GPUDIRECT_RDMA:
+        plan.prerequisites.append(
+            "the zone offers the RoCE network profile ${ZONE}-vpc-roce (A3 Ultra / A4 zones)"
+        )
+    if fabric in (FabricName.GPUDIRECT_TCPX, FabricName.GPUDIRECT_TCPXO):
+        plan.prerequisites.append(
+            "the RxDM container is running on every node before NCCL starts (startup script)"
+        )

@@ -1,0 +1,218 @@
+"""Kubernetes rendering: the pod patch (SkyPilot's ``pod_config``), merged with the user's, and the workload:
+one Pod per node for small plans, one Indexed Job + headless Service above ``POD_MANIFESTS_MAX_NODES``.
+
+EKS/HyperPod: ``vpc.amazonaws.com/efa`` requests = limits (proportional to GPUs), IPC_LOCK, same-zone
+pod affinity (SkyPilot issue #10056), ``FI_PROVIDER=efa``. GKE: ``gke.py``. InfiniBand providers: the
+reference sheet's env and resources. Pods are not privileged; every privilege is listed with its reason.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from gpufabric.catalog import Cloud, FabricName
+from gpufabric.planner.gke import gke_parts, gke_prerequisites
+from gpufabric.planner.merge import merge_pod_config
+from gpufabric.planner.model import Plan, Privilege
+from gpufabric.planner.resolve import EFA_CONTAINER_IMAGE
+
+JOB_LABEL = "gpufabric.io/cluster"
+DEFAULT_IMAGES = {
+    FabricName.EFA: EFA_CONTAINER_IMAGE,
+    FabricName.GPUDIRECT_TCPX: "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpx/nccl-plugin-gpudirecttcpx",
+    # the image of SkyPilot's examples/gcp_gpu_direct_tcpx/nccl_rdma_gke_h200.yaml
+    FabricName.GPUDIRECT_RDMA: "us-docker.pkg.dev/gce-ai-infra/gpudirect-gib/"
+    "nccl-plugin-gib-diagnostic:v1.0.6",
+}
+NEBIUS_IMAGE = "cr.eu-north1.nebius.cloud/nebius-benchmarks/nccl-tests:2.23.4-ubu22.04-cu12.4"
+
+
+def _fabric_resources(plan: Plan) -> dict[str, int]:
+    """Extended resources: EFA proportional to GPUs; Together one rdma_ib per GPU; rdma/ib shared (1)."""
+    inst = plan.instance
+    if inst is None or plan.fabric is FabricName.SOCKET or not inst.k8s_fabric_resource:
+        return {}
+    name = inst.k8s_fabric_resource
+    count = {"vpc.amazonaws.com/efa": plan.nic_count, "nvidia.com/rdma_ib": plan.gpus_per_node}.get(name, 1)
+    return {name: count}
+
+
+def pod_patch(plan: Plan) -> tuple[dict[str, Any], dict[str, str]]:
+    """(pod_config patch, env overrides the platform needs)."""
+    inst = plan.instance
+    accel = inst.k8s_accelerator_resource if inst else "nvidia.com/gpu"
+    resources = {accel: plan.gpus_per_node, **_fabric_resources(plan)}
+    main: dict[str, Any] = {
+        "resources": {"requests": dict(resources), "limits": dict(resources)},
+        "volumeMounts": [{"name": "dshm", "mountPath": "/dev/shm"}],
+    }
+    spec: dict[str, Any] = {
+        "containers": [main],
+        "volumes": [{"name": "dshm", "emptyDir": {"medium": "Memory"}}],
+    }
+    metadata: dict[str, Any] = {"labels": {JOB_LABEL: plan.request.cluster_name}}
+    env_overrides: dict[str, str] = {}
+    if plan.fabric is not FabricName.SOCKET:
+        main["securityContext"] = {"capabilities": {"add": ["IPC_LOCK"]}}
+        plan.privileges.append(
+            Privilege(
+                where="main", grant="capability IPC_LOCK", why="RDMA/EFA register (pin) GPU and host memory"
+            )
+        )
+    if inst is not None:
+        names = [inst.name, *inst.aliases]
+        spec["affinity"] = {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {
+                            "matchExpressions": [
+                                {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": names}
+                            ]
+                        }
+                    ]
+                }
+            }
+        }
+    if plan.nodes > 1:
+        spec.setdefault("affinity", {})["podAffinity"] = {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {
+                    "labelSelector": {"matchLabels": {JOB_LABEL: plan.request.cluster_name}},
+                    "topologyKey": "topology.kubernetes.io/zone",
+                }
+            ]
+        }
+    if plan.fabric in (FabricName.GPUDIRECT_TCPX, FabricName.GPUDIRECT_TCPXO, FabricName.GPUDIRECT_RDMA):
+        annotations, sidecars, volumes, mounts, env_overrides = gke_parts(plan)
+        metadata["annotations"] = annotations
+        spec["containers"] += sidecars
+        spec["volumes"] += volumes
+        main["volumeMounts"] += mounts
+        plan.prerequisites += gke_prerequisites(plan.fabric, plan.nic_count)
+    elif plan.fabric is FabricName.EFA:
+        plan.prerequisites += [
+            "the AWS EFA Kubernetes device plugin runs on the nodes (HyperPod: by default); "
+            "`kubectl get nodes -o custom-columns=NAME:.metadata.name,"
+            "EFA:.status.allocatable.vpc\\.amazonaws\\.com/efa` "
+            f"shows {inst.nic_count if inst else '?'} per node",
+            "scale-from-zero node groups: check the EFA request survives "
+            "(SkyPilot issue #10055 fell back to TCP)",
+        ]
+    elif inst is not None and inst.cloud is Cloud.OCI:
+        spec.update({"hostNetwork": True, "dnsPolicy": "ClusterFirstWithHostNet"})
+        main["securityContext"] = {"privileged": True}
+        spec["volumes"].append({"name": "infiniband", "hostPath": {"path": "/dev/infiniband"}})
+        main["volumeMounts"].append({"name": "infiniband", "mountPath": "/dev/infiniband"})
+        plan.privileges += [
+            Privilege(
+                where="pod",
+                grant="hostNetwork",
+                why="OKE RDMA cluster networks are reachable only from the host network namespace",
+            ),
+            Privilege(
+                where="main",
+                grant="privileged",
+                why="OKE exposes /dev/infiniband without an RDMA device plugin; "
+                "only a privileged container may open it",
+            ),
+        ]
+    env = {**plan.env, **env_overrides}
+    main["env"] = [{"name": k, "value": v} for k, v in sorted(env.items())]
+    return {"metadata": metadata, "spec": spec}, env_overrides
+
+
+# Up to this many nodes the plan lists one Pod per node (easy to read, apply or delete one by one). Above
+# it, N near-identical Pods would be most of the plan (4096 pods: 6.8 MB of YAML, seconds to build and
+# dump), so the plan renders the shape that scales: one Indexed Job whose single pod template runs on
+# every node (``completions: N``) and a headless Service for the pods' DNS names. Nothing per node is
+# lost: the node index is the Job's completion index (``JOB_COMPLETION_INDEX`` in every pod), the pod
+# hostname is ``<cluster>-<index>`` and its address ``<cluster>-<index>.<cluster>``.
+POD_MANIFESTS_MAX_NODES = 16
+
+
+def _image(plan: Plan) -> str:
+    image = plan.request.image or DEFAULT_IMAGES.get(plan.fabric)
+    if image is None and plan.instance is not None and plan.instance.cloud is Cloud.NEBIUS:
+        image = NEBIUS_IMAGE
+    if image is None:
+        image = "${IMAGE}"
+        plan.parameters["IMAGE"] = "container image with CUDA, NCCL and nccl-tests (or gpufabric)"
+    return image
+
+
+def _complete(pod_config: dict[str, Any], image: str) -> dict[str, Any]:
+    """A copy of the merged pod_config with what a runnable pod needs: container name, image, command."""
+    pod = copy.deepcopy(pod_config)
+    main = pod["spec"]["containers"][0]
+    main.setdefault("name", "main")
+    main.setdefault("image", image)
+    main.setdefault("command", ["sleep", "infinity"])
+    return pod
+
+
+def full_pods(plan: Plan, pod_config: dict[str, Any]) -> list[dict[str, Any]]:
+    """One complete Pod per node: the merged pod_config plus name, image and command."""
+    template = _complete(pod_config, _image(plan))
+    template["spec"].setdefault("restartPolicy", "Never")
+    pods = []
+    for rank in range(plan.nodes):
+        pod = copy.deepcopy(template)
+        pod["metadata"]["name"] = f"{plan.request.cluster_name}-{rank}"
+        pods.append({"apiVersion": "v1", "kind": "Pod", **pod})
+    return pods
+
+
+def indexed_job(plan: Plan, pod_config: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(Indexed Job running the merged pod_config on every node, headless Service naming its pods)."""
+    name = plan.request.cluster_name
+    template = _complete(pod_config, _image(plan))
+    template["metadata"].pop("name", None)  # the Job names its pods <job>-<index>-<suffix>
+    labels = template["metadata"].setdefault("labels", {})
+    labels.setdefault(JOB_LABEL, name)
+    spec = template["spec"]
+    if spec.get("restartPolicy", "Never") not in ("Never", "OnFailure"):
+        plan.warnings.append(
+            f"pod_config restartPolicy {spec['restartPolicy']!r} cannot run in a Job; the plan uses Never"
+        )
+        spec["restartPolicy"] = "Never"
+    spec.setdefault("restartPolicy", "Never")
+    subdomain = spec.setdefault("subdomain", name)  # DNS: <name>-<index>.<subdomain>
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": name, "labels": {JOB_LABEL: name}},
+        "spec": {
+            "completionMode": "Indexed",
+            "completions": plan.nodes,
+            "parallelism": plan.nodes,
+            "backoffLimit": 0,  # a lost rank fails the job: collectives cannot resume without a peer
+            "template": template,
+        },
+    }
+    service = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": subdomain, "labels": {JOB_LABEL: name}},
+        "spec": {
+            "clusterIP": "None",
+            "selector": {JOB_LABEL: labels[JOB_LABEL]},
+            "publishNotReadyAddresses": True,  # ranks resolve each other before any pod is ready
+        },
+    }
+    return job, service
+
+
+def render_kubernetes(plan: Plan) -> dict[str, str]:
+    patch, env_overrides = pod_patch(plan)
+    merged, conflicts = merge_pod_config(patch, plan.request.pod_config)
+    plan.conflicts += conflicts
+    plan.documents["kubernetes.pod_config"] = merged
+    if plan.nodes <= POD_MANIFESTS_MAX_NODES:
+        plan.documents["kubernetes.pods"] = full_pods(plan, merged)
+    else:
+        job, service = indexed_job(plan, merged)
+        plan.documents["kubernetes.job"] = job
+        plan.documents["kubernetes.service"] = service
+    return env_overrides

@@ -1,0 +1,254 @@
+"""Resolve a request to a shape, a tier, a fabric, a NIC count and an environment (and its fabric-off twin).
+
+Every contradiction is one line naming the field, the rule and the fix. ``best`` on a shape without a
+fabric plans the standard tier and says why in ``warnings`` (SkyPilot drops such clouds silently; we never
+do); ``strict`` turns that into an error. Platform renderers run after this, in ``api.py``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gpufabric.catalog import (
+    Cloud,
+    FabricName,
+    InstanceType,
+    detect_node_shape,
+    find_by_accelerator,
+    get_fabric,
+    get_instance,
+)
+from gpufabric.errors import CatalogError, UsageError
+from gpufabric.planner.model import PlanRequest, Platform, Tier
+
+# nccl-tests image and library paths of seed 001's nccl_efa.yaml (public.ecr.aws/hpc-cloud/nccl-tests).
+EFA_CONTAINER_IMAGE = "public.ecr.aws/hpc-cloud/nccl-tests:latest"
+EFA_CONTAINER_ENV = {
+    "LD_LIBRARY_PATH": "/opt/amazon/openmpi/lib:/opt/nccl/build/lib:/opt/amazon/efa/lib:"
+    "/opt/aws-ofi-nccl/install/lib:/usr/local/nvidia/lib",
+    "NCCL_TUNER_PLUGIN": "/opt/aws-ofi-nccl/install/lib/libnccl-ofi-tuner.so",
+}
+CONTAINER_PLATFORMS = (Platform.KUBERNETES, Platform.DOCKER, Platform.SKYPILOT)
+
+
+@dataclass
+class Resolution:
+    """What the renderers build on."""
+
+    instance: InstanceType | None
+    cloud: Cloud
+    gpus: int
+    tier: Tier
+    fabric: FabricName
+    reason: str
+    nic_count: int
+    env: dict[str, str]
+    off_env: dict[str, str]
+    warnings: list[str] = field(default_factory=list)
+    provider: str | None = None
+
+
+def resolve_shape(request: PlanRequest) -> tuple[InstanceType | None, str | None, list[str]]:
+    """The catalog entry the request names (or None for an unknown k8s node), its k8s provider, warnings."""
+    given = [
+        n
+        for n, v in (
+            ("--instance-type", request.instance_type),
+            ("--accelerator", request.accelerator),
+            ("--node-labels", request.node_labels),
+        )
+        if v
+    ]
+    if len(given) != 1:
+        raise UsageError(
+            "give exactly one of --instance-type, --accelerator (with --gpus-per-node) or --node-labels; "
+            f"got {', '.join(given) or 'none'}"
+        )
+    if request.instance_type:
+        inst = get_instance(request.instance_type)
+        if request.cloud is not None and inst.cloud is not request.cloud:
+            raise CatalogError(
+                f"--cloud {request.cloud.value}: {inst.name} is a {inst.cloud.value} instance type; "
+                f"use --cloud {inst.cloud.value} or a {request.cloud.value} instance type"
+            )
+        return inst, None, []
+    if request.accelerator:
+        count = request.accelerator_count or 8
+        hits = find_by_accelerator(request.accelerator, count, request.cloud)
+        if not hits:
+            where = f" on {request.cloud.value}" if request.cloud else ""
+            raise CatalogError(
+                f"--accelerator {request.accelerator}:{count}: no catalog shape has {count} x "
+                f"{request.accelerator}{where}; see `gpufabric catalog list`"
+            )
+        notes = [f"{request.accelerator}:{count} -> {hits[0].name} (fastest fabric among {len(hits)} shapes)"]
+        return hits[0], None, notes
+    detection = detect_node_shape(request.node_labels or {})
+    if detection is None:
+        raise CatalogError(
+            "--node-labels: no provider recognised (expected labels of EKS, GKE, AKS, Nebius, CoreWeave, "
+            "Together or OKE, e.g. node.kubernetes.io/instance-type)"
+        )
+    warnings = [] if detection.instance else [f"node labels: {detection.matched_by}; planning sockets"]
+    return detection.instance, detection.provider, warnings
+
+
+def check_gpus(inst: InstanceType, gpus: int | None) -> int:
+    """Accelerators per pod: all of them by default; a part must tile the node and split its NICs evenly."""
+    if gpus is None:
+        return inst.accelerator_count
+    total = inst.accelerator_count
+    if gpus > total:
+        raise CatalogError(
+            f"--gpus {gpus}: {inst.name} has only {total} {inst.accelerator}; use --gpus {total}"
+        )
+    nics = inst.nic_count or 0
+    if gpus != total and nics > 1 and (total % gpus or (gpus * nics) % total):
+        divisors = [d for d in range(1, total + 1) if total % d == 0 and (d * nics) % total == 0]
+        raise CatalogError(
+            f"--gpus {gpus}: {inst.name} has {total} GPUs and {nics} {inst.fabric.value} NICs; a pod's GPU "
+            f"count must divide {total} and give a whole number of NICs ({gpus} x {nics} / {total} = "
+            f"{gpus * nics / total:g}), so that pods tile the node; use --gpus "
+            + " or ".join(str(d) for d in divisors)
+        )
+    return gpus
+
+
+def check_fabric_request(inst: InstanceType | None, wanted: FabricName | None) -> None:
+    if wanted is None or wanted is FabricName.SOCKET:
+        return
+    if wanted in (FabricName.NVLINK, FabricName.PCIE):
+        raise UsageError(
+            f"--fabric {wanted.value}: intra-node fabrics are not planned; choose an inter-node one"
+        )
+    if inst is not None and inst.fabric is wanted:
+        return
+    rules = {
+        FabricName.EFA: "EFA exists only on AWS EFA instance types (p4d, p5*, p6*, g4dn/g5/g6/g6e, trn, dl1)",
+        FabricName.GPUDIRECT_TCPX: "GPUDirect-TCPX needs a GCP a3-highgpu-8g or a3-edgegpu-8g",
+        FabricName.GPUDIRECT_TCPXO: "GPUDirect-TCPXO needs a GCP a3-megagpu-8g",
+        FabricName.GPUDIRECT_RDMA: "GPUDirect-RDMA needs a GCP a3-ultragpu-8g or a4-highgpu-8g",
+        FabricName.INFINIBAND: "InfiniBand needs an Azure ND, Nebius, CoreWeave or Together IB shape",
+        FabricName.ROCE: "RoCE needs an OCI BM.GPU cluster-network shape",
+    }
+    name = f"{inst.name} ({inst.cloud.value})" if inst else "this node"
+    has = "only socket" if inst is None or not inst.has_fabric else f"{inst.fabric.value} or socket"
+    raise CatalogError(f"--fabric {wanted.value}: {rules[wanted]}; {name} supports {has}")
+
+
+def fabric_nic_count(request: PlanRequest, inst: InstanceType, gpus: int, warnings: list[str]) -> int:
+    """NICs this node/pod uses: proportional to GPUs on Kubernetes, all of them on a whole VM."""
+    available = inst.nic_count
+    if available is None:
+        available = 1
+        if request.efa_count is None:
+            warnings.append(
+                f"{inst.name}: the catalog does not know its maximum {inst.fabric.value} interface count; "
+                f"planning 1 (the guaranteed minimum). Check it with `aws ec2 describe-instance-types "
+                f"--instance-types {inst.name}` and pass --efa-count"
+            )
+    if request.efa_count is not None:
+        if inst.fabric is not FabricName.EFA:
+            raise UsageError(f"--efa-count: {inst.name} uses {inst.fabric.value}, not EFA; drop --efa-count")
+        if inst.nic_count is not None and request.efa_count > inst.nic_count:
+            raise CatalogError(
+                f"--efa-count {request.efa_count}: {inst.name} has at most {inst.nic_count} EFA interfaces"
+            )
+        available = request.efa_count
+    nics = max(1, min(gpus * available // inst.accelerator_count, available))
+    if request.platform is Platform.VM and inst.cloud is Cloud.AWS and request.public_ip and nics > 1:
+        warnings.append(
+            f"--public-ip: AWS cannot give a public IP to an instance with several network cards, so only "
+            f"1 of {inst.name}'s {nics} EFA interfaces is attached (about 20 GB/s instead of 78 GB/s on 2x "
+            f"p4d, seed 000 and SkyPilot issue #8391); drop --public-ip and reach the nodes over private IPs"
+        )
+        nics = 1
+    return nics
+
+
+def build_env(
+    request: PlanRequest, inst: InstanceType | None, fabric: FabricName, nics: int
+) -> dict[str, str]:
+    spec = get_fabric(fabric)
+    nvidia = inst is None or inst.accelerator_kind == "nvidia-gpu"
+    env = dict(spec.enable_env)
+    if nvidia:
+        env.update(spec.tuning_env)
+    if inst is not None:
+        env.update(inst.fabric_env)
+    if fabric is FabricName.EFA and inst is not None:
+        if inst.efa_device_rdma:
+            env["FI_EFA_USE_DEVICE_RDMA"] = "1"
+        if nvidia and request.platform in CONTAINER_PLATFORMS and not request.image:
+            env.update(EFA_CONTAINER_ENV)
+    elif fabric is FabricName.GPUDIRECT_TCPX:
+        env["NCCL_GPUDIRECTTCPX_SOCKET_IFNAME"] = ",".join(f"eth{i}" for i in range(1, nics + 1))
+    elif fabric is FabricName.GPUDIRECT_TCPXO:
+        env["NCCL_FASTRAK_IFNAME"] = ",".join(f"eth{i}" for i in range(1, nics + 1))
+    elif fabric in (FabricName.INFINIBAND, FabricName.ROCE) and "UCX_NET_DEVICES" not in env:
+        env["UCX_NET_DEVICES"] = ",".join(f"mlx5_{i}:1" for i in range(nics))
+    return env
+
+
+def off_profile(env: dict[str, str], fabric: FabricName) -> dict[str, str]:
+    """The A/B twin: same placement and resources, the fabric's variables removed, its off_env applied."""
+    spec = get_fabric(fabric)
+
+    def removed(name: str) -> bool:
+        return any(name.startswith(p) if p.endswith("_") else name == p for p in spec.off_unset)
+
+    return {k: v for k, v in env.items() if not removed(k)} | spec.off_env
+
+
+def resolve(request: PlanRequest) -> Resolution:
+    inst, provider, warnings = resolve_shape(request)
+    check_fabric_request(inst, request.fabric)
+    if inst is None:
+        cloud = request.cloud or Cloud.AWS
+        gpus = request.gpus or 1
+        env = build_env(request, None, FabricName.SOCKET, 0)
+        return Resolution(
+            None,
+            cloud,
+            gpus,
+            Tier.STANDARD,
+            FabricName.SOCKET,
+            warnings[0],
+            0,
+            env,
+            off_profile(env, FabricName.SOCKET),
+            warnings,
+            provider,
+        )
+    gpus = check_gpus(inst, request.gpus)
+    tier, fabric = request.tier, inst.fabric
+    if request.fabric is FabricName.SOCKET:
+        tier = Tier.STANDARD
+    if tier is Tier.BEST and not inst.has_fabric:
+        why = (
+            f"--tier best: {inst.name} has no inter-node fabric (no EFA, GPUDirect, InfiniBand or RoCE); "
+            "planning the standard tier: NCCL over tuned TCP sockets"
+        )
+        if request.strict:
+            raise CatalogError(
+                why + "; --strict forbids that: pick a shape with a fabric (`gpufabric catalog list`)"
+            )
+        warnings.append(why)
+        tier = Tier.STANDARD
+    if tier is Tier.STANDARD:
+        fabric = FabricName.SOCKET
+        reason = "standard tier: NCCL's TCP socket transport with seed 002's socket tuning"
+        nics = 0
+    else:
+        nics = fabric_nic_count(request, inst, gpus, warnings)
+        reason = (
+            f"best tier: {inst.name} has {get_fabric(fabric).title}; using {nics} of "
+            f"{inst.nic_count if inst.nic_count is not None else '?'} fabric NICs for {gpus} "
+            f"{inst.accelerator}"
+        )
+    if request.nodes == 1 and tier is Tier.BEST:
+        warnings.append("--nodes 1: the inter-node fabric carries no traffic on one node (NVLink/PCIe only)")
+    env = build_env(request, inst, fabric, nics)
+    return Resolution(
+        inst, inst.cloud, gpus, tier, fabric, reason, nics, env, off_profile(env, fabric), warnings, provider
+    )

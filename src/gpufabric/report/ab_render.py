@@ -1,0 +1,50 @@
+"""A fabric A/B (``analysis.ab_judge.ABReport``) as text: the seeds' speed-up table, the verdict, and
+the proof of each side's transport. ``table`` and ``markdown`` are the same markdown document (it reads
+well in a terminal and pastes into docs/benchmarks.md); ``json`` is the whole report, runs included.
+The speed-up tables themselves are ``report.compare_render``'s.
+"""
+
+from __future__ import annotations
+
+from gpufabric.analysis.ab_judge import ABReport
+from gpufabric.report.compare_render import to_markdown
+
+AB_FORMATS: tuple[str, ...] = ("table", "markdown", "json")
+
+
+def ab_markdown(report: ABReport) -> str:
+    runs = report.runs
+    off_env = " ".join(f"{k}={v}" for k, v in sorted(runs.off_env.items()))
+    unset = f"; removed: {', '.join(runs.off_unset)}" if runs.off_unset else ""
+    lines = [
+        f"## Fabric A/B: {report.fabric}",
+        "",
+        f"- fabric-on: {runs.on_description or 'the environment as given'}",
+        f"- fabric-off: {runs.off_description} ({off_env or 'no variables set'}{unset})",
+        f"- {runs.rounds} round(s), ABBA order, {len(runs.order)} jobs; samples pooled per side; "
+        f"runs in {runs.root}",
+        "",
+        "### Verdict",
+        "",
+        *(f"- {line}" for line in report.verdict),
+        "",
+        "### Each side's transport",
+        "",
+        "| side | A/B proof | cause | doctor |",
+        "|------|-----------|-------|--------|",
+    ]
+    for side in report.sides:
+        failing = [c.id for c in side.doctor.checks if c.verdict.value in ("fail", "warn")]
+        doctor = side.doctor.verdict.value.upper() + (f" ({', '.join(failing)})" if failing else "")
+        fix = f" Fix: {side.proof.fix}" if side.proof.fix and side.proof.verdict.value == "fail" else ""
+        lines.append(
+            f"| {side.side} | {side.proof.verdict.value.upper()} | {side.proof.cause}{fix} | {doctor} |"
+        )
+    lines += ["", to_markdown(report.comparison)]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def render_ab(report: ABReport, fmt: str) -> str:
+    if fmt == "json":
+        return report.model_dump_json(indent=2) + "\n"
+    return ab_markdown(report)

@@ -1,0 +1,158 @@
+"""A comparison rendered as text: a rich table for the terminal, markdown like the seeds, CSV, JSON.
+
+Cell formats follow the seed documents: sizes as ``8 B``, ``1 KB``, ``2 GB``; busbw with two decimals and
+trailing zeros dropped (``0``, ``6.5``, ``77.35``); speed-ups with one decimal (``0.8 x``, ``3 x``) and
+``-`` where either busbw is 0. A speed-up with repeated samples also shows its 95% interval, and
+``(noise)`` when the interval contains 1x.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterator
+from typing import Literal
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from gpufabric.analysis.compare import format_speedup, round_speedup
+from gpufabric.analysis.compare_model import CompareRow, CompareTable, Comparison, Speedup
+from gpufabric.units import human_size
+
+TextFormat = Literal["table", "markdown", "csv", "json"]
+_PLACEMENT_TEXT = {"out_of_place": "out-of-place", "in_place": "in-place"}
+
+
+def format_busbw(value: float) -> str:
+    """0.0 -> ``"0"``, 6.5 -> ``"6.5"``, 77.35 -> ``"77.35"`` (two decimals, trailing zeros dropped)."""
+    text = f"{value:.2f}".rstrip("0").rstrip(".")
+    return text or "0"
+
+
+def speedup_cell(row: CompareRow, table: CompareTable, slot: int) -> str:
+    other = table.others[slot]
+    speedup: Speedup = row.speedups[slot]
+    text = format_speedup(round_speedup(row.busbw[other], row.busbw[table.baseline]))
+    if speedup.interval is not None and text != "-":
+        low, high = speedup.interval.low, speedup.interval.high
+        text += f" [{low:.2f}–{high:.2f}]"
+        if speedup.within_noise:
+            text += " (noise)"
+    return text
+
+
+def headers(table: CompareTable) -> list[str]:
+    names = ["Message Size"] + [f"busbw {label} (GB/s)" for label in table.labels]
+    base = table.labels[table.baseline]
+    if len(table.others) == 1:
+        return [*names, "Speed-up"]
+    return names + [f"Speed-up {table.labels[i]} vs {base}" for i in table.others]
+
+
+def cells(table: CompareTable) -> Iterator[list[str]]:
+    for row in table.rows:
+        yield (
+            [human_size(row.size_bytes)]
+            + [format_busbw(v) for v in row.busbw]
+            + [speedup_cell(row, table, slot) for slot in range(len(table.others))]
+        )
+
+
+def title(table: CompareTable) -> str:
+    return f"{table.collective} ({table.variant}, {_PLACEMENT_TEXT[table.placement]})"
+
+
+def _speedup_formula(table: CompareTable) -> str:
+    base = table.labels[table.baseline]
+    return "; ".join(f"busbw {table.labels[i]} / busbw {base}" for i in table.others)
+
+
+def _dropped_text(table: CompareTable) -> str | None:
+    if not table.dropped:
+        return None
+    parts = [f"{label}: {', '.join(human_size(s) for s in sizes)}" for label, sizes in table.dropped.items()]
+    return "sizes not measured by every run, left out: " + "; ".join(parts)
+
+
+def to_markdown(comparison: Comparison) -> str:
+    out: list[str] = []
+    for table in comparison.tables:
+        out.append(f"### {title(table)}\n")
+        out.append(f"Speed-up = {_speedup_formula(table)}.\n")
+        head = headers(table)
+        out.append("| " + " | ".join(head) + " |")
+        out.append("|" + "|".join("-" * (len(h) + 2) for h in head) + "|")
+        out.extend("| " + " | ".join(row) + " |" for row in cells(table))
+        if dropped := _dropped_text(table):
+            out.append(f"\n{dropped[0].upper()}{dropped[1:]}.")
+        if table.observations:
+            out.append("\n#### What stands out\n")
+            out.append("| Range | Observation |")
+            out.append("|-------|-------------|")
+            out.extend(f"| {o.range} | {o.text} |" for o in table.observations)
+        out.append("")
+    out.extend(f"Note: {note}" for note in comparison.notes)
+    return "\n".join(out).rstrip() + "\n"
+
+
+def to_csv(comparison: Comparison) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    labels, base = comparison.labels, comparison.baseline
+    others = [i for i in range(len(labels)) if i != base]
+    writer.writerow(
+        ["collective", "variant", "placement", "size_bytes", "size"]
+        + [f"busbw_gbs[{label}]" for label in labels]
+        + [f"time_us[{label}]" for label in labels]
+        + [
+            f"{col}[{labels[i]} vs {labels[base]}]"
+            for i in others
+            for col in ("speedup", "speedup_low", "speedup_high", "within_noise")
+        ]
+    )
+    for table in comparison.tables:
+        for row in table.rows:
+            pair_cells: list[str] = []
+            for speedup in row.speedups:
+                interval = speedup.interval
+                pair_cells += [
+                    "" if speedup.value is None else f"{speedup.value:.6g}",
+                    "" if interval is None else f"{interval.low:.6g}",
+                    "" if interval is None else f"{interval.high:.6g}",
+                    "" if speedup.within_noise is None else str(speedup.within_noise).lower(),
+                ]
+            writer.writerow(
+                [table.collective, table.variant, table.placement, row.size_bytes, human_size(row.size_bytes)]
+                + [f"{v:g}" for v in row.busbw]
+                + [f"{v:g}" for v in row.time_us]
+                + pair_cells
+            )
+    return buffer.getvalue()
+
+
+def to_json(comparison: Comparison) -> str:
+    return comparison.model_dump_json(indent=2) + "\n"
+
+
+def to_rich(comparison: Comparison) -> Group:
+    parts: list[Table | Text] = []
+    for table in comparison.tables:
+        grid = Table(title=title(table), caption=f"Speed-up = {_speedup_formula(table)}", title_style="bold")
+        for index, name in enumerate(headers(table)):
+            grid.add_column(name, justify="left" if index == 0 else "right")
+        for row in cells(table):
+            grid.add_row(*row)
+        parts.append(grid)
+        if dropped := _dropped_text(table):
+            parts.append(Text(dropped, style="yellow"))
+        if table.observations:
+            stands_out = Table(title="What stands out", title_style="bold", show_lines=False)
+            stands_out.add_column("Range", no_wrap=True)
+            stands_out.add_column("Observation")
+            for observation in table.observations:
+                stands_out.add_row(observation.range, observation.text)
+            parts.append(stands_out)
+    parts.extend(Text(f"Note: {note}", style="dim") for note in comparison.notes)
+    return Group(*parts)

@@ -1,0 +1,202 @@
+"""One ``RunResult`` rendered the way nccl-tests prints it, and as csv, markdown or json.
+
+The text table keeps nccl-tests' shape (NVIDIA/nccl-tests ``src/common.cu``: the row header
+``%12li  %12li  %8s  %6s  %6s`` for size, count, type, redop, root, then per placement
+``%7s  %6.2f  %6.2f  %6g`` for time, algbw, busbw, #wrong, "N/A" where not checked, and the
+``# Avg bus bandwidth`` footer), so habits and scripts that read nccl-tests output keep working.
+Where torch.distributed has no out-of-place form (all_reduce, broadcast, reduce) that half-row is N/A.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import Literal
+
+from gpufabric.results.model import Measurement, Row, RunResult, Series
+
+TableFormat = Literal["table", "json", "csv", "markdown"]
+FORMATS: tuple[str, ...] = ("table", "json", "csv", "markdown")
+
+
+def format_time(time_us: float) -> str:
+    """nccl-tests' time column: 0, 1 or 2 decimals depending on magnitude."""
+    if time_us >= 10000.0:
+        return f"{time_us:7.0f}"
+    if time_us >= 100.0:
+        return f"{time_us:7.1f}"
+    return f"{time_us:7.2f}"
+
+
+def _half(m: Measurement | None) -> str:
+    if m is None:
+        return f"  {'N/A':>7}  {'N/A':>6}  {'N/A':>6}  {'N/A':>6}"
+    wrong = "N/A" if m.wrong is None else f"{m.wrong:g}"
+    return f"  {format_time(m.time_us)}  {m.algbw_gbs:6.2f}  {m.busbw_gbs:6.2f}  {wrong:>6}"
+
+
+def _row_line(row: Row) -> str:
+    return (
+        f"{row.size_bytes:12d}  {row.count:12d}  {row.dtype:>8}  {row.redop:>6}  {row.root:6d}"
+        + _half(row.out_of_place)
+        + _half(row.in_place)
+    )
+
+
+_HEADER = (
+    "#" + " " * 62 + "out-of-place" + " " * 23 + "in-place",
+    "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw"
+    "   busbw #wrong",
+    "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)"
+    "  (GB/s)",
+)
+
+
+def _preamble(result: RunResult, series: Series) -> list[str]:
+    meta, s = result.metadata, result.metadata.settings
+    lines = [
+        f"# gpufabric {meta.tool_version or ''} {series.collective}: {series.nranks} ranks, backend "
+        f"{meta.backend}, minBytes {s.get('min_bytes')} maxBytes {s.get('max_bytes')} step: "
+        f"{s.get('step_factor')}(factor) warmup iters: {s.get('warmup')} "
+        + (
+            f"adaptive: precision {s.get('precision')} budget {s.get('budget_s')}s"
+            if s.get("mode") == "adaptive"
+            else f"iters: {s.get('iters')} batches: {s.get('batches')}"
+        )
+        + f" validation: {int(bool(s.get('check')))} graph: {int(bool(s.get('graph')))}",
+        "#",
+        "# Using devices",
+    ]
+    for device in meta.devices:
+        index = "-" if device.index is None else str(device.index)
+        lines.append(
+            f"#  Rank {device.rank if device.rank is not None else '-':>3} on {device.host or '?':>10} "
+            f"device {index:>2} [{device.bus_id or '-'}] {device.name or ''}"
+        )
+    if meta.nccl_version:
+        lines.append(
+            f"# NCCL version {meta.nccl_version}, torch {meta.torch_version}, CUDA {meta.cuda_version}"
+        )
+    lines.append("#")
+    return lines
+
+
+def render_series(result: RunResult, series: Series) -> str:
+    lines = [*_preamble(result, series), *_HEADER]
+    lines.extend(_row_line(row) for row in series.rows)
+    wrong = series.wrong_total
+    lines.append(
+        f"# Out of bounds values : {'N/A' if wrong is None else wrong} {'OK' if not wrong else 'FAILED'}"
+    )
+    avg = series.avg_busbw_gbs
+    lines.append(f"# Avg bus bandwidth    : {'N/A' if avg is None else f'{avg:g}'} ")
+    lines.append("#")
+    return "\n".join(lines)
+
+
+def render_table(result: RunResult) -> str:
+    """Every series as an nccl-tests-shaped block, plus the run's notes and failure if any."""
+    blocks = [render_series(result, series) for series in result.series]
+    tail = [f"# note: {note}" for note in result.metadata.notes]
+    if not result.complete:
+        tail.append(f"# INCOMPLETE: {result.failure or 'the run stopped early'}")
+    return "\n".join([*blocks, *tail]) + "\n"
+
+
+CSV_COLUMNS = (
+    "collective",
+    "nranks",
+    "size_bytes",
+    "count",
+    "dtype",
+    "redop",
+    "root",
+    "oop_time_us",
+    "oop_algbw_gbs",
+    "oop_busbw_gbs",
+    "oop_wrong",
+    "oop_spread",
+    "ip_time_us",
+    "ip_algbw_gbs",
+    "ip_busbw_gbs",
+    "ip_wrong",
+    "ip_spread",
+)
+
+
+def _cells(m: Measurement | None) -> list[object]:
+    if m is None:
+        return ["", "", "", "", ""]
+    spread = m.spread
+    return [
+        m.time_us,
+        m.algbw_gbs,
+        m.busbw_gbs,
+        "" if m.wrong is None else m.wrong,
+        "" if spread is None else round(spread, 6),
+    ]
+
+
+def render_csv(result: RunResult) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for series in result.series:
+        for row in series.rows:
+            writer.writerow(
+                [
+                    series.collective,
+                    series.nranks,
+                    row.size_bytes,
+                    row.count,
+                    row.dtype,
+                    row.redop,
+                    row.root,
+                    *_cells(row.out_of_place),
+                    *_cells(row.in_place),
+                ]
+            )
+    return buffer.getvalue()
+
+
+def _md(m: Measurement | None, what: Literal["time", "busbw", "wrong"]) -> str:
+    if m is None:
+        return "N/A"
+    if what == "time":
+        return format_time(m.time_us).strip()
+    if what == "busbw":
+        return f"{m.busbw_gbs:.2f}"
+    return "N/A" if m.wrong is None else str(m.wrong)
+
+
+def render_markdown(result: RunResult) -> str:
+    parts: list[str] = []
+    for series in result.series:
+        parts.append(f"### {series.collective} ({series.nranks} ranks, {result.metadata.backend})\n")
+        parts.append(
+            "| size (B) | count | type | redop | root | time (us) | busbw (GB/s) | #wrong "
+            "| in-place time (us) | in-place busbw (GB/s) | in-place #wrong |"
+        )
+        parts.append("|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|")
+        for r in series.rows:
+            o, i = r.out_of_place, r.in_place
+            parts.append(
+                f"| {r.size_bytes} | {r.count} | {r.dtype} | {r.redop} | {r.root} | {_md(o, 'time')} | "
+                f"{_md(o, 'busbw')} | {_md(o, 'wrong')} | {_md(i, 'time')} | {_md(i, 'busbw')} | "
+                f"{_md(i, 'wrong')} |"
+            )
+        avg = series.avg_busbw_gbs
+        parts.append(f"\nAvg bus bandwidth: {'N/A' if avg is None else f'{avg:.4g}'} GB/s\n")
+    return "\n".join(parts)
+
+
+def render(result: RunResult, fmt: str) -> str:
+    if fmt == "table":
+        return render_table(result)
+    if fmt == "csv":
+        return render_csv(result)
+    if fmt == "markdown":
+        return render_markdown(result)
+    if fmt == "json":
+        return result.model_dump_json(indent=2) + "\n"
+    raise ValueError(f"unknown format {fmt!r}")

@@ -1,0 +1,31 @@
+"""Results: the one model, our JSON/JSONL files, and (in readers/) everything we can read into it."""
+
+from gpufabric.results.attestation import Attestation, ChannelTransport
+from gpufabric.results.io import StreamWriter, read_result, read_stream, write_result
+from gpufabric.results.model import (
+    ENGINE_COLLECTIVES,
+    SCHEMA_VERSION,
+    Device,
+    Measurement,
+    Row,
+    RunMetadata,
+    RunResult,
+    Series,
+)
+
+__all__ = [
+    "ENGINE_COLLECTIVES",
+    "SCHEMA_VERSION",
+    "Attestation",
+    "ChannelTransport",
+    "Device",
+    "Measurement",
+    "Row",
+    "RunMetadata",
+    "RunResult",
+    "Series",
+    "StreamWriter",
+    "read_result",
+    "read_stream",
+    "write_result",
+]

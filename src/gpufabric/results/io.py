@@ -1,0 +1,149 @@
+"""Our own result files: the final JSON document and the JSONL stream written while a run is in progress.
+
+The stream is what makes a crash lose nothing: the engine appends one line per finished size, so a
+run that dies at 1 GB still has every smaller size on disk. Records:
+
+    {"record": "header", "label": ..., "metadata": {...}}
+    {"record": "row", "collective": "all_reduce", "nranks": 4, "row": {...}}
+    {"record": "attestation", "attestation": {...}}          (optional)
+    {"record": "end", "complete": true, "failure": null}      (absent if the run died)
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import IO, Any
+
+from pydantic import BaseModel, ValidationError
+
+from gpufabric.errors import InputError
+from gpufabric.results.attestation import Attestation
+from gpufabric.results.model import Row, RunMetadata, RunResult, Series
+
+
+def write_result(result: RunResult, path: Path) -> None:
+    """Write the final JSON document atomically (temp file + rename), so a reader never sees half a file."""
+    write_model_json(result, path)
+
+
+def write_model_json(model: BaseModel, path: Path) -> None:
+    """Any pydantic document as indented JSON, atomically (temp file + rename); parents are created."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(model.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    tmp.replace(path)
+
+
+def read_result(path: Path) -> RunResult:
+    """Read one of our JSON documents (not JSONL: see ``read_stream``)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise InputError(
+            f"{path}: not a readable gpufabric result ({' '.join(str(exc).split())[:200]})"
+        ) from exc
+    return result_from_dict(data, source=str(path))
+
+
+def _one_line(text: str, limit: int = 200) -> str:
+    """Keys and values quoted from a hostile file must not break the one-line error."""
+    return " ".join(str(text).split())[:limit]
+
+
+def result_from_dict(data: Any, *, source: str) -> RunResult:
+    try:
+        return RunResult.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = _one_line(".".join(str(p) for p in first["loc"])) or "(top level)"
+        raise InputError(f"{source}: invalid gpufabric result at {where}: {_one_line(first['msg'])}") from exc
+
+
+class StreamWriter:
+    """Appends JSONL records and flushes each, so every finished size survives a crash."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._fh: IO[str] = path.open("a", encoding="utf-8")
+
+    def _write(self, record: dict[str, Any]) -> None:
+        self._fh.write(json.dumps(record, separators=(",", ":")) + "\n")
+        self._fh.flush()
+
+    def header(self, label: str, metadata: RunMetadata) -> None:
+        self._write({"record": "header", "label": label, "metadata": metadata.model_dump(mode="json")})
+
+    def row(self, collective: str, nranks: int | None, row: Row) -> None:
+        self._write(
+            {"record": "row", "collective": collective, "nranks": nranks, "row": row.model_dump(mode="json")}
+        )
+
+    def attestation(self, attestation: Attestation) -> None:
+        self._write({"record": "attestation", "attestation": attestation.model_dump(mode="json")})
+
+    def end(self, *, complete: bool, failure: str | None = None) -> None:
+        self._write({"record": "end", "complete": complete, "failure": failure})
+
+    def close(self) -> None:
+        self._fh.close()
+
+
+def read_stream(path: Path) -> RunResult:
+    """Rebuild a RunResult from a JSONL stream; a stream without its end record is marked incomplete."""
+    label = path.stem
+    metadata = RunMetadata()
+    series: dict[str, Series] = {}
+    attestation: Attestation | None = None
+    complete, failure, ended = False, "the run stopped before writing its end record", False
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: cannot read ({exc})") from exc
+    for lineno, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+            kind = record["record"]
+            if kind == "header":
+                label = record["label"]
+                metadata = RunMetadata.model_validate(record["metadata"])
+            elif kind == "row":
+                name = record["collective"]
+                target = series.setdefault(name, Series(collective=name, nranks=record.get("nranks")))
+                target.rows.append(Row.model_validate(record["row"]))
+            elif kind == "attestation":
+                attestation = Attestation.model_validate(record["attestation"])
+            elif kind == "end":
+                complete, failure, ended = bool(record["complete"]), record.get("failure"), True
+        except json.JSONDecodeError as exc:
+            if lineno == len(lines):  # a line cut by a crash mid-write: keep everything before it
+                break
+            raise InputError(f"{path}:{lineno}: not JSON ({exc.msg})") from exc
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = _one_line(".".join(str(p) for p in first["loc"])) or "(record)"
+            raise InputError(
+                f"{path}:{lineno}: invalid gpufabric stream record at {where}: {_one_line(first['msg'])}"
+            ) from exc
+        except (KeyError, TypeError, AttributeError, ValueError, RecursionError) as exc:
+            problem = " ".join(f"{type(exc).__name__}: {exc}".split())[:200]
+            raise InputError(f"{path}:{lineno}: invalid gpufabric stream record ({problem})") from exc
+    if not ended:
+        complete = False
+    metadata.source_path = metadata.source_path or str(path)
+    try:
+        return RunResult(
+            label=label,
+            complete=complete,
+            failure=None if complete else failure,
+            metadata=metadata,
+            series=list(series.values()),
+            attestation=attestation,
+        )
+    except ValidationError as exc:  # a header label or end failure of the wrong type
+        first = exc.errors()[0]
+        where = _one_line(".".join(str(p) for p in first["loc"])) or "(stream)"
+        raise InputError(f"{path}: invalid gpufabric stream at {where}: {_one_line(first['msg'])}") from exc

@@ -1,0 +1,150 @@
+"""The one result model: a run, its metadata, one series per collective, rows as nccl-tests prints them.
+
+Everything that produces numbers (our engine, the nccl-tests readers) produces a ``RunResult``; everything
+that consumes numbers (compare, doctor, report) reads one. Bandwidths are GB/s with GB = 1e9 bytes and
+times are microseconds per iteration, exactly as nccl-tests reports them, so a row of ours and a row of
+nccl-tests for the same size are directly comparable.
+
+The JSON document is versioned (``schema_version``); its JSON Schema is generated from these models
+(``gpufabric.results.schema``). The streaming JSONL form lives in ``gpufabric.results.io``.
+"""
+
+from __future__ import annotations
+
+import statistics
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from gpufabric.redact import redact_argv
+from gpufabric.results.attestation import Attestation
+
+SCHEMA_VERSION = 1
+
+# The collectives our engine runs; readers accept any name nccl-tests prints (gather, scatter, hypercube...).
+ENGINE_COLLECTIVES = (
+    "all_reduce",
+    "all_gather",
+    "reduce_scatter",
+    "alltoall",
+    "broadcast",
+    "reduce",
+    "sendrecv",
+)
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Measurement(_Model):
+    """One placement (out-of-place or in-place) of one size: the numbers of an nccl-tests half-row."""
+
+    time_us: float = Field(description="time per iteration in microseconds, reduced across ranks")
+    algbw_gbs: float = Field(description="algorithm bandwidth: size / time, GB/s (1e9)")
+    busbw_gbs: float = Field(description="bus bandwidth: algbw x the collective's factor, GB/s (1e9)")
+    wrong: int | None = Field(default=None, description="#wrong elements; None when not checked (N/A)")
+    samples_us: list[float] = Field(
+        default_factory=list,
+        description="per-batch time per iteration (us), rank-reduced; empty for sources without samples",
+    )
+    iters_per_batch: int | None = None
+
+    @property
+    def median_us(self) -> float:
+        return statistics.median(self.samples_us) if self.samples_us else self.time_us
+
+    @property
+    def spread(self) -> float | None:
+        """Relative spread of the batch samples: (max - min) / median; None with fewer than 2 samples."""
+        if len(self.samples_us) < 2:
+            return None
+        med = statistics.median(self.samples_us)
+        return (max(self.samples_us) - min(self.samples_us)) / med if med > 0 else None
+
+
+class Row(_Model):
+    """One size of a sweep, as one line of an nccl-tests table."""
+
+    size_bytes: int = Field(description="the size column of nccl-tests (bytes; meaning per collective)")
+    count: int = Field(description="the count column of nccl-tests (elements)")
+    dtype: str = Field(description="nccl-tests type name: float, half, bfloat16, int32, ...")
+    redop: str = Field(default="none", description="sum, prod, max, min, avg, or none")
+    root: int = Field(default=-1, description="root rank, -1 when the collective has none")
+    out_of_place: Measurement | None = None
+    in_place: Measurement | None = None
+    timestamp: datetime | None = Field(default=None, description="nccl-tests -S timestamps, when present")
+
+    def placement(self, which: Literal["out_of_place", "in_place"]) -> Measurement | None:
+        return self.out_of_place if which == "out_of_place" else self.in_place
+
+
+class Series(_Model):
+    """One collective's sweep within a run."""
+
+    collective: str = Field(description="all_reduce, all_gather, ... (nccl-tests binary name minus _perf)")
+    nranks: int | None = None
+    rows: list[Row] = Field(default_factory=list)
+    avg_busbw_gbs: float | None = Field(default=None, description="nccl-tests '# Avg bus bandwidth'")
+    wrong_total: int | None = Field(default=None, description="nccl-tests '# Out of bounds values' count")
+
+
+class Device(_Model):
+    rank: int | None = None
+    host: str | None = None
+    index: int | None = None
+    name: str | None = None
+    bus_id: str | None = None
+
+
+class RunMetadata(_Model):
+    """Where and how the numbers were measured. ``env`` is always redacted before it gets here."""
+
+    engine: Literal["gpufabric", "nccl-tests"] = "gpufabric"
+    tool_version: str | None = None
+    source_path: str | None = Field(default=None, description="file this run was read from, if read")
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    command: list[str] = Field(default_factory=list)
+    launcher: str | None = None
+    backend: str | None = None
+    world_size: int | None = None
+    hosts: list[str] = Field(default_factory=list)
+    devices: list[Device] = Field(default_factory=list)
+    driver_version: str | None = None
+    cuda_version: str | None = None
+    torch_version: str | None = None
+    nccl_version: str | None = None
+    env: dict[str, str] = Field(default_factory=dict)
+    topology: str | None = Field(default=None, description="nvidia-smi topo -m, when available")
+    settings: dict[str, str | int | float | bool | None] = Field(
+        default_factory=dict, description="engine settings: iters, warmup, precision, graph, check, ..."
+    )
+    fault: str | None = Field(default=None, description="GPUFABRIC_FAULT in force during the run, if any")
+    log_files: list[str] = Field(default_factory=list, description="per-rank NCCL debug logs of this run")
+    notes: list[str] = Field(default_factory=list)
+
+    @field_validator("command")
+    @classmethod
+    def _no_secrets_in_command(cls, value: list[str]) -> list[str]:
+        """``--env API_TOKEN=...`` on the command line must not reach a result file."""
+        return redact_argv(value)
+
+
+class RunResult(_Model):
+    """One benchmark run: metadata, attestation, and one series per collective."""
+
+    schema_version: int = SCHEMA_VERSION
+    label: str = Field(description="short name used in tables and plots")
+    complete: bool = True
+    failure: str | None = Field(default=None, description="why the run stopped early, when it did")
+    metadata: RunMetadata = Field(default_factory=RunMetadata)
+    series: list[Series] = Field(default_factory=list)
+    attestation: Attestation | None = None
+
+    def get_series(self, collective: str) -> Series | None:
+        for series in self.series:
+            if series.collective == collective:
+                return series
+        return None

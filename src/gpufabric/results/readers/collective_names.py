@@ -1,0 +1,97 @@
+"""Which collective an nccl-tests table measured.
+
+A classic nccl-tests table never names its collective, so the name is taken from the best evidence:
+
+1. ``# Collective test starting: all_gather_perf`` (nccl-tests 2.14 and later);
+2. the last ``<name>_perf`` (or ``-t <name>`` of Google's run_nccl_tests.sh) mentioned before the table,
+   e.g. the mpirun command line echoed into the log;
+3. the file name (``all_reduce_perf.log``, ``alltoall-efa.txt``);
+4. the numbers themselves: busbw / algbw is the collective's bus factor (2(n-1)/n for all_reduce,
+   (n-1)/n for all_gather, reduce_scatter and alltoall, 1 for broadcast, reduce and sendrecv), and the
+   redop and root columns separate the rest.
+
+Every name says how it was found, so a guess never passes for a fact.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from gpufabric.results.model import Row
+
+KNOWN_PROGRAMS = (
+    "all_reduce",
+    "all_gather",
+    "reduce_scatter",
+    "alltoall",
+    "alltoallv",
+    "broadcast",
+    "reduce",
+    "sendrecv",
+    "gather",
+    "scatter",
+    "hypercube",
+)
+_PROGRAM = re.compile(r"\b(" + "|".join(sorted(KNOWN_PROGRAMS, key=len, reverse=True)) + r")_perf(?:_mpi)?\b")
+_GIB_FLAG = re.compile(r"(?:^|\s)-t\s+(" + "|".join(KNOWN_PROGRAMS) + r")\b")
+_FILE_NAME = re.compile(r"(?:^|[^a-z])(" + "|".join(sorted(KNOWN_PROGRAMS, key=len, reverse=True)) + r")")
+
+
+@dataclass(frozen=True)
+class CollectiveName:
+    name: str
+    evidence: str  # how we know: "test header", "command line", "file name", "inferred from ..."
+
+
+def program_name(text: str) -> str | None:
+    """``/opt/nccl-tests/build/all_reduce_perf -b 8`` -> ``all_reduce``; None if no program is named."""
+    if match := _PROGRAM.search(text):
+        return match.group(1)
+    if match := _GIB_FLAG.search(text):
+        return match.group(1)
+    return None
+
+
+def name_from_file(file_name: str) -> str | None:
+    normalized = file_name.lower().replace("-", "_")
+    match = _FILE_NAME.search(normalized)
+    return match.group(1) if match else None
+
+
+def _close(value: float, target: float) -> bool:
+    return abs(value - target) <= 0.03 * target + 0.01
+
+
+def infer_from_rows(rows: Sequence[Row], nranks: int | None) -> CollectiveName | None:
+    """Infer the collective from the bus factor of the largest rows; None when the numbers cannot tell."""
+    ratios = []
+    for row in sorted(rows, key=lambda r: r.size_bytes, reverse=True)[:5]:
+        for measurement in (row.out_of_place, row.in_place):
+            if measurement is not None and measurement.algbw_gbs >= 1.0:
+                ratios.append(measurement.busbw_gbs / measurement.algbw_gbs)
+    if not ratios or not rows:
+        return None
+    factor = sorted(ratios)[len(ratios) // 2]
+    reduces = rows[0].redop not in ("none", "")
+    rooted = rows[0].root >= 0
+    n = nranks
+    where = f"bus factor busbw/algbw = {factor:.3f}" + (f" with {n} ranks" if n else "")
+    if n and n > 2 and _close(factor, 2 * (n - 1) / n):
+        return CollectiveName("all_reduce", f"inferred from the {where}")
+    if n and n > 1 and _close(factor, (n - 1) / n):
+        if reduces:
+            return CollectiveName("reduce_scatter", f"inferred from the {where} and redop")
+        return CollectiveName("all_gather", f"inferred from the {where} (alltoall has the same factor)")
+    if _close(factor, 1.0):
+        if reduces and rooted:
+            return CollectiveName("reduce", f"inferred from the {where}, redop and root")
+        if rooted:
+            return CollectiveName("broadcast", f"inferred from the {where} and root")
+        if reduces and n == 2:
+            return CollectiveName("all_reduce", f"inferred from the {where} and redop")
+        return CollectiveName("sendrecv", f"inferred from the {where}")
+    if n is None and 1.0 < factor <= 2.0 and reduces:
+        return CollectiveName("all_reduce", f"inferred from the {where} and redop")
+    return None

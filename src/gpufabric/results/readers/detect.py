@@ -1,0 +1,57 @@
+"""Which reader a file needs, decided from its first bytes, and the checks every file passes first.
+
+Formats: ``gpufabric-json`` (our result document), ``gpufabric-jsonl`` (our stream), ``nccl-tests-json``
+(``-J`` output) and ``nccl-tests-text`` (stdout of any version, through any launcher). Empty files,
+directories and binary files are refused here with a message that says what the file looks like.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Literal
+
+from gpufabric.errors import InputError
+
+Format = Literal["gpufabric-json", "gpufabric-jsonl", "nccl-tests-json", "nccl-tests-text"]
+FORMATS: tuple[Format, ...] = ("gpufabric-json", "gpufabric-jsonl", "nccl-tests-json", "nccl-tests-text")
+_SNIFF_BYTES = 64 * 1024
+
+
+def _check_text(path: Path, head: bytes) -> None:
+    if not head:
+        raise InputError(f"{path} is empty; expected nccl-tests output or a gpufabric result")
+    if b"\x00" in head:
+        raise InputError(
+            f"{path} looks binary (it contains NUL bytes); expected nccl-tests text output, "
+            "nccl-tests -J JSON, or a gpufabric .json/.jsonl result"
+        )
+    sample = head.decode("utf-8", errors="replace")
+    unprintable = sum(1 for ch in sample if ch == "\ufffd" or (ord(ch) < 32 and ch not in "\t\n\r\f\x1b"))
+    if unprintable > max(8, len(sample) // 20):
+        raise InputError(f"{path} looks binary ({unprintable} unprintable characters in its first bytes)")
+
+
+def sniff(path: Path) -> Format:
+    """The format of ``path``; raises InputError for missing, empty, binary or unreadable files."""
+    if path.is_dir():
+        raise InputError(f"{path} is a directory; pass the result or log files inside it")
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(_SNIFF_BYTES)
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    _check_text(path, head)
+    text = head.decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")
+    if not text.startswith("{"):
+        return "nccl-tests-text"
+    first_line = text.split("\n", 1)[0].strip()
+    try:
+        first = json.loads(first_line)
+    except json.JSONDecodeError:
+        first = None
+    if isinstance(first, dict) and "record" in first:
+        return "gpufabric-jsonl"
+    if '"schema_version"' in text[:4096] or '"series"' in text[:4096]:
+        return "gpufabric-json"
+    return "nccl-tests-json"

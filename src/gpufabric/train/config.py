@@ -1,0 +1,125 @@
+"""The typed settings of one training benchmark, and every check that can be made before a rank starts.
+
+``TrainConfig`` is what ``gpufabric train-bench`` builds from its flags, what ``run_train_bench`` writes to
+``<run_dir>/train_config.json`` and what every rank reads back. ``ModelSpec`` is the transformer's shape:
+a preset (``tiny``, ``small``, ``medium``) with optional ``--layers``/``--hidden`` overrides. No torch
+here: the CLI imports this module on machines without torch.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal, get_args
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from gpufabric.errors import UsageError
+
+CONFIG_NAME = "train_config.json"
+RESULT_NAME = "train.json"
+"""Files in the run directory (next to ``nccl/`` and ``errors/``, laid out as ``gpufabric.bench.rundir``)."""
+
+Strategy = Literal["ddp", "fsdp"]
+STRATEGIES: tuple[str, ...] = get_args(Strategy)
+Device = Literal["auto", "cuda", "cpu"]
+
+
+class ModelSpec(BaseModel):
+    """A decoder-style transformer language model: embeddings, ``layers`` pre-norm blocks, LM head."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    layers: int = Field(ge=1)
+    hidden: int = Field(ge=8)
+    heads: int = Field(ge=1)
+    seq_len: int = Field(ge=2)
+    vocab: int = Field(ge=2)
+    ffn_mult: int = Field(default=4, ge=1)
+
+    def parameter_count(self) -> int:
+        """Parameters of ``gpufabric.train.model.build_model(self)`` (tested against the real module)."""
+        h, f = self.hidden, self.hidden * self.ffn_mult
+        attention = 3 * h * h + 3 * h + h * h + h  # in_proj (q, k, v) + out_proj, with biases
+        mlp = h * f + f + f * h + h
+        norms = 2 * 2 * h
+        block = attention + mlp + norms
+        embeddings = self.vocab * h + self.seq_len * h
+        head = 2 * h + self.vocab * h + self.vocab  # final norm + untied output projection
+        return embeddings + self.layers * block + head
+
+
+# Sizes chosen so tiny runs in seconds on CPU ranks, small is a quick GPU check, and medium (a GPT-2-small
+# sized model, ~134M parameters, 268 MB of bf16 gradients per step) makes the gradient all-reduce a real
+# share of an H200's step, so a slow fabric shows up in samples/s.
+MODEL_PRESETS: dict[str, ModelSpec] = {
+    "tiny": ModelSpec(layers=2, hidden=64, heads=2, seq_len=32, vocab=256),
+    "small": ModelSpec(layers=4, hidden=256, heads=4, seq_len=128, vocab=8192),
+    "medium": ModelSpec(layers=12, hidden=768, heads=12, seq_len=512, vocab=32768),
+}
+
+
+def model_spec(
+    preset: str, *, layers: int | None = None, hidden: int | None = None, heads: int | None = None
+) -> ModelSpec:
+    """The preset's shape with overrides; the head count follows ``--hidden`` (64 per head) unless given."""
+    if preset not in MODEL_PRESETS:
+        raise UsageError(f"--model: unknown size {preset!r}; choose from {', '.join(MODEL_PRESETS)}")
+    base = MODEL_PRESETS[preset]
+    if layers is not None and layers < 1:
+        raise UsageError(f"--layers: {layers} must be at least 1")
+    if hidden is not None and hidden < 8:
+        raise UsageError(f"--hidden: {hidden} must be at least 8")
+    width = hidden if hidden is not None else base.hidden
+    if heads is None:
+        heads = base.heads if hidden is None else max(1, width // 64)
+    if heads < 1 or width % heads:
+        raise UsageError(
+            f"--hidden: {width} is not divisible by {heads} attention heads; use a multiple of {heads}"
+        )
+    return base.model_copy(
+        update={"layers": layers if layers is not None else base.layers, "hidden": width, "heads": heads}
+    )
+
+
+class TrainConfig(BaseModel):
+    """Everything a rank needs to run the training benchmark."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model_name: str = Field(default="tiny", description="preset the shape came from (tiny, small, medium)")
+    model: ModelSpec = Field(default_factory=lambda: MODEL_PRESETS["tiny"])
+    strategy: Strategy = "ddp"
+    batch_size: int = Field(default=8, ge=1, description="samples per rank per step")
+    steps: int = Field(default=20, ge=2, description="timed steps with gradient sync (and as many without)")
+    warmup_steps: int = Field(default=3, ge=1, description="untimed steps first (DDP builds its buckets)")
+    block: int = Field(
+        default=5, ge=1, description="steps per timed block; synced and compute-only blocks alternate"
+    )
+    probe_iters: int = Field(default=10, ge=2, description="rounds of the isolated collective probe")
+    scaling: bool = Field(default=True, description="also time rank 0 alone (the 1-rank baseline)")
+    bucket_cap_mb: float = Field(default=25.0, gt=0, description="DDP gradient bucket size (torch default)")
+    backend: str | None = None
+    device: Device = "auto"
+    seed: int = 0
+    run_dir: Path = Path("runs")
+    label: str = "train"
+    profile: str | None = Field(default=None, description="fabric-on / fabric-off in an A/B, else None")
+    unset_env: list[str] = Field(
+        default_factory=list,
+        description="variables (or NAME_ prefixes) each rank removes before NCCL starts: the A/B's off "
+        "profile, applied on the rank so it holds under every launcher",
+    )
+    command: list[str] = Field(default_factory=list)
+    init_timeout_s: float = Field(default=300.0, gt=0)
+
+
+def validate(config: TrainConfig, *, nranks: int, backend: str, on_gpu: bool) -> None:
+    """Checks that need the world size and backend; raises one-line ``UsageError``s."""
+    if nranks < 1:
+        raise UsageError(f"--ranks: {nranks} must be at least 1")
+    if config.strategy == "fsdp" and backend not in ("nccl", "gloo"):
+        raise UsageError(
+            f"--strategy fsdp: backend {backend} is untested here; use --backend nccl (GPU) or gloo (CPU)"
+        )
+    if on_gpu and backend != "nccl":
+        raise UsageError(f"--backend {backend}: GPU ranks use nccl here; drop --backend, or use --device cpu")

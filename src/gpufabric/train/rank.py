@@ -1,0 +1,214 @@
+"""The rank side: ``python -m gpufabric.train.rank --config <run_dir>/train_config.json``.
+
+Any launcher can start it (ours, torchrun, mpirun, srun): identity comes from the environment
+(``gpufabric.bench.identity``). Every rank then runs, in order:
+
+1. warm-up steps with gradient sync (DDP builds its buckets; the hook records them);
+2. timed blocks that alternate full steps and compute-only steps (``strategy``), so drift hits both alike;
+3. the probe: the step's collectives alone, back to back (``timing.probe_collectives``);
+4. with ``scaling``, rank 0 alone times an unwrapped replica (the 1-rank baseline) while the rest wait.
+
+Rank 0 writes ``<run_dir>/train.json``; a failing rank leaves ``<run_dir>/errors/rank<N>.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+from collections.abc import MutableMapping
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+from gpufabric.bench.identity import RankIdentity, rank_identity
+from gpufabric.bench.rundir import NCCL_LOG_DIR, write_error
+from gpufabric.errors import GpufabricError, UsageError
+from gpufabric.train.config import RESULT_NAME, TrainConfig, validate
+
+EXIT_USAGE = 2
+EXIT_FAILURE = 1
+
+
+def drop_unset(environ: MutableMapping[str, str], names: list[str]) -> list[str]:
+    """Remove the named variables (``NAME_`` = a prefix) from ``environ``; returns what was removed."""
+    gone = [k for k in environ if any(k.startswith(n) if n.endswith("_") else k == n for n in names)]
+    for name in gone:
+        del environ[name]
+    return gone
+
+
+def run_rank(config: TrainConfig, identity: RankIdentity) -> int:
+    drop_unset(os.environ, config.unset_env)  # before torch/NCCL read them
+    import torch
+    import torch.distributed as dist
+
+    from gpufabric.bench.metadata import static_metadata
+
+    gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    on_gpu = config.device != "cpu" and config.backend in (None, "nccl") and gpus > 0
+    if config.device == "cuda" and not on_gpu:
+        raise UsageError("--device cuda: no CUDA GPU is visible to this rank; drop it to run on CPU")
+    backend = config.backend or ("nccl" if on_gpu else "gloo")
+    validate(config, nranks=identity.world_size, backend=backend, on_gpu=on_gpu)
+    if on_gpu:
+        device = torch.device("cuda", identity.local_rank % gpus)
+        torch.cuda.set_device(device)
+    else:
+        device = torch.device("cpu")
+        # Ranks sharing a host share its cores: give each its slice, so they do not oversubscribe.
+        local = identity.local_world_size or identity.world_size
+        torch.set_num_threads(max(1, (os.cpu_count() or 1) // local))
+    if identity.world_size > 1 and not (identity.master_addr and identity.master_port):
+        raise UsageError(
+            "environment: MASTER_ADDR/MASTER_PORT are not set; the launcher must export the rendezvous "
+            "address (our launchers do; with plain mpirun/srun export them yourself)"
+        )
+    kwargs: dict[str, Any] = {"device_id": device} if on_gpu else {}
+    dist.init_process_group(
+        backend=backend,
+        init_method=identity.init_method,
+        rank=identity.rank,
+        world_size=identity.world_size,
+        timeout=timedelta(seconds=config.init_timeout_s),
+        **kwargs,
+    )
+    try:
+        started = datetime.now(timezone.utc)
+        static = static_metadata(dict(os.environ), on_gpu) if identity.rank == 0 else {}
+        measured = _measure(config, identity, device, torch.bfloat16 if on_gpu else torch.float32)
+        facts = _gather_facts(identity, device)
+        if identity.rank == 0:
+            from gpufabric.train.record import build_result, write
+
+            result = build_result(
+                config, identity, backend, measured, facts=facts, static=static, started=started
+            )
+            write(result, Path(config.run_dir) / RESULT_NAME, Path(config.run_dir) / NCCL_LOG_DIR)
+        dist.barrier()
+    finally:
+        dist.destroy_process_group()
+    return 0
+
+
+def _measure(config: TrainConfig, identity: RankIdentity, device: Any, dtype: Any) -> dict[str, Any]:
+    """Phases 1-4 of the module docstring; returns plain data for ``record.build_result``."""
+    from gpufabric.train.model import synthetic_batches
+    from gpufabric.train.strategy import local_trainer, sync_world, wrap
+    from gpufabric.train.timing import probe_collectives, slowest_per_step, time_steps
+
+    world = identity.world_size
+    parallel = wrap(config, device, dtype, world)
+    batches = synthetic_batches(
+        config.model, config.batch_size, rank=identity.rank, seed=config.seed, device=device
+    )
+
+    def synced(i: int) -> None:
+        parallel.synced.step(batches[i % len(batches)])
+
+    def compute(i: int) -> None:
+        parallel.compute_only.step(batches[i % len(batches)])
+
+    log = parallel.bucket_log
+    for i in range(config.warmup_steps):
+        if log is not None:
+            log.reset()
+        synced(i)
+    compute(0)  # the compute-only path's first step (allocations, replica optimizer state) is not timed
+    sync_world(device)
+    block = min(config.block, config.steps)
+    step_ms: list[float] = []
+    compute_ms: list[float] = []
+    bucket_bytes: set[float] = set()
+    while len(step_ms) < config.steps:
+        count = min(block, config.steps - len(step_ms))
+        if log is not None:
+            log.reset()
+        step_ms.extend(time_steps(synced, count, device, start=len(step_ms)))
+        if log is not None:
+            bucket_bytes.add(sum(c.size_bytes for c in log.calls()) / count)
+            log.reset()
+        compute_ms.extend(time_steps(compute, count, device, start=len(compute_ms)))
+        if log is not None and log.buckets:
+            raise GpufabricError(
+                f"DDP reduced {len(log.buckets)} bucket(s) under no_sync(); the compute-only timing would "
+                "include communication"
+            )
+        sync_world(device)
+    if len(bucket_bytes) > 1:
+        raise GpufabricError(
+            f"DDP all-reduced a different number of bytes in different steps: {bucket_bytes}"
+        )
+    if log is not None:
+        log.reset()
+        synced(0)  # one untimed step: the payload is exactly the buckets of one step
+        sync_world(device)
+    step_all = slowest_per_step(step_ms, world)
+    compute_all = slowest_per_step(compute_ms, world)
+    calls = parallel.payload() if world > 1 else []
+    probe_total: float | None = None
+    if calls:
+        calls, probe_total = probe_collectives(
+            calls, rounds=config.probe_iters, world_size=world, device=device
+        )
+    baseline: list[float] | None = None
+    if config.scaling and world > 1:
+        sync_world(device)
+        if identity.rank == 0:
+            solo = local_trainer(config, device, dtype)
+            for i in range(config.warmup_steps):
+                solo.step(batches[i % len(batches)])
+            baseline = time_steps(lambda i: solo.step(batches[i % len(batches)]), config.steps, device)
+            del solo
+        sync_world(device)
+    elif config.scaling:
+        baseline = step_all
+    return {
+        "step_ms": step_all,
+        "compute_ms": compute_all,
+        "compute_method": parallel.compute_method,
+        "calls": calls,
+        "probe_total_ms": probe_total,
+        "baseline_ms": baseline,
+        "dtype": str(dtype).removeprefix("torch."),
+    }
+
+
+def _gather_facts(identity: RankIdentity, device: Any) -> list[dict[str, Any]]:
+    import torch.distributed as dist
+
+    from gpufabric.bench.metadata import local_facts
+
+    facts = local_facts(identity.rank, device)
+    gathered: list[Any] = [None] * identity.world_size
+    dist.all_gather_object(gathered, facts)
+    return [g for g in gathered if g is not None]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m gpufabric.train.rank")
+    parser.add_argument("--config", required=True, type=Path, help="<run_dir>/train_config.json")
+    args = parser.parse_args(argv)
+    config = TrainConfig.model_validate_json(args.config.read_text(encoding="utf-8"))
+    rank = -1
+    try:
+        identity = rank_identity(os.environ)
+        rank = identity.rank
+        return run_rank(config, identity)
+    except UsageError as exc:
+        write_error(config.run_dir, rank, "usage", str(exc))
+        print(f"Error: {exc}", file=sys.stderr, flush=True)
+        return EXIT_USAGE
+    except GpufabricError as exc:
+        write_error(config.run_dir, rank, "failure", str(exc))
+        print(f"Error: {exc}", file=sys.stderr, flush=True)
+        return EXIT_FAILURE
+    except Exception as exc:  # keep the traceback in the rank's output, one line in the error file
+        traceback.print_exc()
+        write_error(config.run_dir, rank, "failure", " ".join(f"{type(exc).__name__}: {exc}".split())[:400])
+        return EXIT_FAILURE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

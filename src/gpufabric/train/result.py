@@ -1,0 +1,198 @@
+"""The training benchmark's result documents: ``TrainResult`` (one run) and ``TrainAB`` (fabric on vs off).
+
+Same family as ``RunResult``: versioned (``schema_version``), a ``kind`` that tells the documents apart,
+and the same ``RunMetadata`` (hosts, devices, versions, redacted env, NCCL log files). Times are
+milliseconds per step; bandwidths GB/s with GB = 1e9 bytes, as everywhere in gpufabric.
+The rank side writes ``<run_dir>/train.json``; ``run_train_bench`` adds the prediction and rewrites it.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from gpufabric.errors import InputError
+from gpufabric.results.io import write_model_json
+from gpufabric.results.model import RunMetadata
+from gpufabric.train.config import ModelSpec, Strategy
+
+TRAIN_SCHEMA_VERSION = 1
+CollectiveKind = Literal["all_reduce", "reduce_scatter", "all_gather"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class StepTimes(_Model):
+    """Per-step times (ms), each the slowest rank's time for that step: a step ends when every rank does."""
+
+    samples_ms: list[float]
+
+    @property
+    def mean_ms(self) -> float:
+        return statistics.fmean(self.samples_ms)
+
+    @property
+    def median_ms(self) -> float:
+        return statistics.median(self.samples_ms)
+
+    @property
+    def spread(self) -> float:
+        """(max - min) / median of the per-step times."""
+        med = self.median_ms
+        return (max(self.samples_ms) - min(self.samples_ms)) / med if med > 0 else 0.0
+
+
+class CollectiveCall(_Model):
+    """One collective a training step issues (one DDP bucket, or one FSDP unit's gather / scatter)."""
+
+    kind: CollectiveKind
+    size_bytes: int = Field(description="nccl-tests size: the whole buffer (all_reduce) or the total bytes")
+    dtype: str
+    isolated_ms: float | None = Field(
+        default=None, description="median time of this call alone (the probe), slowest rank"
+    )
+
+
+class CommPayload(_Model):
+    """What one training step communicates, counted from the gradient buckets / sharded parameters."""
+
+    calls: list[CollectiveCall] = Field(default_factory=list)
+    bytes_all_reduced: int = 0
+    bytes_reduce_scattered: int = 0
+    bytes_all_gathered: int = 0
+    method: str = ""
+    isolated_ms: float | None = Field(
+        default=None, description="median of the probe's rounds: every call of one step, back to back"
+    )
+
+
+class Prediction(_Model):
+    """Communication time predicted from busbw vs the communication the step really paid."""
+
+    busbw_source: str = Field(description="'probe' (this run, at the bucket sizes) or a bench result file")
+    effective_busbw_gbs: float
+    predicted_comm_ms: float = Field(description="sum over calls of size x bus factor / busbw(size)")
+    measured_comm_ms: float = Field(description="step time with sync - step time without (exposed comm)")
+    isolated_comm_ms: float | None = None
+    agreement_pct: float = Field(description="measured / predicted x 100")
+    predicted_share: float = Field(description="predicted / (compute + predicted): the no-overlap share")
+    measured_share: float = Field(description="measured comm / step time")
+    notes: list[str] = Field(default_factory=list)
+
+
+class Scaling(_Model):
+    baseline_samples_per_s: float = Field(description="rank 0 alone, no wrapper, same per-rank batch")
+    baseline: StepTimes
+    efficiency: float = Field(description="samples/s / (ranks x baseline samples/s)")
+
+
+class TrainResult(_Model):
+    """One training benchmark run."""
+
+    schema_version: int = TRAIN_SCHEMA_VERSION
+    kind: Literal["train"] = "train"
+    label: str
+    complete: bool = True
+    failure: str | None = None
+    profile: str | None = Field(default=None, description="fabric-on / fabric-off in an A/B run")
+    metadata: RunMetadata = Field(default_factory=RunMetadata)
+    model_name: str
+    model: ModelSpec
+    parameters: int
+    strategy: Strategy
+    dtype: str
+    world_size: int
+    batch_size: int = Field(description="samples per rank per step")
+    step: StepTimes = Field(description="full steps: forward, backward with gradient sync, optimizer")
+    compute: StepTimes = Field(description="the same steps without gradient communication")
+    compute_method: str
+    comm: CommPayload
+    prediction: Prediction | None = None
+    scaling: Scaling | None = None
+
+    @property
+    def global_batch(self) -> int:
+        return self.batch_size * self.world_size
+
+    @property
+    def samples_per_s(self) -> float:
+        return self.global_batch / (self.step.mean_ms / 1e3)
+
+    @property
+    def tokens_per_s(self) -> float:
+        return self.samples_per_s * self.model.seq_len
+
+    @property
+    def comm_ms(self) -> float:
+        """Exposed communication per step: what the step pays beyond its compute."""
+        return max(0.0, self.step.mean_ms - self.compute.mean_ms)
+
+
+class TrainAB(_Model):
+    """The same training benchmark with the fabric on and off (profiles of ``planner.ab_profiles``)."""
+
+    schema_version: int = TRAIN_SCHEMA_VERSION
+    kind: Literal["train-ab"] = "train-ab"
+    fabric: str
+    on: TrainResult
+    off: TrainResult
+    on_description: str = ""
+    off_description: str = ""
+    off_env: dict[str, str] = Field(default_factory=dict)
+    off_unset: list[str] = Field(default_factory=list)
+
+    @property
+    def speedup(self) -> float:
+        """samples/s with the fabric on / samples/s with it off."""
+        return self.on.samples_per_s / self.off.samples_per_s
+
+
+TrainDocument = TrainResult | TrainAB
+
+
+def write_train_document(document: TrainDocument, path: Path) -> None:
+    """Atomic write (temp file + rename), as ``results.io.write_result``."""
+    write_model_json(document, path)
+
+
+def is_train_document(data: object) -> bool:
+    return isinstance(data, dict) and data.get("kind") in ("train", "train-ab")
+
+
+def sniff_train_document(path: Path) -> TrainDocument | None:
+    """The training document in ``path`` if it is one (``.json`` with ``kind`` train/train-ab), else None.
+
+    Lets ``gpufabric report`` take benchmark runs and training runs in one argument list; only small JSON
+    files are parsed here, anything else is left to the benchmark readers.
+    """
+    if path.suffix.lower() != ".json" or not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    return read_train_document(path) if is_train_document(data) else None
+
+
+def read_train_document(path: Path) -> TrainDocument:
+    """Read a ``train.json`` (one run) or an A/B document; one-line ``InputError`` otherwise."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(f"{path}: not a readable gpufabric training result ({exc})") from exc
+    if not is_train_document(data):
+        raise InputError(f'{path}: not a training result (expected "kind": "train" or "train-ab")')
+    try:
+        if data["kind"] == "train-ab":
+            return TrainAB.model_validate(data)
+        return TrainResult.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(top level)"
+        raise InputError(f"{path}: invalid training result at {where}: {first['msg']}") from exc

@@ -1,0 +1,102 @@
+"""``gpufabric isolate``: simulate mode end to end, node sources, and one-line errors for bad input."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from gpufabric.analysis.isolate import read_node_list
+from gpufabric.analysis.isolate.nodes import expand_hostlist
+from gpufabric.cli.app import main
+
+
+def cli(
+    args: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> tuple[int, str, str]:
+    monkeypatch.setattr(sys, "argv", ["gpufabric", "isolate", *args])
+    code = 0
+    try:
+        main()
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_simulate_table(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    code, out, _ = cli(["--simulate", "--nodes", "512", "--bad", "17", "--bad-link", "3-400", "--seed", "1"],
+                       capsys, monkeypatch)  # fmt: skip
+    assert code == 0
+    first = out.splitlines()[0]
+    assert first.startswith("found node node0017, link node0003-node0400 in ") and "rounds" in first
+    assert "convicted node node0017" in out and "convicted link node0003-node0400" in out
+    assert "verdicts: ok 509, slow-node 1, bad-link 2" in out
+
+
+def test_simulate_json(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    code, out, _ = cli(
+        ["--simulate", "--nodes", "64", "--bad", "node0009", "--format", "json"], capsys, monkeypatch
+    )
+    assert code == 0
+    data = json.loads(out)
+    assert data["node_count"] == 64 and data["verdicts"]["node0009"] == "slow-node"
+    assert data["suspects"][0]["evidence"][0]["purpose"] == "screen"
+    assert data["rounds"] == len(data["round_log"])
+
+
+def test_simulate_from_a_node_list_with_dashed_names(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    listing = tmp_path / "nodes.txt"
+    listing.write_text("gpu-a[01-16]\n# comment\npod/worker-0, pod/worker-1\n", encoding="utf-8")
+    code, out, _ = cli(["--simulate", "--node-list", str(listing), "--bad-link", "gpu-a03-worker-1"],
+                       capsys, monkeypatch)  # fmt: skip
+    assert code == 0 and "convicted link gpu-a03-worker-1" in out
+
+
+def test_node_sources(tmp_path: Path) -> None:
+    assert expand_hostlist("gpu[008-010,2]") == ["gpu008", "gpu009", "gpu010", "gpu2"]
+    assert expand_hostlist("plain") == ["plain"]
+    listing = tmp_path / "pods.txt"
+    listing.write_text("pod/a\npod/b\n", encoding="utf-8")
+    assert read_node_list(listing) == ["a", "b"]
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        (["--simulate", "--nodes", "16", "--bad", "9999"], "--bad '9999'"),
+        (["--simulate", "--nodes", "16", "--bad", "gpu7"], "--bad 'gpu7'"),
+        (["--simulate", "--nodes", "16", "--bad-link", "1-1"], "--bad-link '1-1'"),
+        (["--simulate", "--nodes", "16", "--bad-link", "3"], "--bad-link '3'"),
+        (["--simulate", "--nodes", "1"], "--nodes 1"),
+        (["--simulate", "--nodes", "16", "--noise", "0.9"], "--noise"),
+        (["--simulate", "--nodes", "16", "--slow-factor", "1.5"], "--slow-factor"),
+        (["--simulate", "--nodes", "16", "--group-size", "1"], "--group-size"),
+        (["--simulate", "--nodes", "16", "--format", "xml"], "--format"),
+        (["--simulate"], "node source"),
+        (["--simulate", "--hostfile", "/no/such/hosts"], "/no/such/hosts"),
+        (["--nodes", "16", "--node-list", "/x"], "node source"),
+        (["--node-list", "/dev/null"], "at least 2"),
+        (["--nodes", "16", "--bad", "3"], "--simulate"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2(
+    args: list[str], named: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    code, out, err = cli(args, capsys, monkeypatch)
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert code == 2 and out == ""
+    assert len(lines) == 1 and lines[0].startswith("Error: ") and named in lines[0], err
+
+
+def test_duplicate_node_in_list_is_an_input_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    listing = tmp_path / "dup.txt"
+    listing.write_text("n1\nn2\nn1\n", encoding="utf-8")
+    code, _, err = cli(["--simulate", "--node-list", str(listing)], capsys, monkeypatch)
+    assert code == 2 and "'n1' is listed twice" in err

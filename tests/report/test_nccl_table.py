@@ -1,0 +1,82 @@
+"""One RunResult rendered as nccl-tests prints it (exact text), and as csv/markdown/json."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+from gpufabric.report.nccl_table import format_time, render
+from gpufabric.results.model import Device, Measurement, Row, RunMetadata, RunResult, Series
+
+
+def _result() -> RunResult:
+    oop = Measurement(time_us=1305.5, algbw_gbs=3.21, busbw_gbs=2.41, wrong=0, samples_us=[1300.0, 1311.0])
+    ip = Measurement(time_us=19.85, algbw_gbs=52.83, busbw_gbs=39.62, wrong=None)
+    rows = [
+        Row(
+            size_bytes=1048576,
+            count=65536,
+            dtype="float",
+            redop="none",
+            root=-1,
+            out_of_place=oop,
+            in_place=ip,
+        )
+    ]
+    meta = RunMetadata(
+        tool_version="0.1.0",
+        backend="nccl",
+        nccl_version="2.28.9",
+        torch_version="2.11.0",
+        cuda_version="12.8",
+        devices=[Device(rank=0, host="h1", index=0, name="NVIDIA H200", bus_id="0000:18:00.0")],
+        settings={
+            "min_bytes": 8,
+            "max_bytes": 1048576,
+            "step_factor": 2,
+            "warmup": 5,
+            "iters": 20,
+            "batches": 5,
+            "check": True,
+            "graph": False,
+            "mode": "fixed",
+        },
+    )
+    series = Series(collective="alltoall", nranks=4, rows=rows, avg_busbw_gbs=21.015, wrong_total=0)
+    return RunResult(label="golden", metadata=meta, series=[series])
+
+
+def test_table_is_nccl_tests_shaped() -> None:
+    text = render(_result(), "table")
+    lines = text.splitlines()
+    assert lines[0] == (
+        "# gpufabric 0.1.0 alltoall: 4 ranks, backend nccl, minBytes 8 maxBytes 1048576 step: 2(factor) "
+        "warmup iters: 5 iters: 20 batches: 5 validation: 1 graph: 0"
+    )
+    assert "#  Rank   0 on         h1 device  0 [0000:18:00.0] NVIDIA H200" in lines
+    header = lines.index(next(line for line in lines if line.startswith("#       size")))
+    assert lines[header] == (
+        "#       size         count      type   redop    root     time   algbw   busbw #wrong"
+        "     time   algbw   busbw #wrong"
+    )
+    assert lines[header + 2] == (
+        "     1048576         65536     float    none      -1   1305.5    3.21    2.41       0    19.85"
+        "   52.83   39.62     N/A"
+    )
+    assert lines[-3:] == ["# Out of bounds values : 0 OK", "# Avg bus bandwidth    : 21.015 ", "#"]
+
+
+def test_time_column_precision_follows_nccl_tests() -> None:
+    times = (format_time(12.345), format_time(123.45), format_time(12345.6))
+    assert times == ("  12.35", "  123.5", "  12346")
+
+
+def test_csv_markdown_and_json() -> None:
+    result = _result()
+    rows = list(csv.DictReader(io.StringIO(render(result, "csv"))))
+    assert rows[0]["collective"] == "alltoall" and rows[0]["oop_wrong"] == "0" and rows[0]["ip_wrong"] == ""
+    assert float(rows[0]["oop_spread"]) > 0
+    markdown = render(result, "markdown")
+    assert "| 1048576 | 65536 | float | none | -1 | 1305.5 | 2.41 | 0 | 19.85 | 39.62 | N/A |" in markdown
+    assert json.loads(render(result, "json"))["label"] == "golden"

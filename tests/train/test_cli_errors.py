@@ -1,0 +1,46 @@
+"""Bad train-bench flags: exit 2 with one line naming the flag and the choices, never a traceback."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "gpufabric.cli", "train-bench", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--model", "huge"], "Error: --model: unknown size 'huge'; choose from tiny, small, medium"),
+        (["--strategy", "zero3"], "Error: --strategy: unknown value 'zero3'; choose from ddp, fsdp"),
+        (["--format", "html"], "Error: --format: unknown value 'html'; choose from table, json, markdown"),
+        (["--on", "kubernetes"], "Error: --on: unknown value 'kubernetes'; choose from local, mpirun, slurm"),
+        (["--backend", "nccl"], "Error: --backend nccl: no CUDA GPU on this host"),
+        (["--ranks", "0"], "Error: --ranks: 0 must be at least 1"),
+        (["--hosts", "a"], "Error: --hosts: only --on mpirun places ranks on hosts"),
+    ],
+)
+def test_bad_flags_are_one_line_usage_errors(args: list[str], message: str, tmp_path: Path) -> None:
+    proc = _run(*args, "--run-dir", str(tmp_path / "run"))
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith(message), proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_busbw_from_a_file_that_is_not_a_result(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json", encoding="utf-8")
+    proc = _run("--busbw-from", str(bad), "--run-dir", str(tmp_path / "run"))
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr and str(bad) in proc.stderr

@@ -1,0 +1,128 @@
+"""Real multi-process gloo runs of train-bench (no mocks): 2 CPU ranks, the tiny model, few steps.
+
+One CLI ``--ab`` run (fabric on, then off) serves most checks; FSDP gets one library run. No speed is
+asserted (this machine's 2 cores are shared), only what must hold on any machine: bytes counted from the
+buckets equal the parameters' bytes, every phase has its samples, the documents read back, the output
+says what it measured.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gpufabric.planner import ab_profiles
+from gpufabric.train import TrainAB, TrainConfig, TrainResult, read_train_document, run_train_bench
+from gpufabric.train.config import MODEL_PRESETS
+
+STEPS = 4
+TINY_PARAMS = MODEL_PRESETS["tiny"].parameter_count()
+
+
+@pytest.fixture(scope="module")
+def ab_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess[str], Path]:
+    root = tmp_path_factory.mktemp("train")
+    out = root / "ab.json"
+    args = ["--ab", "--steps", str(STEPS), "--warmup-steps", "1", "--probe-iters", "2", "--ranks", "2"]
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "gpufabric.cli",
+            "train-bench",
+            *args,
+            "--run-dir",
+            str(root / "run"),
+            "--out",
+            str(out),
+            "--timeout",
+            "120",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc, out
+
+
+def test_ab_document_reads_back_with_both_profiles(
+    ab_run: tuple[subprocess.CompletedProcess[str], Path],
+) -> None:
+    _, out = ab_run
+    document = read_train_document(out)
+    assert isinstance(document, TrainAB)
+    assert document.fabric == "nvlink"  # one host, no instance type: the planner's one-host A/B
+    assert document.off_env == ab_profiles(nodes=1).off.env  # the same profile bench --ab uses
+    assert (document.on.profile, document.off.profile) == ("fabric-on", "fabric-off")
+    assert document.speedup == pytest.approx(document.on.samples_per_s / document.off.samples_per_s)
+    # The off profile's environment reached the ranks (recorded, redacted, in the metadata).
+    assert document.off.metadata.env.get("NCCL_P2P_DISABLE") == "1"
+    assert "NCCL_P2P_DISABLE" not in document.on.metadata.env
+    # And each side's own run dir holds its train.json.
+    assert (
+        json.loads(Path(document.on.metadata.settings["run_dir"]).joinpath("train.json").read_text())["kind"]
+        == "train"
+    )
+
+
+def test_bytes_all_reduced_are_counted_from_the_buckets(
+    ab_run: tuple[subprocess.CompletedProcess[str], Path],
+) -> None:
+    document = read_train_document(ab_run[1])
+    assert isinstance(document, TrainAB)
+    for run in (document.on, document.off):
+        assert run.dtype == "float32" and run.world_size == 2 and run.metadata.backend == "gloo"
+        assert run.comm.bytes_all_reduced == TINY_PARAMS * 4  # every fp32 gradient, once
+        assert all(c.kind == "all_reduce" and c.isolated_ms and c.isolated_ms > 0 for c in run.comm.calls)
+        assert len(run.step.samples_ms) == STEPS and len(run.compute.samples_ms) == STEPS
+        assert min(run.step.samples_ms + run.compute.samples_ms) > 0
+        assert run.prediction is not None and run.prediction.predicted_comm_ms > 0
+        assert run.prediction.measured_comm_ms == pytest.approx(run.comm_ms)
+        assert run.scaling is not None and run.scaling.efficiency > 0
+        assert len(run.metadata.devices) == 2 and run.metadata.hosts
+    # The 1-rank baseline is timed once (fabric-on) and shared: the fabric cannot change one rank.
+    assert document.on.scaling is not None and document.off.scaling is not None
+    assert document.off.scaling.baseline == document.on.scaling.baseline
+
+
+def test_table_output_names_numbers_and_method(ab_run: tuple[subprocess.CompletedProcess[str], Path]) -> None:
+    text = ab_run[0].stdout
+    for needle in (
+        "samples/s",
+        "fabric-on",
+        "fabric-off",
+        "speed-up, fabric on / off",
+        "bytes per step:",
+        "all-reduce 528 KB",
+        "predicted",
+        "no_sync()",
+        "method:",
+    ):
+        assert needle in text, needle
+
+
+def test_fsdp_on_gloo_counts_gathers_and_scatters(tmp_path: Path) -> None:
+    config = TrainConfig(
+        strategy="fsdp",
+        steps=2,
+        block=2,
+        warmup_steps=1,
+        probe_iters=2,
+        scaling=False,
+        run_dir=tmp_path / "run",
+        label="fsdp",
+    )
+    result = run_train_bench(config, ranks=2, timeout_s=120)
+    assert isinstance(result, TrainResult) and result.strategy == "fsdp"
+    # Every parameter is reduce-scattered once (padded to 2 ranks: tiny's shapes are all even on dim 0).
+    assert result.comm.bytes_reduce_scattered == TINY_PARAMS * 4
+    kinds = [c.kind for c in result.comm.calls]
+    layers = MODEL_PRESETS["tiny"].layers
+    assert kinds.count("reduce_scatter") == layers + 1 and kinds.count("all_gather") == 2 * layers + 1
+    assert result.scaling is None and result.prediction is not None
+    assert read_train_document(tmp_path / "run" / "train.json") == result

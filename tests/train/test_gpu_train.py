@@ -1,0 +1,75 @@
+"""train-bench on real GPUs with NCCL (the lent GPU machine: ``pytest -m gpu tests/train``).
+
+bf16 gradients counted from DDP's buckets, NCCL logs captured, FSDP2 on NCCL, and the fabric A/B with the
+planner's one-host profiles reaching the ranks. Speed is recorded by benchmarks/train/gpu_train.sh.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from gpufabric.bench.runner import visible_gpu_count
+from gpufabric.planner import ab_profiles
+from gpufabric.train import TrainConfig, model_spec, run_train_ab, run_train_bench
+
+pytestmark = [pytest.mark.gpu, pytest.mark.multi_gpu]
+
+SHARED_HOST_SAFETY = {
+    "NCCL_NVLS_ENABLE": "0",
+    "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1",
+    "NVSHMEM_DISABLE_NVLS": "1",
+}
+SMALL = model_spec("small")
+
+
+@pytest.fixture(autouse=True)
+def _gpus(monkeypatch: pytest.MonkeyPatch) -> int:
+    for name, value in SHARED_HOST_SAFETY.items():
+        monkeypatch.setenv(name, value)  # conftest scrubs NCCL_*; every GPU run on a shared host needs these
+    gpus = visible_gpu_count(os.environ)
+    if gpus < 2:
+        pytest.skip(f"needs 2 or more CUDA GPUs, found {gpus}")
+    return gpus
+
+
+def _config(tmp_path: Path, **update: object) -> TrainConfig:
+    base = TrainConfig(
+        model_name="small",
+        model=SMALL,
+        steps=6,
+        block=3,
+        warmup_steps=2,
+        probe_iters=3,
+        run_dir=tmp_path / "run",
+        label="gpu",
+    )
+    return base.model_copy(update=update)
+
+
+def test_ddp_on_nccl_counts_bf16_gradients(tmp_path: Path, _gpus: int) -> None:
+    result = run_train_bench(_config(tmp_path), timeout_s=240)
+    assert result.metadata.backend == "nccl" and result.dtype == "bfloat16"
+    assert result.world_size == _gpus
+    assert result.comm.bytes_all_reduced == SMALL.parameter_count() * 2
+    assert result.metadata.nccl_version and result.metadata.log_files
+    assert all(Path(p).stat().st_size > 0 for p in result.metadata.log_files)
+    assert result.prediction is not None and result.prediction.predicted_comm_ms > 0
+    assert result.scaling is not None and 0 < result.scaling.efficiency < 2
+    assert all(d.name and d.name != "cpu" for d in result.metadata.devices)
+
+
+def test_fsdp_on_nccl(tmp_path: Path, _gpus: int) -> None:
+    result = run_train_bench(_config(tmp_path, strategy="fsdp", scaling=False), timeout_s=240)
+    assert result.strategy == "fsdp" and result.comm.bytes_reduce_scattered >= SMALL.parameter_count() * 2
+    assert result.samples_per_s > 0 and result.prediction is not None
+
+
+def test_fabric_ab_reaches_the_ranks(tmp_path: Path) -> None:
+    profiles = ab_profiles(nodes=1)
+    document = run_train_ab(_config(tmp_path, steps=4, block=2, scaling=False), profiles, timeout_s=240)
+    assert document.off.metadata.env.get("NCCL_P2P_DISABLE") == "1"
+    assert "NCCL_P2P_DISABLE" not in document.on.metadata.env
+    assert document.speedup > 0

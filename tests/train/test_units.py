@@ -1,0 +1,116 @@
+"""Pure parts of the training benchmark: model shapes, flag checks, busbw lookup and the prediction."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from gpufabric.errors import UsageError
+from gpufabric.results.model import Measurement, Row, RunResult, Series
+from gpufabric.train.config import MODEL_PRESETS, model_spec
+from gpufabric.train.predict import busbw_at, busbw_table_from_run, predict
+from gpufabric.train.result import CollectiveCall, CommPayload, StepTimes, TrainResult
+
+
+@pytest.mark.parametrize("name", ["tiny", "small"])
+def test_parameter_count_matches_the_real_module(name: str) -> None:
+    torch = pytest.importorskip("torch")
+    from gpufabric.train.model import build_model
+
+    spec = MODEL_PRESETS[name]
+    model = build_model(spec, seed=0, device=torch.device("cpu"), dtype=torch.float32)
+    assert sum(p.numel() for p in model.parameters()) == spec.parameter_count()
+
+
+def test_model_overrides_and_their_errors() -> None:
+    spec = model_spec("small", layers=2, hidden=512)
+    assert (spec.layers, spec.hidden, spec.heads) == (2, 512, 8)
+    with pytest.raises(UsageError, match="--model: unknown size 'huge'; choose from tiny, small, medium"):
+        model_spec("huge")
+    with pytest.raises(UsageError, match="--hidden: 100 is not divisible by 3"):
+        model_spec("tiny", hidden=100, heads=3)
+    with pytest.raises(UsageError, match="--layers: 0"):
+        model_spec("tiny", layers=0)
+
+
+def test_busbw_interpolates_log_log_and_clamps() -> None:
+    table = [(1 << 20, 10.0), (4 << 20, 40.0)]
+    assert busbw_at(table, 1 << 10) == 10.0
+    assert busbw_at(table, 1 << 30) == 40.0
+    assert busbw_at(table, 2 << 20) == pytest.approx(20.0)  # halfway in log size, geometric in busbw
+
+
+def _result(world: int, step_ms: float, compute_ms: float, calls: list[CollectiveCall]) -> TrainResult:
+    return TrainResult(
+        label="t",
+        model_name="tiny",
+        model=MODEL_PRESETS["tiny"],
+        parameters=MODEL_PRESETS["tiny"].parameter_count(),
+        strategy="ddp",
+        dtype="bfloat16",
+        world_size=world,
+        batch_size=4,
+        step=StepTimes(samples_ms=[step_ms] * 3),
+        compute=StepTimes(samples_ms=[compute_ms] * 3),
+        compute_method="no_sync",
+        comm=CommPayload(calls=calls, bytes_all_reduced=sum(c.size_bytes for c in calls)),
+    )
+
+
+def test_prediction_is_bytes_times_bus_factor_over_busbw() -> None:
+    # 100 MB all-reduced on 4 ranks moves 150 MB over the bus; at 50 GB/s that is 3 ms.
+    calls = [CollectiveCall(kind="all_reduce", size_bytes=50_000_000, dtype="bfloat16")] * 2
+    result = _result(4, step_ms=12.0, compute_ms=10.0, calls=calls)
+    p = predict(result, table=[(1 << 20, 50.0), (1 << 30, 50.0)], source="bench.json")
+    assert p is not None
+    assert p.predicted_comm_ms == pytest.approx(3.0)
+    assert p.measured_comm_ms == pytest.approx(2.0)
+    assert p.agreement_pct == pytest.approx(100 * 2 / 3)
+    assert p.effective_busbw_gbs == pytest.approx(50.0)
+    assert p.predicted_share == pytest.approx(3 / 13)
+    assert p.measured_share == pytest.approx(2 / 12)
+
+
+def test_probe_prediction_uses_each_calls_own_time_and_one_rank_has_none() -> None:
+    calls = [
+        CollectiveCall(kind="all_reduce", size_bytes=8_000_000, dtype="float", isolated_ms=1.0),
+        CollectiveCall(kind="all_gather", size_bytes=8_000_000, dtype="float", isolated_ms=0.5),
+    ]
+    p = predict(_result(2, 5.0, 4.0, calls))
+    assert p is not None and p.busbw_source == "probe"
+    assert p.predicted_comm_ms == pytest.approx(1.5)
+    assert predict(_result(1, 5.0, 5.0, [])) is None
+
+
+def test_busbw_table_comes_from_the_all_reduce_series() -> None:
+    m = Measurement(time_us=10.0, algbw_gbs=1.0, busbw_gbs=1.5)
+    run = RunResult(
+        label="b",
+        series=[
+            Series(
+                collective="all_reduce", rows=[Row(size_bytes=1024, count=256, dtype="float", out_of_place=m)]
+            )
+        ],
+    )
+    assert busbw_table_from_run(run, source="x") == [(1024, 1.5)]
+    with pytest.raises(Exception, match="no all_reduce series"):
+        busbw_table_from_run(RunResult(label="b", series=[Series(collective="all_gather")]), source="x")
+
+
+def test_the_cli_imports_no_torch() -> None:
+    code = "import sys, gpufabric.cli.app; assert 'torch' not in sys.modules, 'torch imported'"
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_report_section_escapes_and_shows_the_prediction() -> None:
+    from gpufabric.report.train_section import train_section
+
+    calls = [CollectiveCall(kind="all_reduce", size_bytes=8_000_000, dtype="float", isolated_ms=1.0)]
+    result = _result(2, 5.0, 4.0, calls).model_copy(update={"label": "<b>x</b>"})
+    result.prediction = predict(result)
+    html = train_section([result])
+    assert "&lt;b&gt;x&lt;/b&gt;" in html and "<b>x</b>" not in html
+    assert "predicted 1.00 ms" in html and "samples/s" in html and "Method:" in html
+    assert train_section([]) == ""
