@@ -7,8 +7,10 @@ STAMP := $(VENV)/.installed
 # The CPU machines of this project keep a CPU wheel of torch on disk; use it when it is there.
 WHEELS := $(wildcard /opt/wheels)
 PIP_FIND := $(if $(WHEELS),--find-links $(WHEELS),)
-OS_PACKAGES := openmpi-bin slurm-wlm munge chromium
+OS_PACKAGES := openmpi-bin slurm-wlm munge libpmix-dev chromium
 OS_TOOLS := mpirun slurmctld slurmd munged chromium
+# Slurm's mpi/pmix plugin dlopens the unversioned libpmix.so, which only libpmix-dev ships.
+OS_FILES := /usr/lib/*/pmix2/lib/libpmix.so
 
 .PHONY: demo test lint types unit os-deps venv gpu-test clean
 
@@ -26,6 +28,7 @@ venv: $(STAMP)
 # OS packages the real-engine tests use (OpenMPI, Slurm + munge, headless Chromium).
 os-deps:
 	@missing=""; for t in $(OS_TOOLS); do command -v $$t >/dev/null 2>&1 || missing="$$missing $$t"; done; \
+	for f in $(OS_FILES); do ls $$f >/dev/null 2>&1 || missing="$$missing $$f"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing OS packages (missing:$$missing)"; \
 	  if [ "$$(id -u)" = "0" ]; then SUDO=""; else SUDO="sudo"; fi; \

@@ -14,6 +14,7 @@ Rank 0 writes ``<run_dir>/train.json``; a failing rank leaves ``<run_dir>/errors
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sys
 import traceback
@@ -78,6 +79,9 @@ def run_rank(config: TrainConfig, identity: RankIdentity) -> int:
         started = datetime.now(timezone.utc)
         static = static_metadata(dict(os.environ), on_gpu) if identity.rank == 0 else {}
         measured = _measure(config, identity, device, torch.bfloat16 if on_gpu else torch.float32)
+        # DDP's reducer and FSDP's state sit in reference cycles: free them (and the backend work they
+        # hold) now, while the process group is alive, not in the interpreter's final collection.
+        gc.collect()
         facts = _gather_facts(identity, device)
         if identity.rank == 0:
             from gpufabric.train.record import build_result, write
@@ -210,5 +214,17 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_FAILURE
 
 
+def _exit_after_teardown(code: int) -> None:
+    """Leave without the interpreter's finalization once everything is written and the group destroyed.
+
+    A DDP run on gloo can abort at interpreter exit ("terminate called without an active exception",
+    pytorch/pytorch#190489): C++ static destructors race the backend's threads after our work is done,
+    which turned a recorded, finished run into a crashed rank (seen once in CI on the 2-core box).
+    """
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    _exit_after_teardown(main())
