@@ -10,16 +10,31 @@ import pytest
 SCRUBBED_PREFIXES = ("NCCL_", "FI_", "SLURM_", "OMPI_", "PMIX_", "GPUFABRIC_", "SKYPILOT_", "TORCHELASTIC_")
 SCRUBBED_NAMES = ("CUDA_VISIBLE_DEVICES", "RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")
 
+# NVLink multicast can take a shared host's GPUs out of service: on a GPU host every test (and every
+# rank it starts) keeps it off, whatever the scrub below removed.
+SHARED_HOST_SAFETY = {
+    "NCCL_NVLS_ENABLE": "0",
+    "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1",
+    "NVSHMEM_DISABLE_NVLS": "1",
+}
+ON_GPU_HOST = Path("/dev/nvidia0").exists() or Path("/dev/nvidiactl").exists()
+
 FIXTURES = Path(__file__).parent / "fixtures"
 SEEDS = Path(__file__).parent / "fixtures" / "catalog" / "seeds"  # verbatim copies of ../shared/seeds
 
 
 @pytest.fixture(autouse=True)
 def clean_environ(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Remove NCCL_*, FI_*, SLURM_*, OMPI_*, CUDA_VISIBLE_DEVICES and rank variables before each test."""
+    """Remove NCCL_*, FI_*, SLURM_*, OMPI_*, CUDA_VISIBLE_DEVICES and rank variables before each test.
+
+    On a GPU host the shared-host safety settings are put back (multicast stays off in every run).
+    """
     for name in list(os.environ):
         if name.startswith(SCRUBBED_PREFIXES) or name in SCRUBBED_NAMES:
             monkeypatch.delenv(name, raising=False)
+    if ON_GPU_HOST:
+        for name, value in SHARED_HOST_SAFETY.items():
+            monkeypatch.setenv(name, value)
 
 
 @pytest.fixture

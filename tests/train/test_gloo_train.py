@@ -102,8 +102,34 @@ def test_table_output_names_numbers_and_method(ab_run: tuple[subprocess.Complete
         "predicted",
         "no_sync()",
         "method:",
+        # Both arms are CPU gloo runs: the speed-up must not be read as the fabric's.
+        "caveat: both arms ran on CPU ranks with gloo",
+        "says nothing about the fabric",
+        "[fabric-on] agreement ",
     ):
         assert needle in text, needle
+
+
+def test_show_prints_a_saved_document_and_show_refuses_it_in_one_line(
+    ab_run: tuple[subprocess.CompletedProcess[str], Path],
+) -> None:
+    """train-bench --show renders a saved A/B; is_train_result lets the bench readers name the command."""
+    from gpufabric.train.result import is_train_result, not_a_bench_result
+
+    _, out = ab_run
+    shown = subprocess.run(
+        [sys.executable, "-m", "gpufabric.cli", "train-bench", "--show", str(out), "--format", "markdown"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert "| fabric-on |" in shown.stdout and "caveat: both arms ran on CPU ranks" in shown.stdout
+    assert is_train_result(out) and is_train_result(out.parent / "run" / "fabric-on" / "train.json")
+    assert not_a_bench_result(out) == (
+        f"{out} is a train-bench result, not a collective benchmark; view it with "
+        f"`gpufabric train-bench --show {out}` or put it in an HTML report with `gpufabric report {out}`"
+    )
 
 
 def test_fsdp_on_gloo_counts_gathers_and_scatters(tmp_path: Path) -> None:

@@ -26,6 +26,7 @@ from gpufabric.analysis.isolate import (
     read_node_list,
     simulate,
 )
+from gpufabric.analysis.isolate.nodes import SLURM_NODELIST, expand_nodelist
 from gpufabric.analysis.isolate.render import render_json, render_table
 from gpufabric.errors import UsageError
 
@@ -37,20 +38,25 @@ REAL_MIN_DROP = 0.25
 MAX_MIN_DROP = 0.9
 
 
-def _names(nodes: int | None, hostfile: Path | None, node_list: Path | None) -> list[str]:
+def _names(
+    nodes: int | None, hostfile: Path | None, node_list: Path | None, allocation: str | None
+) -> tuple[list[str], str]:
+    """(node names, where they came from); ``allocation`` is SLURM_JOB_NODELIST for a real ``--on slurm``."""
     given = [flag for flag, v in (("--nodes", nodes), ("--hostfile", hostfile), ("--node-list", node_list))
              if v is not None]  # fmt: skip
+    if not given and allocation:
+        return expand_nodelist(allocation, SLURM_NODELIST), SLURM_NODELIST
     if len(given) != 1:
         raise UsageError(
             f"isolate needs exactly one node source, got {len(given)} ({', '.join(given) or 'none'}); "
-            "pass --nodes N, --hostfile PATH or --node-list PATH"
+            "pass --nodes N, --hostfile PATH or --node-list PATH (or run --on slurm in an allocation)"
         )
     if hostfile is not None:
-        return read_hostfile(hostfile)
+        return read_hostfile(hostfile), f"--hostfile {hostfile}"
     if node_list is not None:
-        return read_node_list(node_list)
+        return read_node_list(node_list), f"--node-list {node_list}"
     assert nodes is not None  # exactly one source was given
-    return numbered_nodes(nodes)
+    return numbered_nodes(nodes), f"--nodes {nodes}"
 
 
 def isolate(
@@ -58,7 +64,10 @@ def isolate(
     nodes: int | None = typer.Option(None, "--nodes", help="this many nodes, node0000 ... (local ranks)"),
     hostfile: Path | None = typer.Option(None, "--hostfile", help="OpenMPI hostfile: one node per line"),
     node_list: Path | None = typer.Option(
-        None, "--node-list", help="node names, Slurm ranges (gpu[001-064]) or kubectl 'pod/NAME' lines"
+        None,
+        "--node-list",
+        help="node names, Slurm ranges (gpu[001-064]) or kubectl 'pod/NAME' lines; real: --on slurm "
+        "runs on exactly these nodes (default there: SLURM_JOB_NODELIST)",
     ),
     bad: list[str] = typer.Option([], "--bad", help="simulator: slow node(s), index or name: 3,17"),
     bad_link: list[str] = typer.Option([], "--bad-link", help="simulator: slow link A-B (repeatable)"),
@@ -110,7 +119,8 @@ def isolate(
         raise UsageError(
             f"--k-sigma {k_sigma} / --min-drop {drop}: need k > 0 and 0 < min-drop <= {MAX_MIN_DROP}"
         )
-    names = _names(nodes, hostfile, node_list)
+    allocation = os.environ.get(SLURM_NODELIST) if on == "slurm" and not simulate_run else None
+    names, source = _names(nodes, hostfile, node_list, allocation)
     # A floor above the judge's usual 40% ceiling (a very noisy host) raises the ceiling with it.
     judge = JudgeSettings(k_sigma=k_sigma, min_drop=drop, max_drop=max(JudgeSettings().max_drop, drop))
     if not simulate_run:
@@ -119,7 +129,8 @@ def isolate(
         from gpufabric.cli.isolate_real import RealRequest, run_real
 
         request = RealRequest(
-            names=names, hostfile=hostfile, node_list=node_list is not None, ranks=ranks, on=on,
+            names=names, hostfile=hostfile, node_list=node_list is not None or source == SLURM_NODELIST,
+            node_source=source, ranks=ranks, on=on,
             collective=collective, size=size, iters=iters, batches=batches, batch_seconds=batch_seconds,
             backend=backend, expected_gbps=expected_gbps, round_timeout_s=round_timeout,
             timeout_stage=timeout_stage, run_dir=run_dir, mpirun=mpirun, link_sweep=link_sweep,

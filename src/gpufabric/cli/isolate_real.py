@@ -9,6 +9,7 @@ Imported only when a real run starts: it pulls in the engine's parent side (stil
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -16,7 +17,8 @@ from pydantic import BaseModel, ConfigDict
 
 from gpufabric.analysis.isolate import JudgeSettings, SearchOptions, run_isolation
 from gpufabric.analysis.isolate.engine_measurer import EngineMeasurer, MeasuredIsolation
-from gpufabric.analysis.isolate.render import render_table
+from gpufabric.analysis.isolate.nodes import SLURM_NODELIST
+from gpufabric.analysis.isolate.render import host_verdicts, render_table
 from gpufabric.bench.adapt import AdaptedLauncher
 from gpufabric.bench.config import BenchConfig
 from gpufabric.bench.fault import FAULT_ENV, check_world, fault_from_env
@@ -24,7 +26,7 @@ from gpufabric.bench.groups import GroupRunner, NodeRanks, RoundSettings
 from gpufabric.bench.runner import default_run_dir, resolve_world, visible_gpu_count
 from gpufabric.bench.stages import parse_stage_timeouts
 from gpufabric.errors import UsageError
-from gpufabric.launch.base import OutputSink
+from gpufabric.launch.base import Launcher, LaunchOutcome, LaunchPlan, OutputSink, RankProgram
 from gpufabric.units import human_size, parse_size
 
 CPU_SIZE, GPU_SIZE = "1M", "64M"
@@ -38,6 +40,10 @@ GLOO_SWEEP_NOTE = (
     "link sweep off: on CPU ranks gloo's busbw falls steeply with group size, so one all-node group "
     "cannot be judged against pairs (links inside every screen pair are still tested); --link-sweep forces it"
 )
+SLURM_ALLOCATION_NOTE = (
+    f"nodes from {SLURM_NODELIST}; every round is its own sbatch job pinned to them (--nodelist), so "
+    "rounds wait while an exclusive allocation holds the nodes: run isolate from outside it"
+)
 
 
 class RealRequest(BaseModel):
@@ -48,6 +54,7 @@ class RealRequest(BaseModel):
     names: list[str]
     hostfile: Path | None
     node_list: bool
+    node_source: str = ""
     ranks: int | None
     on: str | None
     collective: str
@@ -67,13 +74,64 @@ class RealRequest(BaseModel):
     judge: JudgeSettings
 
 
+class HostRecorder:
+    """Wraps each round's launcher and keeps the host every rank ran on, as the launcher reported it
+    (mpirun's hosts, Slurm's allocation; the local launcher runs every rank on this host)."""
+
+    def __init__(self) -> None:
+        self.rank_hosts: dict[int, str] = {}
+        self.moved: dict[int, set[str]] = {}
+        self.inner: Launcher | None = None
+        self.name = ""
+
+    def wrap(self, inner: Launcher) -> HostRecorder:
+        self.inner, self.name = inner, inner.name
+        return self
+
+    def render(self, program: RankProgram) -> LaunchPlan:
+        assert self.inner is not None  # wrap() comes first
+        return self.inner.render(program)
+
+    def execute(
+        self, plan: LaunchPlan, *, on_output: OutputSink | None = None, timeout_s: float | None = None
+    ) -> LaunchOutcome:
+        assert self.inner is not None
+        outcome = self.inner.execute(plan, on_output=on_output, timeout_s=timeout_s)
+        for rank_exit in outcome.exits:
+            host = rank_exit.host or (socket.gethostname() if self.name == "local" else None)
+            if host is None:
+                continue
+            before = self.rank_hosts.setdefault(rank_exit.rank, host)
+            if before != host:
+                self.moved.setdefault(rank_exit.rank, {before}).add(host)
+        return outcome
+
+    def notes(self) -> list[str]:
+        """A warning when a rank ran on different hosts in different rounds: its verdict is not one node's."""
+        return [
+            f"rank {rank} ran on {', '.join(sorted(hosts))} in different rounds: pin the nodes (--node-list)"
+            for rank, hosts in sorted(self.moved.items())
+        ]
+
+
+def pin_slurm_nodes(launcher: Launcher, names: list[str] | None) -> Launcher:
+    """The Slurm launcher with ``--nodelist`` set to ``names``, so every round runs on the same nodes."""
+    from gpufabric.launch.slurm import SlurmLauncher
+
+    if names is None or not isinstance(launcher, SlurmLauncher):
+        return launcher
+    options = launcher.options
+    pinned = [*options.sbatch_args, f"--nodelist={','.join(names)}"]
+    return SlurmLauncher(options.model_copy(update={"sbatch_args": pinned}))
+
+
 def _launcher_name(request: RealRequest) -> str:
-    if request.node_list:
-        raise UsageError(
-            "--node-list names nodes for --simulate; a real run needs --nodes N (local ranks, or "
-            "--on slurm) or --hostfile PATH (mpirun)"
-        )
     name = request.on or ("mpirun" if request.hostfile else "local")
+    if request.node_list and name != "slurm":
+        raise UsageError(
+            f"--node-list: a real run places ranks on listed nodes only with --on slurm, not --on {name}; "
+            "use --on slurm, --hostfile PATH (mpirun) or --nodes N (local ranks)"
+        )
     if request.hostfile and name != "mpirun":
         raise UsageError(f"--hostfile: only --on mpirun places ranks on hosts, not --on {name}")
     if name not in ("local", "mpirun", "slurm"):
@@ -128,9 +186,12 @@ def run_real(
     )
     # One node per host (mpirun --hostfile) or per Slurm node; without hosts every rank runs here.
     launch_nodes = nodes if request.hostfile or launcher_name == "slurm" else 1
+    # Named Slurm nodes: every round's job must run on exactly them, or rank i is another node each round.
+    pinned = names if launcher_name == "slurm" and request.node_list else None
+    hosts = HostRecorder()
 
-    def make_launcher() -> AdaptedLauncher:
-        return AdaptedLauncher(factory(), nodes=launch_nodes)
+    def make_launcher() -> HostRecorder:
+        return hosts.wrap(AdaptedLauncher(pin_slurm_nodes(factory(), pinned), nodes=launch_nodes))
 
     node_ranks = NodeRanks.one_per_node(nodes)
     runner = GroupRunner(
@@ -138,6 +199,8 @@ def run_real(
         backend=backend, env=env, environ=environ, on_output=on_output,
     )  # fmt: skip
     notes: list[str] = []
+    if request.node_source == SLURM_NODELIST:
+        notes.append(SLURM_ALLOCATION_NOTE)
     sweep = request.link_sweep
     if sweep is None:
         sweep = backend != "gloo"
@@ -148,10 +211,12 @@ def run_real(
         group_size=request.group_size, link_sweep=sweep, seed=request.seed, judge=request.judge
     )
     report = run_isolation(measurer, names, options)
+    notes += hosts.notes()
     answer = MeasuredIsolation(
         report=report, collective=request.collective, size_bytes=size_bytes, backend=backend,
         launcher=launcher_name, world_size=nranks,
         node_ranks={name: ranks for name, ranks in zip(names, node_ranks.ranks, strict=True)},
+        rank_hosts=hosts.rank_hosts, node_source=request.node_source,
         expected_gbps=measurer.expected_gbps, expected_source=measurer.expected_source,
         fault=fault.spec if fault else None, link_sweep=sweep, run_dir=str(run_dir),
         round_dirs=[str(runner.round_dir(r.round)) for r in runner.rounds], notes=notes,
@@ -177,5 +242,7 @@ def render_real(answer: MeasuredIsolation) -> str:
             f"fault injected: {FAULT_ENV}={answer.fault} (a test run: this slowness was made on purpose)"
         )
     lines += [f"note: {note}" for note in answer.notes]
-    lines += [render_table(answer.report), f"rounds and per-group results: {answer.run_dir}"]
+    lines.append(render_table(answer.report))
+    lines += host_verdicts(answer.report, answer.node_ranks, answer.rank_hosts)
+    lines.append(f"rounds and per-group results: {answer.run_dir}")
     return "\n".join(lines)

@@ -12,7 +12,7 @@ from pathlib import Path
 import typer
 
 from gpufabric.cli._common import choice, parse_env_pairs
-from gpufabric.errors import UsageError
+from gpufabric.errors import InputError, UsageError
 from gpufabric.launch.mpirun import MpirunOptions
 from gpufabric.launch.registry import LauncherSettings, check_launcher_name, make_launcher
 from gpufabric.train.config import MODEL_PRESETS, STRATEGIES, TrainConfig, model_spec
@@ -28,7 +28,9 @@ def train_bench(
     steps: int = typer.Option(20, "--steps", min=2, help="timed steps (with sync, and as many without)"),
     warmup_steps: int = typer.Option(3, "--warmup-steps", min=1, help="untimed steps first"),
     strategy: str = typer.Option("ddp", "--strategy", help="ddp or fsdp"),
-    backend: str | None = typer.Option(None, "--backend", help="nccl (GPUs) or gloo (CPU ranks)"),
+    backend: str | None = typer.Option(
+        None, "--backend", help="nccl (GPUs) or gloo (CPU); default: nccl where a rank sees a GPU, else gloo"
+    ),
     device: str = typer.Option("auto", "--device", help="auto, cuda or cpu"),
     bucket_mb: float = typer.Option(25.0, "--bucket-mb", min=0.001, help="DDP gradient bucket size (MB)"),
     probe_iters: int = typer.Option(10, "--probe-iters", min=2, help="rounds of the collective probe"),
@@ -50,11 +52,19 @@ def train_bench(
     env: list[str] = typer.Option([], "--env", help="NAME=VALUE passed to every rank (repeatable)"),
     timeout: float | None = typer.Option(None, "--timeout", min=1, help="stop each run after seconds"),
     verbose: bool = typer.Option(False, "-v", "--verbose", help="show the ranks' output on stderr"),
+    show: Path | None = typer.Option(
+        None, "--show", help="print a saved train.json or A/B document (in --format) instead of running"
+    ),
 ) -> None:
     """Train a small transformer data-parallel on synthetic data: samples/s, compute vs comm, busbw fit."""
-    from gpufabric.train import read_busbw_table, run_train_ab, run_train_bench
+    from gpufabric.train import read_busbw_table, read_train_document, run_train_ab, run_train_bench
 
     choice("--format", fmt, FORMATS)
+    if show is not None:
+        if not show.is_file():
+            raise InputError(f"--show {show}: no such file; give a train.json or --out document")
+        typer.echo(render(read_train_document(show), fmt), nl=False)
+        return
     choice("--strategy", strategy, STRATEGIES)
     choice("--device", device, ("auto", "cuda", "cpu"))
     check_launcher_name(on)

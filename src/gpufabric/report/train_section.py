@@ -13,7 +13,15 @@ from html import escape
 
 from gpufabric.redact import redact_env
 from gpufabric.report.html_sections import key_values, table
-from gpufabric.train.render import HEAD, METHOD, payload_line, prediction_line, row_cells
+from gpufabric.train.render import (
+    HEAD,
+    METHOD,
+    ab_caveat,
+    agreement_line,
+    payload_line,
+    prediction_line,
+    row_cells,
+)
 from gpufabric.train.result import TrainAB, TrainDocument, TrainResult
 
 
@@ -39,11 +47,14 @@ def train_section(documents: Sequence[TrainDocument]) -> str:
                 f'<p class="note">Speed-up with the fabric on ({escape(document.fabric)}): '
                 f"{document.speedup:.2f}x samples/s. Fabric off: {escape(document.off_description)}</p>"
             )
+            caveat = ab_caveat(document)
+            if caveat:
+                out.append(f'<p class="note"><strong>{escape(caveat)}</strong></p>')
         items = []
         for run in runs:
             tag = f"{run.profile}: " if run.profile else ""
-            items.append(f"<li>{escape(tag + payload_line(run))}</li>")
-            items.append(f"<li>{escape(tag + prediction_line(run))}</li>")
+            lines = [payload_line(run), prediction_line(run), agreement_line(run)]
+            items += [f"<li>{escape(tag + line)}</li>" for line in lines if line]
         out.append("<ul>" + "".join(items) + "</ul>")
         for run in runs:
             meta = run.metadata

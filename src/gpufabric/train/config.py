@@ -22,6 +22,9 @@ RESULT_NAME = "train.json"
 Strategy = Literal["ddp", "fsdp"]
 STRATEGIES: tuple[str, ...] = get_args(Strategy)
 Device = Literal["auto", "cuda", "cpu"]
+BACKEND_AUTO = "auto"
+"""The backend a remote launcher's ranks choose themselves, by the local rule: nccl where the rank sees a
+GPU, gloo where it does not. The launching host (a login node, a CPU laptop) cannot tell for them."""
 
 
 class ModelSpec(BaseModel):
@@ -98,7 +101,7 @@ class TrainConfig(BaseModel):
     probe_iters: int = Field(default=10, ge=2, description="rounds of the isolated collective probe")
     scaling: bool = Field(default=True, description="also time rank 0 alone (the 1-rank baseline)")
     bucket_cap_mb: float = Field(default=25.0, gt=0, description="DDP gradient bucket size (torch default)")
-    backend: str | None = None
+    backend: str | None = Field(default=None, description=f"nccl, gloo or {BACKEND_AUTO!r} (ranks pick)")
     device: Device = "auto"
     seed: int = 0
     run_dir: Path = Path("runs")
@@ -117,9 +120,26 @@ def validate(config: TrainConfig, *, nranks: int, backend: str, on_gpu: bool) ->
     """Checks that need the world size and backend; raises one-line ``UsageError``s."""
     if nranks < 1:
         raise UsageError(f"--ranks: {nranks} must be at least 1")
-    if config.strategy == "fsdp" and backend not in ("nccl", "gloo"):
+    if config.strategy == "fsdp" and backend not in ("nccl", "gloo", BACKEND_AUTO):
         raise UsageError(
             f"--strategy fsdp: backend {backend} is untested here; use --backend nccl (GPU) or gloo (CPU)"
         )
     if on_gpu and backend != "nccl":
         raise UsageError(f"--backend {backend}: GPU ranks use nccl here; drop --backend, or use --device cpu")
+
+
+def rank_backend(config: TrainConfig, *, gpus: int) -> tuple[str, bool]:
+    """(backend, on_gpu) on a rank that sees ``gpus`` GPUs: the auto rule, or the backend that was asked for.
+
+    ``--backend nccl`` on a rank without a GPU is refused here in one line, not by NCCL's own error.
+    """
+    chosen = None if config.backend == BACKEND_AUTO else config.backend
+    on_gpu = config.device != "cpu" and chosen in (None, "nccl") and gpus > 0
+    if config.device == "cuda" and not on_gpu:
+        raise UsageError("--device cuda: no CUDA GPU is visible to this rank; drop it to run on CPU")
+    if chosen == "nccl" and not on_gpu:
+        raise UsageError(
+            "--backend nccl: no CUDA GPU is visible to this rank; drop --backend (gloo on CPU ranks) or "
+            "run on GPU nodes"
+        )
+    return chosen or ("nccl" if on_gpu else "gloo"), on_gpu

@@ -121,3 +121,37 @@ def predict(
         measured_share=measured_ms / result.step.mean_ms if result.step.mean_ms > 0 else 0.0,
         notes=notes,
     )
+
+
+AGREEMENT_BAND = 0.15
+"""Measured within +-15% of predicted counts as agreement: step-to-step jitter of the exposed
+communication (a difference of two means) is of that order on shared hosts."""
+HIDDEN_BELOW = 0.15
+"""Exposed communication under 15% of the prediction: the collectives are (nearly) all hidden."""
+
+
+def agreement_verdict(prediction: Prediction) -> str:
+    """The agreement in words: within the band, or which way it diverges and what that usually means."""
+    ratio = prediction.agreement_pct / 100.0
+    band = f"+-{AGREEMENT_BAND:.0%}"
+    if abs(ratio - 1.0) <= AGREEMENT_BAND:
+        return (
+            f"agrees within {band}: the step pays for its collectives what busbw predicts (little hidden "
+            "behind compute), so busbw predicts this step: a faster fabric shortens it by the comm time"
+        )
+    if ratio < HIDDEN_BELOW:
+        return (
+            f"far below the prediction (outside {band}): backward compute hides nearly all communication; "
+            "the step is compute-bound and a faster fabric will barely change samples/s"
+        )
+    if ratio < 1.0:
+        return (
+            f"{100 * (1 - ratio):.0f}% below the prediction (outside {band}): backward compute overlaps part "
+            "of the communication (DDP reduces buckets during backward), so the fabric matters less than "
+            "busbw alone suggests"
+        )
+    return (
+        f"{100 * (ratio - 1):.0f}% above the prediction (outside {band}): the step pays more than its "
+        "collectives alone: contention with compute for cores or memory bandwidth, gaps between buckets, "
+        "or a busbw source measured under better conditions than this run (other ranks, sizes or load)"
+    )

@@ -26,7 +26,7 @@ from typing import Any
 from gpufabric.bench.identity import RankIdentity, rank_identity
 from gpufabric.bench.rundir import NCCL_LOG_DIR, write_error
 from gpufabric.errors import GpufabricError, UsageError
-from gpufabric.train.config import RESULT_NAME, TrainConfig, validate
+from gpufabric.train.config import RESULT_NAME, TrainConfig, rank_backend, validate
 
 EXIT_USAGE = 2
 EXIT_FAILURE = 1
@@ -48,10 +48,7 @@ def run_rank(config: TrainConfig, identity: RankIdentity) -> int:
     from gpufabric.bench.metadata import static_metadata
 
     gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
-    on_gpu = config.device != "cpu" and config.backend in (None, "nccl") and gpus > 0
-    if config.device == "cuda" and not on_gpu:
-        raise UsageError("--device cuda: no CUDA GPU is visible to this rank; drop it to run on CPU")
-    backend = config.backend or ("nccl" if on_gpu else "gloo")
+    backend, on_gpu = rank_backend(config, gpus=gpus)
     validate(config, nranks=identity.world_size, backend=backend, on_gpu=on_gpu)
     if on_gpu:
         device = torch.device("cuda", identity.local_rank % gpus)

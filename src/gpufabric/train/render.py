@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
+from gpufabric.train.predict import agreement_verdict
 from gpufabric.train.result import TrainAB, TrainDocument, TrainResult
 from gpufabric.units import human_size
 
@@ -68,6 +69,25 @@ def prediction_line(result: TrainResult) -> str:
     )
 
 
+def agreement_line(result: TrainResult) -> str | None:
+    """The prediction's agreement in words (``predict.agreement_verdict``), or None without a prediction."""
+    p = result.prediction
+    if p is None:
+        return None
+    return f"agreement {p.agreement_pct:.0f}% (measured / predicted comm): {agreement_verdict(p)}"
+
+
+def ab_caveat(document: TrainAB) -> str | None:
+    """The warning an A/B of two CPU gloo runs needs: gloo talks TCP whatever the fabric profile says."""
+    if not all(run.metadata.backend == "gloo" for run in (document.on, document.off)):
+        return None
+    return (
+        "caveat: both arms ran on CPU ranks with gloo, which ignores the fabric settings (NCCL_* variables); "
+        "this A/B compares two CPU gloo runs, so its speed-up is run-to-run noise and says nothing about "
+        "the fabric; run it on GPU ranks (nccl) to measure the fabric"
+    )
+
+
 def row_cells(result: TrainResult) -> list[str]:
     p = result.prediction
     return [
@@ -113,8 +133,10 @@ def _runs(document: TrainDocument) -> list[TrainResult]:
 def _speedup_line(document: TrainDocument) -> list[str]:
     if not isinstance(document, TrainAB):
         return []
+    caveat = ab_caveat(document)
     return [
         f"speed-up, fabric on / off ({document.fabric}): {document.speedup:.2f}x samples/s",
+        *([caveat] if caveat else []),
         f"fabric-off: {document.off_description}",
     ]
 
@@ -134,6 +156,9 @@ def render_table(document: TrainDocument) -> str:
         tag = f"[{result.profile}] " if result.profile else ""
         lines.append(f"# {tag}{payload_line(result)}")
         lines.append(f"# {tag}{prediction_line(result)}")
+        agreement = agreement_line(result)
+        if agreement:
+            lines.append(f"# {tag}{agreement}")
     lines += [f"# {line}" for line in _speedup_line(document)]
     lines.append(f"# method: {METHOD}; {runs[0].compute_method}")
     return "\n".join(lines) + "\n"
@@ -152,6 +177,9 @@ def render_markdown(document: TrainDocument) -> str:
         tag = f"{result.profile}: " if result.profile else ""
         lines.append(f"- {tag}{payload_line(result)}")
         lines.append(f"- {tag}{prediction_line(result)}")
+        agreement = agreement_line(result)
+        if agreement:
+            lines.append(f"- {tag}{agreement}")
     return "\n".join(lines) + "\n"
 
 

@@ -165,6 +165,29 @@ def is_train_document(data: object) -> bool:
     return isinstance(data, dict) and data.get("kind") in ("train", "train-ab")
 
 
+SHOW_COMMAND = "gpufabric train-bench --show"
+_SNIFF_LIMIT = 64 << 20  # a train document is kilobytes; never parse a large bench JSON twice
+
+
+def is_train_result(path: Path) -> bool:
+    """True when ``path`` is a train-bench document (``train.json`` or an A/B), so a reader of benchmark
+    results can refuse it with ``not_a_bench_result`` instead of a schema error."""
+    try:
+        if path.suffix.lower() != ".json" or not path.is_file() or path.stat().st_size > _SNIFF_LIMIT:
+            return False
+        return is_train_document(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return False
+
+
+def not_a_bench_result(path: Path) -> str:
+    """The one line for a train-bench document given where a benchmark result is expected."""
+    return (
+        f"{path} is a train-bench result, not a collective benchmark; view it with `{SHOW_COMMAND} {path}` "
+        f"or put it in an HTML report with `gpufabric report {path}`"
+    )
+
+
 def sniff_train_document(path: Path) -> TrainDocument | None:
     """The training document in ``path`` if it is one (``.json`` with ``kind`` train/train-ab), else None.
 

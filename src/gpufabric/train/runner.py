@@ -22,11 +22,11 @@ from gpufabric.bench.runner import (
     prepare_run_dir,
     visible_gpu_count,
 )
-from gpufabric.errors import BenchTimeout, GpufabricError, RankFailure
+from gpufabric.errors import BenchTimeout, GpufabricError, RankFailure, UsageError
 from gpufabric.launch.base import Launcher, LaunchOutcome, OutputSink, RankProgram
 from gpufabric.launch.processes import describe_returncode
 from gpufabric.planner.ab import ABProfiles
-from gpufabric.train.config import CONFIG_NAME, RESULT_NAME, TrainConfig, validate
+from gpufabric.train.config import BACKEND_AUTO, CONFIG_NAME, RESULT_NAME, TrainConfig, validate
 from gpufabric.train.predict import BusbwTable, predict
 from gpufabric.train.result import TrainAB, TrainResult, read_train_document, write_train_document
 
@@ -52,21 +52,20 @@ def run_train_bench(
 
     base = os.environ if environ is None else environ
     extra = dict(env or {})
-    local = launcher is None or launcher.name == "local"
-    gpus = visible_gpu_count({**base, **extra}) if local else 0
-    nranks, backend, on_gpu = host_world(
-        device=config.device,
-        backend=config.backend,
-        ranks=ranks,
-        gpus=gpus,
-        default_cpu_ranks=DEFAULT_CPU_RANKS,
-        cpu_hint="--device cpu",
-        cuda_needs_gpu=True,
-    )
-    if not local and config.backend is None and config.device != "cpu":
-        backend = "nccl"  # a remote launcher's ranks run where the GPUs are; the rank checks them
-        on_gpu = True
-    validate(config, nranks=nranks, backend=backend, on_gpu=on_gpu)
+    gpus = visible_gpu_count({**base, **extra})
+    if launcher is None or launcher.name == "local":
+        nranks, backend, on_gpu = host_world(
+            device=config.device,
+            backend=config.backend,
+            ranks=ranks,
+            gpus=gpus,
+            default_cpu_ranks=DEFAULT_CPU_RANKS,
+            cpu_hint="--device cpu",
+            cuda_needs_gpu=True,
+        )
+    else:
+        nranks, backend, on_gpu = remote_world(config, ranks=ranks, gpus_here=gpus)
+    validate(config, nranks=nranks, backend=backend, on_gpu=on_gpu and backend == "nccl")
     config, config_path = prepare_run_dir(config, backend=backend, config_name=CONFIG_NAME)
     run_dir = config.run_dir
     program = RankProgram(
@@ -90,6 +89,29 @@ def run_train_bench(
     if out is not None:
         write_train_document(document, out)
     return document
+
+
+def remote_world(config: TrainConfig, *, ranks: int | None, gpus_here: int) -> tuple[int, str, bool]:
+    """(ranks, backend, GPUs hint) for ranks that mpirun or Slurm place, maybe on other hosts.
+
+    ``--backend`` (or ``--device cpu`` -> gloo, ``--device cuda`` -> nccl) is taken as given. Otherwise the
+    backend is ``BACKEND_AUTO``: every rank applies the local rule where it runs (nccl with a GPU, gloo
+    without), because this host's GPUs say nothing about theirs. The hint (GPUs are asked for, e.g.
+    Slurm's ``--gpus-per-node``) follows an explicit nccl, else this host: pass ``--backend nccl`` from
+    a login node without GPUs.
+    """
+    if config.backend is not None:
+        backend = config.backend
+    elif config.device != "auto":
+        backend = "nccl" if config.device == "cuda" else "gloo"
+    else:
+        backend = BACKEND_AUTO
+    on_gpu = backend == "nccl" or (backend == BACKEND_AUTO and gpus_here > 0)
+    if ranks is None:
+        ranks = gpus_here if on_gpu and gpus_here > 0 else DEFAULT_CPU_RANKS
+    if ranks < 1:
+        raise UsageError(f"--ranks: {ranks} must be at least 1")
+    return ranks, backend, on_gpu
 
 
 def run_train_ab(

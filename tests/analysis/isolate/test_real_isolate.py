@@ -18,6 +18,7 @@ round specs, and the one-line refusals of the real mode.
 from __future__ import annotations
 
 import json
+import socket
 import sys
 from collections.abc import Sequence
 from functools import partial
@@ -33,12 +34,13 @@ from gpufabric.analysis.isolate import (
     SimulatedMeasurer,
     run_isolation,
 )
-from gpufabric.analysis.isolate.engine_measurer import EngineMeasurer
+from gpufabric.analysis.isolate.engine_measurer import EngineMeasurer, MeasuredIsolation
 from gpufabric.analysis.isolate.nodes import numbered_nodes
 from gpufabric.bench.groups import GroupRound, NodeRanks, RoundSettings, round_timeouts
 from gpufabric.bench.stages import StageTimeouts
 from gpufabric.cli.app import main
 from gpufabric.cli.isolate import REAL_MIN_DROP
+from gpufabric.cli.isolate_real import render_real
 
 # The CPU run: rank 3 at a tenth of its speed; flag only groups below a quarter of the best (see above).
 FACTOR, CPU_MIN_DROP = 10, 0.75
@@ -84,6 +86,11 @@ def test_a_slowed_cpu_rank_is_convicted_and_nobody_else(
     assert data["report"]["verdicts"]["node0003"] == "slow-node"
     assert data["fault"] == f"slow:rank=3:factor={FACTOR}" and data["backend"] == "gloo"
     assert data["node_ranks"]["node0003"] == [3] and data["collective"] == "alltoall"
+    # The host of every rank is recorded, and the verdict line names it: what an operator drains.
+    host = socket.gethostname()
+    assert data["rank_hosts"] == {str(rank): host for rank in range(6)}
+    answer = MeasuredIsolation.model_validate(data)
+    assert f"slow: node0003 (rank 3 on {host})" in render_real(answer).splitlines()
     # Every round was one job whose rank 0 wrote each group's busbw: the slowed rank's groups were slow,
     # the others (their median) were not.
     rounds = [json.loads((Path(d) / "round.json").read_text()) for d in data["round_dirs"]]

@@ -77,6 +77,10 @@ class MeasuredIsolation(BaseModel):
     launcher: str
     world_size: int
     node_ranks: dict[str, list[int]] = Field(description="node name -> the ranks that stand for it")
+    rank_hosts: dict[int, str] = Field(
+        default_factory=dict, description="rank -> the host it ran on, as the launcher reported it"
+    )
+    node_source: str = Field(default="", description="where the node names came from")
     expected_gbps: float | None = Field(description="the busbw groups were judged against, when fixed")
     expected_source: str
     fault: str | None = Field(default=None, description="GPUFABRIC_FAULT as the ranks saw it (tests)")

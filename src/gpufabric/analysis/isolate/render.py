@@ -8,6 +8,7 @@ drown the answer; ``--format json`` has the full per-node map).
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 
 from gpufabric.analysis.isolate.model import IsolationReport, NodeVerdict
 
@@ -61,3 +62,24 @@ def render_table(report: IsolationReport) -> str:
     rounds = " ".join(f"{r.round}:{'+'.join(r.purposes)}({r.groups}/{r.short})" for r in report.round_log)
     lines.append(f"rounds (purpose(groups/short)): {rounds}")
     return "\n".join(lines)
+
+
+def _where(node: str, node_ranks: Mapping[str, list[int]], rank_hosts: Mapping[int, str]) -> str:
+    ranks = node_ranks.get(node, [])
+    hosts = sorted({rank_hosts[r] for r in ranks if r in rank_hosts})
+    label = "rank" if len(ranks) == 1 else "ranks"
+    numbers = ",".join(str(r) for r in ranks) or "?"
+    return f"{label} {numbers} on {', '.join(hosts) or 'an unreported host'}"
+
+
+def host_verdicts(
+    report: IsolationReport, node_ranks: Mapping[str, list[int]], rank_hosts: Mapping[int, str]
+) -> list[str]:
+    """One line per suspect naming the ranks and the hosts they ran on: what an operator drains."""
+    lines = []
+    for suspect in report.suspects:
+        places = [f"{node} ({_where(node, node_ranks, rank_hosts)})" for node in suspect.nodes]
+        what = "slow" if suspect.kind == "node" else "slow link"
+        prefix = "" if suspect.verdict == "convicted" else f"{suspect.verdict}, "
+        lines.append(f"{prefix}{what}: {' - '.join(places)}")
+    return lines

@@ -1,0 +1,77 @@
+"""What the numbers mean, in words: the agreement band, the gloo A/B caveat, and train files vs readers.
+
+The GPU documents are the real 4x H200 runs recorded in tests/fixtures/gpu_h200x4 (fabric on: exposed
+comm 331% of the probe's prediction; fabric off: 96%).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gpufabric.report.train_section import train_section
+from gpufabric.train.predict import agreement_verdict
+from gpufabric.train.render import ab_caveat, render
+from gpufabric.train.result import Prediction, TrainAB, is_train_result, read_train_document
+
+GPU_AB = Path(__file__).parents[1] / "fixtures" / "gpu_h200x4" / "train_ddp_ab.json"
+GPU_BENCH = GPU_AB.with_name("bench_allreduce_nvlink.json")
+
+
+def _prediction(agreement_pct: float) -> Prediction:
+    return Prediction(
+        busbw_source="probe",
+        effective_busbw_gbs=100.0,
+        predicted_comm_ms=10.0,
+        measured_comm_ms=agreement_pct / 10,
+        agreement_pct=agreement_pct,
+        predicted_share=0.5,
+        measured_share=0.5,
+    )
+
+
+@pytest.mark.parametrize(
+    ("agreement_pct", "opening"),
+    [
+        (100.0, "agrees within +-15%"),
+        (86.0, "agrees within +-15%"),
+        (114.0, "agrees within +-15%"),
+        (60.0, "40% below the prediction (outside +-15%): backward compute overlaps"),
+        (5.0, "far below the prediction (outside +-15%): backward compute hides nearly all"),
+        (331.0, "231% above the prediction (outside +-15%): the step pays more than its collectives"),
+    ],
+)
+def test_agreement_is_said_in_words_with_its_band(agreement_pct: float, opening: str) -> None:
+    assert agreement_verdict(_prediction(agreement_pct)).startswith(opening)
+
+
+def test_gpu_ab_explains_each_arm_and_has_no_gloo_caveat() -> None:
+    document = read_train_document(GPU_AB)
+    assert isinstance(document, TrainAB) and ab_caveat(document) is None
+    table = render(document, "table")
+    assert "# [fabric-on] agreement 331% (measured / predicted comm): 231% above the prediction" in table
+    assert "# [fabric-off] agreement 96% (measured / predicted comm): agrees within +-15%" in table
+    assert "caveat" not in table and "caveat" not in train_section([document])
+    assert "agrees within +-15%" in render(document, "markdown")
+
+
+def test_gloo_ab_caveat_reaches_the_html_report() -> None:
+    document = read_train_document(GPU_AB)
+    assert isinstance(document, TrainAB)
+    for run in (document.on, document.off):
+        run.metadata.backend = "gloo"
+    caveat = ab_caveat(document)
+    assert caveat is not None and "compares two CPU gloo runs" in caveat
+    assert "says nothing about the fabric" in train_section([document])
+    document.on.metadata.backend = "nccl"  # one arm on the fabric: a real comparison
+    assert ab_caveat(document) is None
+
+
+def test_is_train_result_tells_train_files_from_the_rest(tmp_path: Path) -> None:
+    assert is_train_result(GPU_AB)
+    assert not is_train_result(GPU_BENCH)  # a bench result: the readers' business
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"kind": "train", ', encoding="utf-8")
+    assert not is_train_result(broken) and not is_train_result(tmp_path / "missing.json")
+    assert not is_train_result(tmp_path)
