@@ -85,12 +85,23 @@ NET_NO_DEVICE = re.compile(r"^NET/(?P<net>\w+) ?: ?No device found")
 BOOTSTRAP = re.compile(r"^Bootstrap ?: ?Using (?:\[\d+\])?(?P<iface>[^\s:]+)")
 # `NET/GPUDirectTCPX ver. 3.1.8.` and `NET/GPUDirectTCPX : GPUDirectTCPX enable: 1` (seed 003)
 TCPX_ENABLE = re.compile(r"^NET/GPUDirectTCPX ?: ?GPUDirectTCPX enable: ?(?P<on>\d)")
-PLUGIN_VERSION = re.compile(r"^NET/(?P<net>GPUDirectTCPX|FasTrak|gIB) ver\. ?(?P<ver>[\d.]+)")
+# TCPXO before TCPX: `GPUDirectTCPX` is a prefix of `GPUDirectTCPXO`
+PLUGIN_VERSION = re.compile(r"^NET/(?P<net>GPUDirectTCPXO|GPUDirectTCPX|FasTrak|gIB) ver\. ?(?P<ver>[\d.]+)")
+# GPUDirect-TCPXO's plugin on A3 Mega: `Initializing network FasTrak, version: 1.0.17` (after `Using network
+# FasTrak`); NCCL's own plugins say `Initialized NET plugin Socket` instead
+PLUGIN_INITIALIZING = re.compile(r"^Initializing network (?P<net>\w+),? version:? ?(?P<ver>[\d.]+)")
 
 # --- GDR ----------------------------------------------------------------------------------------
 # `NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0'` / `... Enabled for HCA 0 'mlx5_0' (no dmabuf)`
 GDR_HCA = re.compile(
     r"^NET/(?P<net>[\w ]+?) ?: ?GPU Direct RDMA (?P<state>Enabled|Disabled) for HCA \d+ '(?P<dev>[^']+)'"
+)
+# Per GPU-NIC pair, by PCI distance against NCCL_NET_GDR_LEVEL (2.12+; older ones under `NET/IB : `):
+# `GPU Direct RDMA Disabled for GPU 2 / HCA 2 (distance 7 > 4)`,
+# `GPU Direct RDMA Enabled for GPU 81000 / HCA 1 (distance 6 <= 7), read 0`
+GDR_GPU = re.compile(
+    r"^(?:NET/[\w ]+? ?: ?)?GPU Direct RDMA (?P<state>Enabled|Disabled) for GPU (?P<gpu>[\w\[\]]+) / "
+    r"HCA (?P<hca>\w+) \(distance (?P<distance>\d+ [<>]=? ?\d+)\)"
 )
 
 # --- channels and topology ----------------------------------------------------------------------
@@ -119,6 +130,16 @@ COMM_INIT = re.compile(
     r"comm 0x[0-9a-f]+ rank (?P<rank>\d+) nranks (?P<nranks>\d+) cudaDev (?P<dev>\d+)"
     r"(?: nvmlDev \d+)?(?: busId (?P<bus>[0-9a-fA-F]+))?"
 )
+# Which communicator a rank's Init line belongs to, read from the raw bytes to tell runs apart before
+# attesting them. Every rank of a communicator logs the same commId (2.13+); 2.8-2.12 print none:
+# `comm 0x557fe785f7a0 rank 36 nranks 64 cudaDev 4 nvmlDev 4 busId 9b000 commId 0x5ae77eb5ea4ec1ee - Init ..`
+# `comm 0x7fdf08000d00 rank 15 nranks 16 cudaDev 7 busId e7000 - Init COMPLETE`
+COMM_MEMBER = re.compile(
+    rb"comm 0x[0-9a-fA-F]+ rank (?P<rank>\d+) nranks (?P<nranks>\d+)"
+    rb"(?:[^\r\n]*? comm(?:Id|Hash) (?P<id>0x[0-9a-fA-F]+))?"
+)
+# nccl-tests' rank 0 prints every rank of the job: `#  Rank  3 Group  0 Pid  7777 on host-a device  3 [...]`
+TESTS_MEMBER = re.compile(rb"#\s+Rank\s+(?P<rank>\d+)(?:\s+Group\s+\d+)?\s+Pid\s+\d+\s+on\s")
 # `comm 0x8ec0ac0 rank 6 nRanks 16 nNodes 2 localRanks 8 localRank 6 MNNVL 0`
 COMM_NODES = re.compile(r"comm 0x[0-9a-f]+ rank (?P<rank>\d+) nRanks (?P<nranks>\d+) nNodes (?P<nnodes>\d+)")
 # `NVLS multicast support is available on dev 0` / `... is not available on dev 5`
@@ -149,11 +170,15 @@ ERROR_WORDS = re.compile(
     re.IGNORECASE,
 )
 
+# First match wins, so a name that contains another's needle comes first: TCPXO (`GPUDirectTCPXO`, its
+# FasTrak plugin) before TCPX. `NCCL RDMA Plugin vN` is the banner of the HPC-X / Mellanox RDMA plugin
+# (`Loaded net plugin NCCL RDMA Plugin v8`), whose network is IBext: InfiniBand or RoCE verbs.
 _NETWORK_KINDS: tuple[tuple[str, NetworkKind], ...] = (
-    ("gpudirecttcpx", "tcpx"),
-    ("fastrak", "tcpxo"),
     ("tcpxo", "tcpxo"),
+    ("fastrak", "tcpxo"),
+    ("gpudirecttcpx", "tcpx"),
     ("gib", "gib"),
+    ("ncclrdmaplugin", "ib"),
     ("libfabric", "ofi"),
     ("ofi", "ofi"),
     ("ib", "ib"),
@@ -186,10 +211,16 @@ def transport_kind(transport: str) -> TransportKind:
     return "other"
 
 
+# The device part of a NET transport: `0`, or with PXN `0(8)` (device 0 of the proxy rank 8's NIC).
+_NET_DEVICE_PART = re.compile(r"^(?P<dev>\d+)(?:\(\d+\))?$")
+
+
 def net_parts(transport: str) -> tuple[str | None, int | None, bool]:
-    """``NET/IB/1/GDRDMA`` -> ("IB", 1, True); ``NET/AWS Libfabric/0`` -> ("AWS Libfabric", 0, False)."""
+    """``NET/IB/1/GDRDMA`` -> ("IB", 1, True); ``NET/AWS Libfabric/0`` -> ("AWS Libfabric", 0, False);
+    PXN ``NET/IB/0(8)/GDRDMA`` -> ("IB", 0, True)."""
     parts = transport.split("/")
     if len(parts) < 2 or parts[0].upper() != "NET":
         return None, None, False
-    device = int(parts[2]) if len(parts) > 2 and parts[2].isdigit() else None
+    device_part = _NET_DEVICE_PART.match(parts[2]) if len(parts) > 2 else None
+    device = int(device_part.group("dev")) if device_part else None
     return parts[1], device, any(p.upper() == "GDRDMA" for p in parts[2:])

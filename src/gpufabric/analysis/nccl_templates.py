@@ -166,7 +166,9 @@ def _info(tpl: Template, msg: str) -> None:
         elif nodes := pat.COMM_NODES.search(msg):
             tpl.op("nodes", int(nodes.group("nnodes")), int(nodes.group("nranks")))
         return
-    if "NET/" in msg or msg.startswith(("Plugin Path", "Using ", "Assigned NET", "P2P plugin")):
+    if "NET/" in msg or msg.startswith(
+        ("Plugin Path", "Using ", "Assigned NET", "P2P plugin", "Initializing network")
+    ):
         _network(tpl, msg)
         return
     if msg.startswith("Bootstrap"):
@@ -190,7 +192,19 @@ def _info(tpl: Template, msg: str) -> None:
     if pat.COLLNET_USED.match(msg):
         tpl.op("collnet")
         return
+    if msg.startswith("GPU Direct RDMA"):
+        _gdr_pair(tpl, msg)
+        return
     _error_words(tpl, msg)
+
+
+def _gdr_pair(tpl: Template, msg: str) -> bool:
+    """NCCL's per GPU-NIC GDR decision; a disabled pair is listed like a disabled HCA."""
+    match = pat.GDR_GPU.match(msg)
+    if match:
+        key = f"GPU {match.group('gpu')} / HCA {match.group('hca')} (distance {match.group('distance')})"
+        tpl.op("gdr", match.group("state") == "Enabled", key)
+    return match is not None
 
 
 def _error_words(tpl: Template, msg: str) -> None:
@@ -256,9 +270,10 @@ def _network(tpl: Template, msg: str) -> None:
         if match.group("on") == "1":
             tpl.op("touch", "networks", "GPUDirectTCPX")
             tpl.op("plugin_or", "GPUDirectTCPX")
-    elif match := pat.PLUGIN_VERSION.match(msg):
+    elif match := pat.PLUGIN_VERSION.match(msg) or pat.PLUGIN_INITIALIZING.match(msg):
+        tpl.op("touch", "networks", match.group("net"))
         tpl.op("plugin_or", f"{match.group('net')} {match.group('ver').rstrip('.')}")
-    else:
+    elif not _gdr_pair(tpl, msg):
         _error_words(tpl, msg)
 
 

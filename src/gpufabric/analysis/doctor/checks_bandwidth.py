@@ -86,7 +86,7 @@ def check_busbw_baseline(ev: Evidence, exp: Expectation) -> list[CheckResult]:
                 id="busbw-baseline",
                 title=title,
                 verdict=Verdict.SKIP,
-                cause="the inputs do not say how many nodes ran",
+                cause=f"the inputs do not say how many nodes ran ({ev.nodes_text}), so no baseline applies",
             )
         ]
     checks = []
@@ -165,7 +165,7 @@ def check_busbw_meaning(ev: Evidence, exp: Expectation) -> CheckResult:
         notes.append("CollNet/SHARP reduces in the network switches: busbw can exceed the NIC rate")
     algo = att.nccl_env.get("NCCL_ALGO", "")
     tree_allowed = not algo or "tree" in algo.lower()  # NCCL_ALGO=Ring forces comparable ring busbw
-    if (ev.nodes or 1) > 1 and att.tree_channels and tree_allowed:
+    if ev.min_nodes > 1 and att.tree_channels and tree_allowed:
         notes.append(
             "tree all_reduce across nodes moves less data per rank than the ring formula assumes, "
             "so busbw is not a link-rate measurement (nccl-tests#153); NCCL_ALGO=Ring for link rate"

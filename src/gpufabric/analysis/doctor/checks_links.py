@@ -7,7 +7,9 @@ from __future__ import annotations
 from gpufabric.analysis.doctor.checks_transport import links_summary, no_log_result, one_host
 from gpufabric.analysis.doctor.evidence import Evidence, Expectation
 from gpufabric.analysis.doctor.model import CheckResult, Verdict
+from gpufabric.analysis.nccl_patterns import net_parts, network_kind, transport_kind
 from gpufabric.catalog import FabricName
+from gpufabric.results.attestation import Attestation
 
 
 def check_nic_count(ev: Evidence, exp: Expectation) -> CheckResult:
@@ -64,12 +66,18 @@ def check_nic_count(ev: Evidence, exp: Expectation) -> CheckResult:
     )
 
 
+GDR_TITLE = "GPUDirect RDMA"
+
+
 def check_gdr(ev: Evidence, exp: Expectation) -> CheckResult:
-    title = "GPUDirect RDMA"
+    title = GDR_TITLE
     att = ev.attestation
     rdma = att is not None and att.network_kind in ("ib", "ofi", "gib")
     if att is None or not rdma or one_host(ev):
         return CheckResult(id="gdr", title=title, verdict=Verdict.SKIP, cause="no RDMA network between nodes")
+    partial = _partial_gdr(att)
+    if partial is not None:
+        return partial
     if att.gdr:
         return CheckResult(id="gdr", title=title, verdict=Verdict.PASS, cause="network links carry /GDRDMA")
     if att.gdr is None:
@@ -85,6 +93,38 @@ def check_gdr(ev: Evidence, exp: Expectation) -> CheckResult:
         fix="load nvidia-peermem (or use DMA-BUF: kernel >= 5.12, NCCL_DMABUF_ENABLE=1), check "
         "NCCL_NET_GDR_LEVEL and ACS/IOMMU settings (NVIDIA/nccl#1537); on EFA set "
         "FI_EFA_USE_DEVICE_RDMA=1 where the shape supports it",
+    )
+
+
+def _partial_gdr(att: Attestation) -> CheckResult | None:
+    """Some network links with /GDRDMA and some without: NCCL judged GDR per GPU-NIC pair (PCI distance,
+    NCCL_NET_GDR_LEVEL, a NIC without peermem), so the channels without it bounce through host memory."""
+    # Only the network NCCL chose: a stray NET/Socket link is a different finding, not missing GDR.
+    net = {
+        t: n
+        for t, n in att.transports.items()
+        if transport_kind(t) == "net" and network_kind(net_parts(t)[0] or "") == att.network_kind
+    }
+    plain = {t: n for t, n in net.items() if not net_parts(t)[2]}
+    if not plain or len(plain) == len(net):
+        return None
+    total, without = sum(net.values()), sum(plain.values())
+    # Channel numbers come from the kept links (the first MAX_CHANNEL_LINKS); the counts above are whole.
+    bounced = [link for link in att.channel_links if link.transport in plain]
+    channels = sorted({link.channel for link in bounced if link.channel is not None})
+    where = sorted({link.host for link in bounced if link.host})
+    named = f"channels {', '.join(f'{c:02d}' for c in channels)}" if channels else "some channels"
+    on_hosts = f" on {', '.join(where)}" if where else ""
+    return CheckResult(
+        id="gdr",
+        title=GDR_TITLE,
+        verdict=Verdict.WARN,
+        evidence=[f"without GDR: {', '.join(f'{t} x{n}' for t, n in sorted(plain.items()))}"]
+        + ([f"GDR disabled for: {', '.join(att.gdr_disabled_devices)}"] if att.gdr_disabled_devices else []),
+        cause=f"partial GPUDirect RDMA: {named}{on_hosts} carry no /GDRDMA ({without} of {total} network "
+        f"links, via {', '.join(sorted(plain))}); their data is staged through host memory",
+        fix="check the GPU-NIC PCI distance of those NICs (`nvidia-smi topo -m`: PIX/PXB get GDR, SYS does "
+        "not unless NCCL_NET_GDR_LEVEL allows it), nvidia-peermem or DMA-BUF on every NIC, and ACS/IOMMU",
     )
 
 

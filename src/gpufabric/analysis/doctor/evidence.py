@@ -3,9 +3,10 @@
 
 Loading rules: our result JSON/JSONL is one run each (attestation from the result, else from the NCCL logs
 its metadata names); nccl-tests JSON is one run; a text file holding an nccl-tests table is one run (its
-mixed-in NCCL INFO lines attested too); text files without a table are NCCL logs and are taken together as
-the per-rank logs of one run, joined to the single table run when exactly one was given. A directory stands
-for the ``*.log`` files under it.
+mixed-in NCCL INFO lines attested too); text files without a table are NCCL logs, split into runs by the
+communicators their ranks joined (``runs.py``: files merge only when they are different ranks of one
+job). When a single table run was given, the logs join it if they are its job's (or prove no job at all
+and form one group). A directory stands for the ``*.log`` files under it.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict
 
+from gpufabric.analysis.doctor.runs import LogRun, comm_members, group_runs, run_label
 from gpufabric.analysis.nccl_log import attest_files
 from gpufabric.catalog import FabricName, InstanceType, get_instance
 from gpufabric.errors import InputError, UsageError
@@ -122,15 +124,30 @@ class Evidence(BaseModel):
 
     @property
     def nodes(self) -> int | None:
-        """Hosts of the run; None when the inputs show only some ranks (one rank's log of many)."""
+        """Hosts of the run, only where the inputs show them all: NCCL's own count (or every rank's host),
+        the result's host list. None when the log shows only some ranks (one rank's log of many, a log
+        without Init lines): its hosts are then a lower bound, ``min_nodes``."""
         att = self.attestation
         if att and att.nnodes:
             return att.nnodes
         if self.result and self.hosts:
             return len(self.hosts)
-        if att and att.hosts and (att.nranks is None or len(att.ranks) >= att.nranks):
-            return len(att.hosts)
         return None
+
+    @property
+    def min_nodes(self) -> int:
+        """Hosts the inputs prove took part (at least this many ran)."""
+        return self.nodes or len(self.hosts)
+
+    @property
+    def nodes_text(self) -> str:
+        """The node count as the inputs support it: '2 nodes', 'at least 1 node (...)', 'unknown'."""
+        if self.nodes:
+            return f"{self.nodes} node{'s' if self.nodes > 1 else ''}"
+        if self.min_nodes:
+            plural = "s" if self.min_nodes > 1 else ""
+            return f"at least {self.min_nodes} node{plural} (the log lacks the full rank list)"
+        return "node count unknown (the log names no hosts)"
 
     @property
     def ranks(self) -> int | None:
@@ -165,6 +182,16 @@ def _from_result(path: Path) -> Evidence:
     return Evidence(label=result.label, sources=[str(path)], result=result, attestation=attestation)
 
 
+def _joins_table_run(run: Evidence, groups: list[LogRun]) -> bool:
+    """The logs are the one nccl-tests table run's own when they form one run that does not clash with the
+    table file's INFO lines, and either shares its communicator or the table names none (bare output)."""
+    table_path = Path(run.sources[0])
+    table = LogRun(files=[table_path], members=comm_members(table_path))
+    if len(groups) != 1 or groups[0].clashes_with(table):
+        return False
+    return groups[0].shares_comm_with(table) or not table.comm_ids
+
+
 def load_evidence(paths: Sequence[Path]) -> list[Evidence]:
     """Turn the command line's files into runs, following the rules in this module's docstring."""
     if not paths:
@@ -184,13 +211,18 @@ def load_evidence(paths: Sequence[Path]) -> list[Evidence]:
         runs.append(
             Evidence(label=result.label, sources=[str(path)], result=result, attestation=attest_files([path]))
         )
-    if logs:
-        table_runs = [r for r in runs if r.result and r.result.metadata.engine == "nccl-tests"]
-        if len(table_runs) == 1 and len(runs) == 1:
-            run = table_runs[0]
-            run.sources.extend(str(p) for p in logs)
-            run.attestation = attest_files([Path(s) for s in run.sources])
-        else:
-            label = logs[0].parent.name if len(logs) > 1 else logs[0].stem
-            runs.append(Evidence(label=label, sources=[str(p) for p in logs], attestation=attest_files(logs)))
+    if not logs:
+        return runs
+    groups = group_runs(logs)
+    table_runs = [r for r in runs if r.result and r.result.metadata.engine == "nccl-tests"]
+    if len(table_runs) == 1 and len(runs) == 1 and _joins_table_run(runs[0], groups):
+        run = runs[0]
+        run.sources.extend(str(p) for p in groups[0].files)
+        run.attestation = attest_files([Path(s) for s in run.sources])
+        return runs
+    taken = {r.label for r in runs}
+    for group in groups:
+        label = run_label(group.files, taken)
+        sources = [str(p) for p in group.files]
+        runs.append(Evidence(label=label, sources=sources, attestation=attest_files(group.files)))
     return runs
