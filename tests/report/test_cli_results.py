@@ -114,3 +114,38 @@ def test_the_console_script_reports_errors_without_a_traceback() -> None:
     result = gpufabric_process("compare", SKY, "/nonexistent.log")
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert result.stderr.strip() == "Error: /nonexistent.log: no such file"
+
+
+@pytest.mark.parametrize(
+    ("make_args", "message"),
+    [
+        (lambda d: ("compare", SKY, GIB, "-o", d), "--output {d}: cannot write: it is a directory"),
+        (
+            lambda d: ("compare", SKY, GIB, "-f", "csv", "-o", d),
+            "--output {d}: cannot write: it is a directory",
+        ),
+        (lambda d: ("report", SKY, "-o", d), "--output {d}: cannot write: it is a directory"),
+        (lambda d: ("report", SKY, "-o", "/proc/x/r.html"), "--output /proc/x/r.html: cannot write"),
+        (lambda d: ("compare", SKY, GIB, "--plot", SKY), f"--plot {SKY}: cannot write: it is a file"),
+        (lambda d: ("compare", SKY, GIB, "--plot", "/proc/x"), "--plot /proc/x: cannot write"),
+    ],
+    ids=[
+        "compare-o-dir",
+        "compare-csv-o-dir",
+        "report-o-dir",
+        "report-o-unwritable",
+        "plot-file",
+        "plot-unwritable",
+    ],
+)
+def test_an_output_that_cannot_be_written_is_one_error_line(
+    tmp_path: Path, make_args: Callable[[Path], tuple[str | Path, ...]], message: str
+) -> None:
+    """The real console script: exit 2, one 'Error:' line naming the flag and the path, no traceback."""
+    result = gpufabric_process(*make_args(tmp_path))
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith("Error: ") and message.format(d=tmp_path) in line
+    assert "in a place you can write" in line
+    assert list(tmp_path.iterdir()) == []  # no temp file left behind

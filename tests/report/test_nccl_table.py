@@ -5,9 +5,11 @@ from __future__ import annotations
 import csv
 import io
 import json
+from pathlib import Path
 
 from gpufabric.report.nccl_table import format_time, render
 from gpufabric.results.model import Device, Measurement, Row, RunMetadata, RunResult, Series
+from gpufabric.results.readers import read_run
 
 
 def _result() -> RunResult:
@@ -80,3 +82,39 @@ def test_csv_markdown_and_json() -> None:
     markdown = render(result, "markdown")
     assert "| 1048576 | 65536 | float | none | -1 | 1305.5 | 2.41 | 0 | 19.85 | 39.62 | N/A |" in markdown
     assert json.loads(render(result, "json"))["label"] == "golden"
+
+
+NCCL = Path(__file__).parents[1] / "fixtures" / "nccl_tests"
+
+
+def test_preamble_of_nccl_tests_text_repeats_the_settings_line_it_read() -> None:
+    """The text reader keeps ``step`` as printed, ``warmup_iters`` and ``validation``: all shown, as read."""
+    run = read_run(NCCL / "constructed_v2_17_timestamps.log")
+    first = render(run, "table").splitlines()[0]
+    assert first == (
+        "# nccl-tests 2.17.1 all_reduce: 8 ranks, nThread 1 nGpus 1 minBytes 1024 maxBytes 1048576 "
+        "step: 4(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 0 graph: 0"
+    )
+
+
+def test_preamble_of_nccl_tests_json_shows_its_config_and_omits_what_is_absent() -> None:
+    run = read_run(NCCL / "constructed_nccl_tests.json")
+    lines = render(run, "table").splitlines()
+    assert lines[0] == (
+        "# nccl-tests all_reduce: 4 ranks, nThread 1 nGpus 4 minBytes 1048576 maxBytes 8388608 "
+        "step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0"
+    )
+    assert "# NCCL version 2.27.3" in lines  # no torch/CUDA: an nccl-tests run has neither
+    assert not any("None" in line for line in lines)
+
+
+def test_preamble_steps_by_bytes_and_says_adaptive_settings() -> None:
+    result = _result()
+    settings = {"step_factor": 1, "step_bytes": 1048576, "warmup": 2, "mode": "adaptive"}
+    settings |= {"precision": 0.02, "budget_s": 30, "check": False}
+    meta = RunMetadata(backend="gloo", settings=settings)
+    first = render(result.model_copy(update={"metadata": meta}), "table").splitlines()[0]
+    assert first == (
+        "# gpufabric alltoall: 4 ranks, backend gloo, step: 1048576(bytes) warmup iters: 2 "
+        "adaptive: precision 0.02 budget 30s validation: 0"
+    )

@@ -75,3 +75,15 @@ def test_is_train_result_tells_train_files_from_the_rest(tmp_path: Path) -> None
     broken.write_text('{"kind": "train", ', encoding="utf-8")
     assert not is_train_result(broken) and not is_train_result(tmp_path / "missing.json")
     assert not is_train_result(tmp_path)
+
+
+def test_bench_readers_refuse_a_train_file_in_one_line() -> None:
+    # `show` and `compare` read through read_run: a train document gets the pointer, not a schema error.
+    from gpufabric.errors import InputError
+    from gpufabric.results.readers import read_run
+
+    with pytest.raises(InputError) as caught:
+        read_run(GPU_AB)
+    message = str(caught.value)
+    assert "is a train-bench result" in message and "train-bench --show" in message
+    assert "\n" not in message

@@ -164,6 +164,14 @@ def compare_series(
     return tables
 
 
+def shared_collectives(runs: Sequence[RunResult]) -> list[str]:
+    """The collectives every run measured, in the first run's order: what a comparison can cover."""
+    names_per_run = [[s.collective for s in r.series] for r in runs]
+    if not names_per_run:
+        return []
+    return [c for c in names_per_run[0] if all(c in names for names in names_per_run[1:])]
+
+
 def compare_runs(
     runs: Sequence[RunResult],
     *,
@@ -178,7 +186,7 @@ def compare_runs(
     labels = _unique_labels([r.label for r in runs])
     base = resolve_baseline(baseline, labels)
     names_per_run = [[s.collective for s in r.series] for r in runs]
-    shared = [c for c in names_per_run[0] if all(c in names for names in names_per_run[1:])]
+    shared = shared_collectives(runs)
     notes = []
     if collectives:
         missing = [c for c in collectives if c not in shared]

@@ -6,6 +6,8 @@ Each command parses its flags, calls the library (``results.readers``, ``analysi
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
 
@@ -20,7 +22,7 @@ from gpufabric.report.html import build_report, write_report
 from gpufabric.report.nccl_table import render as render_run
 from gpufabric.report.plots import comparison_charts, file_stem, save
 from gpufabric.results.model import RunResult
-from gpufabric.results.readers import read_run
+from gpufabric.results.readers import ABDocument, read_run, sniff_ab_document
 
 
 class OutputFormat(str, Enum):
@@ -51,6 +53,26 @@ def _read_all(files: list[Path], labels: list[str]) -> list[RunResult]:
 
 def _baseline(value: str | None) -> str | int | None:
     return int(value) if value is not None and value.lstrip("-").isdigit() else value
+
+
+@contextmanager
+def _writing(flag: str, path: Path, *, directory: bool = False) -> Iterator[None]:
+    """An OSError while writing an output becomes one line naming the flag, the path, the cause and the fix
+    (the library writers only raise; choosing words for a flag is this layer's job)."""
+    try:
+        yield
+    except OSError as exc:
+        if directory and path.exists() and not path.is_dir():
+            cause = "it is a file, not a directory"
+        elif not directory and path.is_dir():
+            cause = "it is a directory"
+        else:
+            culprit = f" ({exc.filename})" if exc.filename and Path(exc.filename) != path else ""
+            cause = f"{exc.strerror or type(exc).__name__}{culprit}"
+        wanted = "a directory for the plot files (created if missing)" if directory else "a file path"
+        raise UsageError(
+            f"{flag} {path}: cannot write: {cause}; give {wanted} in a place you can write"
+        ) from exc
 
 
 def _write_plots(comparison: Comparison, directory: Path, image_format: ImageFormatChoice) -> list[Path]:
@@ -100,7 +122,8 @@ def compare(
     for item in incomplete:
         console.print(f"[yellow]warning:[/] incomplete run {item}", highlight=False)
     if plot is not None:
-        written = _write_plots(comparison, plot, plot_format)
+        with _writing("--plot", plot, directory=True):
+            written = _write_plots(comparison, plot, plot_format)
         console.print(f"wrote {len(written)} plot file(s) to {plot}", highlight=False)
     if output_format is OutputFormat.table and output is None:
         Console().print(compare_render.to_rich(comparison))
@@ -113,8 +136,9 @@ def compare(
     }[output_format]
     text = render(comparison)
     if output is not None:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(text, encoding="utf-8")
+        with _writing("--output", output):
+            output.parent.mkdir(parents=True, exist_ok=True)
+            output.write_text(text, encoding="utf-8")
         console.print(f"wrote {output}", highlight=False)
     else:
         typer.echo(text, nl=False)
@@ -134,14 +158,23 @@ def report(
 ) -> None:
     """Write one self-contained HTML report (tables, inline SVG plots, metadata, attestation).
 
-    Benchmark runs and train-bench results (train.json, A/B documents) may be mixed in one call.
+    Benchmark runs, `bench --ab` documents (ab.json) and train-bench results (train.json, A/B documents)
+    may be mixed in one call.
     """
-    from gpufabric.train.result import sniff_train_document
+    from gpufabric.train.result import TrainDocument, sniff_train_document
 
-    sniffed = [(path, sniff_train_document(path)) for path in files]
-    training = [doc for _, doc in sniffed if doc is not None]
-    bench_files = [path for path, doc in sniffed if doc is None]
-    bench_labels = [label[i] for i, (_, doc) in enumerate(sniffed) if doc is None and i < len(label)]
+    training: list[TrainDocument] = []
+    ab: list[ABDocument] = []
+    bench_files: list[Path] = []
+    bench_labels: list[str] = []
+    for index, path in enumerate(files):
+        if (train_doc := sniff_train_document(path)) is not None:
+            training.append(train_doc)
+        elif (ab_doc := sniff_ab_document(path)) is not None:
+            ab.append(ab_doc)
+        else:
+            bench_files.append(path)
+            bench_labels.extend(label[index : index + 1])
     runs = _read_all(bench_files, bench_labels)
     html_text = build_report(
         runs,
@@ -149,8 +182,10 @@ def report(
         placement=PLACEMENT_NAMES[placement.value],
         title=title,
         training=training,
+        ab=ab,
     )
-    write_report(output, html_text)
+    with _writing("--output", output):
+        write_report(output, html_text)
     Console(stderr=True).print(
         f"wrote {output} ({len(html_text) // 1024} KB, self-contained)", highlight=False
     )

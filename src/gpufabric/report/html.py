@@ -16,7 +16,7 @@ from pathlib import Path
 from string import Template
 
 from gpufabric import __version__
-from gpufabric.analysis.compare import compare_runs, effective_placement
+from gpufabric.analysis.compare import compare_runs, effective_placement, shared_collectives
 from gpufabric.analysis.compare_model import Comparison, Placement
 from gpufabric.errors import InputError
 from gpufabric.report import html_sections as sections
@@ -24,7 +24,8 @@ from gpufabric.report.compare_render import title as table_title
 from gpufabric.report.plots import comparison_charts, run_charts, to_svg
 from gpufabric.report.train_section import train_label, train_section
 from gpufabric.results.model import RunResult
-from gpufabric.train.result import TrainDocument
+from gpufabric.results.readers.ab_document import ABDocument
+from gpufabric.train.result import TrainAB, TrainDocument
 
 
 def _template() -> Template:
@@ -40,17 +41,23 @@ def build_report(
     title: str | None = None,
     generated_at: datetime | None = None,
     training: Sequence[TrainDocument] = (),
+    ab: Sequence[ABDocument] = (),
 ) -> str:
     """The report as HTML text. ``comparison`` is computed from ``runs`` when not given (2+ runs).
 
     ``training`` adds the train-bench section (samples/s, compute/comm split, busbw prediction) after the
-    benchmark runs, so one report can show what the fabric does to busbw and to step time.
+    benchmark runs, so one report can show what the fabric does to busbw and to step time. ``ab`` adds
+    ``bench --ab`` documents: their two sides join ``runs`` (fabric-off last, so it is the default
+    baseline) and their verdicts lead the comparison.
     """
+    runs = [*runs, *(side for document in ab for side in document.runs)]
     if not runs and not training:
         raise InputError("report needs at least one run file")
-    if comparison is None and len(runs) >= 2:
+    comparable = len(runs) >= 2 and bool(shared_collectives(runs))
+    if comparison is None and comparable:
         comparison = compare_runs(runs, baseline=baseline, placement=placement)
     body: list[str] = ["<h2>Runs</h2>", sections.runs_overview(runs)] if runs else []
+    body.extend(_ab_verdicts(ab))
     if comparison is not None:
         body.append("<h2>Comparison</h2>")
         base = comparison.labels[comparison.baseline]
@@ -61,12 +68,10 @@ def build_report(
         }
         body.append(sections.comparison_section(comparison, charts))
     elif runs:
-        run = runs[0]
         body.append("<h2>Results</h2>")
-        for series in run.series:
-            used = effective_placement([series], placement)
-            svgs = [to_svg(chart) for chart in run_charts(run.label, series, used)]
-            body.append(sections.series_section(series, svgs))
+        if len(runs) >= 2:
+            body.append(f'<p class="note">{escape(_nothing_in_common(runs))}</p>')
+        body.extend(_results(run, placement, named=len(runs) >= 2) for run in runs)
     body.append(train_section(training))
     if runs:
         body.append("<h2>Run details</h2>")
@@ -76,14 +81,58 @@ def build_report(
     return _template().substitute(
         version=escape(__version__),
         title=escape(title or f"gpufabric report: {labels}"),
-        subtitle=escape(f"{len(runs) + len(training)} run(s) · generated {when} by gpufabric {__version__}"),
+        subtitle=escape(f"{_run_count(runs, training, ab)} · generated {when} by gpufabric {__version__}"),
         body="\n".join(body),
     )
 
 
+def _results(run: RunResult, placement: Placement, *, named: bool) -> str:
+    """One run's series (charts and nccl-tests table), headed by its label when there are several runs."""
+    parts = []
+    for series in run.series:
+        used = effective_placement([series], placement)
+        svgs = [to_svg(chart) for chart in run_charts(run.label, series, used)]
+        heading = f"{run.label}: {series.collective}" if named else series.collective
+        parts.append(sections.series_section(series, svgs, heading=heading))
+    return "".join(parts)
+
+
+def _nothing_in_common(runs: Sequence[RunResult]) -> str:
+    measured = "; ".join(
+        f"{run.label}: {', '.join(s.collective for s in run.series) or 'none'}" for run in runs
+    )
+    return (
+        f"No collective was measured by every run ({measured}), so there is nothing to compare size by "
+        "size; each run's own results follow."
+    )
+
+
+def _ab_verdicts(documents: Sequence[ABDocument]) -> list[str]:
+    parts = []
+    for document in documents:
+        parts.append(f"<h3>Fabric A/B: {escape(document.fabric)}</h3>")
+        lines = document.verdict or ["no verdict recorded"]
+        parts.append("<ul>" + "".join(f"<li>{escape(line)}</li>" for line in lines) + "</ul>")
+    return parts
+
+
+def _run_count(runs: Sequence[RunResult], training: Sequence[TrainDocument], ab: Sequence[ABDocument]) -> str:
+    """``3 runs (1 A/B pair)``: every arm of an A/B is a run of its own."""
+    train_ab = sum(isinstance(doc, TrainAB) for doc in training)
+    total = len(runs) + sum(2 if isinstance(doc, TrainAB) else 1 for doc in training)
+    pairs = len(ab) + train_ab
+    text = f"{total} run{'' if total == 1 else 's'}"
+    return text + (f" ({pairs} A/B pair{'' if pairs == 1 else 's'})" if pairs else "")
+
+
 def write_report(path: Path, html_text: str) -> Path:
+    """Atomic write (temp file + rename); on failure the temp file is removed and the OSError raised."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(html_text, encoding="utf-8")
-    tmp.replace(path)
+    try:
+        tmp.write_text(html_text, encoding="utf-8")
+        tmp.replace(path)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+        raise
     return path

@@ -171,8 +171,8 @@ def _measure_cells(m: Measurement | None) -> list[str]:
     return [f"{m.time_us:.2f}", f"{m.algbw_gbs:.2f}", f"{m.busbw_gbs:.2f}", wrong]
 
 
-def series_section(series: Series, svgs: Sequence[str]) -> str:
-    """One run's series as charts and an nccl-tests-shaped table."""
+def series_section(series: Series, svgs: Sequence[str], *, heading: str | None = None) -> str:
+    """One run's series as charts and an nccl-tests-shaped table, titled ``heading`` (or the collective)."""
     head = ["size", "count", "type", "redop", "root"]
     head += [
         f"{p} {c}" for p in ("out-of-place", "in-place") for c in ("time (µs)", "algbw", "busbw", "#wrong")
@@ -191,7 +191,7 @@ def series_section(series: Series, svgs: Sequence[str]) -> str:
     ]
     summary = f"avg busbw {series.avg_busbw_gbs:g} GB/s" if series.avg_busbw_gbs is not None else ""
     return (
-        f'<h3 class="series-title">{escape(series.collective)}</h3>'
+        f'<h3 class="series-title">{escape(heading or series.collective)}</h3>'
         + (f'<p class="note">{escape(summary)}</p>' if summary else "")
         + _charts(svgs)
         + table(head, rows, numeric_from=1, cls="series")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Mapping
 from typing import Literal
 
 from gpufabric.results.model import Measurement, Row, RunResult, Series
@@ -52,31 +53,82 @@ _HEADER = (
 )
 
 
-def _preamble(result: RunResult, series: Series) -> list[str]:
-    meta, s = result.metadata, result.metadata.settings
-    lines = [
-        f"# gpufabric {meta.tool_version or ''} {series.collective}: {series.nranks} ranks, backend "
-        f"{meta.backend}, minBytes {s.get('min_bytes')} maxBytes {s.get('max_bytes')} step: "
-        f"{s.get('step_factor')}(factor) warmup iters: {s.get('warmup')} "
-        + (
-            f"adaptive: precision {s.get('precision')} budget {s.get('budget_s')}s"
-            if s.get("mode") == "adaptive"
-            else f"iters: {s.get('iters')} batches: {s.get('batches')}"
-        )
-        + f" validation: {int(bool(s.get('check')))} graph: {int(bool(s.get('graph')))}",
-        "#",
-        "# Using devices",
+def _first(settings: Mapping[str, object], *names: str) -> object | None:
+    """The first of ``names`` that is set: our engine and the nccl-tests readers name some settings apart
+    (engine ``warmup``/``check``, nccl-tests ``warmup_iters``/``validation``)."""
+    return next((settings[n] for n in names if settings.get(n) is not None), None)
+
+
+def _step(settings: Mapping[str, object]) -> str | None:
+    """nccl-tests' ``step: 2(factor)`` / ``step: 1048576(bytes)``: the text reader keeps it as printed;
+    the engine and -J JSON keep both numbers, and nccl-tests steps by bytes unless the factor is above 1."""
+    if isinstance(settings.get("step"), str):
+        return str(settings["step"])
+    factor, step_bytes = settings.get("step_factor"), settings.get("step_bytes")
+    if isinstance(factor, int | float) and factor > 1:
+        return f"{_number(factor)}(factor)"
+    if isinstance(step_bytes, int | float) and step_bytes > 0:
+        return f"{_number(step_bytes)}(bytes)"
+    return None
+
+
+def _number(value: float) -> str:
+    """As nccl-tests' ``%ld``: whole numbers without a decimal point or exponent."""
+    return str(int(value)) if value == int(value) else str(value)
+
+
+def _flag(value: object | None) -> object | None:
+    return int(value) if isinstance(value, bool) else value
+
+
+def _settings_text(settings: Mapping[str, object]) -> str:
+    """The nccl-tests settings line, with only the settings this run recorded (never ``None``)."""
+    adaptive = settings.get("mode") == "adaptive"
+    budget = settings.get("budget_s")
+    fields: list[tuple[str, object | None]] = [
+        ("nThread", settings.get("nthreads")),
+        ("nGpus", settings.get("ngpus")),
+        ("minBytes", settings.get("min_bytes")),
+        ("maxBytes", settings.get("max_bytes")),
+        ("step:", _step(settings)),
+        ("warmup iters:", _first(settings, "warmup_iters", "warmup")),
+        ("adaptive: precision", settings.get("precision") if adaptive else None),
+        ("budget", f"{budget}s" if adaptive and budget is not None else None),
+        ("iters:", None if adaptive else settings.get("iters")),
+        ("agg iters:", settings.get("agg_iters")),
+        ("batches:", None if adaptive else settings.get("batches")),
+        ("validation:", _flag(_first(settings, "validation", "check"))),
+        ("graph:", _flag(settings.get("graph"))),
     ]
+    return " ".join(f"{name} {value}" for name, value in fields if value is not None)
+
+
+def _preamble(result: RunResult, series: Series) -> list[str]:
+    meta = result.metadata
+    who = " ".join(part for part in (meta.engine, meta.tool_version) if part)
+    ranks = f"{series.nranks} ranks" if series.nranks else ""
+    backend = f"backend {meta.backend}" if meta.backend else ""
+    facts = ", ".join(part for part in (ranks, backend, _settings_text(meta.settings)) if part)
+    lines = [f"# {who} {series.collective}" + (f": {facts}" if facts else ""), "#"]
+    if meta.devices:
+        lines.append("# Using devices")
     for device in meta.devices:
         index = "-" if device.index is None else str(device.index)
         lines.append(
             f"#  Rank {device.rank if device.rank is not None else '-':>3} on {device.host or '?':>10} "
-            f"device {index:>2} [{device.bus_id or '-'}] {device.name or ''}"
+            f"device {index:>2} [{device.bus_id or '-'}] {device.name or ''}".rstrip()
         )
-    if meta.nccl_version:
-        lines.append(
-            f"# NCCL version {meta.nccl_version}, torch {meta.torch_version}, CUDA {meta.cuda_version}"
+    versions = [
+        f"{name} {value}"
+        for name, value in (
+            ("NCCL version", meta.nccl_version),
+            ("torch", meta.torch_version),
+            ("CUDA", meta.cuda_version),
         )
+        if value
+    ]
+    if versions:
+        lines.append("# " + ", ".join(versions))
     lines.append("#")
     return lines
 

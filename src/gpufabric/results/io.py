@@ -90,58 +90,90 @@ class StreamWriter:
         self._fh.close()
 
 
+class _StreamState:
+    """What the records read so far say about the run."""
+
+    def __init__(self, path: Path) -> None:
+        self.label = path.stem
+        self.metadata = RunMetadata()
+        self.series: dict[str, Series] = {}
+        self.attestation: Attestation | None = None
+        self.complete, self.ended = False, False
+        self.failure: str | None = "the run stopped before writing its end record"
+
+    def apply(self, record: Any) -> None:
+        """One parsed record; raises KeyError/TypeError/ValidationError on a malformed one."""
+        kind = record["record"]
+        if kind == "header":
+            self.label = record["label"]
+            self.metadata = RunMetadata.model_validate(record["metadata"])
+        elif kind == "row":
+            name = record["collective"]
+            target = self.series.setdefault(name, Series(collective=name, nranks=record.get("nranks")))
+            target.rows.append(Row.model_validate(record["row"]))
+        elif kind == "attestation":
+            self.attestation = Attestation.model_validate(record["attestation"])
+        elif kind == "end":
+            self.complete, self.failure, self.ended = bool(record["complete"]), record.get("failure"), True
+
+
+def _bad_record(path: Path, lineno: int, exc: Exception) -> InputError:
+    if isinstance(exc, ValidationError):
+        first = exc.errors()[0]
+        where = _one_line(".".join(str(p) for p in first["loc"])) or "(record)"
+        return InputError(
+            f"{path}:{lineno}: invalid gpufabric stream record at {where}: {_one_line(first['msg'])}"
+        )
+    return InputError(
+        f"{path}:{lineno}: invalid gpufabric stream record ({_one_line(f'{type(exc).__name__}: {exc}')})"
+    )
+
+
+def _read_records(path: Path, state: _StreamState) -> None:
+    """Feed ``state`` one line at a time: memory grows with the rows, never with the file."""
+    cut: InputError | None = None  # a line that was not JSON: fatal unless it turns out to be the last
+    with path.open("r", encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            if cut is not None:
+                raise cut
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                cut = InputError(f"{path}:{lineno}: not JSON ({exc.msg})")
+                continue
+            except RecursionError as exc:
+                raise InputError(
+                    f"{path}:{lineno}: record nested too deeply to be a gpufabric record"
+                ) from exc
+            try:
+                state.apply(record)
+            except (KeyError, TypeError, AttributeError, ValueError) as exc:  # ValidationError included
+                raise _bad_record(path, lineno, exc) from exc
+
+
 def read_stream(path: Path) -> RunResult:
-    """Rebuild a RunResult from a JSONL stream; a stream without its end record is marked incomplete."""
-    label = path.stem
-    metadata = RunMetadata()
-    series: dict[str, Series] = {}
-    attestation: Attestation | None = None
-    complete, failure, ended = False, "the run stopped before writing its end record", False
+    """Rebuild a RunResult from a JSONL stream; a stream without its end record is marked incomplete.
+
+    Every bad record is reported with its line number. A line that is not JSON is forgiven only when it is
+    the last one: that is the record a crash cut mid-write, and everything before it is kept."""
+    state = _StreamState(path)
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        _read_records(path, state)
     except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: cannot read ({exc})") from exc
-    for lineno, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-            kind = record["record"]
-            if kind == "header":
-                label = record["label"]
-                metadata = RunMetadata.model_validate(record["metadata"])
-            elif kind == "row":
-                name = record["collective"]
-                target = series.setdefault(name, Series(collective=name, nranks=record.get("nranks")))
-                target.rows.append(Row.model_validate(record["row"]))
-            elif kind == "attestation":
-                attestation = Attestation.model_validate(record["attestation"])
-            elif kind == "end":
-                complete, failure, ended = bool(record["complete"]), record.get("failure"), True
-        except json.JSONDecodeError as exc:
-            if lineno == len(lines):  # a line cut by a crash mid-write: keep everything before it
-                break
-            raise InputError(f"{path}:{lineno}: not JSON ({exc.msg})") from exc
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = _one_line(".".join(str(p) for p in first["loc"])) or "(record)"
-            raise InputError(
-                f"{path}:{lineno}: invalid gpufabric stream record at {where}: {_one_line(first['msg'])}"
-            ) from exc
-        except (KeyError, TypeError, AttributeError, ValueError, RecursionError) as exc:
-            problem = " ".join(f"{type(exc).__name__}: {exc}".split())[:200]
-            raise InputError(f"{path}:{lineno}: invalid gpufabric stream record ({problem})") from exc
-    if not ended:
-        complete = False
+        raise InputError(f"{path}: cannot read ({_one_line(str(exc))})") from exc
+    complete = state.complete and state.ended
+    metadata = state.metadata
     metadata.source_path = metadata.source_path or str(path)
     try:
         return RunResult(
-            label=label,
+            label=state.label,
             complete=complete,
-            failure=None if complete else failure,
+            failure=None if complete else state.failure,
             metadata=metadata,
-            series=list(series.values()),
-            attestation=attestation,
+            series=list(state.series.values()),
+            attestation=state.attestation,
         )
     except ValidationError as exc:  # a header label or end failure of the wrong type
         first = exc.errors()[0]

@@ -3,6 +3,10 @@
     nccl-tests text      any version, behind mpirun / SkyPilot / kubectl / srun prefixes (``nccl_text``)
     nccl-tests -J JSON   (``nccl_json``)
     gpufabric JSON/JSONL our own result document and stream (``gpufabric.results.io``)
+    bench --ab document  two runs, not one: ``sniff_ab_document`` (``read_run`` says so and where to go)
+
+A file that starts like JSON but does not read as JSON is retried as text: launchers and wrappers print
+JSON lines of their own before nccl-tests' output.
 
 Text is streamed line by line, so memory grows with the rows of the tables, not with the size of the log.
 Every failure is an ``InputError`` with one line that names the file and what was looked for.
@@ -16,6 +20,7 @@ from pathlib import Path
 from gpufabric.errors import InputError
 from gpufabric.results.io import read_result, read_stream
 from gpufabric.results.model import RunResult
+from gpufabric.results.readers.ab_document import ABDocument, not_a_single_run, sniff_ab_document
 from gpufabric.results.readers.detect import FORMATS, Format, sniff
 from gpufabric.results.readers.nccl_json import looks_like_nccl_tests_json, read_nccl_json
 from gpufabric.results.readers.nccl_text import NcclTextReader, read_nccl_text
@@ -23,12 +28,14 @@ from gpufabric.results.readers.prefixes import Source, split_prefixes
 
 __all__ = [
     "FORMATS",
+    "ABDocument",
     "Format",
     "NcclTextReader",
     "Source",
     "read_nccl_text",
     "read_run",
     "sniff",
+    "sniff_ab_document",
     "split_prefixes",
 ]
 
@@ -53,6 +60,11 @@ def _read_nccl_json(path: Path, label: str | None) -> RunResult:
         document = json.loads(text)
     except json.JSONDecodeError:
         document = None  # cut short by a crash: read_nccl_json recovers the rows written
+    except RecursionError as exc:  # nesting deeper than the interpreter's stack: hostile, not nccl-tests
+        raise InputError(
+            f"{path}: JSON nested too deeply to read (nccl-tests -J output is a few levels deep); "
+            "is this really nccl-tests or gpufabric output?"
+        ) from exc
     if document is not None and not looks_like_nccl_tests_json(document):
         raise InputError(
             f"{path} is JSON but neither nccl-tests -J output (no 'results' list) nor a gpufabric result "
@@ -69,7 +81,31 @@ def read_run(path: Path | str, label: str | None = None) -> RunResult:
     kind = sniff(path)
     if kind == "nccl-tests-text":
         return _read_text_stream(path, label)
-    if kind == "nccl-tests-json":
-        return _read_nccl_json(path, label)
-    result = read_stream(path) if kind == "gpufabric-jsonl" else read_result(path)
-    return result.model_copy(update={"label": label}) if label else result
+    if kind == "gpufabric-jsonl":
+        result = read_stream(path)
+        return result.model_copy(update={"label": label}) if label else result
+    try:
+        if kind == "nccl-tests-json":
+            return _read_nccl_json(path, label)
+        result = read_result(path)
+        return result.model_copy(update={"label": label}) if label else result
+    except InputError as json_error:
+        if kind == "gpufabric-json" and sniff_ab_document(path) is not None:
+            raise not_a_single_run(path) from json_error
+        # Imported here: results sits below train in the data flow, and only a failed read needs it.
+        from gpufabric.train.result import is_train_result, not_a_bench_result
+
+        if kind == "gpufabric-json" and is_train_result(path):
+            raise InputError(not_a_bench_result(path)) from json_error
+        return _text_or_raise(path, label, json_error)
+
+
+def _text_or_raise(path: Path, label: str | None, json_error: InputError) -> RunResult:
+    """A file that starts like JSON but does not read as JSON may still be a text log (a wrapper printed
+    JSON lines before nccl-tests' output): try the text reader, and if it finds no table either, the JSON
+    reader's error is the one that explains the file."""
+    try:
+        return _read_text_stream(path, label)
+    except InputError:
+        pass
+    raise json_error

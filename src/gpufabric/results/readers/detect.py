@@ -45,13 +45,21 @@ def sniff(path: Path) -> Format:
     text = head.decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")
     if not text.startswith("{"):
         return "nccl-tests-text"
-    first_line = text.split("\n", 1)[0].strip()
+    first_line, _, rest = text.partition("\n")
     try:
-        first = json.loads(first_line)
-    except json.JSONDecodeError:
+        first = json.loads(first_line.strip())
+    except (json.JSONDecodeError, RecursionError):  # a cut-short or hostile first line: judge by content
         first = None
-    if isinstance(first, dict) and "record" in first:
-        return "gpufabric-jsonl"
+    if isinstance(first, dict):
+        if "record" in first:
+            return "gpufabric-jsonl"
+        if "schema_version" in first or "series" in first:
+            return "gpufabric-json"
+        if "results" in first or not rest.strip():
+            return "nccl-tests-json"
+        # A whole JSON object that is none of ours with more lines after it: a launcher or wrapper
+        # printed a JSON line before the nccl-tests text (the text reader skips it).
+        return "nccl-tests-text"
     if '"schema_version"' in text[:4096] or '"series"' in text[:4096]:
         return "gpufabric-json"
     return "nccl-tests-json"
