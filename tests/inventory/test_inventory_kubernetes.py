@@ -336,7 +336,11 @@ def test_kubeconfig_that_is_not_yaml(tmp_path: Path) -> None:
 
 def test_kubeconfig_without_a_current_context(nodes_api: RecordedNodesApi, tmp_path: Path) -> None:
     path = nodes_api.kubeconfig(tmp_path / "config", current="")
-    with pytest.raises(UsageError, match=r"has no current context; pass --context \(one of: test-cluster"):
+    with pytest.raises(
+        UsageError,
+        match=r"has contexts \(test-cluster, staging-cluster\) but none is current; "
+        r"pass --context test-cluster",
+    ):
         connect(kubeconfig=str(path))
 
 

@@ -76,8 +76,8 @@ def test_plan_requests_follow_what_the_nodes_can_do() -> None:
 
 def test_plans_per_group() -> None:
     plans = {p.group.key: p.plan for p in plan_groups(load("eks_mixed.json"))}
-    p5 = plans["p5.48xlarge/efa=32"]
-    assert p5 is not None and (p5.fabric, p5.nic_count, p5.nodes) == (FabricName.EFA, 32, 2)
+    p5 = plans["p5.48xlarge/efa=32@us-west-2a"]  # the group spans two zones: EFA is planned per zone
+    assert p5 is not None and (p5.fabric, p5.nic_count, p5.nodes) == (FabricName.EFA, 32, 1)
     one_efa = plans["p4d.24xlarge/efa=1"]
     assert one_efa is not None and (one_efa.fabric, one_efa.nic_count) == (FabricName.EFA, 1)
     sockets = plans["p5.48xlarge/socket"]

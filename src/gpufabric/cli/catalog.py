@@ -146,6 +146,17 @@ def plan_table(result: Plan) -> str:
     return pipe_table(["field", "value"], rows)
 
 
+def _pod_config(path: Path | None) -> dict[str, Any] | None:
+    user_pod_config = _load_yaml(path, "--pod-config") if path else None
+    if user_pod_config is not None and not isinstance(user_pod_config, dict):
+        raise InputError(f"--pod-config: {path} must hold a mapping (a pod spec fragment)")
+    return user_pod_config
+
+
+def _given(flags: tuple[tuple[str, object], ...]) -> list[str]:
+    return [flag for flag, value in flags if value is not None and value is not False]
+
+
 def plan_command(
     cloud: str | None = typer.Option(
         None, "--cloud", help="aws, gcp, azure, nebius, coreweave, together, oci"
@@ -153,9 +164,16 @@ def plan_command(
     instance_type: str | None = typer.Option(None, "--instance-type", "-t"),
     accelerator: str | None = typer.Option(None, "--accelerator", help="NAME:COUNT, e.g. H100:8"),
     node_labels: str | None = typer.Option(None, "--node-labels", help="k=v,k2=v2 or @labels.yaml"),
-    platform: str = typer.Option("kubernetes", "--platform", help="vm, kubernetes, skypilot, slurm, docker"),
-    nodes: int = typer.Option(2, "--nodes", min=1),
-    tier: str = typer.Option("best", "--tier", help="best or standard"),
+    platform: str | None = typer.Option(
+        None,
+        "--platform",
+        help="vm, kubernetes, skypilot, slurm, docker (default kubernetes; with --from-cluster: the "
+        "scheduler of --on)",
+    ),
+    nodes: int | None = typer.Option(
+        None, "--nodes", min=1, help="nodes (default 2); with --from-cluster: per node group (default all)"
+    ),
+    tier: str | None = typer.Option(None, "--tier", help="best (default) or standard"),
     fabric: str | None = typer.Option(
         None, "--fabric", help="insist on a fabric (checked against the shape)"
     ),
@@ -171,31 +189,66 @@ def plan_command(
     from_cluster: bool = typer.Option(
         False, "--from-cluster", help="plan per node group of the cluster's real nodes (see gpufabric nodes)"
     ),
-    on: str = typer.Option("kubernetes", "--on", help="with --from-cluster: kubernetes or slurm"),
+    on: str | None = typer.Option(None, "--on", help="with --from-cluster: kubernetes (default) or slurm"),
     context: str | None = typer.Option(None, "--context", help="with --from-cluster: kube context"),
     kubeconfig: str | None = typer.Option(None, "--kubeconfig", help="with --from-cluster: kube config"),
     selector: str | None = typer.Option(None, "--selector", "-l", help="with --from-cluster: label selector"),
 ) -> None:
     """Plan the network tier: fabric, NICs, env, platform config, prerequisites and warnings."""
     choice("--format", fmt, PLAN_FORMATS)
-    choice("--platform", platform, tuple(p.value for p in Platform))
+    if platform is not None:
+        choice("--platform", platform, tuple(p.value for p in Platform))
+    if tier is not None:
+        choice("--tier", tier, tuple(t.value for t in Tier))
+    if fabric is not None:
+        choice("--fabric", fabric, tuple(f.value for f in FabricName))
     if from_cluster:
+        from gpufabric.cli.nodes import plan_from_cluster
+        from gpufabric.inventory import ClusterPlanOptions
+
+        # The shape, cloud and EFA count are read from the nodes; --public-ip shapes VMs not yet made.
         shape_flags = (
+            ("--cloud", cloud),
             ("--instance-type", instance_type),
             ("--accelerator", accelerator),
             ("--node-labels", node_labels),
+            ("--efa-count", efa_count),
+            ("--public-ip", public_ip),
         )
-        given = [flag for flag, value in shape_flags if value]
-        _plan_from_cluster(on, context, kubeconfig, selector, Platform(platform), fmt, given=given)
+        options = ClusterPlanOptions(
+            platform=Platform(platform) if platform else None,
+            tier=Tier(tier) if tier else Tier.BEST,
+            strict=strict,
+            nodes=nodes,
+            gpus=gpus,
+            fabric=FabricName(fabric) if fabric else None,
+            pod_config=_pod_config(pod_config),
+            cluster_name=cluster_name,
+            image=image,
+        )
+        sys.stdout.write(
+            plan_from_cluster(
+                on,
+                refused=_given(shape_flags),
+                context=context,
+                kubeconfig=kubeconfig,
+                selector=selector,
+                options=options,
+                fmt=fmt,
+                fabric_off=fabric_off,
+            )
+        )
         return
-    choice("--tier", tier, tuple(t.value for t in Tier))
+    cluster_only = _given(
+        (("--on", on), ("--context", context), ("--kubeconfig", kubeconfig), ("--selector", selector))
+    )
+    if cluster_only:
+        raise UsageError(
+            f"{', '.join(cluster_only)}: only apply with --from-cluster (they choose the cluster whose "
+            "nodes are planned); add --from-cluster, or drop them to plan one shape"
+        )
     if cloud is not None:
         choice("--cloud", cloud.lower(), tuple(c.value for c in Cloud))
-    if fabric is not None:
-        choice("--fabric", fabric, tuple(f.value for f in FabricName))
-    user_pod_config = _load_yaml(pod_config, "--pod-config") if pod_config else None
-    if user_pod_config is not None and not isinstance(user_pod_config, dict):
-        raise InputError(f"--pod-config: {pod_config} must hold a mapping (a pod spec fragment)")
     name, count = _accelerator(accelerator)
     request = PlanRequest(
         cloud=Cloud(cloud.lower()) if cloud else None,
@@ -203,15 +256,15 @@ def plan_command(
         accelerator=name,
         accelerator_count=count,
         node_labels=_labels(node_labels),
-        platform=Platform(platform),
-        nodes=nodes,
-        tier=Tier(tier),
+        platform=Platform(platform) if platform else Platform.KUBERNETES,
+        nodes=nodes or 2,
+        tier=Tier(tier) if tier else Tier.BEST,
         fabric=FabricName(fabric) if fabric else None,
         gpus=gpus,
         efa_count=efa_count,
         public_ip=public_ip,
         strict=strict,
-        pod_config=user_pod_config,
+        pod_config=_pod_config(pod_config),
         cluster_name=cluster_name,
         image=image,
     )
@@ -226,31 +279,6 @@ def plan_command(
         sys.stdout.write(plan_table(result))
     else:
         sys.stdout.write(_dump(result.model_dump(mode="json", exclude={"request"}), fmt))
-
-
-def _plan_from_cluster(
-    on: str,
-    context: str | None,
-    kubeconfig: str | None,
-    selector: str | None,
-    platform: Platform,
-    fmt: str,
-    *,
-    given: list[str],
-) -> None:
-    """The planner run once per node group of the nodes that exist, instead of for one assumed shape."""
-    from gpufabric.cli.nodes import Scheduler, cluster_plans_text, read_inventory
-    from gpufabric.inventory import plan_groups
-
-    if given:
-        raise UsageError(
-            f"{', '.join(given)}: --from-cluster plans for the shapes the cluster's nodes have; "
-            "drop them, or drop --from-cluster to plan one shape"
-        )
-    scheduler = Scheduler(choice("--on", on, tuple(s.value for s in Scheduler)))
-    inventory = read_inventory(scheduler, context=context, kubeconfig=kubeconfig, selector=selector)
-    plans = plan_groups(inventory, platform=platform)
-    sys.stdout.write(cluster_plans_text(inventory, plans, fmt))
 
 
 def register(app: typer.Typer) -> None:

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
+import sys
 from enum import StrEnum
 from typing import Any
 
 import typer
 import yaml
 
+from gpufabric.cli._common import choice
 from gpufabric.errors import UsageError
 from gpufabric.inventory import (
+    ClusterPlanOptions,
     GroupPlan,
     Inventory,
     findings_text,
@@ -92,13 +95,80 @@ def read_inventory(
     return kubernetes_inventory(context=context, kubeconfig=kubeconfig, selector=selector)
 
 
-def cluster_plans_text(inventory: Inventory, plans: list[GroupPlan], fmt: str) -> str:
+def _comment(text: str) -> str:
+    return "# " + " ".join(text.split())  # one line: a newline inside would end the comment
+
+
+def cluster_env_text(plans: list[GroupPlan], *, fabric_off: bool = False) -> str:
+    """``plan --from-cluster --format env``: ``# group`` comments, then one ``export`` block to source.
+
+    Sourcing two groups' exports would leave the last group's values, right for neither; when the
+    planned groups need different environments the user picks one group with --selector.
+    """
+    planned = [(item, item.plan) for item in plans if item.plan is not None]
+    if not planned:
+        reasons = "; ".join(f"{item.group.key}: {item.skipped}" for item in plans) or "the cluster has none"
+        raise UsageError(f"--format env: no node group could be planned ({reasons})")
+    envs = {tuple(sorted((p.fabric_off_env if fabric_off else p.env).items())) for _, p in planned}
+    if len(envs) > 1:
+        item = planned[0][0]
+        example = ",".join(f"{k}={v}" for k, v in item.group.selector.items()) or "LABEL=VALUE"
+        raise UsageError(
+            f"--format env: node groups {', '.join(i.group.key for i, _ in planned)} need different "
+            f"environments, and one shell can hold only one; plan one group with --selector (e.g. -l "
+            f"{example}) or use --format table"
+        )
+    lines = [_comment("gpufabric plan --from-cluster" + (" --fabric-off" if fabric_off else ""))]
+    for item in plans:
+        lines.append(_comment(f"group {group_line(item.group)}"))
+        lines += [_comment(f"note: {note}") for note in item.group.notes]
+        if item.plan is None:
+            lines.append(_comment(f"not planned: {item.skipped}"))
+            continue
+        for warning in item.plan.warnings:
+            print(f"Warning: {item.group.key}: {warning}", file=sys.stderr)
+        for conflict in item.plan.conflicts:
+            print(f"Note: {item.group.key}: pod_config {conflict}", file=sys.stderr)
+    lines += planned[0][1].env_lines(fabric_off=fabric_off)
+    return "\n".join(lines) + "\n"
+
+
+def cluster_plans_text(
+    inventory: Inventory, plans: list[GroupPlan], fmt: str, *, fabric_off: bool = False
+) -> str:
     """``plan --from-cluster`` output: the plan per node group, as text (table/env) or a document."""
     if fmt == "json":
         return json.dumps(_document(inventory, plans), indent=2) + "\n"
     if fmt == "yaml":
         return str(yaml.safe_dump(_document(inventory, plans), sort_keys=False))
+    if fmt == "env":
+        return cluster_env_text(plans, fabric_off=fabric_off)
     return _plan_text(plans)
+
+
+def plan_from_cluster(
+    on: str | None,
+    *,
+    refused: list[str],
+    context: str | None,
+    kubeconfig: str | None,
+    selector: str | None,
+    options: ClusterPlanOptions,
+    fmt: str,
+    fabric_off: bool,
+) -> str:
+    """``gpufabric plan --from-cluster``: the planner once per node group of the nodes that exist.
+
+    ``refused``: the ``plan`` flags given that name a shape; the nodes decide it, so they are an error.
+    """
+    if refused:
+        raise UsageError(
+            f"{', '.join(refused)}: --from-cluster plans for the shapes, clouds and fabric the cluster's "
+            "nodes have; drop them, or drop --from-cluster to plan one shape"
+        )
+    scheduler = Scheduler(choice("--on", on or Scheduler.KUBERNETES.value, tuple(s.value for s in Scheduler)))
+    inventory = read_inventory(scheduler, context=context, kubeconfig=kubeconfig, selector=selector)
+    return cluster_plans_text(inventory, plan_groups(inventory, options=options), fmt, fabric_off=fabric_off)
 
 
 def nodes(

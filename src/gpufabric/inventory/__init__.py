@@ -7,8 +7,9 @@ Public API (the CLI's ``gpufabric nodes`` calls only this):
     ``build_inventory(nodes, source=...) -> Inventory``  verdicts (``verdicts.py``), node groups
         (``groups.py``) and cluster findings (``cluster.py``) for nodes read elsewhere.
     ``node_info(v1_node) -> NodeInfo``, ``parse_scontrol_nodes(text) -> list[NodeInfo]``
-    ``plan_groups(inventory, platform=None) -> list[GroupPlan]``  the planner's plan per node group
-        (``planning.py``); ``plan_request(group)`` is the planner input alone.
+    ``plan_groups(inventory, platform=None, options=None) -> list[GroupPlan]``  the planner's plan per
+        node group (``planning.py``), ``options: ClusterPlanOptions`` the ``plan`` flags for every group;
+        ``plan_request(group)`` is the planner input alone.
     ``node_table``, ``findings_text``, ``parse_columns``  kubectl-style text (``render.py``).
 """
 
@@ -27,7 +28,7 @@ from gpufabric.inventory.model import (
     NodeInfo,
     NodeReport,
 )
-from gpufabric.inventory.planning import GroupPlan, plan_groups, plan_request
+from gpufabric.inventory.planning import ClusterPlanOptions, GroupPlan, plan_groups, plan_request
 from gpufabric.inventory.render import findings_text, group_line, node_table, parse_columns
 from gpufabric.inventory.slurm import list_slurm_nodes, parse_scontrol_nodes
 
@@ -54,6 +55,7 @@ def slurm_inventory(environ: Mapping[str, str] | None = None) -> Inventory:
 
 
 __all__ = [
+    "ClusterPlanOptions",
     "FabricExpectation",
     "Finding",
     "GroupPlan",

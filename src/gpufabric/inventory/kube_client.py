@@ -1,8 +1,9 @@
 """List a cluster's nodes through the official Kubernetes client, with one-line errors that say the fix.
 
-Config: ``--kubeconfig``, else ``$KUBECONFIG`` (a ``:``-separated list works, as with kubectl), else
-``~/.kube/config``; with none of them and ``$KUBERNETES_SERVICE_HOST`` set, the in-cluster service
-account. Listing pages through ``CoreV1Api.list_node`` (``limit`` + ``continue``).
+Config (read and checked in ``kube_config.py``): ``--kubeconfig``, else ``$KUBECONFIG`` (a
+``:``-separated list works, as with kubectl), else ``~/.kube/config``; with none of them and
+``$KUBERNETES_SERVICE_HOST`` set, the in-cluster service account. Listing pages through
+``CoreV1Api.list_node`` (``limit`` + ``continue``).
 
 Exit codes (decided here, documented in ``gpufabric nodes --help``): problems the user fixes on their
 side - no or bad kube config, unknown context, rejected credentials (401), no permission to list
@@ -12,28 +13,29 @@ be reached or fails (5xx, timeouts) is a ``GpufabricError`` (exit 1).
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 from collections.abc import Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import urllib3
-import yaml
 
 if TYPE_CHECKING:  # the kubernetes client is an optional extra: imported only when a cluster is asked for
     from kubernetes import client
     from kubernetes.client.exceptions import ApiException
 
-from gpufabric.errors import GpufabricError, InputError, UsageError
-
-DEFAULT_KUBECONFIG = "~/.kube/config"
-PAGE_SIZE = 500
-GET_CREDENTIALS = (
-    "aws eks update-kubeconfig --name CLUSTER, gcloud container clusters get-credentials CLUSTER, "
-    "or your provider's equivalent"
+from gpufabric.errors import GpufabricError, UsageError
+from gpufabric.inventory.kube_config import (
+    GET_CREDENTIALS,
+    check_exec_plugin,
+    choose_context,
+    client_errors,
+    config_paths,
+    existing_files,
+    read_config,
 )
+
+PAGE_SIZE = 500
 
 
 def _kubernetes() -> tuple[Any, Any, Any, type[Exception]]:
@@ -49,42 +51,14 @@ def _kubernetes() -> tuple[Any, Any, Any, type[Exception]]:
     return client, config, incluster_config, ConfigException
 
 
-def _config_paths(kubeconfig: str | None, environ: Mapping[str, str]) -> str:
-    return kubeconfig or environ.get("KUBECONFIG") or DEFAULT_KUBECONFIG
-
-
-def _existing(paths: str) -> list[Path]:
-    return [Path(p).expanduser() for p in paths.split(os.pathsep) if p and Path(p).expanduser().is_file()]
-
-
-def _contexts(files: list[Path]) -> tuple[list[str], str | None]:
-    """Context names and the current context, read the way kubectl merges $KUBECONFIG (first wins)."""
-    names: list[str] = []
-    active: str | None = None
-    for path in files:
-        try:
-            doc = yaml.safe_load(path.read_text())
-        except yaml.YAMLError as exc:
-            raise InputError(f"kube config {path} is not valid YAML: {' '.join(str(exc).split())}") from exc
-        except OSError as exc:
-            raise InputError(f"kube config {path} cannot be read: {exc.strerror}") from exc
-        if not isinstance(doc, dict):
-            raise InputError(f"kube config {path} is not a kube config (expected a mapping with 'contexts')")
-        for entry in doc.get("contexts") or []:
-            if isinstance(entry, dict) and entry.get("name") and entry["name"] not in names:
-                names.append(str(entry["name"]))
-        active = active or (str(doc["current-context"]) if doc.get("current-context") else None)
-    return names, active
-
-
 def connect(
     *, context: str | None = None, kubeconfig: str | None = None, environ: Mapping[str, str] | None = None
 ) -> tuple[client.ApiClient, str | None]:
     """An ``ApiClient`` for the chosen context, and that context's name (None in-cluster)."""
     client, config, incluster_config, ConfigException = _kubernetes()
     env = os.environ if environ is None else environ
-    paths = _config_paths(kubeconfig, env)
-    files = _existing(paths)
+    paths = config_paths(kubeconfig, env)
+    files = existing_files(paths)
     if not files:
         explicit = kubeconfig is not None or bool(env.get("KUBECONFIG"))
         if context is None and not explicit and env.get("KUBERNETES_SERVICE_HOST"):
@@ -107,32 +81,28 @@ def connect(
             f"(create one with {GET_CREDENTIALS})"
         )
     where = os.pathsep.join(str(f) for f in files)
-    names, active = _contexts(files)
-    if context is not None and context not in names:
-        close = difflib.get_close_matches(context, names, n=1)
-        hint = f"did you mean {close[0]!r}? " if close else ""
-        raise UsageError(
-            f"--context {context!r} is not in kube config {where}; {hint}"
-            f"valid contexts: {', '.join(names) or 'none'}"
-        )
-    if context is None and not active:
-        raise UsageError(
-            f"kube config {where} has no current context; "
-            f"pass --context (one of: {', '.join(names) or 'none'})"
-        )
-    chosen = context or active
+    kube = read_config(files)
+    chosen = choose_context(kube, context, where)
+    check_exec_plugin(kube, chosen, where, env)
     configuration = client.Configuration()
     try:
-        config.load_kube_config(
-            config_file=where, context=chosen, client_configuration=configuration, persist_config=False
-        )
+        with client_errors() as logged:
+            config.load_kube_config(
+                config_file=where, context=chosen, client_configuration=configuration, persist_config=False
+            )
     except ConfigException as exc:
         raise UsageError(
             f"kube config {where}, context {chosen!r}: {' '.join(str(exc).split())}; fix the entry or "
             f"recreate it with {GET_CREDENTIALS}"
         ) from exc
-    # One connection attempt and bounded time: an unreachable server is reported, not retried for minutes.
-    configuration.retries = 1
+    if logged:
+        raise UsageError(
+            f"kube config {where}, context {chosen!r}: getting credentials failed: {logged[0]}; fix the "
+            f"credential plugin or recreate the entry with {GET_CREDENTIALS}"
+        )
+    # One connection attempt (no urllib3 retry, which also logs a warning) and bounded time: an
+    # unreachable server is reported at once, not retried for minutes.
+    configuration.retries = 0
     return client.ApiClient(configuration), chosen
 
 

@@ -4,23 +4,9 @@ from __future__ import annotations
 
 from gpufabric.catalog import FabricName
 from gpufabric.planner.aws_vm import EFA_DOCKER_OPTIONS
+from gpufabric.planner.gcp_vm import TCPX_DOCKER_OPTIONS
 from gpufabric.planner.model import Plan, Privilege
 
-TCPX_DOCKER_OPTIONS = [
-    "--cap-add=IPC_LOCK",
-    "--userns=host",
-    "--shm-size=1g",
-    "--ulimit",
-    "memlock=-1",
-    "--ulimit",
-    "stack=67108864",
-    *(f"--device=/dev/nvidia{i}" for i in range(8)),
-    "--device=/dev/nvidiactl",
-    "--device=/dev/nvidia-uvm",
-    "--volume=/run/tcpx:/run/tcpx",
-    "--volume=/var/lib/nvidia/lib64:/usr/local/nvidia/lib64",
-    "--volume=/var/lib/tcpx/lib64:/usr/local/tcpx/lib64",
-]
 IB_DOCKER_OPTIONS = ["--cap-add=IPC_LOCK", "--device=/dev/infiniband", "--ulimit", "memlock=-1:-1"]
 
 

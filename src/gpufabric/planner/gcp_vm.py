@@ -3,7 +3,9 @@
 Bodies are Compute Engine REST JSON (camelCase); the tests parse each with google-cloud-compute's message
 types (``Network.from_json`` ...), which reject unknown fields. TCPX (a3-highgpu/edgegpu): 1 mgmt + 4 data
 VPCs, as SkyPilot; beyond SkyPilot, TCPXO (a3-megagpu: 1 + 8) and GPUDirect-RDMA VMs (a3-ultragpu, a4:
-2 gVNIC VPCs + one RoCE VPC with the zone's RDMA network profile and 8 MRDMA NICs).
+2 gVNIC VPCs + one RoCE VPC with the zone's RDMA network profile and 8 MRDMA NICs). Every VPC gets
+SkyPilot's three firewall rules (internal traffic, ssh, icmp); TCPX plans carry the ``docker run`` options
+of the NCCL container, as SkyPilot's GPU_DIRECT_TCPX_SPECIFIC_OPTIONS.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpufabric.catalog import FabricName
-from gpufabric.planner.model import Plan
+from gpufabric.planner.model import Plan, Privilege
 
 MTU = 8244
 INTERNAL_RANGE = "10.128.0.0/9"
@@ -19,6 +21,23 @@ TCPX_RXDM_IMAGE = "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpx/tcpgpudmarxd"
 TCPX_PLUGIN_IMAGE = "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpx/nccl-plugin-gpudirecttcpx"
 TCPXO_RXDM_IMAGE = "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/tcpgpudmarxd-dev"
 GIB_PLUGIN_IMAGE = "us-docker.pkg.dev/gce-ai-infra/gpudirect-gib/nccl-plugin-gib"
+# The NCCL container next to the RxDM daemon: GPU devices, the RxDM socket directory and the host's driver
+# and TCPX plugin libraries (installed by the startup script). Host network: the plugin drives eth1-4.
+TCPX_DOCKER_OPTIONS = [
+    "--cap-add=IPC_LOCK",
+    "--userns=host",
+    "--shm-size=1g",
+    "--ulimit",
+    "memlock=-1",
+    "--ulimit",
+    "stack=67108864",
+    *(f"--device=/dev/nvidia{i}" for i in range(8)),
+    "--device=/dev/nvidiactl",
+    "--device=/dev/nvidia-uvm",
+    "--volume=/run/tcpx:/run/tcpx",
+    "--volume=/var/lib/nvidia/lib64:/usr/local/nvidia/lib64",
+    "--volume=/var/lib/tcpx/lib64:/usr/local/tcpx/lib64",
+]
 GPU_DEVICES = (
     " ".join(f"--device /dev/nvidia{i}" for i in range(8))
     + " --device /dev/nvidiactl --device /dev/nvidia-uvm"
@@ -45,18 +64,59 @@ def _subnet(vpc: str, cidr: str) -> dict[str, Any]:
     return {"name": f"{vpc}-sub", "network": _net_url(vpc), "ipCidrRange": cidr, "region": "${REGION}"}
 
 
-def _firewall(vpc: str) -> dict[str, Any]:
-    return {
-        "name": f"{vpc}-internal",
-        "network": _net_url(vpc),
-        "direction": "INGRESS",
-        "sourceRanges": [INTERNAL_RANGE],
-        "allowed": [
-            {"IPProtocol": "tcp", "ports": ["0-65535"]},
-            {"IPProtocol": "udp", "ports": ["0-65535"]},
-            {"IPProtocol": "icmp"},
-        ],
-    }
+def _firewalls(vpc: str) -> list[dict[str, Any]]:
+    """SkyPilot's rules for each VPC it creates: all traffic between the VMs, ssh and icmp from anywhere.
+
+    Without tcp:22 nobody reaches the nodes (SkyPilot itself provisions over ssh); only the management
+    NIC has an external address, so on the data VPCs the rule opens nothing to the internet.
+    """
+    rule = {"network": _net_url(vpc), "direction": "INGRESS"}
+    return [
+        {
+            "name": f"{vpc}-internal",
+            **rule,
+            "sourceRanges": [INTERNAL_RANGE],
+            "allowed": [
+                {"IPProtocol": "tcp", "ports": ["0-65535"]},
+                {"IPProtocol": "udp", "ports": ["0-65535"]},
+                {"IPProtocol": "icmp"},
+            ],
+        },
+        {
+            "name": f"{vpc}-allow-ssh",
+            **rule,
+            "sourceRanges": ["0.0.0.0/0"],
+            "allowed": [{"IPProtocol": "tcp", "ports": ["22"]}],
+        },
+        {
+            "name": f"{vpc}-allow-icmp",
+            **rule,
+            "sourceRanges": ["0.0.0.0/0"],
+            "allowed": [{"IPProtocol": "icmp"}],
+        },
+    ]
+
+
+def _tcpx_container(plan: Plan) -> None:
+    """``docker run`` options of the NCCL container, and the privileges they grant with the reason."""
+    plan.docker_options = ["--network=host", *TCPX_DOCKER_OPTIONS]
+    plan.privileges += [
+        Privilege(
+            where="docker run",
+            grant="--network=host",
+            why="the TCPX plugin sends on the data NICs eth1-4, which exist only in the host namespace",
+        ),
+        Privilege(
+            where="docker run",
+            grant="capability IPC_LOCK, --userns=host and memlock=-1",
+            why="TCPX pins GPU buffers shared with the RxDM daemon",
+        ),
+        Privilege(
+            where="docker run",
+            grant="/dev/nvidia0-7, /dev/nvidiactl, /dev/nvidia-uvm and /run/tcpx",
+            why="the GPUs, and the RxDM daemon's socket directory",
+        ),
+    ]
 
 
 def _startup(fabric: FabricName, nics: int) -> str:
@@ -122,7 +182,7 @@ def render_gcp_vm(plan: Plan) -> None:
             }
             for s in roce_subnets
         ]
-        firewalls = [_firewall(v) for v in vpcs]
+        firewalls = [rule for v in vpcs for rule in _firewalls(v)]
     else:
         data = nics if fabric in (FabricName.GPUDIRECT_TCPX, FabricName.GPUDIRECT_TCPXO) else 0
         vpcs = [f"{name}-mgmt-net"] + [f"{name}-data-net-{i}" for i in range(1, data + 1)]
@@ -136,7 +196,7 @@ def render_gcp_vm(plan: Plan) -> None:
             }
             for v in vpcs
         ]
-        firewalls = [_firewall(v) for v in vpcs]
+        firewalls = [rule for v in vpcs for rule in _firewalls(v)]
     nic_bodies[0]["accessConfigs"] = [{"name": "external-nat", "type": "ONE_TO_ONE_NAT"}]
     policy = f"{name}-placement"
     plan.documents["compute.networks"] = networks
@@ -186,3 +246,5 @@ def render_gcp_vm(plan: Plan) -> None:
         plan.prerequisites.append(
             "the RxDM container is running on every node before NCCL starts (startup script)"
         )
+    if fabric is FabricName.GPUDIRECT_TCPX:
+        _tcpx_container(plan)

@@ -38,6 +38,23 @@ def _fabric_resources(plan: Plan) -> dict[str, int]:
     return {name: count}
 
 
+def _node_match(plan: Plan) -> list[dict[str, Any]]:
+    """Node affinity expressions (ANDed): the shape's instance type, and the named nodes when given.
+
+    A plan for a node group of a real cluster (``plan --from-cluster``) names its members: the instance
+    type alone would also admit the same shape's nodes whose fabric is broken or in another zone.
+    """
+    expressions = []
+    if plan.instance is not None:
+        names = [plan.instance.name, *plan.instance.aliases]
+        expressions.append({"key": "node.kubernetes.io/instance-type", "operator": "In", "values": names})
+    if plan.request.node_hostnames:
+        expressions.append(
+            {"key": "kubernetes.io/hostname", "operator": "In", "values": list(plan.request.node_hostnames)}
+        )
+    return expressions
+
+
 def pod_patch(plan: Plan) -> tuple[dict[str, Any], dict[str, str]]:
     """(pod_config patch, env overrides the platform needs)."""
     inst = plan.instance
@@ -60,18 +77,12 @@ def pod_patch(plan: Plan) -> tuple[dict[str, Any], dict[str, str]]:
                 where="main", grant="capability IPC_LOCK", why="RDMA/EFA register (pin) GPU and host memory"
             )
         )
-    if inst is not None:
-        names = [inst.name, *inst.aliases]
+    node_match = _node_match(plan)
+    if node_match:
         spec["affinity"] = {
             "nodeAffinity": {
                 "requiredDuringSchedulingIgnoredDuringExecution": {
-                    "nodeSelectorTerms": [
-                        {
-                            "matchExpressions": [
-                                {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": names}
-                            ]
-                        }
-                    ]
+                    "nodeSelectorTerms": [{"matchExpressions": node_match}]
                 }
             }
         }

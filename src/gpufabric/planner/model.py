@@ -53,6 +53,11 @@ class PlanRequest(BaseModel):
     public_ip: bool = Field(default=False, description="AWS VM: give nodes a public IP (limits EFA to 1)")
     strict: bool = Field(default=False, description="best tier impossible -> error instead of a warning")
     pod_config: dict[str, Any] | None = Field(default=None, description="user's pod_config, merged in")
+    node_hostnames: list[str] | None = Field(
+        default=None,
+        description="Kubernetes: pin pods to these nodes (kubernetes.io/hostname values); "
+        "plan --from-cluster sets it to a node group's members",
+    )
     cluster_name: str = Field(default="gpufabric", pattern=r"^[a-z]([-a-z0-9]{0,40}[a-z0-9])?$")
     image: str | None = Field(default=None, description="container image for pods / docker / SkyPilot")
 

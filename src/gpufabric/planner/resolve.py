@@ -102,16 +102,35 @@ def check_gpus(inst: InstanceType, gpus: int | None) -> int:
         raise CatalogError(
             f"--gpus {gpus}: {inst.name} has only {total} {inst.accelerator}; use --gpus {total}"
         )
+    # Pods must tile the node whatever its NICs: a 3-GPU pod on an 8-GPU node strands GPUs on every shape,
+    # not only on multi-NIC ones. A single NIC cannot be split at all, so only several NICs must divide
+    # evenly; the lone-NIC case is a warning in fabric_nic_count (one pod per node keeps the fabric).
     nics = inst.nic_count or 0
-    if gpus != total and nics > 1 and (total % gpus or (gpus * nics) % total):
-        divisors = [d for d in range(1, total + 1) if total % d == 0 and (d * nics) % total == 0]
-        raise CatalogError(
-            f"--gpus {gpus}: {inst.name} has {total} GPUs and {nics} {inst.fabric.value} NICs; a pod's GPU "
-            f"count must divide {total} and give a whole number of NICs ({gpus} x {nics} / {total} = "
-            f"{gpus * nics / total:g}), so that pods tile the node; use --gpus "
-            + " or ".join(str(d) for d in divisors)
-        )
+
+    def tiles(count: int) -> bool:
+        return total % count == 0 and (nics <= 1 or (count * nics) % total == 0)
+
+    if not tiles(gpus):
+        divisors = [d for d in range(1, total + 1) if tiles(d)]
+        if nics > 1:
+            rule = (
+                f"{inst.name} has {total} GPUs and {nics} {inst.fabric.value} NICs; a pod's GPU count must "
+                f"divide {total} and give a whole number of NICs ({gpus} x {nics} / {total} = "
+                f"{gpus * nics / total:g}), so that pods tile the node"
+            )
+        else:
+            rule = f"{inst.name} has {total} GPUs; a pod's GPU count must divide {total} (pods tile the node)"
+        raise CatalogError(f"--gpus {gpus}: {rule}; use --gpus " + " or ".join(str(d) for d in divisors))
     return gpus
+
+
+def check_tier_fabric(tier: Tier, wanted: FabricName | None) -> None:
+    """``--tier standard`` plans sockets: insisting on a fabric with it is a contradiction, not a choice."""
+    if tier is Tier.STANDARD and wanted is not None and wanted is not FabricName.SOCKET:
+        raise UsageError(
+            f"--fabric {wanted.value} contradicts --tier standard: the standard tier plans NCCL over TCP "
+            f"sockets only; drop --fabric, or use --tier best to insist on {wanted.value}"
+        )
 
 
 def check_fabric_request(inst: InstanceType | None, wanted: FabricName | None) -> None:
@@ -156,6 +175,13 @@ def fabric_nic_count(request: PlanRequest, inst: InstanceType, gpus: int, warnin
             )
         available = request.efa_count
     nics = max(1, min(gpus * available // inst.accelerator_count, available))
+    if available == 1 and gpus < inst.accelerator_count:
+        warnings.append(
+            f"--gpus {gpus}: {inst.name} has 1 {inst.fabric.value} interface and it cannot be shared: a pod "
+            f"with {gpus} of its {inst.accelerator_count} {inst.accelerator} takes it, and a second pod on "
+            f"the same node gets none (Pending on Kubernetes); run one pod per node, or --gpus "
+            f"{inst.accelerator_count}"
+        )
     if request.platform is Platform.VM and inst.cloud is Cloud.AWS and request.public_ip and nics > 1:
         warnings.append(
             f"--public-ip: AWS cannot give a public IP to an instance with several network cards, so only "
@@ -202,6 +228,7 @@ def off_profile(env: dict[str, str], fabric: FabricName) -> dict[str, str]:
 
 def resolve(request: PlanRequest) -> Resolution:
     inst, provider, warnings = resolve_shape(request)
+    check_tier_fabric(request.tier, request.fabric)
     check_fabric_request(inst, request.fabric)
     if inst is None:
         cloud = request.cloud or Cloud.AWS
