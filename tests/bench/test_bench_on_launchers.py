@@ -159,7 +159,7 @@ def test_nccl_tests_engine_maps_flags_and_reads_the_output(tmp_path: Path) -> No
         "-g",
         "1",
         "-c",
-        "1",
+        "5",  # --check maps to the seeds' -c 5
         "-w",
         "3",
         "-n",

@@ -43,6 +43,8 @@ def _run(
         (["-b", "lots"], None, "-b/--min-bytes"),
         (["--ranks", "4"], {"CUDA_VISIBLE_DEVICES": "0,1"}, "--ranks"),  # more ranks than GPUs
         (["-c", "broadcast", "--root", "7", "--ranks", "2"], None, "--root"),
+        (["-e", "1T"], None, "-e/--max-bytes"),  # buffers larger than this host's (or a GPU's) memory
+        (["--backend", "foo"], None, "--backend"),  # was an AssertionError inside every rank
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(args: list[str], env: dict[str, str] | None, named: str) -> None:

@@ -49,6 +49,12 @@ GLOO_MISSING_DTYPES = frozenset({"uint32", "uint64"})
 TimeReduction = Literal["avg", "min", "max"]
 Estimator = Literal["median", "mean"]
 Backend = str  # any torch.distributed backend name: nccl, gloo, hccl, mpi, xccl, ...
+# torch.distributed's built-in backends (Backend.backend_list in torch 2.13, less 'undefined' and 'fake')
+# plus Habana's hccl, which its plugin registers on Gaudi hosts (seed 004). A name outside this list
+# would only fail inside every rank, as an AssertionError from init_process_group.
+KNOWN_BACKENDS: tuple[str, ...] = ("nccl", "gloo", "mpi", "ucc", "xccl", "hccl")
+BUFFERS_PER_RANK = 2
+"""Each rank holds a send and a receive buffer of the largest size (``bench.ops.Buffers``)."""
 
 
 class BenchConfig(BaseModel):
@@ -144,6 +150,11 @@ class BenchConfig(BaseModel):
     def _op(cls, value: str) -> str:
         return normalize_op(value)
 
+    @field_validator("backend")
+    @classmethod
+    def _backend(cls, value: str | None) -> str | None:
+        return normalize_backend(value)
+
     @property
     def adaptive(self) -> bool:
         return self.precision is not None
@@ -211,6 +222,37 @@ def normalize_op(value: str) -> str:
     if name not in REDOPS:
         raise UsageError(f"--op: unknown reduction {value!r}; choose from {', '.join(REDOPS)}")
     return name
+
+
+def normalize_backend(value: str | None) -> str | None:
+    """``--backend``: lower-cased (``NCCL`` means nccl), and one of ``KNOWN_BACKENDS``; None stays None."""
+    if value is None:
+        return None
+    name = value.strip().lower()
+    if name not in KNOWN_BACKENDS:
+        raise UsageError(
+            f"--backend: unknown torch.distributed backend {value!r}; choose from "
+            f"{', '.join(KNOWN_BACKENDS)} (or drop --backend: nccl on GPUs, else gloo)"
+        )
+    return name
+
+
+def check_memory(config: BenchConfig, *, ranks: int, available: int | None, where: str) -> None:
+    """Refuse a sweep whose buffers can never fit: ``ranks`` ranks share ``available`` bytes (total, not
+    free) of ``where``. Without it, ``-e 1T`` fails inside a rank with the allocator's message."""
+    if available is None:
+        return
+    needed = ranks * BUFFERS_PER_RANK * config.max_bytes
+    if needed <= available:
+        return
+    fitting = available // (ranks * BUFFERS_PER_RANK)
+    largest = 1 << (fitting.bit_length() - 1) if fitting > 0 else 0
+    hint = f"lower -e to {human_size(largest)} or less" if largest >= config.min_bytes else "free memory"
+    raise UsageError(
+        f"-e/--max-bytes: {human_size(config.max_bytes)} needs at least {human_size(needed)} of {where} "
+        f"({ranks} rank(s) x {BUFFERS_PER_RANK} buffers of {human_size(config.max_bytes)}), more than the "
+        f"{human_size(available)} there is; {hint}"
+    )
 
 
 def validate(config: BenchConfig, *, nranks: int, backend: str, on_gpu: bool) -> None:

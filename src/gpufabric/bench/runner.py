@@ -13,6 +13,7 @@ incomplete, with every size rank 0 streamed before the end (even when rank 0 its
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -26,7 +27,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel
 
-from gpufabric.bench.config import BenchConfig, validate
+from gpufabric.bench.config import BenchConfig, check_memory, validate
 from gpufabric.bench.failure import diagnose_failure
 from gpufabric.bench.fault import Fault, check_world, fault_from_env
 from gpufabric.bench.rundir import (
@@ -38,9 +39,10 @@ from gpufabric.bench.rundir import (
     STREAM_NAME,
 )
 from gpufabric.bench.stages import STAGE_TAG, StageTimeouts, StageWatchdog
-from gpufabric.errors import CheckFailed, InputError, UsageError
+from gpufabric.errors import CheckFailed, GpufabricError, InputError, UsageError
 from gpufabric.launch.base import Launcher, OutputSink, RankProgram
 from gpufabric.launch.processes import watching
+from gpufabric.launch.signals import Interrupted
 from gpufabric.redact import redact_argv
 from gpufabric.results.attestation import Attestation
 from gpufabric.results.io import read_result, read_stream, write_result
@@ -66,6 +68,45 @@ def visible_gpu_count(environ: Mapping[str, str]) -> int:
     except (OSError, subprocess.SubprocessError):
         return 0
     return sum(1 for line in out.stdout.splitlines() if line.startswith("GPU ")) if out.returncode == 0 else 0
+
+
+def gpu_memory_bytes() -> int | None:
+    """The smallest GPU's total memory per ``nvidia-smi`` (None when it cannot tell)."""
+    if shutil.which("nvidia-smi") is None:
+        return None
+    try:
+        out = subprocess.run(
+            ["nvidia-smi", "--query-gpu=memory.total", "--format=csv,noheader,nounits"],
+            capture_output=True, text=True, timeout=20, check=False,
+        )  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return None
+    mib = [int(v) for v in out.stdout.split() if v.isdigit()] if out.returncode == 0 else []
+    return min(mib) << 20 if mib else None
+
+
+def host_memory_bytes() -> int | None:
+    """This host's installed memory (total, not free: only a request that can never fit is refused)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        return None
+
+
+def preflight(
+    config: BenchConfig, *, ranks: int | None, environ: Mapping[str, str], ranks_here: bool
+) -> tuple[int, str, bool, Fault | None]:
+    """(ranks, backend, on_gpu, fault): every check that can be made before anything starts, shared by
+    ``run_bench`` and ``bench --dry-run`` so a plan is never printed for a request that would be refused.
+    ``ranks_here``: the ranks run on this host, so their buffers must fit its (GPU) memory."""
+    nranks, backend, on_gpu = resolve_world(config, ranks, visible_gpu_count(environ))
+    validate(config, nranks=nranks, backend=backend, on_gpu=on_gpu)
+    fault = _checked_fault(environ, config, nranks)
+    if ranks_here and on_gpu:
+        check_memory(config, ranks=1, available=gpu_memory_bytes(), where="GPU memory per rank")
+    elif ranks_here:
+        check_memory(config, ranks=nranks, available=host_memory_bytes(), where="host memory")
+    return nranks, backend, on_gpu, fault
 
 
 def resolve_world(config: BenchConfig, ranks: int | None, gpus: int) -> tuple[int, str, bool]:
@@ -166,8 +207,12 @@ def run_bench(
     out: Path | None = None,
     environ: Mapping[str, str] | None = None,
     stage_timeouts: StageTimeouts | None = None,
+    ranks_here: bool | None = None,
 ) -> RunResult:
     """Run the benchmark described by ``config`` and return rank 0's ``RunResult``.
+
+    ``ranks_here``: every rank runs on this host, so its memory bounds ``-e`` (default: the launcher is
+    the local one).
 
     ``timeout_s`` bounds the whole job; ``stage_timeouts`` each stage (defaults: ``StageTimeouts()``).
     Raises ``BenchTimeout`` (a stage or the job ran out of time), ``RankFailure`` (a rank died or
@@ -177,10 +222,11 @@ def run_bench(
 
     base = os.environ if environ is None else environ
     extra = dict(env or {})
-    gpus = visible_gpu_count({**base, **extra})
-    nranks, backend, on_gpu = resolve_world(config, ranks, gpus)
-    validate(config, nranks=nranks, backend=backend, on_gpu=on_gpu)
-    fault = _checked_fault({**base, **extra}, config, nranks)
+    if ranks_here is None:
+        ranks_here = launcher is None or launcher.name == "local"
+    nranks, backend, on_gpu, fault = preflight(
+        config, ranks=ranks, environ={**base, **extra}, ranks_here=ranks_here
+    )
     stages = stage_timeouts or StageTimeouts()
     if stages.total is not None:
         timeout_s = stages.total if timeout_s is None else min(timeout_s, stages.total)
@@ -222,7 +268,14 @@ def run_bench(
     plan = launcher.render(program)
     watchdog.started = watchdog.clock()  # the launch stage starts now, not when the config was written
     with watching(watchdog.check):
-        outcome = launcher.execute(plan, on_output=sink, timeout_s=timeout_s)
+        try:
+            outcome = launcher.execute(plan, on_output=sink, timeout_s=timeout_s)
+        except Interrupted as interrupted:
+            # The ranks are already stopped; keep what they measured, then let the CLI say so.
+            with contextlib.suppress(GpufabricError, OSError):
+                keep_partial(config, run_dir, f"interrupted by {interrupted.signal_name}; every rank was "
+                             "stopped", out=out, world_size=nranks, fault=fault)  # fmt: skip
+            raise
     if not outcome.ok:
         error = diagnose_failure(run_dir, outcome, timeout_s, watchdog)
         keep_partial(config, run_dir, str(error), out=out, world_size=nranks, fault=fault)
@@ -243,6 +296,11 @@ def _checked_fault(environ: Mapping[str, str], config: BenchConfig, nranks: int)
     """Refuse a fault that would not parse or never fire, before anything starts."""
     fault = fault_from_env(environ)
     check_world(fault, nranks)
+    if fault is not None and fault.kind == "corrupt" and not config.check:
+        raise UsageError(
+            f"GPUFABRIC_FAULT: {fault.spec!r} corrupts received data, which only --check can detect; "
+            "drop --no-check (or unset GPUFABRIC_FAULT)"
+        )
     if fault is not None and fault.size is not None and fault.size not in config.sizes():
         sizes = ", ".join(str(s) for s in config.sizes())
         raise UsageError(

@@ -13,6 +13,7 @@ import typer
 from gpufabric import __version__
 from gpufabric.cli import bench, catalog, doctor, isolate, launch, nodes, results, train, tune
 from gpufabric.errors import GpufabricError
+from gpufabric.launch.signals import Interrupted, stopping_on_signals
 
 app = typer.Typer(
     name="gpufabric",
@@ -44,13 +45,18 @@ for module in (bench, results, catalog, doctor, launch, nodes, isolate, train, t
 
 
 def main() -> None:
-    """Console-script entry point: the only place that turns errors into exit codes."""
+    """Console-script entry point: the only place that turns errors into exit codes.
+
+    SIGINT, SIGTERM and SIGHUP become ``Interrupted`` (see ``launch.signals``): the launchers stop every
+    rank on the way out, and the exit code is the shell's for that signal (130, 143, 129)."""
     try:
-        app()
+        with stopping_on_signals():
+            app()
     except GpufabricError as exc:
         message = " ".join(str(exc).split("\n"))
         print(f"Error: {message}", file=sys.stderr)
         sys.exit(exc.exit_code)
-    except KeyboardInterrupt:
-        print("Error: interrupted; every rank was asked to stop", file=sys.stderr)
-        sys.exit(130)
+    except Interrupted as exc:
+        ranks = f"{exc.stopped_ranks} rank{'' if exc.stopped_ranks == 1 else 's'}"
+        print(f"Error: interrupted: stopped {ranks} ({exc.signal_name})", file=sys.stderr)
+        sys.exit(exc.exit_code)

@@ -12,26 +12,39 @@ the sweep with the fabric on and off (``gpufabric.bench.ab``) and prints the spe
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import typer
 
 from gpufabric.bench import BenchConfig, run_bench
+from gpufabric.bench.config import normalize_backend
+from gpufabric.bench.nccl_tests import NcclTestsSettings
 from gpufabric.bench.runner import Attester, ProgressSink, visible_gpu_count
 from gpufabric.bench.stages import parse_stage_timeouts
 from gpufabric.cli._common import choice, parse_env_pairs
 from gpufabric.errors import CheckFailed, GpufabricError, UsageError
 from gpufabric.launch.base import Launcher, OutputSink
 from gpufabric.report.nccl_table import FORMATS, render
+from gpufabric.results.model import RunResult
 from gpufabric.units import parse_size
 
 # Defaults when the user gives none: nccl-tests' usual sweep on GPUs; a quick one for CPU ranks.
 GPU_DEFAULTS: dict[str, int | str] = {"min": "8", "max": "128M", "factor": 2, "iters": 20, "batches": 5}
 CPU_DEFAULTS: dict[str, int | str] = {"min": "8", "max": "64K", "factor": 8, "iters": 5, "batches": 3}
+# --engine nccl-tests: the seeds' command line (all_reduce_perf -b 8 -e 2G -f 2 -c 5 -w 5 -n 100).
+_SEED = NcclTestsSettings()
+NCCL_TESTS_DEFAULTS: dict[str, int | str] = {
+    "min": _SEED.min_bytes,
+    "max": _SEED.max_bytes,
+    "factor": _SEED.step_factor,
+    "iters": _SEED.iters,
+    "batches": 1,  # nccl-tests times one loop of -n iterations
+}
 
 
 def parse_precision(text: str) -> float:
@@ -126,9 +139,12 @@ def bench(
     choice("--format", fmt, FORMATS)
     choice("-a/--average", average, ("avg", "min", "max"))
     extra_env = parse_env_pairs(env)
+    backend = normalize_backend(backend)
     wants_cpu = backend not in (None, "nccl")
     on_gpu = visible_gpu_count({**os.environ, **extra_env}) > 0 and not wants_cpu
     defaults = GPU_DEFAULTS if on_gpu else CPU_DEFAULTS
+    if engine == "nccl-tests":
+        defaults = NCCL_TESTS_DEFAULTS
     config = BenchConfig(
         collectives=collective,
         min_bytes=parse_size(min_bytes or str(defaults["min"]), flag="-b/--min-bytes"),
@@ -154,6 +170,7 @@ def bench(
         on, hosts=hosts, hostfile=hostfile, mpirun=mpirun, dry_run=dry_run, image=image
     )
     nodes = bench_modes.host_count(hosts, hostfile)
+    ranks_here = on == "local" or (on == "mpirun" and not (hosts or hostfile))
     show = (lambda prefix, line: print(f"{prefix} {line}", file=sys.stderr)) if verbose else None
     if ab:
         _run_ab(config, factory, nodes=nodes, rounds=rounds, instance_type=instance_type, ranks=ranks,
@@ -161,6 +178,13 @@ def bench(
         return
     if engine == "nccl-tests":
         gpus = gpus_per_node or visible_gpu_count({**os.environ, **extra_env})
+        if dry_run:  # print the command lines; run nothing, not even the binaries' --help
+            plan_text = bench_modes.nccl_tests_dry_run(
+                config, launcher=factory(), nccl_tests_dir=nccl_tests_dir, nodes=nodes, gpus_per_node=gpus,
+                env=extra_env,
+            )  # fmt: skip
+            typer.echo(plan_text)
+            return
         result = bench_modes.run_nccl_tests_engine(
             config, launcher=factory(), nccl_tests_dir=nccl_tests_dir, nodes=nodes, gpus_per_node=gpus,
             env=extra_env, timeout_s=timeout, on_output=show,
@@ -174,41 +198,57 @@ def bench(
 
         launcher = AdaptedLauncher(factory(), nodes=nodes)
         if dry_run:
-            from gpufabric.bench.runner import resolve_world
+            from gpufabric.bench.runner import preflight
 
-            nranks, _backend, gpu = resolve_world(
-                config, ranks, visible_gpu_count({**os.environ, **extra_env})
+            # The same checks as a real run, so a plan is never printed for a request it would refuse.
+            nranks, _backend, gpu, _fault = preflight(
+                config, ranks=ranks, environ={**os.environ, **extra_env}, ranks_here=ranks_here
             )
             typer.echo(
                 bench_modes.dry_run_text(launcher, bench_modes.rank_program(config, nranks, gpu, extra_env))
             )
             return
         try:
-            result = run_bench(
-                config,
-                launcher=launcher,
-                ranks=ranks,
-                env=extra_env,
-                timeout_s=timeout,
-                stage_timeouts=parse_stage_timeouts(timeout_stage),
-                on_output=show,
-                on_progress=_progress_bar(progress),
-                attest=_attester(),
-                out=out,
-            )
+            with _progress_bar(progress) as on_progress:
+                result = run_bench(
+                    config,
+                    launcher=launcher,
+                    ranks=ranks,
+                    env=extra_env,
+                    timeout_s=timeout,
+                    stage_timeouts=parse_stage_timeouts(timeout_stage),
+                    on_output=show,
+                    on_progress=on_progress,
+                    attest=_attester(),
+                    out=out,
+                    ranks_here=ranks_here,
+                )
         except CheckFailed as exc:
             # The run finished with wrong data: show its table (kept on disk), then fail with the detail.
             if exc.result_path is not None:
                 from gpufabric.results.io import read_result
 
-                typer.echo(render(read_result(exc.result_path), fmt), nl=False)
+                typer.echo(render_marked(read_result(exc.result_path), fmt), nl=False)
             raise
-    typer.echo(render(result, fmt), nl=False)
+    typer.echo(render_marked(result, fmt), nl=False)
     wrong = sum(s.wrong_total or 0 for s in result.series)
     if wrong:
         raise CheckFailed(
             f"--check: {wrong} wrong element(s) in {result.metadata.settings.get('collectives')}"
         )
+
+
+def render_marked(result: RunResult, fmt: str) -> str:
+    """``render`` with a run under ``GPUFABRIC_FAULT`` marked above and below the rows, so a table, CSV or
+    markdown copied out of a test can never pass for a real measurement (JSON carries metadata.fault)."""
+    text = render(result, fmt)
+    fault = result.metadata.fault
+    if not fault or fmt == "json":
+        return text
+    line = f"fault injected: GPUFABRIC_FAULT={fault} (a test run, not a real measurement)"
+    if fmt == "markdown":
+        return f"> **{line}**\n\n{text.rstrip()}\n\n> **{line}**\n"
+    return f"# {line}\n{text}# {line}\n"
 
 
 def _run_ab(
@@ -257,10 +297,14 @@ def _attester() -> Attester | None:
     return attest_files
 
 
-def _progress_bar(forced: bool | None) -> ProgressSink | None:
+@contextlib.contextmanager
+def _progress_bar(forced: bool | None) -> Iterator[ProgressSink | None]:
+    """The sweep's progress bar on stderr, taken down however the run ends (an interrupt included, so
+    the bar's refresh thread cannot redraw it under the last error line)."""
     show = forced if forced is not None else sys.stderr.isatty()
     if not show:
-        return None
+        yield None
+        return
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
@@ -285,7 +329,10 @@ def _progress_bar(forced: bool | None) -> ProgressSink | None:
         if done >= total:
             bar.stop()
 
-    return update
+    try:
+        yield update
+    finally:
+        bar.stop()
 
 
 def register(app: typer.Typer) -> None:

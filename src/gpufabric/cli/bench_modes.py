@@ -87,6 +87,72 @@ def dry_run_text(launcher: Launcher, program: RankProgram) -> str:
     return render_plan_text(launcher.render(program))
 
 
+def nccl_tests_programs(
+    config: BenchConfig,
+    *,
+    launcher: Launcher,
+    nccl_tests_dir: Path | None,
+    nodes: int,
+    gpus_per_node: int,
+    env: Mapping[str, str],
+    probe_json: bool,
+) -> list[tuple[Path, RankProgram]]:
+    """(binary, program) per collective of ``config``. ``probe_json`` asks each binary's ``--help``
+    whether it takes ``-J`` (that runs it: a dry run passes False and starts nothing)."""
+    from gpufabric.bench.nccl_tests import (
+        NcclTestsSettings,
+        binary_supports_json,
+        locate_binary,
+        nccl_tests_program,
+    )
+    from gpufabric.bench.runner import nccl_debug_env
+
+    if gpus_per_node < 1:
+        raise UsageError(
+            "--engine nccl-tests: no GPU here; nccl-tests needs CUDA GPUs (pass --gpus-per-node N with "
+            "--on mpirun/slurm, or use --engine gpufabric for CPU ranks)"
+        )
+    config.sizes()  # -b/-e/-f checked here as for our engine, before any binary is looked for
+    binaries = {c: locate_binary(c, nccl_tests_dir) for c in config.collectives}  # all found, or one line
+    run_dir = config.run_dir.resolve()
+    seed = NcclTestsSettings()
+    programs: list[tuple[Path, RankProgram]] = []
+    for collective, binary in binaries.items():
+        settings = NcclTestsSettings(
+            collective=collective,
+            min_bytes=str(config.min_bytes),
+            max_bytes=str(config.max_bytes),
+            step_factor=max(config.step_factor, 2),
+            check_iters=seed.check_iters if config.check else 0,
+            warmup_iters=config.warmup,
+            iters=config.iters,
+            extra_args=["-d", config.dtype, "-o", config.op, "-r", str(config.root)],
+        )
+        program = nccl_tests_program(
+            binary, settings, launcher_name=launcher.name, workdir=run_dir, nodes=nodes,
+            gpus_per_node=gpus_per_node, env={**env, **nccl_debug_env(run_dir, {}, env)},
+            json_output=binary_supports_json(binary) if probe_json else False,
+        )  # fmt: skip
+        programs.append((binary, program))
+    return programs
+
+
+def nccl_tests_dry_run(
+    config: BenchConfig,
+    *,
+    launcher: Launcher,
+    nccl_tests_dir: Path | None,
+    nodes: int,
+    gpus_per_node: int,
+    env: Mapping[str, str],
+) -> str:
+    """The launch plan of every collective's nccl-tests run, as text; no binary is started."""
+    programs = nccl_tests_programs(config, launcher=launcher, nccl_tests_dir=nccl_tests_dir, nodes=nodes,
+                                   gpus_per_node=gpus_per_node, env=env, probe_json=False)  # fmt: skip
+    note = "# dry run: -J FILE.json is added when the binary's --help lists it (not probed: nothing ran)\n"
+    return note + "\n".join(dry_run_text(launcher, program) for _, program in programs)
+
+
 def run_nccl_tests_engine(
     config: BenchConfig,
     *,
@@ -100,39 +166,13 @@ def run_nccl_tests_engine(
 ) -> RunResult:
     """Every collective of ``config`` as an nccl-tests binary through ``launcher``, read back as one run."""
     from gpufabric.analysis.nccl_log import attest_files
-    from gpufabric.bench.nccl_tests import (
-        NcclTestsSettings,
-        binary_supports_json,
-        locate_binary,
-        nccl_tests_program,
-        run_nccl_tests,
-    )
-    from gpufabric.bench.runner import nccl_debug_env
+    from gpufabric.bench.nccl_tests import run_nccl_tests
 
-    if gpus_per_node < 1:
-        raise UsageError(
-            "--engine nccl-tests: no GPU here; nccl-tests needs CUDA GPUs (pass --gpus-per-node N with "
-            "--on mpirun/slurm, or use --engine gpufabric for CPU ranks)"
-        )
-    binaries = {c: locate_binary(c, nccl_tests_dir) for c in config.collectives}  # all found, or one line
+    programs = nccl_tests_programs(config, launcher=launcher, nccl_tests_dir=nccl_tests_dir, nodes=nodes,
+                                   gpus_per_node=gpus_per_node, env=env, probe_json=True)  # fmt: skip
     run_dir = config.run_dir.resolve()
     results: list[RunResult] = []
-    for collective, binary in binaries.items():
-        settings = NcclTestsSettings(
-            collective=collective,
-            min_bytes=str(config.min_bytes),
-            max_bytes=str(config.max_bytes),
-            step_factor=max(config.step_factor, 2),
-            check_iters=1 if config.check else 0,
-            warmup_iters=config.warmup,
-            iters=config.iters,
-            extra_args=["-d", config.dtype, "-o", config.op, "-r", str(config.root)],
-        )
-        program = nccl_tests_program(
-            binary, settings, launcher_name=launcher.name, workdir=run_dir, nodes=nodes,
-            gpus_per_node=gpus_per_node, env={**env, **nccl_debug_env(run_dir, {}, env)},
-            json_output=binary_supports_json(binary),
-        )  # fmt: skip
+    for binary, program in programs:
         run = run_nccl_tests(launcher, program, on_output=on_output, timeout_s=timeout_s)
         if not run.outcome.ok or run.result is None:
             failed = next((e for e in run.outcome.exits if e.returncode not in (0, None)), None)

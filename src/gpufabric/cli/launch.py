@@ -1,6 +1,8 @@
 """``gpufabric launch TASK --on local|mpirun|slurm|kubernetes|skypilot``: run a SkyPilot-style task file
 anywhere. Parse flags, call ``gpufabric.launch.registry.plan_task``, then print the (redacted) plan for
-``--dry-run`` or execute it, streaming every node's output with its prefix.
+``--dry-run`` or execute it, streaming every node's output with its prefix. With ``--on kubernetes
+--instance-type T [--tier best|standard]`` the planner's pod patch for T (fabric resources, env, affinity)
+goes under the task's own ``pod_config`` (the task wins; overrides become plan notes).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import yaml
 from gpufabric.errors import LaunchError, RankFailure, UsageError
 from gpufabric.launch.base import LaunchPlan
 from gpufabric.launch.identity import new_task_id
-from gpufabric.launch.kubernetes import redacted_manifests, validate_manifests
+from gpufabric.launch.kubernetes import planned_pod_patch, redacted_manifests, validate_manifests
 from gpufabric.launch.mpirun import SEED_MCA_PRESETS
 from gpufabric.launch.registry import LAUNCHER_NAMES, LauncherSettings, check_launcher_name, plan_task
 from gpufabric.task import load_task, parse_env_assignments
@@ -125,6 +127,14 @@ def launch_command(
     context: str | None = typer.Option(None, "--context", help="kubernetes: kube config context"),
     keep: bool = typer.Option(False, "--keep", help="kubernetes: leave the Job and Service after the run"),
     cluster: str | None = typer.Option(None, "--cluster", help="skypilot: sky launch -c NAME"),
+    instance_type: str | None = typer.Option(
+        None,
+        "--instance-type",
+        help="kubernetes: apply the planner's pod patch for this shape (fabric resources, env, affinity)",
+    ),
+    tier: str = typer.Option(
+        "best", "--tier", help="with --instance-type: best (fastest fabric) or standard"
+    ),
 ) -> None:
     """Run a task file's setup and run on every node, with SkyPilot's variables (SKYPILOT_NODE_RANK ...)."""
     launcher_name = check_launcher_name(on)
@@ -140,9 +150,24 @@ def launch_command(
         slurm_gpus=slurm_gpus, namespace=namespace, image=image, kubeconfig=kubeconfig, context=context,
         keep=keep, cluster=cluster,
     )  # fmt: skip
+    planner_notes: list[str] = []
+    if instance_type is not None:
+        if launcher_name != "kubernetes":
+            raise UsageError(
+                f"--instance-type: only --on kubernetes applies the planner's pod patch, not --on "
+                f"{launcher_name}; for skypilot set resources.instance_type in the task"
+            )
+        settings.kubernetes.plan_patch, planner_notes = planned_pod_patch(
+            instance_type, tier=tier, nodes=nodes or task.num_nodes,
+            gpus_per_node=gpus_per_node if gpus_per_node is not None else task.resources.gpus_per_node,
+            name=task.display_name,
+        )  # fmt: skip
+    elif tier != "best":
+        raise UsageError("--tier: it picks the planner's pod patch; add --instance-type TYPE or drop --tier")
     run_dir = (workdir or Path.cwd() / "gpufabric-runs" / task_id).absolute()
     launcher, plan = plan_task(task, launcher_name, workdir=run_dir, settings=settings, nodes=nodes,
                                gpus_per_node=gpus_per_node, task_id=task_id)  # fmt: skip
+    plan.notes += planner_notes
     if plan.manifests:
         try:
             validate_manifests(plan.manifests)

@@ -47,6 +47,12 @@ class KubernetesOptions(BaseModel):
     context: str | None = None
     keep: bool = Field(default=False, description="leave the objects in place after the run (for debugging)")
     poll_interval_s: float = Field(default=2.0, gt=0)
+    start_timeout_s: float = Field(
+        default=3600.0,
+        gt=0,
+        description="without --timeout, delete the Job when no pod has started after this long "
+        "(unschedulable pods must not hang the caller forever)",
+    )
 
 
 class KubernetesLauncher:
@@ -109,6 +115,35 @@ class KubernetesLauncher:
 
         return run_kubernetes_plan(plan, self.options, api_client=self.api_client, on_output=on_output,
                                    timeout_s=timeout_s)  # fmt: skip
+
+
+def planned_pod_patch(
+    instance_type: str, *, tier: str, nodes: int, gpus_per_node: int, name: str
+) -> tuple[dict[str, Any], list[str]]:
+    """(the planner's pod patch for ``instance_type`` on Kubernetes, plan notes): fabric resources (EFA,
+    RDMA), IPC_LOCK, same-zone affinity, GKE sidecars and the fabric env, to go into ``plan_patch``.
+    Unknown shapes and tiers are the planner's one-line ``CatalogError``/``UsageError``."""
+    from gpufabric.planner import PlanRequest, Platform, Tier, plan
+
+    tiers = [t.value for t in Tier]
+    if tier not in tiers:
+        raise UsageError(f"--tier: unknown value {tier!r}; choose from {', '.join(tiers)}")
+    request = PlanRequest(
+        instance_type=instance_type,
+        platform=Platform.KUBERNETES,
+        nodes=nodes,
+        tier=Tier(tier),
+        gpus=gpus_per_node or None,  # None: the whole node, as the planner defaults
+        cluster_name=dns_label(name, max_length=40),
+    )
+    result = plan(request)
+    notes = [
+        f"planner: {instance_type} tier {result.tier_planned.value}: {result.fabric.value} "
+        f"({result.fabric_reason})",
+        *(f"planner warning: {w}" for w in result.warnings),
+        *(f"prerequisite: {p}" for p in result.prerequisites),
+    ]
+    return dict(result.documents["kubernetes.pod_config"]), notes
 
 
 def pod_template(

@@ -1,6 +1,8 @@
 """The Kubernetes launcher, running half: apply the rendered objects with the official client, follow the
 pods (state and logs, prefixed by node), and delete everything we created on success, failure, timeout
-or Ctrl-C, so no object and no pod is left behind.
+or Ctrl-C/SIGTERM, so no object and no pod is left behind. The job is bounded like the other launchers:
+``--timeout``, the installed watchdog (the bench's stage deadlines, ``processes.current_watchdog``), and,
+with no ``--timeout``, ``KubernetesOptions.start_timeout_s`` for pods that never start (unschedulable).
 
 Kube config comes from the usual places: ``--kubeconfig``/``KUBECONFIG``/``~/.kube/config``, else the
 in-cluster service account. Tests pass an ``ApiClient`` whose REST client records requests and answers
@@ -25,7 +27,8 @@ from typing import Any
 from gpufabric.errors import LaunchError
 from gpufabric.launch.base import LaunchOutcome, LaunchPlan, OutputSink, RankExit
 from gpufabric.launch.kubernetes import JOB_NAME_LABEL, MAIN_CONTAINER, KubernetesOptions
-from gpufabric.launch.processes import LAST_LINES, describe_returncode
+from gpufabric.launch.processes import LAST_LINES, current_watchdog, describe_returncode
+from gpufabric.launch.signals import Interrupted
 
 INDEX_LABEL = "batch.kubernetes.io/job-completion-index"
 
@@ -73,26 +76,44 @@ def run_kubernetes_plan(
     name = next(m["metadata"]["name"] for m in manifests if m["kind"] == "Job")
     namespace = options.namespace
     follower = _PodFollower(core, namespace, name, on_output)
+    watchdog = current_watchdog()
     try:
         for manifest in manifests:
             _create(core, batch, manifest, namespace)
             created.append((manifest["kind"], manifest["metadata"]["name"]))
-        timed_out = False
+        reason: str | None = None
         while True:
             job: Any = batch.read_namespaced_job_status(name, namespace)
             follower.poll()
             succeeded, failed = (job.status.succeeded or 0, job.status.failed or 0) if job.status else (0, 0)
             if succeeded >= plan.program.nodes or failed > 0:
                 break
-            if timeout_s is not None and time.monotonic() - started > timeout_s:
-                timed_out = True
+            reason = _stop_reason(follower, time.monotonic() - started, timeout_s, options)
+            reason = reason or (watchdog() if watchdog is not None else None)
+            if reason:
                 break
             time.sleep(options.poll_interval_s)
         follower.poll()
-        return follower.outcome(plan, timed_out, timeout_s, time.monotonic() - started)
+        return follower.outcome(plan, reason, time.monotonic() - started)
+    except Interrupted as exc:
+        if created:  # the finally below deletes the Job, and with it every pod
+            exc.stopped_ranks += plan.program.nranks
+        raise
     finally:
         if not options.keep:
             _delete(core, batch, namespace, created)
+
+
+def _stop_reason(
+    follower: _PodFollower, elapsed: float, timeout_s: float | None, options: KubernetesOptions
+) -> str | None:
+    """Why the Job must be deleted now, or None. ``--timeout`` bounds the whole job; without it, pods
+    that have not started after ``start_timeout_s`` (unschedulable, image never pulled) end it."""
+    if timeout_s is not None:
+        return f"timed out after {timeout_s:g}s" if elapsed > timeout_s else None
+    if elapsed > options.start_timeout_s and not follower.any_started():
+        return f"no pod started within {options.start_timeout_s:g}s; pass --timeout SECONDS to wait longer"
+    return None
 
 
 def _create(core: Any, batch: Any, manifest: dict[str, Any], namespace: str) -> None:
@@ -164,6 +185,9 @@ class _PodFollower:
             if pod.status.phase in ("Running", "Succeeded", "Failed"):
                 self._logs(index, pod.metadata.name)
 
+    def any_started(self) -> bool:
+        return any(p.status is not None and p.status.phase != "Pending" for p in self.pods.values())
+
     def _logs(self, index: int, pod_name: str) -> None:
         from kubernetes.client.exceptions import ApiException
 
@@ -178,9 +202,7 @@ class _PodFollower:
                 self.on_output(f"(node {index})", line)
         self.emitted[pod_name] = len(lines)
 
-    def outcome(
-        self, plan: LaunchPlan, timed_out: bool, timeout_s: float | None, wall_s: float
-    ) -> LaunchOutcome:
+    def outcome(self, plan: LaunchPlan, stopped_because: str | None, wall_s: float) -> LaunchOutcome:
         exits = []
         for index in range(plan.program.nodes):
             pod = self.pods.get(index)
@@ -189,12 +211,12 @@ class _PodFollower:
             exits.append(RankExit(rank=index, host=host, returncode=code,
                                   last_lines=self.tails.get(index, [])[-LAST_LINES:]))  # fmt: skip
         failure = None
+        timed_out = stopped_because is not None
         if timed_out:
             waiting = [f"node {i}: {_pending_reason(self.pods.get(i))}" for i in range(plan.program.nodes)
                        if _exit_code(self.pods.get(i)) is None]  # fmt: skip
-            failure = (
-                f"timed out after {timeout_s:g}s ({'; '.join(waiting)}); the Job and its pods were deleted"
-            )
+            pending = f" ({'; '.join(waiting)})" if waiting else ""
+            failure = f"{stopped_because}{pending}; the Job and its pods were deleted"
         else:
             bad = [e for e in exits if e.returncode not in (0, None)]
             if bad:

@@ -9,6 +9,9 @@ A *watchdog* (a callable returning a one-line reason to stop, or None) is polled
 bench runner installs its stage watchdog with ``watching(...)``, so every launcher built on
 ``run_commands`` honours per-stage deadlines without a change to the ``Launcher`` interface. The failure
 line names the process that failed *first*; processes we stopped are marked ``stopped`` and never named.
+
+An ``Interrupted`` (a stop signal, ``gpufabric.launch.signals``) passing through ``run_commands`` stops
+every process it started and adds their ranks to ``Interrupted.stopped_ranks``.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from dataclasses import dataclass, field
 
 from gpufabric.errors import LaunchError
 from gpufabric.launch.base import LaunchOutcome, OutputSink, PlannedCommand, RankExit
+from gpufabric.launch.signals import Interrupted
 
 LAST_LINES = 20
 TERMINATE_GRACE_S = 5.0
@@ -104,8 +108,11 @@ def run_commands(
             reader = threading.Thread(target=_pump, args=(index, proc, lines), daemon=True)
             reader.start()
         return _wait(running, lines, on_output, timeout_s, started, route_line, exit_details, watchdog)
-    except BaseException:
+    except BaseException as exc:
+        alive = [r for r in running if r.proc.poll() is None]
         stop_all(running)
+        if isinstance(exc, Interrupted):
+            exc.stopped_ranks += sum(len(r.command.ranks) or 1 for r in alive)
         raise
 
 

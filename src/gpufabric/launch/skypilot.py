@@ -7,12 +7,17 @@ overrides). Any other program (the benchmark engine's ranks) becomes a task whos
 ``torchrun`` on every node, so SkyPilot's once-per-node ``run`` still gives one process per rank.
 Secret-looking variables are not written into the YAML: they are ``null`` there (SkyPilot's "required")
 and passed by name with ``--env NAME``, so their values come from the environment of ``sky launch``.
+
+Stopping ``sky launch`` does not stop the job it submitted (it runs on the cluster), so on an interrupt
+or a timeout the job id ``sky launch`` printed is cancelled with ``sky cancel -y CLUSTER ID``.
 """
 
 from __future__ import annotations
 
+import re
 import shlex
 import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -23,11 +28,15 @@ from gpufabric.errors import LaunchError
 from gpufabric.launch.base import LaunchOutcome, LaunchPlan, OutputSink, PlannedCommand, RankProgram
 from gpufabric.launch.identity import DEFAULT_MASTER_PORT, dns_label
 from gpufabric.launch.processes import run_commands
+from gpufabric.launch.signals import Interrupted
 from gpufabric.launch.task_program import TASK_ID_VAR, is_task_program
 from gpufabric.redact import is_secret_name
 from gpufabric.task.model import Task
 
 YAML_NAME = "gpufabric-skypilot.yaml"
+# How `sky launch` reports the job it queued: "Job submitted, ID: 3" (also "Job ID: 3" in its hints).
+_JOB_ID = re.compile(r"\bJob (?:submitted, )?ID: (\d+)")
+CANCEL_TIMEOUT_S = 120.0
 
 
 class SkyPilotOptions(BaseModel):
@@ -86,7 +95,38 @@ class SkyPilotLauncher:
                 f"SkyPilot is not installed here (no {command.argv[0]!r} on PATH); pip install skypilot, "
                 f"then run: {shlex.join(command.argv)}"
             )
-        return run_commands([command], on_output=on_output, timeout_s=timeout_s)
+        job_ids: list[str] = []
+
+        def watch(prefix: str, line: str) -> None:
+            match = _JOB_ID.search(line)
+            if match:
+                job_ids[:] = [match.group(1)]
+            if on_output is not None:
+                on_output(prefix, line)
+
+        try:
+            outcome = run_commands([command], on_output=watch, timeout_s=timeout_s)
+        except Interrupted:
+            if job_ids:
+                cancel_job(command.argv, job_ids[0])
+            raise
+        if outcome.timed_out and job_ids:
+            note = cancel_job(command.argv, job_ids[0])
+            outcome.failure = f"{outcome.failure}; {note}" if outcome.failure else note
+        return outcome
+
+
+def cancel_job(launch_argv: list[str], job_id: str) -> str:
+    """``sky cancel -y CLUSTER JOB_ID`` for the cluster of ``launch_argv``; one line saying how it went."""
+    cluster = launch_argv[launch_argv.index("-c") + 1]
+    argv = [launch_argv[0], "cancel", "-y", cluster, job_id]
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=CANCEL_TIMEOUT_S, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"could not cancel SkyPilot job {job_id} ({exc}); run: {shlex.join(argv)}"
+    if done.returncode != 0:
+        return f"`{shlex.join(argv)}` failed (exit {done.returncode}); run it again or `sky queue {cluster}`"
+    return f"SkyPilot job {job_id} on {cluster} was cancelled (sky cancel)"
 
 
 class _BlockDumper(yaml.SafeDumper):

@@ -43,6 +43,12 @@ class SlurmOptions(BaseModel):
         default_factory=dict, description="environment for sbatch/squeue/scancel, e.g. SLURM_CONF"
     )
     poll_interval_s: float = Field(default=0.5, gt=0)
+    start_timeout_s: float = Field(
+        default=3600.0,
+        gt=0,
+        description="without --timeout, cancel a job still PENDING after this long (a queue that never "
+        "gives the nodes must not hang the caller forever)",
+    )
     master_port: int = DEFAULT_MASTER_PORT
 
 

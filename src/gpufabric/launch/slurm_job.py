@@ -1,6 +1,8 @@
 """Running a rendered Slurm plan: write the script, ``sbatch --parsable``, follow the job's state
 (``scontrol show job``, then ``sacct``) and its output file (``srun --label`` tells ranks apart), and
-``scancel`` it on Ctrl-C or timeout so no rank outlives us.
+``scancel`` it on Ctrl-C/SIGTERM, on ``--timeout``, when the installed watchdog (the bench's stage
+deadlines, ``processes.current_watchdog``) fires, or, with no ``--timeout``, when it is still pending after
+``SlurmOptions.start_timeout_s``, so no rank outlives us and no job waits forever.
 
 Slurm's own failure lines become one-line errors with the fix ("Unable to contact slurm controller" ->
 start slurmctld / check SLURM_CONF); a task that exits non-zero fails the job with its rank, host and
@@ -20,7 +22,8 @@ from pathlib import Path
 
 from gpufabric.errors import LaunchError
 from gpufabric.launch.base import LaunchOutcome, LaunchPlan, OutputSink, RankExit
-from gpufabric.launch.processes import LAST_LINES, describe_returncode
+from gpufabric.launch.processes import LAST_LINES, current_watchdog, describe_returncode
+from gpufabric.launch.signals import Interrupted
 from gpufabric.launch.slurm import SlurmOptions
 from gpufabric.launch.task_program import is_task_program
 
@@ -192,7 +195,8 @@ def run_slurm_plan(
     job_id = submit(plan, env)
     output = plan.program.workdir / f"slurm-{job_id}.out"
     follower = _OutputFollower(output, is_task_program(plan.program), on_output)
-    timed_out = False
+    watchdog = current_watchdog()
+    reason: str | None = None
     info: dict[str, str] = {}
     try:
         while True:
@@ -200,18 +204,38 @@ def run_slurm_plan(
             info = job_info(job_id, env)
             if info.get("JobState", "") in TERMINAL_STATES or not info:
                 break
-            if timeout_s is not None and time.monotonic() - started > timeout_s:
-                timed_out = True
+            reason = _stop_reason(info, time.monotonic() - started, timeout_s, options)
+            reason = reason or (watchdog() if watchdog is not None else None)
+            if reason:
                 cancel(job_id, env)
                 info = job_info(job_id, env)
                 break
             time.sleep(options.poll_interval_s)
-    except BaseException:
+    except BaseException as exc:
         cancel(job_id, env)
+        if isinstance(exc, Interrupted):
+            exc.stopped_ranks += plan.program.nranks
         raise
     time.sleep(options.poll_interval_s)  # the batch step flushes its last lines after the state change
     follower.poll(final=True)
-    return _outcome(plan, job_id, info, follower, timed_out, timeout_s, time.monotonic() - started, env)
+    return _outcome(plan, job_id, info, follower, reason, time.monotonic() - started, env)
+
+
+def _stop_reason(
+    info: dict[str, str], elapsed: float, timeout_s: float | None, options: SlurmOptions
+) -> str | None:
+    """Why a running or queued job must be cancelled now, or None. ``--timeout`` bounds the whole job;
+    without it a job that never leaves the queue is bounded by ``start_timeout_s``."""
+    if timeout_s is not None:
+        return f"timed out after {timeout_s:g}s" if elapsed > timeout_s else None
+    if info.get("JobState") == "PENDING" and elapsed > options.start_timeout_s:
+        why = info.get("Reason", "")
+        return (
+            f"still PENDING after {options.start_timeout_s:g}s"
+            + (f" (Reason={why})" if why and why != "None" else "")
+            + "; pass --timeout SECONDS to wait longer"
+        )
+    return None
 
 
 def _outcome(
@@ -219,8 +243,7 @@ def _outcome(
     job_id: str,
     info: dict[str, str],
     follower: _OutputFollower,
-    timed_out: bool,
-    timeout_s: float | None,
+    stopped_because: str | None,
     wall_s: float,
     env: Mapping[str, str],
 ) -> LaunchOutcome:
@@ -239,8 +262,9 @@ def _outcome(
         tail = list(follower.tails.get(rank) or follower.tails.get(None) or [])
         exits.append(RankExit(rank=rank, host=host, returncode=code, last_lines=tail))
     failure = None
-    if timed_out:
-        failure = f"timed out after {timeout_s:g}s; Slurm job {job_id} was cancelled (scancel)"
+    timed_out = stopped_because is not None
+    if stopped_because is not None:
+        failure = f"{stopped_because}; Slurm job {job_id} was cancelled (scancel)"
     elif state != "COMPLETED":
         failed = [e for e in exits if e.returncode not in (0, None)]
         if failed:
