@@ -111,3 +111,9 @@ def test_wrong_data_prints_the_table_then_exits_3_naming_the_rank(tmp_path: Path
     assert len(lines) == 1 and lines[0].startswith("Error: --check: "), proc.stderr
     assert "rank 1" in lines[0] and "Traceback" not in proc.stderr
     assert (tmp_path / "run" / "result.json").exists()
+
+
+def test_one_rank_says_why_busbw_is_zero(tmp_path: Path) -> None:
+    done = _run(["--ranks", "1", "-b", "8", "-e", "64", "--run-dir", str(tmp_path / "run")])
+    assert done.returncode == 0, done.stderr
+    assert "1 rank: nothing crosses a link, so busbw is 0 by definition" in done.stdout

@@ -122,6 +122,12 @@ def run_rank(config: BenchConfig, identity: RankIdentity) -> int:
             reporter.start(facts)
         timer = BatchTimer(config, device, identity.world_size, identity.rank)
         notes: list[str] = []
+        if identity.world_size == 1 and identity.rank == 0:
+            # nccl-tests prints such runs too; say why every busbw is 0 before someone files it as a bug.
+            notes.append(
+                "1 rank: nothing crosses a link, so busbw is 0 by definition and times are local copies; "
+                "run with 2 or more GPUs or ranks to measure a fabric"
+            )
         total = len(config.collectives) * len(config.sizes())
         on_row = None
         if reporter is not None:

@@ -6,7 +6,9 @@ its metadata names); nccl-tests JSON is one run; a text file holding an nccl-tes
 mixed-in NCCL INFO lines attested too); text files without a table are NCCL logs, split into runs by the
 communicators their ranks joined (``runs.py``: files merge only when they are different ranks of one
 job). When a single table run was given, the logs join it if they are its job's (or prove no job at all
-and form one group). A directory stands for the ``*.log`` files under it.
+and form one group). Logs our result names as its own (``metadata.log_files``, or the same names in its run
+directory's ``nccl/``) are that run's and are not judged again. A run directory (holding ``result.json``)
+stands for its result; any other directory for the ``*.log`` files under it.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from gpufabric.errors import InputError, UsageError
 from gpufabric.results.attestation import Attestation, NetworkKind
 from gpufabric.results.model import RunResult
 from gpufabric.results.readers import read_run, sniff
+
+RUN_DIR_RESULT = "result.json"
 
 ExpectChoice = Literal["efa", "tcpx", "tcpxo", "rdma", "ib", "socket", "nvlink"]
 EXPECT_CHOICES: tuple[str, ...] = get_args(ExpectChoice)
@@ -161,7 +165,9 @@ class Evidence(BaseModel):
 def _expand(paths: Sequence[Path]) -> list[Path]:
     files: list[Path] = []
     for path in paths:
-        if path.is_dir():
+        if path.is_dir() and (path / RUN_DIR_RESULT).is_file():
+            files.append(path / RUN_DIR_RESULT)  # our run directory: the result, which names its logs
+        elif path.is_dir():
             found = sorted(path.rglob("*.log"))
             if not found:
                 raise InputError(f"{path} is a directory without *.log files; pass result or NCCL log files")
@@ -180,6 +186,18 @@ def _from_result(path: Path) -> Evidence:
     if attestation is None and logs:
         attestation = attest_files(logs)
     return Evidence(label=result.label, sources=[str(path)], result=result, attestation=attestation)
+
+
+def _own_log(log: Path, run: Evidence) -> bool:
+    """True when ``log`` is one of the NCCL logs our result names: the same file, or the same name in the
+    run directory's ``nccl/`` folder (the directory may have been copied from the GPU host)."""
+    if run.result is None or run.result.metadata.engine == "nccl-tests":
+        return False
+    named = [Path(p) for p in run.result.metadata.log_files]
+    if log.resolve() in {p.resolve() for p in named if p.is_absolute()}:
+        return True
+    run_dir = Path(run.sources[0]).parent
+    return log.parent.resolve() == (run_dir / "nccl").resolve() and log.name in {p.name for p in named}
 
 
 def _joins_table_run(run: Evidence, groups: list[LogRun]) -> bool:
@@ -211,6 +229,13 @@ def load_evidence(paths: Sequence[Path]) -> list[Evidence]:
         runs.append(
             Evidence(label=result.label, sources=[str(path)], result=result, attestation=attest_files([path]))
         )
+    for run in runs:
+        own = [log for log in logs if _own_log(log, run)]
+        if own:  # already attested through the result; list them as its sources, judge them once
+            run.sources.extend(str(p) for p in own)
+            logs = [log for log in logs if log not in own]
+            if run.attestation is None:
+                run.attestation = attest_files(own)
     if not logs:
         return runs
     groups = group_runs(logs)
