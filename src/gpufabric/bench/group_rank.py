@@ -1,9 +1,10 @@
 """The rank side of a group round: ``python -m gpufabric.bench.group_rank --config <round config>``.
 
-Every rank joins the world the way the engine's ranks do (``bench.rank``: identity from the launcher's
-variables, the watched rendezvous and init stages), then creates one sub-communicator per group, on every
-rank and in the listed order (``new_group`` is collective over the world), and the members of each group
-time the collective on their own communicator with the engine's ``BatchTimer``. Ranks in no group (a
+Every rank joins the world the way the engine's ranks do (``bench.rank_process``: identity from the
+launcher's variables, the watched rendezvous and init stages, the error files and exit codes), then
+creates one sub-communicator per group, on every rank and in the listed order (``new_group`` is
+collective over the world), and the members of each group time the collective on their own communicator
+with the engine's ``BatchTimer``. Ranks in no group (a
 confirm round tests a few nodes) only take part in creating the groups and in the final gather.
 
 ``GroupTimer`` is ``BatchTimer`` with its control traffic (batch alignment, the time reduction, the stop
@@ -19,7 +20,6 @@ import dataclasses
 import os
 import sys
 import time
-import traceback
 from typing import Any
 
 import torch
@@ -29,16 +29,12 @@ from gpufabric.bench import ops
 from gpufabric.bench.config import BenchConfig
 from gpufabric.bench.fault import Fault, check_world, fault_from_env, slowed, timing_under, trigger
 from gpufabric.bench.groups import ROUND_RESULT, GroupResult, GroupRound, RoundResult, write_round
-from gpufabric.bench.identity import RankIdentity, rank_identity
-from gpufabric.bench.rank import _join, choose_backend
-from gpufabric.bench.rundir import write_error
+from gpufabric.bench.identity import RankIdentity
+from gpufabric.bench.rank_process import join_world, rank_device, run_as_rank
 from gpufabric.bench.semantics import bandwidths, layout
 from gpufabric.bench.stages import StageReporter
 from gpufabric.bench.timing import BatchTime, BatchTimer
-from gpufabric.errors import GpufabricError, UsageError
-
-EXIT_USAGE = 2
-EXIT_FAILURE = 1
+from gpufabric.errors import UsageError
 
 
 class GroupTimer(BatchTimer):
@@ -119,20 +115,12 @@ def measure_group(
 
 def run_group_rank(spec: GroupRound, identity: RankIdentity) -> int:
     config = spec.bench
-    cuda_devices = torch.cuda.device_count() if torch.cuda.is_available() else 0
-    backend, device_type = choose_backend(config, cuda_devices)
-    if device_type == "cuda":
-        if cuda_devices == 0:
-            raise UsageError("--backend nccl: no CUDA GPU is visible to this rank; use --backend gloo")
-        device = torch.device("cuda", identity.local_rank % cuda_devices)
-        torch.cuda.set_device(device)
-    else:
-        device = torch.device(device_type)
+    backend, device = rank_device(config, identity)
     fault = fault_from_env(os.environ)
     check_world(fault, identity.world_size)
     spec = spec.model_copy(update={"bench": timing_under(fault, spec.bench)})
     stages = StageReporter(config.run_dir, identity.rank)
-    _join(config, identity, backend, device, stages)
+    join_world(config, identity, backend, device, stages)
     try:
         stages.enter("first")
         mine: tuple[list[int], Any] | None = None
@@ -171,27 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     with open(args.config, encoding="utf-8") as handle:
         spec = GroupRound.model_validate_json(handle.read())
-    run_dir = spec.bench.run_dir
-    try:
-        identity = rank_identity(os.environ)
-    except GpufabricError as exc:
-        write_error(run_dir, -1, "usage", str(exc))
-        print(f"Error: {exc}", file=sys.stderr, flush=True)
-        return EXIT_USAGE
-    try:
-        return run_group_rank(spec, identity)
-    except UsageError as exc:
-        write_error(run_dir, identity.rank, "usage", str(exc))
-        print(f"Error: {exc}", file=sys.stderr, flush=True)
-        return EXIT_USAGE
-    except GpufabricError as exc:
-        write_error(run_dir, identity.rank, "failure", str(exc))
-        print(f"Error: {exc}", file=sys.stderr, flush=True)
-        return EXIT_FAILURE
-    except Exception as exc:  # keep the traceback in the rank's output, one line in the error file
-        traceback.print_exc()
-        write_error(run_dir, identity.rank, "failure", " ".join(f"{type(exc).__name__}: {exc}".split())[:400])
-        return EXIT_FAILURE
+    return run_as_rank(spec.bench.run_dir, lambda identity: run_group_rank(spec, identity))
 
 
 if __name__ == "__main__":

@@ -4,7 +4,8 @@ Any launcher can start it (ours, torchrun, mpirun, srun, a Kubernetes pod): the 
 from the environment, joins ``torch.distributed`` (nccl with CUDA GPUs, else gloo, or ``backend`` from
 the config), runs the sweep, and rank 0 streams rows to ``<run_dir>/result.jsonl`` and writes
 ``<run_dir>/result.json``. A rank that fails writes ``<run_dir>/errors/rank<N>.json`` (kind + one-line
-message) before exiting non-zero, so the caller can say which rank failed and why.
+message) before exiting non-zero, so the caller can say which rank failed and why (``bench.rank_process``,
+shared with the group rounds' ranks).
 
 Every rank announces the stages it enters (rendezvous, init, first collective, each size, finish;
 ``gpufabric.bench.stages``) so the parent's watchdog can bound each one, and honours a test-only
@@ -18,41 +19,18 @@ import json
 import os
 import socket
 import sys
-import traceback
 from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from gpufabric.bench.config import BenchConfig, validate
 from gpufabric.bench.fault import Fault, check_world, fault_from_env, timing_under, trigger
-from gpufabric.bench.identity import RankIdentity, rank_identity
-from gpufabric.bench.rundir import PROGRESS_TAG, write_error
+from gpufabric.bench.identity import RankIdentity
+from gpufabric.bench.rank_process import join_world, rank_device, run_as_rank
+from gpufabric.bench.rundir import PROGRESS_TAG
 from gpufabric.bench.stages import StageReporter
 from gpufabric.errors import GpufabricError, UsageError
-
-EXIT_USAGE = 2
-EXIT_FAILURE = 1
-
-
-def choose_backend(config: BenchConfig, cuda_devices: int) -> tuple[str, str]:
-    """(backend, device type): nccl on CUDA when GPUs exist, else gloo on CPU, unless told otherwise."""
-    if config.backend:
-        backend = config.backend
-        if backend == "nccl":
-            return backend, "cuda"
-        if backend == "gloo":
-            return backend, "cuda" if config.device == "cuda" else "cpu"
-        device = {"hccl": "hpu", "xccl": "xpu"}.get(backend, "cpu")
-        return backend, config.device if config.device != "auto" else device
-    if config.device != "cpu" and cuda_devices > 0:
-        return "nccl", "cuda"
-    if config.device == "cuda":
-        raise UsageError(
-            "--device cuda: no CUDA GPU is visible to this rank; drop it to run on CPU with gloo"
-        )
-    return "gloo", "cpu"
 
 
 def _progress(event: dict[str, Any]) -> None:
@@ -77,7 +55,6 @@ def _translate_runtime_error(exc: Exception, config: BenchConfig, backend: str) 
 
 def run_rank(config: BenchConfig, identity: RankIdentity) -> int:
     """Join, sweep, write; returns the process exit status."""
-    import torch
     import torch.distributed as dist
 
     from gpufabric.bench.metadata import static_metadata
@@ -86,15 +63,7 @@ def run_rank(config: BenchConfig, identity: RankIdentity) -> int:
     from gpufabric.bench.timing import BatchTimer
     from gpufabric.results.model import Row
 
-    cuda_devices = torch.cuda.device_count() if torch.cuda.is_available() else 0
-    backend, device_type = choose_backend(config, cuda_devices)
-    if device_type == "cuda":
-        if cuda_devices == 0:
-            raise UsageError("--backend nccl: no CUDA GPU is visible to this rank; use --backend gloo")
-        device = torch.device("cuda", identity.local_rank % cuda_devices)
-        torch.cuda.set_device(device)
-    else:
-        device = torch.device(device_type)
+    backend, device = rank_device(config, identity)
     validate(config, nranks=identity.world_size, backend=backend, on_gpu=device.type == "cuda")
     if identity.world_size > 1 and not (identity.master_addr and identity.master_port):
         raise UsageError(
@@ -111,7 +80,7 @@ def run_rank(config: BenchConfig, identity: RankIdentity) -> int:
     check_world(fault, identity.world_size)
     config = timing_under(fault, config)
     stages = StageReporter(config.run_dir, identity.rank)
-    _join(config, identity, backend, device, stages)
+    join_world(config, identity, backend, device, stages)
     try:
         reporter = None
         if static is not None:
@@ -165,31 +134,6 @@ def run_rank(config: BenchConfig, identity: RankIdentity) -> int:
     return 0
 
 
-def _join(
-    config: BenchConfig, identity: RankIdentity, backend: str, device: Any, stages: StageReporter
-) -> None:
-    """Rendezvous (every rank reaches the TCP store), then communicator init, as two watched stages."""
-    import torch.distributed as dist
-
-    timeout = timedelta(seconds=config.init_timeout_s)
-    kwargs: dict[str, Any] = {}
-    if device.type == "cuda":
-        kwargs["device_id"] = device  # eager NCCL communicator init, bounded by the timeout below
-    stages.enter("rendezvous")
-    # torch's own rendezvous (as init_process_group would run it: torchrun's agent store, multi-tenant
-    # TCPStore), done here so that "every rank arrived" is a stage: rank 0 returns once all connected.
-    c10d: Any = dist  # rendezvous and PrefixStore are public at runtime but not re-exported in the stubs
-    store, _, _ = next(
-        c10d.rendezvous(identity.init_method, identity.rank, identity.world_size, timeout=timeout)
-    )
-    store.set_timeout(timeout)
-    kwargs["store"] = c10d.PrefixStore("default_pg", store)
-    stages.enter("init")
-    dist.init_process_group(
-        backend=backend, rank=identity.rank, world_size=identity.world_size, timeout=timeout, **kwargs
-    )
-
-
 def _size_hook(stages: StageReporter, fault: Fault | None, rank: int) -> Any:
     """Before each size: fire a hang/crash aimed here (before reporting, so the parent sees the rank
     as not arrived), then announce the size."""
@@ -233,29 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--config", required=True, type=Path, help="<run_dir>/config.json")
     args = parser.parse_args(argv)
     config = BenchConfig.model_validate_json(args.config.read_text(encoding="utf-8"))
-    try:
-        identity = rank_identity(os.environ)
-    except GpufabricError as exc:
-        write_error(config.run_dir, -1, "usage", str(exc))
-        print(f"Error: {exc}", file=sys.stderr, flush=True)
-        return EXIT_USAGE
-    try:
-        return run_rank(config, identity)
-    except UsageError as exc:
-        write_error(config.run_dir, identity.rank, "usage", str(exc))
-        print(f"Error: {exc}", file=sys.stderr, flush=True)
-        return EXIT_USAGE
-    except GpufabricError as exc:
-        write_error(config.run_dir, identity.rank, "failure", str(exc))
-        print(f"Error: {exc}", file=sys.stderr, flush=True)
-        return EXIT_FAILURE
-    except (
-        Exception
-    ) as exc:  # any other failure: keep the traceback in the rank's output, one line in the file
-        traceback.print_exc()
-        message = " ".join(f"{type(exc).__name__}: {exc}".split())[:400]
-        write_error(config.run_dir, identity.rank, "failure", message)
-        return EXIT_FAILURE
+    return run_as_rank(config.run_dir, lambda identity: run_rank(config, identity))
 
 
 if __name__ == "__main__":

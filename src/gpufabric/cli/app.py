@@ -1,7 +1,7 @@
 """The thin CLI: parse flags, call the public API, render. One handler turns errors into one line.
 
-Each area registers its commands from its own module (bench.py, results.py, catalog.py, doctor.py,
-launch.py ...), so this file only wires them together and owns the error handling.
+Each area registers its commands from its own module (bench.py, results.py, catalog.py, plan.py,
+doctor.py, launch.py ...), so this file only wires them together and owns the error handling.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import sys
 import typer
 
 from gpufabric import __version__
-from gpufabric.cli import bench, catalog, doctor, isolate, launch, nodes, results, train, tune
+from gpufabric.cli import bench, catalog, doctor, isolate, launch, nodes, plan, results, train, tune
 from gpufabric.errors import GpufabricError
 from gpufabric.launch.signals import Interrupted, stopping_on_signals
 
@@ -40,7 +40,7 @@ def _root(
     """gpufabric: plan, launch, bench, doctor, compare, report."""
 
 
-for module in (bench, results, catalog, doctor, launch, nodes, isolate, train, tune):
+for module in (bench, results, catalog, plan, doctor, launch, nodes, isolate, train, tune):
     module.register(app)
 
 

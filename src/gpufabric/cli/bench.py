@@ -7,16 +7,14 @@ terminal, or with ``--progress``).
 ``--on mpirun|slurm [--hosts|--hostfile]`` runs the same ranks through another launcher and produces the
 same result document; ``--engine nccl-tests`` runs NVIDIA's binaries instead of our engine; ``--ab`` runs
 the sweep with the fabric on and off (``gpufabric.bench.ab``) and prints the speed-up table and verdict
-(``gpufabric.analysis.ab_judge``). Those paths are wired in ``cli/bench_modes.py``.
+(``gpufabric.analysis.ab_judge``). Those paths are wired in ``cli/bench_modes.py`` and ``cli/bench_ab.py``;
+the table and the progress bar are drawn by ``cli/bench_output.py``.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
-import shutil
 import sys
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import typer
@@ -24,13 +22,13 @@ import typer
 from gpufabric.bench import BenchConfig, run_bench
 from gpufabric.bench.config import normalize_backend
 from gpufabric.bench.nccl_tests import NcclTestsSettings
-from gpufabric.bench.runner import Attester, ProgressSink, visible_gpu_count
+from gpufabric.bench.runner import Attester, visible_gpu_count
 from gpufabric.bench.stages import parse_stage_timeouts
 from gpufabric.cli._common import choice, parse_env_pairs
-from gpufabric.errors import CheckFailed, GpufabricError, UsageError
-from gpufabric.launch.base import Launcher, OutputSink
-from gpufabric.report.nccl_table import FORMATS, render
-from gpufabric.results.model import RunResult
+from gpufabric.cli.bench_ab import run_ab_mode
+from gpufabric.cli.bench_output import progress_bar, render_marked
+from gpufabric.errors import CheckFailed, UsageError
+from gpufabric.report.nccl_table import FORMATS
 from gpufabric.units import parse_size
 
 # Defaults when the user gives none: nccl-tests' usual sweep on GPUs; a quick one for CPU ranks.
@@ -173,8 +171,9 @@ def bench(
     ranks_here = on == "local" or (on == "mpirun" and not (hosts or hostfile))
     show = (lambda prefix, line: print(f"{prefix} {line}", file=sys.stderr)) if verbose else None
     if ab:
-        _run_ab(config, factory, nodes=nodes, rounds=rounds, instance_type=instance_type, ranks=ranks,
-                env=extra_env, timeout=timeout, show=show, fmt=fmt, out=out)  # fmt: skip
+        run_ab_mode(config, factory, nodes=nodes, rounds=rounds, instance_type=instance_type, ranks=ranks,
+                    env=extra_env, timeout=timeout, show=show, fmt=fmt, out=out,
+                    attest=_attester())  # fmt: skip
         return
     if engine == "nccl-tests":
         gpus = gpus_per_node or visible_gpu_count({**os.environ, **extra_env})
@@ -209,7 +208,7 @@ def bench(
             )
             return
         try:
-            with _progress_bar(progress) as on_progress:
+            with progress_bar(progress) as on_progress:
                 result = run_bench(
                     config,
                     launcher=launcher,
@@ -238,101 +237,12 @@ def bench(
         )
 
 
-def render_marked(result: RunResult, fmt: str) -> str:
-    """``render`` with a run under ``GPUFABRIC_FAULT`` marked above and below the rows, so a table, CSV or
-    markdown copied out of a test can never pass for a real measurement (JSON carries metadata.fault)."""
-    text = render(result, fmt)
-    fault = result.metadata.fault
-    if not fault or fmt == "json":
-        return text
-    line = f"fault injected: GPUFABRIC_FAULT={fault} (a test run, not a real measurement)"
-    if fmt == "markdown":
-        return f"> **{line}**\n\n{text.rstrip()}\n\n> **{line}**\n"
-    return f"# {line}\n{text}# {line}\n"
-
-
-def _run_ab(
-    config: BenchConfig,
-    factory: Callable[[], Launcher],
-    *,
-    nodes: int,
-    rounds: int,
-    instance_type: str | None,
-    ranks: int | None,
-    env: dict[str, str],
-    timeout: float | None,
-    show: OutputSink | None,
-    fmt: str,
-    out: Path | None,
-) -> None:
-    from gpufabric.analysis.ab_judge import judge_ab
-    from gpufabric.bench.ab import run_ab
-    from gpufabric.planner import ab_profiles
-    from gpufabric.report.ab_render import render_ab
-
-    def job(done: int, total: int, side: str) -> None:
-        print(f"bench --ab: job {done + 1}/{total} ({side})", file=sys.stderr, flush=True)
-
-    profiles = ab_profiles(nodes=nodes, instance_type=instance_type)
-    runs = run_ab(config, profiles, rounds=rounds, launcher=factory, nodes=nodes, ranks=ranks, env=env,
-                  timeout_s=timeout, on_output=show, on_job=job, attest=_attester())  # fmt: skip
-    report = judge_ab(runs, instance_type=instance_type)
-    (Path(runs.root) / "ab.json").write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    if out is not None:
-        out.write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    typer.echo(render_ab(report, fmt), nl=False)
-    failed = [s for s in report.sides if s.proof.verdict.value == "fail"]
-    if failed:
-        raise GpufabricError(f"--ab: {failed[0].side}: {failed[0].proof.cause}; fix: {failed[0].proof.fix}")
-    wrong = sum(s.wrong_total or 0 for r in (runs.on, runs.off) for s in r.series)
-    if wrong:
-        raise CheckFailed(f"--check: {wrong} wrong element(s) across the A/B runs")
-
-
 def _attester() -> Attester | None:
     try:
         from gpufabric.analysis.nccl_log import attest_files
     except ImportError:  # the analysis layer is optional for bench
         return None
     return attest_files
-
-
-@contextlib.contextmanager
-def _progress_bar(forced: bool | None) -> Iterator[ProgressSink | None]:
-    """The sweep's progress bar on stderr, taken down however the run ends (an interrupt included, so
-    the bar's refresh thread cannot redraw it under the last error line)."""
-    show = forced if forced is not None else sys.stderr.isatty()
-    if not show:
-        yield None
-        return
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
-
-    console = Console(
-        file=sys.stderr, force_terminal=forced or None, width=shutil.get_terminal_size().columns
-    )
-    bar = Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-    )
-    state: dict[str, TaskID] = {}
-
-    def update(done: int, total: int, collective: str, size: int) -> None:
-        if "task" not in state:
-            bar.start()
-            state["task"] = bar.add_task("bench", total=total)
-        bar.update(state["task"], completed=done, description=f"{collective} {size} B")
-        if done >= total:
-            bar.stop()
-
-    try:
-        yield update
-    finally:
-        bar.stop()
 
 
 def register(app: typer.Typer) -> None:

@@ -1,26 +1,23 @@
-"""``gpufabric catalog [list|show NAME]`` and ``gpufabric plan``: parse, call catalog/planner, render.
+"""``gpufabric catalog [list|show NAME]``: parse, call the catalog, render.
 
-Tables are plain pipe tables (stable, greppable, diff-able); ``--format yaml|json`` print the models;
-``plan --format env`` prints ``export K=V`` lines ready to source. Warnings go to stderr, never silently.
+Tables are plain pipe tables (stable, greppable, diff-able); ``--format yaml|json`` print the models.
+The dump and table helpers here also render ``gpufabric plan`` (``cli/plan.py``).
 """
 
 from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 import typer
 import yaml
 
-from gpufabric.catalog import Cloud, FabricName, InstanceType, get_instance, list_instances
+from gpufabric.catalog import InstanceType, get_instance, list_instances
 from gpufabric.cli._common import choice
-from gpufabric.errors import InputError, UsageError
-from gpufabric.planner import Plan, PlanRequest, Platform, Tier, plan
+from gpufabric.errors import UsageError
 
 CATALOG_FORMATS = ("table", "yaml", "json")
-PLAN_FORMATS = ("yaml", "json", "env", "table")
 
 
 # libyaml's emitter when PyYAML was built with it: the pure-Python one takes seconds on a big plan.
@@ -98,190 +95,6 @@ def catalog_command(
         sys.stdout.write(_dump([i.model_dump(mode="json") for i in instances], fmt))
 
 
-def _labels(text: str | None) -> dict[str, str] | None:
-    if text is None:
-        return None
-    if text.startswith("@"):
-        return {str(k): str(v) for k, v in (_load_yaml(Path(text[1:]), "--node-labels") or {}).items()}
-    labels = {}
-    for pair in filter(None, text.split(",")):
-        key, sep, value = pair.partition("=")
-        if not sep:
-            raise UsageError(f"--node-labels: {pair!r} is not KEY=VALUE; write k=v,k2=v2 or @labels.yaml")
-        labels[key.strip()] = value.strip()
-    return labels
-
-
-def _load_yaml(path: Path, flag: str) -> Any:
-    try:
-        return yaml.safe_load(path.read_text())
-    except OSError as exc:
-        raise InputError(f"{flag}: cannot read {path}: {exc.strerror}") from exc
-    except yaml.YAMLError as exc:
-        raise InputError(f"{flag}: {path} is not valid YAML: {exc}") from exc
-
-
-def _accelerator(text: str | None) -> tuple[str | None, int | None]:
-    if text is None:
-        return None, None
-    name, _, count = text.partition(":")
-    if count and not count.isdigit():
-        raise UsageError(f"--accelerator: {text!r} must be NAME or NAME:COUNT, e.g. H100:8")
-    return name, int(count) if count else None
-
-
-def plan_table(result: Plan) -> str:
-    rows = [
-        ["instance", result.instance.name if result.instance else "(unknown node)"],
-        ["platform / nodes", f"{result.platform.value} / {result.nodes}"],
-        ["tier", f"{result.tier_requested.value} -> {result.tier_planned.value}"],
-        ["fabric", f"{result.fabric.value} ({result.fabric_reason})"],
-        ["fabric NICs per node", str(result.nic_count)],
-        ["baseline variant", result.baseline_variant],
-        *[[f"env {k}", v] for k, v in sorted(result.env.items())],
-        *[["prerequisite", p] for p in result.prerequisites],
-        *[["privilege", f"{p.where}: {p.grant} - {p.why}"] for p in result.privileges],
-        *[["document", d] for d in result.documents],
-    ]
-    return pipe_table(["field", "value"], rows)
-
-
-def _pod_config(path: Path | None) -> dict[str, Any] | None:
-    user_pod_config = _load_yaml(path, "--pod-config") if path else None
-    if user_pod_config is not None and not isinstance(user_pod_config, dict):
-        raise InputError(f"--pod-config: {path} must hold a mapping (a pod spec fragment)")
-    return user_pod_config
-
-
-def _given(flags: tuple[tuple[str, object], ...]) -> list[str]:
-    return [flag for flag, value in flags if value is not None and value is not False]
-
-
-def plan_command(
-    cloud: str | None = typer.Option(
-        None, "--cloud", help="aws, gcp, azure, nebius, coreweave, together, oci"
-    ),
-    instance_type: str | None = typer.Option(None, "--instance-type", "-t"),
-    accelerator: str | None = typer.Option(None, "--accelerator", help="NAME:COUNT, e.g. H100:8"),
-    node_labels: str | None = typer.Option(None, "--node-labels", help="k=v,k2=v2 or @labels.yaml"),
-    platform: str | None = typer.Option(
-        None,
-        "--platform",
-        help="vm, kubernetes, skypilot, slurm, docker (default kubernetes; with --from-cluster: the "
-        "scheduler of --on)",
-    ),
-    nodes: int | None = typer.Option(
-        None, "--nodes", min=1, help="nodes (default 2); with --from-cluster: per node group (default all)"
-    ),
-    tier: str | None = typer.Option(None, "--tier", help="best (default) or standard"),
-    fabric: str | None = typer.Option(
-        None, "--fabric", help="insist on a fabric (checked against the shape)"
-    ),
-    gpus: int | None = typer.Option(None, "--gpus", min=1, help="accelerators per pod/node (default all)"),
-    efa_count: int | None = typer.Option(None, "--efa-count", min=1),
-    public_ip: bool = typer.Option(False, "--public-ip", help="AWS VM: public IPs (limits EFA to 1)"),
-    strict: bool = typer.Option(False, "--strict", help="error when the best tier is impossible"),
-    pod_config: Path | None = typer.Option(None, "--pod-config", help="your pod_config YAML, merged in"),
-    cluster_name: str = typer.Option("gpufabric", "--cluster-name"),
-    image: str | None = typer.Option(None, "--image"),
-    fmt: str = typer.Option("yaml", "--format", help="yaml, json, env or table"),
-    fabric_off: bool = typer.Option(False, "--fabric-off", help="with --format env: the A/B off profile"),
-    from_cluster: bool = typer.Option(
-        False, "--from-cluster", help="plan per node group of the cluster's real nodes (see gpufabric nodes)"
-    ),
-    on: str | None = typer.Option(None, "--on", help="with --from-cluster: kubernetes (default) or slurm"),
-    context: str | None = typer.Option(None, "--context", help="with --from-cluster: kube context"),
-    kubeconfig: str | None = typer.Option(None, "--kubeconfig", help="with --from-cluster: kube config"),
-    selector: str | None = typer.Option(None, "--selector", "-l", help="with --from-cluster: label selector"),
-) -> None:
-    """Plan the network tier: fabric, NICs, env, platform config, prerequisites and warnings."""
-    choice("--format", fmt, PLAN_FORMATS)
-    if platform is not None:
-        choice("--platform", platform, tuple(p.value for p in Platform))
-    if tier is not None:
-        choice("--tier", tier, tuple(t.value for t in Tier))
-    if fabric is not None:
-        choice("--fabric", fabric, tuple(f.value for f in FabricName))
-    if from_cluster:
-        from gpufabric.cli.nodes import plan_from_cluster
-        from gpufabric.inventory import ClusterPlanOptions
-
-        # The shape, cloud and EFA count are read from the nodes; --public-ip shapes VMs not yet made.
-        shape_flags = (
-            ("--cloud", cloud),
-            ("--instance-type", instance_type),
-            ("--accelerator", accelerator),
-            ("--node-labels", node_labels),
-            ("--efa-count", efa_count),
-            ("--public-ip", public_ip),
-        )
-        options = ClusterPlanOptions(
-            platform=Platform(platform) if platform else None,
-            tier=Tier(tier) if tier else Tier.BEST,
-            strict=strict,
-            nodes=nodes,
-            gpus=gpus,
-            fabric=FabricName(fabric) if fabric else None,
-            pod_config=_pod_config(pod_config),
-            cluster_name=cluster_name,
-            image=image,
-        )
-        sys.stdout.write(
-            plan_from_cluster(
-                on,
-                refused=_given(shape_flags),
-                context=context,
-                kubeconfig=kubeconfig,
-                selector=selector,
-                options=options,
-                fmt=fmt,
-                fabric_off=fabric_off,
-            )
-        )
-        return
-    cluster_only = _given(
-        (("--on", on), ("--context", context), ("--kubeconfig", kubeconfig), ("--selector", selector))
-    )
-    if cluster_only:
-        raise UsageError(
-            f"{', '.join(cluster_only)}: only apply with --from-cluster (they choose the cluster whose "
-            "nodes are planned); add --from-cluster, or drop them to plan one shape"
-        )
-    if cloud is not None:
-        choice("--cloud", cloud.lower(), tuple(c.value for c in Cloud))
-    name, count = _accelerator(accelerator)
-    request = PlanRequest(
-        cloud=Cloud(cloud.lower()) if cloud else None,
-        instance_type=instance_type,
-        accelerator=name,
-        accelerator_count=count,
-        node_labels=_labels(node_labels),
-        platform=Platform(platform) if platform else Platform.KUBERNETES,
-        nodes=nodes or 2,
-        tier=Tier(tier) if tier else Tier.BEST,
-        fabric=FabricName(fabric) if fabric else None,
-        gpus=gpus,
-        efa_count=efa_count,
-        public_ip=public_ip,
-        strict=strict,
-        pod_config=_pod_config(pod_config),
-        cluster_name=cluster_name,
-        image=image,
-    )
-    result = plan(request)
-    for warning in result.warnings:
-        print(f"Warning: {warning}", file=sys.stderr)
-    for conflict in result.conflicts:
-        print(f"Note: pod_config {conflict}", file=sys.stderr)
-    if fmt == "env":
-        sys.stdout.write("\n".join(result.env_lines(fabric_off=fabric_off)) + "\n")
-    elif fmt == "table":
-        sys.stdout.write(plan_table(result))
-    else:
-        sys.stdout.write(_dump(result.model_dump(mode="json", exclude={"request"}), fmt))
-
-
 def register(app: typer.Typer) -> None:
-    """Add ``catalog`` and ``plan`` to the app."""
+    """Add ``catalog`` to the app."""
     app.command("catalog")(catalog_command)
-    app.command("plan")(plan_command)

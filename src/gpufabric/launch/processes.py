@@ -3,7 +3,8 @@ all on the first failure, on timeout or on Ctrl-C, and report every exit with it
 
 Works on ``PlannedCommand`` lists, so any launcher whose plan is "start these processes here" (virtual
 nodes, one ``mpirun``, ``sky launch``) uses it. Each process gets its own session (process group), so a
-stop reaches everything it started (mpirun forwards the signal to its remote daemons).
+stop reaches everything it started (mpirun forwards the signal to its remote daemons): that is
+``launch.process_group``; reading, routing and remembering their output is ``launch.output``.
 
 A *watchdog* (a callable returning a one-line reason to stop, or None) is polled about every 0.2 s; the
 bench runner installs its stage watchdog with ``watching(...)``, so every launcher built on
@@ -20,26 +21,30 @@ import collections
 import contextlib
 import contextvars
 import os
-import queue
 import signal
-import subprocess
-import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 
-from gpufabric.errors import LaunchError
 from gpufabric.launch.base import LaunchOutcome, OutputSink, PlannedCommand, RankExit
+from gpufabric.launch.output import LAST_LINES, LineRouter, OutputStreams, Started
+from gpufabric.launch.process_group import spawn, stop_all
 from gpufabric.launch.signals import Interrupted
 
-LAST_LINES = 20
-TERMINATE_GRACE_S = 5.0
+__all__ = [
+    "LAST_LINES",
+    "SETTLE_S",
+    "LineRouter",
+    "Watchdog",
+    "current_watchdog",
+    "describe_returncode",
+    "run_commands",
+    "watching",
+]
+
 SETTLE_S = 1.0
 """After a process fails, the others get this long to finish what they were writing (rank 0's last
 row) or to exit by themselves, before they are stopped."""
 
-LineRouter = Callable[[int, str], tuple[str, int | None, str]]
-"""(command index, raw line) -> (prefix, rank the line belongs to or None, text)."""
 Watchdog = Callable[[], str | None]
 """Polled while the job runs; a returned line stops every process and becomes the timeout's reason."""
 
@@ -61,25 +66,6 @@ def current_watchdog() -> Watchdog | None:
     return _WATCHDOG.get()
 
 
-@dataclass
-class _Running:
-    command: PlannedCommand
-    proc: subprocess.Popen[bytes]
-    prefix: str
-    tails: dict[int | None, collections.deque[str]] = field(default_factory=dict)
-
-    def remember(self, rank: int | None, text: str) -> None:
-        self.tails.setdefault(rank, collections.deque(maxlen=LAST_LINES)).append(text)
-
-
-def default_prefix(command: PlannedCommand, index: int) -> str:
-    if command.node_rank is not None:
-        return f"(node {command.node_rank})"
-    if len(command.ranks) == 1:
-        return f"[rank {command.ranks[0]}]"
-    return f"[{os.path.basename(command.argv[0])}]" if command.argv else f"[{index}]"
-
-
 def run_commands(
     commands: Sequence[PlannedCommand],
     *,
@@ -99,76 +85,38 @@ def run_commands(
     watchdog = watchdog or _WATCHDOG.get()
     env_base = dict(os.environ if base_env is None else base_env)
     started = time.monotonic()
-    lines: queue.Queue[tuple[int, str | None]] = queue.Queue()
-    running: list[_Running] = []
+    streams = OutputStreams(on_output, route_line)
     try:
-        for index, command in enumerate(commands):
-            proc = _spawn(command, env_base)
-            running.append(_Running(command, proc, default_prefix(command, index)))
-            reader = threading.Thread(target=_pump, args=(index, proc, lines), daemon=True)
-            reader.start()
-        return _wait(running, lines, on_output, timeout_s, started, route_line, exit_details, watchdog)
+        for command in commands:
+            streams.add(command, spawn(command, env_base))
+        return _wait(streams, timeout_s, started, exit_details, watchdog)
     except BaseException as exc:
-        alive = [r for r in running if r.proc.poll() is None]
-        stop_all(running)
+        alive = [r for r in streams.started if r.proc.poll() is None]
+        stop_all([r.proc for r in streams.started])
         if isinstance(exc, Interrupted):
             exc.stopped_ranks += sum(len(r.command.ranks) or 1 for r in alive)
         raise
 
 
-def _spawn(command: PlannedCommand, env_base: dict[str, str]) -> subprocess.Popen[bytes]:
-    try:
-        return subprocess.Popen(
-            command.argv,
-            env={**env_base, **command.env},
-            cwd=command.cwd,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    except FileNotFoundError as exc:
-        raise LaunchError(f"cannot start {command.argv[0]!r}: not found on PATH ({exc.strerror})") from exc
-    except OSError as exc:
-        raise LaunchError(f"cannot start {command.argv[0]!r}: {exc}") from exc
-
-
-def _pump(index: int, proc: subprocess.Popen[bytes], lines: queue.Queue[tuple[int, str | None]]) -> None:
-    assert proc.stdout is not None
-    for raw in proc.stdout:
-        lines.put((index, raw.decode("utf-8", errors="replace").rstrip("\r\n")))
-    lines.put((index, None))
-
-
 def _wait(
-    running: list[_Running],
-    lines: queue.Queue[tuple[int, str | None]],
-    on_output: OutputSink | None,
+    streams: OutputStreams,
     timeout_s: float | None,
     started: float,
-    route_line: LineRouter | None,
     exit_details: Callable[[int, int], list[RankExit]] | None,
     watchdog: Watchdog | None,
 ) -> LaunchOutcome:
-    open_streams = len(running)
+    running = streams.started
     deadline = started + timeout_s if timeout_s is not None else None
     first_failed: int | None = None
     timed_out = False
     reason: str | None = None
     next_check = started
-    while open_streams or any(r.proc.poll() is None for r in running):
+    while streams.open or streams.any_running():
         remaining = None if deadline is None else deadline - time.monotonic()
         if remaining is not None and remaining <= 0:
             timed_out = True
             break
-        try:
-            index, text = lines.get(timeout=0.2 if remaining is None else min(0.2, remaining))
-        except queue.Empty:
-            text, index = "", -1
-        if index >= 0 and text is None:
-            open_streams -= 1
-        elif index >= 0 and text is not None:
-            _deliver(running, index, text, on_output, route_line)
+        streams.read_one(0.2 if remaining is None else min(0.2, remaining))
         first_failed = _first_failure(running)
         if first_failed is not None:
             break
@@ -180,11 +128,11 @@ def _wait(
                 break
     stopped: set[int] = set()
     if first_failed is not None:
-        _settle(running, lines, on_output, route_line, SETTLE_S)
+        streams.settle(SETTLE_S)
     if timed_out or first_failed is not None:
         stopped = {i for i, r in enumerate(running) if r.proc.poll() is None}
-        stop_all(running)
-        _drain(running, lines, on_output, route_line)
+        stop_all([r.proc for r in running])
+        streams.drain()
     exits = _collect_exits(running, exit_details, stopped)
     wall = time.monotonic() - started
     cause = [e for i, e in exits if i == first_failed]
@@ -193,44 +141,7 @@ def _wait(
     return LaunchOutcome(ok=failure is None, exits=ranked, failure=failure, timed_out=timed_out, wall_s=wall)
 
 
-def _settle(
-    running: list[_Running],
-    lines: queue.Queue[tuple[int, str | None]],
-    on_output: OutputSink | None,
-    route_line: LineRouter | None,
-    seconds: float,
-) -> None:
-    """Keep reading output for up to ``seconds`` while any process still runs."""
-    deadline = time.monotonic() + seconds
-    while any(r.proc.poll() is None for r in running):
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            return
-        try:
-            index, text = lines.get(timeout=min(0.1, remaining))
-        except queue.Empty:
-            continue
-        if text is None:
-            continue
-        _deliver(running, index, text, on_output, route_line)
-
-
-def _deliver(
-    running: list[_Running],
-    index: int,
-    text: str,
-    on_output: OutputSink | None,
-    route_line: LineRouter | None,
-) -> None:
-    """One output line of process ``index``: route it to its rank, remember it, pass it on."""
-    item = running[index]
-    prefix, rank, body = route_line(index, text) if route_line else (item.prefix, None, text)
-    item.remember(rank, body)
-    if on_output is not None:
-        on_output(prefix, body)
-
-
-def _first_failure(running: list[_Running]) -> int | None:
+def _first_failure(running: list[Started]) -> int | None:
     """The process that failed, when one did: one killed by a signal we did not send comes first (its
     peers exit with an error only after noticing it), then the lowest index."""
     failed = [(i, r.proc.poll()) for i, r in enumerate(running) if r.proc.poll() not in (None, 0)]
@@ -239,25 +150,8 @@ def _first_failure(running: list[_Running]) -> int | None:
     return min(failed, key=lambda pair: (0 if (pair[1] or 0) < 0 else 1, pair[0]))[0]
 
 
-def _drain(
-    running: list[_Running],
-    lines: queue.Queue[tuple[int, str | None]],
-    on_output: OutputSink | None,
-    route_line: LineRouter | None,
-) -> None:
-    """Keep the output the stopped processes wrote while dying (often the reason they failed)."""
-    while True:
-        try:
-            index, text = lines.get(timeout=0.5)
-        except queue.Empty:
-            return
-        if text is None:
-            continue
-        _deliver(running, index, text, on_output, route_line)
-
-
 def _collect_exits(
-    running: list[_Running],
+    running: list[Started],
     exit_details: Callable[[int, int], list[RankExit]] | None,
     stopped: set[int],
 ) -> list[tuple[int, RankExit]]:
@@ -314,23 +208,3 @@ def describe_returncode(code: int | None) -> str:
         except ValueError:
             return f"was killed by signal {-code}"
     return f"exited with code {code}"
-
-
-def stop_all(running: Sequence[_Running], grace_s: float = TERMINATE_GRACE_S) -> None:
-    """SIGTERM every process group, then SIGKILL what is left after ``grace_s``."""
-    for item in running:
-        _signal_group(item.proc, signal.SIGTERM)
-    deadline = time.monotonic() + grace_s
-    for item in running:
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            item.proc.wait(timeout=max(0.0, deadline - time.monotonic()))
-    for item in running:
-        _signal_group(item.proc, signal.SIGKILL)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            item.proc.wait(timeout=5)
-
-
-def _signal_group(proc: subprocess.Popen[bytes], sig: signal.Signals) -> None:
-    # The group outlives its leader (bash -c children), so signal it even after the leader exited.
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, sig)

@@ -1,0 +1,111 @@
+"""What every rank process of the engine shares (``bench.rank``, ``bench.group_rank``): the backend and
+device it runs on, the watched join of the world, and the exit protocol the parent reads.
+
+The exit protocol: a rank that fails writes ``<run_dir>/errors/rank<N>.json`` (kind + one-line message),
+prints ``Error: ...`` on stderr and exits 2 for a usage error, 1 for any other failure; the parent names
+the rank and the reason from those. torch is imported inside the functions, so importing this module
+stays cheap.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from collections.abc import Callable
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from gpufabric.bench.config import BenchConfig
+from gpufabric.bench.identity import RankIdentity, rank_identity
+from gpufabric.bench.rundir import write_error
+from gpufabric.bench.stages import StageReporter
+from gpufabric.errors import GpufabricError, UsageError
+
+EXIT_USAGE = 2
+EXIT_FAILURE = 1
+
+
+def choose_backend(config: BenchConfig, cuda_devices: int) -> tuple[str, str]:
+    """(backend, device type): nccl on CUDA when GPUs exist, else gloo on CPU, unless told otherwise."""
+    if config.backend:
+        backend = config.backend
+        if backend == "nccl":
+            return backend, "cuda"
+        if backend == "gloo":
+            return backend, "cuda" if config.device == "cuda" else "cpu"
+        device = {"hccl": "hpu", "xccl": "xpu"}.get(backend, "cpu")
+        return backend, config.device if config.device != "auto" else device
+    if config.device != "cpu" and cuda_devices > 0:
+        return "nccl", "cuda"
+    if config.device == "cuda":
+        raise UsageError(
+            "--device cuda: no CUDA GPU is visible to this rank; drop it to run on CPU with gloo"
+        )
+    return "gloo", "cpu"
+
+
+def rank_device(config: BenchConfig, identity: RankIdentity) -> tuple[str, Any]:
+    """(backend, torch device) of this rank; a CUDA device is made current (one GPU per local rank)."""
+    import torch
+
+    cuda_devices = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    backend, device_type = choose_backend(config, cuda_devices)
+    if device_type != "cuda":
+        return backend, torch.device(device_type)
+    if cuda_devices == 0:
+        raise UsageError("--backend nccl: no CUDA GPU is visible to this rank; use --backend gloo")
+    device = torch.device("cuda", identity.local_rank % cuda_devices)
+    torch.cuda.set_device(device)
+    return backend, device
+
+
+def join_world(
+    config: BenchConfig, identity: RankIdentity, backend: str, device: Any, stages: StageReporter
+) -> None:
+    """Rendezvous (every rank reaches the TCP store), then communicator init, as two watched stages."""
+    import torch.distributed as dist
+
+    timeout = timedelta(seconds=config.init_timeout_s)
+    kwargs: dict[str, Any] = {}
+    if device.type == "cuda":
+        kwargs["device_id"] = device  # eager NCCL communicator init, bounded by the timeout below
+    stages.enter("rendezvous")
+    # torch's own rendezvous (as init_process_group would run it: torchrun's agent store, multi-tenant
+    # TCPStore), done here so that "every rank arrived" is a stage: rank 0 returns once all connected.
+    c10d: Any = dist  # rendezvous and PrefixStore are public at runtime but not re-exported in the stubs
+    store, _, _ = next(
+        c10d.rendezvous(identity.init_method, identity.rank, identity.world_size, timeout=timeout)
+    )
+    store.set_timeout(timeout)
+    kwargs["store"] = c10d.PrefixStore("default_pg", store)
+    stages.enter("init")
+    dist.init_process_group(
+        backend=backend, rank=identity.rank, world_size=identity.world_size, timeout=timeout, **kwargs
+    )
+
+
+def run_as_rank(run_dir: Path, run: Callable[[RankIdentity], int]) -> int:
+    """``run`` with this process's identity; any failure ends in the exit protocol (module docstring)."""
+    try:
+        identity = rank_identity(os.environ)
+    except GpufabricError as exc:
+        return _failed(run_dir, -1, "usage", str(exc), EXIT_USAGE)
+    try:
+        return run(identity)
+    except UsageError as exc:
+        return _failed(run_dir, identity.rank, "usage", str(exc), EXIT_USAGE)
+    except GpufabricError as exc:
+        return _failed(run_dir, identity.rank, "failure", str(exc), EXIT_FAILURE)
+    except Exception as exc:  # keep the traceback in the rank's output, one line in the error file
+        traceback.print_exc()
+        message = " ".join(f"{type(exc).__name__}: {exc}".split())[:400]
+        write_error(run_dir, identity.rank, "failure", message)
+        return EXIT_FAILURE
+
+
+def _failed(run_dir: Path, rank: int, kind: str, message: str, code: int) -> int:
+    write_error(run_dir, rank, kind, message)
+    print(f"Error: {message}", file=sys.stderr, flush=True)
+    return code
