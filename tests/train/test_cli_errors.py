@@ -28,6 +28,22 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
         (["--backend", "nccl"], "Error: --backend nccl: no CUDA GPU on this host"),
         (["--ranks", "0"], "Error: --ranks: 0 must be at least 1"),
         (["--hosts", "a"], "Error: --hosts: only --on mpirun places ranks on hosts"),
+        (
+            ["--backend", "mpi"],
+            "Error: --backend: 'mpi' is not supported by train-bench; choose from nccl, gloo",
+        ),
+        (
+            ["--hidden", "63"],
+            "Error: --hidden: 63 is not a multiple of 64 (one attention head per 64); use 64",
+        ),
+        (
+            ["--hidden", "100"],
+            "Error: --hidden: 100 is not a multiple of 64 (one attention head per 64); use 64 or 128",
+        ),
+        (
+            ["--hidden", "100000000"],
+            "Error: --hidden/--layers: the model (240,000,057,200,000,256 parameters) needs",
+        ),
     ],
 )
 def test_bad_flags_are_one_line_usage_errors(args: list[str], message: str, tmp_path: Path) -> None:
@@ -36,6 +52,7 @@ def test_bad_flags_are_one_line_usage_errors(args: list[str], message: str, tmp_
     assert proc.stderr.startswith(message), proc.stderr
     assert "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "run").exists()  # refused before a rank (or its run directory) was made
 
 
 def test_busbw_from_a_file_that_is_not_a_result(tmp_path: Path) -> None:

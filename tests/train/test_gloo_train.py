@@ -56,7 +56,10 @@ def test_ab_document_reads_back_with_both_profiles(
     _, out = ab_run
     document = read_train_document(out)
     assert isinstance(document, TrainAB)
-    assert document.fabric == "nvlink"  # one host, no instance type: the planner's one-host A/B
+    # One host, no instance type: the planner's one-host A/B, named only where the ranks ran NCCL (on gloo
+    # the profiles switched nothing, so the document names no fabric).
+    gloo = document.on.metadata.backend == "gloo"
+    assert document.fabric == ("no fabric: CPU gloo on both arms" if gloo else "nvlink")
     assert document.off_env == ab_profiles(nodes=1).off.env  # the same profile bench --ab uses
     assert (document.on.profile, document.off.profile) == ("fabric-on", "fabric-off")
     assert document.speedup == pytest.approx(document.on.samples_per_s / document.off.samples_per_s)

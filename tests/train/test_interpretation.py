@@ -87,3 +87,22 @@ def test_bench_readers_refuse_a_train_file_in_one_line() -> None:
     message = str(caught.value)
     assert "is a train-bench result" in message and "train-bench --show" in message
     assert "\n" not in message
+
+
+def test_each_arm_shows_the_transport_its_nccl_logs_prove() -> None:
+    from gpufabric.analysis.nccl_log import attest_files
+    from gpufabric.train.render import transport_line
+
+    logs = Path(__file__).parents[1] / "fixtures" / "nccl_logs"
+    document = read_train_document(GPU_AB)
+    assert isinstance(document, TrainAB)
+    assert transport_line(document.on) == "transport: not attested, no NCCL logs (a gloo run)"
+    document.on.attestation = attest_files(sorted((logs / "h200x4_nvlink").glob("*.log")))
+    document.off.attestation = attest_files(sorted((logs / "h200x4_socket").glob("*.log")))
+    saved = TrainAB.model_validate_json(document.model_dump_json())  # the field survives train.json
+    table = render(saved, "table")
+    on_line = next(line for line in table.splitlines() if line.startswith("# [fabric-on] transport"))
+    off_line = next(line for line in table.splitlines() if line.startswith("# [fabric-off] transport"))
+    assert "P2P" in on_line and "NET/Socket" not in on_line, on_line
+    assert "NET/Socket" in off_line and "network Socket" in off_line, off_line
+    assert "- fabric-off: transport (from NCCL's logs): channels via NET/Socket" in render(saved, "markdown")

@@ -114,3 +114,37 @@ def test_report_section_escapes_and_shows_the_prediction() -> None:
     assert "&lt;b&gt;x&lt;/b&gt;" in html and "<b>x</b>" not in html
     assert "predicted 1.00 ms" in html and "samples/s" in html and "Method:" in html
     assert train_section([]) == ""
+
+
+def test_memory_bound_refuses_what_cannot_fit_and_names_the_widest_that_does() -> None:
+    from gpufabric.train.memory import check_model_memory, largest_hidden, rank_bytes
+
+    spec = model_spec("tiny", hidden=100_000_000)
+    with pytest.raises(UsageError, match=r"more than the 16 GB there is; use --hidden (\d+) or less") as err:
+        check_model_memory(spec, ranks=2, available=16 << 30, on_gpu=False, where="host memory")
+    widest = int(err.value.args[0].rsplit("--hidden ", 1)[1].split()[0])
+    assert widest % 64 == 0
+    fits = model_spec("tiny", hidden=widest)
+    wider = model_spec("tiny", hidden=widest + 64)
+    assert 2 * rank_bytes(fits, on_gpu=False) <= 16 << 30 < 2 * rank_bytes(wider, on_gpu=False)
+    assert (largest_hidden(spec, ranks=1, available=16 << 30, on_gpu=True) or 0) > widest  # bf16: wider
+    check_model_memory(MODEL_PRESETS["tiny"], ranks=2, available=16 << 30, on_gpu=False, where="host memory")
+    deep = model_spec("medium", layers=100_000)
+    with pytest.raises(UsageError, match=r"use a smaller --model or --layers$"):
+        check_model_memory(deep, ranks=1, available=1 << 30, on_gpu=True, where="GPU memory per rank")
+
+
+def test_gloo_ab_speedup_names_no_fabric() -> None:
+    from gpufabric.train.render import GLOO_FABRIC, render
+    from gpufabric.train.result import TrainAB
+
+    step = StepTimes(samples_ms=[10.0, 11.0])
+    arm = TrainResult(label="t", model_name="tiny", model=MODEL_PRESETS["tiny"], parameters=1, strategy="ddp",
+                      dtype="float32", world_size=2, batch_size=8, step=step, compute=step,
+                      compute_method="x", comm=CommPayload())  # fmt: skip
+    arm.metadata.backend = "gloo"
+    document = TrainAB(fabric="nvlink", on=arm, off=arm.model_copy(deep=True))
+    text = render(document, "table")
+    assert f"speed-up, fabric on / off ({GLOO_FABRIC}): 1.00x" in text and "(nvlink)" not in text
+    document.on.metadata.backend = "nccl"  # one arm on NCCL: the profile's name stands
+    assert "speed-up, fabric on / off (nvlink)" in render(document, "table")

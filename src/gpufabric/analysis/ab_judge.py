@@ -11,6 +11,9 @@
   not have. The doctor's ``intra-node`` check fails any run whose GPUs of one host talk through the
   network, which is exactly what a one-host off side is for, so that one check is left out of the off
   side's report (the A/B proof takes its place).
+- Honesty: where both sides ran CPU gloo ranks, the profiles' NCCL variables reached no transport, so
+  the report names no fabric and its verdict says the A/B proves nothing about one; and an observation
+  never says a side is ahead where every speed-up of its range is inside the noise.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpufabric.analysis.compare import compare_runs
-from gpufabric.analysis.compare_model import CompareTable, Comparison, Placement
+from gpufabric.analysis.compare_model import CompareRow, CompareTable, Comparison, Observation, Placement
 from gpufabric.analysis.doctor import (
     CheckResult,
     Evidence,
@@ -35,6 +38,12 @@ from gpufabric.results.model import RunResult
 from gpufabric.units import human_size
 
 EFFECTIVE = 1.2  # a speed-up below this reads as "the fabric makes no real difference here"
+GLOO_FABRIC = "none (CPU gloo ranks on both sides)"
+GLOO_CAVEAT = (
+    "this A/B compared CPU gloo runs: gloo ignores NCCL_P2P_DISABLE/NCCL_SHM_DISABLE and every other "
+    "NCCL variable, so both sides used the same TCP transport and it proves nothing about the fabric; "
+    "run it on GPU ranks (nccl) to measure the fabric"
+)
 
 
 class SideProof(BaseModel):
@@ -52,10 +61,11 @@ class ABReport(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    fabric: str
+    fabric: str = Field(description="the fabric the A/B measured; names none where the ranks ran gloo")
     runs: ABRuns
     comparison: Comparison
     verdict: list[str] = Field(description="the verdict in words, one line per collective")
+    caveat: str | None = Field(default=None, description="why the verdict says nothing about the fabric")
     sides: list[SideProof]
 
     @property
@@ -99,6 +109,81 @@ def verdict_line(table: CompareTable) -> str:
     else:
         where = f"fabric ineffective below {human_size(rows[start].size_bytes)}"
     return f"{table.collective}: {where}; {gain}"
+
+
+def gloo_verdict_line(table: CompareTable) -> str:
+    """A collective's line when both sides ran gloo: the ratio is shown, but as run-to-run noise."""
+    rows = [r for r in table.rows if r.speedups[0].value is not None]
+    if not rows:
+        return f"{table.collective}: no size with busbw above 0 on both sides; nothing to judge"
+    last = rows[-1]
+    return (
+        f"{table.collective}: no fabric verdict (CPU gloo on both sides); the ratio "
+        f"{_x(last.speedups[0].value or 0.0)} at {human_size(last.size_bytes)} is run-to-run variation "
+        "of two identical gloo runs"
+    )
+
+
+def ran_gloo(runs: ABRuns) -> bool:
+    """True when a side's ranks ran gloo: then the fabric profiles switched nothing."""
+    return any(r.metadata.backend == "gloo" for r in (runs.on, runs.off))
+
+
+_CLAIMS = (" ahead", " behind", "mixed", "≥ 2x from")
+
+
+def _rows_of(range_text: str, text: str, rows: list[CompareRow]) -> list[CompareRow]:
+    """The rows an observation speaks of, from its range ("≤ 1 KB", "8 KB – 1 MB", ...) or its text
+    ("... from 64 KB on"); the observations are written with ``human_size`` of these rows' sizes."""
+    index = {human_size(r.size_bytes): i for i, r in enumerate(rows)}
+    if " from " in text and text.endswith(" on"):
+        start = index.get(text.rsplit(" from ", 1)[1].removesuffix(" on"))
+        return rows[start:] if start is not None else []
+    if range_text == "all sizes":
+        return rows
+    if range_text.startswith("≤ "):
+        end = index.get(range_text[2:])
+        return rows[: end + 1] if end is not None else []
+    if range_text.startswith("≥ "):
+        start = index.get(range_text[2:])
+        return rows[start:] if start is not None else []
+    first, _, last = range_text.partition(" – ")
+    a, b = index.get(first), index.get(last or first)
+    return rows[a : b + 1] if a is not None and b is not None else []
+
+
+def _honest(observation: Observation, rows: list[CompareRow]) -> Observation | None:
+    """The observation, or what the noise allows of it: a claim that one side leads where every
+    speed-up of its range has a 95% interval containing 1x is no claim (None for "the curves cross")."""
+    text = observation.text
+    if not any(claim in text for claim in _CLAIMS):
+        return observation
+    covered = _rows_of(observation.range, text, rows)
+    judged = [r for r in covered if r.speedups[0].within_noise is not None]
+    if not judged:
+        return observation  # no samples: nothing to check the claim against
+    beyond = [human_size(r.size_bytes) for r in judged if not r.speedups[0].within_noise]
+    if beyond and len(beyond) == len(judged):
+        return observation
+    if beyond:
+        return observation.model_copy(
+            update={"text": f"{text} (beyond the noise only at {', '.join(beyond)})"}
+        )
+    if "the curves cross" in text:
+        return None
+    head, sep, tail = text.partition(": speed-up ")
+    if sep and any(head.endswith(c) for c in (" ahead", " behind", "mixed")):
+        prefix = head.rsplit(": ", 1)[0] + ": " if ": " in head else ""
+        quiet = f"{prefix}no difference beyond the noise (every 95% interval contains 1x): speed-up {tail}"
+        return observation.model_copy(update={"text": quiet})
+    return observation.model_copy(update={"text": f"{text} (inside the noise at every size)"})
+
+
+def noise_honest(table: CompareTable) -> CompareTable:
+    """``table`` with observations that claim a lead inside the noise rewritten (``_honest``)."""
+    rows = [r for r in table.rows if r.speedups[0].value is not None]
+    kept = [o for o in (_honest(obs, rows) for obs in table.observations) if o is not None]
+    return table.model_copy(update={"observations": kept})
 
 
 def _expectations(nodes: int, instance_type: str | None) -> tuple[Expectation, Expectation]:
@@ -183,6 +268,8 @@ def judge_ab(runs: ABRuns, *, instance_type: str | None = None) -> ABReport:
     """Compare the pooled sides (off = baseline), write the verdict, prove each side's transport."""
     placement = placement_of([runs.on, runs.off])
     comparison = compare_runs([runs.on, runs.off], baseline=1, placement=placement)
+    comparison = comparison.model_copy(update={"tables": [noise_honest(t) for t in comparison.tables]})
+    gloo = ran_gloo(runs)
     on_exp, off_exp = _expectations(runs.nodes, instance_type)
     sides = []
     for result, expectation, off in ((runs.on, on_exp, False), (runs.off, off_exp, True)):
@@ -190,10 +277,12 @@ def judge_ab(runs: ABRuns, *, instance_type: str | None = None) -> ABReport:
         proof = side_proof(side, result.attestation, nodes=runs.nodes, off=off)
         report = _doctor(side, result, expectation, off, runs.nodes)
         sides.append(SideProof(side=side, proof=proof, doctor=report))
+    judge = gloo_verdict_line if gloo else verdict_line
     return ABReport(
-        fabric=runs.fabric,
+        fabric=GLOO_FABRIC if gloo else runs.fabric,
         runs=runs,
         comparison=comparison,
-        verdict=[verdict_line(t) for t in comparison.tables],
+        verdict=[*([GLOO_CAVEAT] if gloo else []), *(judge(t) for t in comparison.tables)],
+        caveat=GLOO_CAVEAT if gloo else None,
         sides=sides,
     )

@@ -15,7 +15,7 @@ from gpufabric.cli._common import choice, parse_env_pairs
 from gpufabric.errors import InputError, UsageError
 from gpufabric.launch.mpirun import MpirunOptions
 from gpufabric.launch.registry import LauncherSettings, check_launcher_name, make_launcher
-from gpufabric.train.config import MODEL_PRESETS, STRATEGIES, TrainConfig, model_spec
+from gpufabric.train.config import MODEL_PRESETS, STRATEGIES, TrainConfig, check_backend, model_spec
 from gpufabric.train.render import FORMATS, render
 
 
@@ -57,6 +57,7 @@ def train_bench(
     ),
 ) -> None:
     """Train a small transformer data-parallel on synthetic data: samples/s, compute vs comm, busbw fit."""
+    from gpufabric.analysis.nccl_log import attest_files
     from gpufabric.train import read_busbw_table, read_train_document, run_train_ab, run_train_bench
 
     choice("--format", fmt, FORMATS)
@@ -69,6 +70,7 @@ def train_bench(
     choice("--device", device, ("auto", "cuda", "cpu"))
     check_launcher_name(on)
     choice("--on", on, ("local", "mpirun", "slurm"))
+    check_backend(backend)  # before any rank starts: a third backend would only fail inside them
     config = TrainConfig(
         model_name=model,
         model=model_spec(model, layers=layers, hidden=hidden),
@@ -80,7 +82,7 @@ def train_bench(
         probe_iters=probe_iters,
         scaling=scaling,
         bucket_cap_mb=bucket_mb,
-        backend=backend,
+        backend=backend.lower() if backend else None,
         device=device,
         label=label,
         run_dir=run_dir or Path("runs"),
@@ -100,6 +102,7 @@ def train_bench(
         "on_output": (lambda prefix, line: print(f"{prefix} {line}", file=sys.stderr)) if verbose else None,
         "busbw": busbw,
         "busbw_source": str(busbw_from) if busbw_from else "probe",
+        "attest": attest_files,
     }
     if ab:
         from gpufabric.planner import ab_profiles

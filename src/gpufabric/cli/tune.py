@@ -8,10 +8,14 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from gpufabric.errors import UsageError
+
+if TYPE_CHECKING:
+    from gpufabric.bench.config import BenchConfig
 
 PATHS: tuple[str, ...] = ("socket",)
 FORMATS: tuple[str, ...] = ("table", "markdown", "json")
@@ -59,11 +63,6 @@ def tune(
     extra = parse_env_pairs(env)
     nodes = host_count(hosts, hostfile)
     factory = launcher_factory(on, hosts=hosts, hostfile=hostfile, mpirun="mpirun", dry_run=False)
-    if on == "local" and visible_gpu_count({**os.environ, **extra}) == 0:
-        raise UsageError(
-            "tune --path socket: no CUDA GPU here, so there is no NCCL socket path to tune; run it on a "
-            "GPU host, or through --on mpirun/slurm onto GPU nodes"
-        )
     top = parse_size(max_bytes or size or "256M", flag="-e/--max-bytes")
     target = parse_size(size, flag="--size") if size else top
     low = parse_size(min_bytes, flag="-b/--min-bytes") if min_bytes else target
@@ -76,6 +75,7 @@ def tune(
     )  # fmt: skip
     if target not in config.sizes():
         raise UsageError(f"--size: {target} B is not on the sweep -b {low} -e {top} -f {step_factor}")
+    refuse_gloo(config, ranks, visible_gpu_count({**os.environ, **extra}))
     socket_path = ab_profiles(nodes=nodes, instance_type=instance_type).off
 
     def progress(trial: object, total: int) -> None:
@@ -93,6 +93,23 @@ def tune(
     if out is not None:
         out.write_text(document, encoding="utf-8")
     typer.echo(document if fmt == "json" else tune_markdown(report), nl=False)
+
+
+def refuse_gloo(config: BenchConfig, ranks: int | None, gpus: int) -> None:
+    """Refuse a tune whose ranks would run gloo: NCCL's socket knobs only matter to NCCL ranks.
+
+    The backend is the one ``run_bench`` will resolve (``resolve_world``, on this host, for every
+    launcher), so ``--on mpirun`` without GPUs here is refused too instead of "tuning" gloo for minutes.
+    """
+    from gpufabric.bench.runner import resolve_world
+
+    _, backend, _ = resolve_world(config, ranks, gpus)
+    if backend != "nccl":
+        raise UsageError(
+            f"tune --path socket: the ranks would run on {backend} (no CUDA GPU on this host, where the "
+            "backend is chosen for every --on), and NCCL socket knobs only matter to NCCL ranks; run "
+            "gpufabric tune on a GPU host"
+        )
 
 
 def register(app: typer.Typer) -> None:

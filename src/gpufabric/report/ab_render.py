@@ -16,11 +16,13 @@ def ab_markdown(report: ABReport) -> str:
     runs = report.runs
     off_env = " ".join(f"{k}={v}" for k, v in sorted(runs.off_env.items()))
     unset = f"; removed: {', '.join(runs.off_unset)}" if runs.off_unset else ""
+    # On gloo ranks the profiles were set but switched nothing: say so next to what they would have done.
+    ignored = f" [the {runs.fabric} profile, ignored by gloo]" if report.caveat else ""
     lines = [
         f"## Fabric A/B: {report.fabric}",
         "",
-        f"- fabric-on: {runs.on_description or 'the environment as given'}",
-        f"- fabric-off: {runs.off_description} ({off_env or 'no variables set'}{unset})",
+        f"- fabric-on: {runs.on_description or 'the environment as given'}{ignored}",
+        f"- fabric-off: {runs.off_description} ({off_env or 'no variables set'}{unset}){ignored}",
         f"- {runs.rounds} round(s), ABBA order, {len(runs.order)} jobs; samples pooled per side; "
         f"runs in {runs.root}",
         "",

@@ -61,6 +61,12 @@ MODEL_PRESETS: dict[str, ModelSpec] = {
 }
 
 
+HEAD_DIM = 64
+"""Width of one attention head when ``--hidden`` sets the head count (GPT-2's, and the presets' scale)."""
+TRAIN_BACKENDS: tuple[str, ...] = ("nccl", "gloo")
+"""The backends the training ranks are written and tested for (DDP and FSDP2 on GPUs, and on CPU)."""
+
+
 def model_spec(
     preset: str, *, layers: int | None = None, hidden: int | None = None, heads: int | None = None
 ) -> ModelSpec:
@@ -70,11 +76,18 @@ def model_spec(
     base = MODEL_PRESETS[preset]
     if layers is not None and layers < 1:
         raise UsageError(f"--layers: {layers} must be at least 1")
+    if hidden is not None and heads is None and (hidden < HEAD_DIM or hidden % HEAD_DIM):
+        lower = max(HEAD_DIM, hidden // HEAD_DIM * HEAD_DIM)
+        nearest = f"{lower}" if hidden < HEAD_DIM else f"{lower} or {lower + HEAD_DIM}"
+        raise UsageError(
+            f"--hidden: {hidden} is not a multiple of {HEAD_DIM} (one attention head per {HEAD_DIM}); "
+            f"use {nearest}"
+        )
     if hidden is not None and hidden < 8:
         raise UsageError(f"--hidden: {hidden} must be at least 8")
     width = hidden if hidden is not None else base.hidden
     if heads is None:
-        heads = base.heads if hidden is None else max(1, width // 64)
+        heads = base.heads if hidden is None else width // HEAD_DIM
     if heads < 1 or width % heads:
         raise UsageError(
             f"--hidden: {width} is not divisible by {heads} attention heads; use a multiple of {heads}"
@@ -120,12 +133,22 @@ def validate(config: TrainConfig, *, nranks: int, backend: str, on_gpu: bool) ->
     """Checks that need the world size and backend; raises one-line ``UsageError``s."""
     if nranks < 1:
         raise UsageError(f"--ranks: {nranks} must be at least 1")
+    check_backend(config.backend)
     if config.strategy == "fsdp" and backend not in ("nccl", "gloo", BACKEND_AUTO):
         raise UsageError(
             f"--strategy fsdp: backend {backend} is untested here; use --backend nccl (GPU) or gloo (CPU)"
         )
     if on_gpu and backend != "nccl":
         raise UsageError(f"--backend {backend}: GPU ranks use nccl here; drop --backend, or use --device cpu")
+
+
+def check_backend(backend: str | None) -> None:
+    """``--backend``: nccl or gloo (any case); a third one (mpi, ucc) would fail inside the ranks."""
+    if backend is not None and backend != BACKEND_AUTO and backend.lower() not in TRAIN_BACKENDS:
+        raise UsageError(
+            f"--backend: {backend!r} is not supported by train-bench; choose from "
+            f"{', '.join(TRAIN_BACKENDS)} (or drop --backend: nccl on GPU ranks, gloo on CPU ranks)"
+        )
 
 
 def rank_backend(config: TrainConfig, *, gpus: int) -> tuple[str, bool]:

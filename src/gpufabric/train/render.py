@@ -69,6 +69,17 @@ def prediction_line(result: TrainResult) -> str:
     )
 
 
+def transport_line(result: TrainResult) -> str:
+    """What NCCL's own logs say the run used: the proof behind an A/B arm's name."""
+    att = result.attestation
+    if att is None or not att.channel_links_total:
+        why = "no NCCL logs (a gloo run)" if att is None else "no NCCL channel lines in its logs"
+        return f"transport: not attested, {why}"
+    links = ", ".join(f"{t} x{n}" for t, n in sorted(att.transports.items(), key=lambda kv: -kv[1])[:4])
+    network = att.network or "not named"
+    return f"transport (from NCCL's logs): channels via {links}; network {network}"
+
+
 def agreement_line(result: TrainResult) -> str | None:
     """The prediction's agreement in words (``predict.agreement_verdict``), or None without a prediction."""
     p = result.prediction
@@ -86,6 +97,14 @@ def ab_caveat(document: TrainAB) -> str | None:
         "this A/B compares two CPU gloo runs, so its speed-up is run-to-run noise and says nothing about "
         "the fabric; run it on GPU ranks (nccl) to measure the fabric"
     )
+
+
+GLOO_FABRIC = "no fabric: CPU gloo on both arms"
+
+
+def fabric_label(document: TrainAB) -> str:
+    """The fabric the A/B measured: none where both arms ran gloo (older documents still say the profile)."""
+    return GLOO_FABRIC if ab_caveat(document) else document.fabric
 
 
 def row_cells(result: TrainResult) -> list[str]:
@@ -135,7 +154,7 @@ def _speedup_line(document: TrainDocument) -> list[str]:
         return []
     caveat = ab_caveat(document)
     return [
-        f"speed-up, fabric on / off ({document.fabric}): {document.speedup:.2f}x samples/s",
+        f"speed-up, fabric on / off ({fabric_label(document)}): {document.speedup:.2f}x samples/s",
         *([caveat] if caveat else []),
         f"fabric-off: {document.off_description}",
     ]
@@ -156,6 +175,7 @@ def render_table(document: TrainDocument) -> str:
         tag = f"[{result.profile}] " if result.profile else ""
         lines.append(f"# {tag}{payload_line(result)}")
         lines.append(f"# {tag}{prediction_line(result)}")
+        lines.append(f"# {tag}{transport_line(result)}")
         agreement = agreement_line(result)
         if agreement:
             lines.append(f"# {tag}{agreement}")
@@ -177,6 +197,7 @@ def render_markdown(document: TrainDocument) -> str:
         tag = f"{result.profile}: " if result.profile else ""
         lines.append(f"- {tag}{payload_line(result)}")
         lines.append(f"- {tag}{prediction_line(result)}")
+        lines.append(f"- {tag}{transport_line(result)}")
         agreement = agreement_line(result)
         if agreement:
             lines.append(f"- {tag}{agreement}")

@@ -16,6 +16,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gpufabric.errors import InputError
+from gpufabric.results.attestation import Attestation
 from gpufabric.results.io import write_model_json
 from gpufabric.results.model import RunMetadata
 from gpufabric.train.config import ModelSpec, Strategy
@@ -115,6 +116,9 @@ class TrainResult(_Model):
     comm: CommPayload
     prediction: Prediction | None = None
     scaling: Scaling | None = None
+    attestation: Attestation | None = Field(
+        default=None, description="what this run's NCCL logs say it used; None without NCCL logs (gloo)"
+    )
 
     @property
     def global_batch(self) -> int:

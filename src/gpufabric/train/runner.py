@@ -16,7 +16,10 @@ from pathlib import Path
 from gpufabric.bench.failure import crashed_rank, error_file_failure, last_output, usage_failure
 from gpufabric.bench.rundir import read_errors
 from gpufabric.bench.runner import (
+    Attester,
     default_run_dir,
+    gpu_memory_bytes,
+    host_memory_bytes,
     host_world,
     nccl_debug_env,
     prepare_run_dir,
@@ -27,7 +30,9 @@ from gpufabric.launch.base import Launcher, LaunchOutcome, OutputSink, RankProgr
 from gpufabric.launch.processes import describe_returncode
 from gpufabric.planner.ab import ABProfiles
 from gpufabric.train.config import BACKEND_AUTO, CONFIG_NAME, RESULT_NAME, TrainConfig, validate
+from gpufabric.train.memory import check_model_memory
 from gpufabric.train.predict import BusbwTable, predict
+from gpufabric.train.render import fabric_label
 from gpufabric.train.result import TrainAB, TrainResult, read_train_document, write_train_document
 
 DEFAULT_CPU_RANKS = 2
@@ -46,6 +51,7 @@ def run_train_bench(
     busbw_source: str = "probe",
     out: Path | None = None,
     environ: Mapping[str, str] | None = None,
+    attest: Attester | None = None,
 ) -> TrainResult:
     """Run the training benchmark described by ``config`` and return rank 0's ``TrainResult``."""
     from gpufabric.launch.local import LocalLauncher
@@ -66,6 +72,8 @@ def run_train_bench(
     else:
         nranks, backend, on_gpu = remote_world(config, ranks=ranks, gpus_here=gpus)
     validate(config, nranks=nranks, backend=backend, on_gpu=on_gpu and backend == "nccl")
+    if launcher is None or launcher.name == "local":
+        _check_memory_here(config, nranks=nranks, on_gpu=on_gpu)
     config, config_path = prepare_run_dir(config, backend=backend, config_name=CONFIG_NAME)
     run_dir = config.run_dir
     program = RankProgram(
@@ -84,11 +92,24 @@ def run_train_bench(
     document = read_train_document(run_dir / RESULT_NAME)
     if not isinstance(document, TrainResult):
         raise GpufabricError(f"{run_dir / RESULT_NAME}: expected one training run, found an A/B document")
+    if attest is not None and document.metadata.log_files:
+        # The proof of transport: an A/B arm's numbers mean little unless its logs show the path it took.
+        document.attestation = attest([Path(p) for p in document.metadata.log_files])
     document.prediction = predict(document, table=busbw, source=busbw_source if busbw else "probe")
     write_train_document(document, run_dir / RESULT_NAME)
     if out is not None:
         write_train_document(document, out)
     return document
+
+
+def _check_memory_here(config: TrainConfig, *, nranks: int, on_gpu: bool) -> None:
+    """The ranks run on this host: refuse a model its (GPU) memory can never hold, before they start."""
+    if on_gpu:
+        check_model_memory(config.model, ranks=1, available=gpu_memory_bytes(), on_gpu=True,
+                           where="GPU memory per rank")  # fmt: skip
+    else:
+        check_model_memory(config.model, ranks=nranks, available=host_memory_bytes(), on_gpu=False,
+                           where="host memory")  # fmt: skip
 
 
 def remote_world(config: TrainConfig, *, ranks: int | None, gpus_here: int) -> tuple[int, str, bool]:
@@ -152,6 +173,8 @@ def run_train_ab(
         off_env=dict(profiles.off.env),
         off_unset=list(profiles.off.unset),
     )
+    # Both arms on gloo: the profiles' NCCL variables switched nothing, so the document names no fabric.
+    document.fabric = fabric_label(document)
     write_train_document(document, root / "train-ab.json")
     if out is not None:
         write_train_document(document, out)
