@@ -158,6 +158,12 @@ TESTS_RANK = re.compile(
     r"(?P<dev>\d+)\s+\[(?P<bus>[^\]]+)\]\s*(?P<gpu>.*?)\s*$"
 )
 
+# Any line the attestation counts as NCCL output (a marker, a version, a failed call), on raw bytes: tells
+# a log from an unrelated text file without attesting it.
+NCCL_LINE_BYTES = re.compile(
+    rb"NCCL (?:INFO|WARN|ERROR|ABORT|TRACE)\b|NCCL version \d|NCCL (?:error|failure)\b"
+)
+
 # torch: `NCCL error in: ...ProcessGroupNCCL.cpp:1269, unhandled system error, NCCL version 2.14.3`
 # nccl-tests: `Test NCCL failure common.cu:1005 'unhandled system error (run with NCCL_DEBUG=INFO ...)'`
 FAILURE = re.compile(r"NCCL (?:error|failure)\b")

@@ -62,9 +62,17 @@ def check_gpus(probe: Probe, exp: Expectation, gpus: int | None) -> CheckResult:
     elif (torch_count := probe.torch_gpus()) is not None:
         count, how = torch_count, "torch.cuda.device_count()"
     else:
-        return make_result(
-            "gpus", title, Verdict.SKIP, "no nvidia-smi, no /proc/driver/nvidia, no CUDA build of torch"
-        )
+        nothing = "no nvidia-smi, no /proc/driver/nvidia, no CUDA build of torch"
+        if expected:  # a node that must show GPUs and shows no driver at all cannot run the job
+            return make_result(
+                "gpus",
+                title,
+                Verdict.FAIL,
+                f"{expected} GPU(s) expected, none visible: {nothing} (no NVIDIA driver here?)",
+                "run on a GPU node with the NVIDIA driver; in a container use the NVIDIA runtime "
+                "(docker --gpus all, Kubernetes nvidia.com/gpu)",
+            )
+        return make_result("gpus", title, Verdict.SKIP, f"{nothing}; pass --gpus N to require GPUs")
     if expected and count < expected:
         return make_result(
             "gpus",

@@ -96,20 +96,49 @@ def check_shm(probe: Probe, exp: Expectation) -> CheckResult:
     return make_result("shm", title, Verdict.PASS, f"/dev/shm is {size}")
 
 
-def _matches(entry: str, interfaces: list[str]) -> list[str]:
-    exact = entry.startswith("=")
-    name = entry.lstrip("=")
-    return [i for i in interfaces if (i == name if exact else i.startswith(name))]
+# Interfaces other hosts cannot reach: loopback, and this host's virtual plumbing (container bridges and
+# veths, ifb traffic shapers, dummies, tunnels). NCCL can select them; a multi-node job then hangs.
+_HOST_ONLY_IFACE = re.compile(r"^(lo|docker|virbr|veth|br-|cni|flannel|ifb|dummy|tunl|sit|ip6tnl|kube-)")
+
+
+def nccl_selects(setting: str, interfaces: list[str]) -> list[str]:
+    """The interfaces NCCL considers under an IFNAME value, by NCCL's own rules (its socket code and the
+    NCCL_SOCKET_IFNAME docs): comma-separated prefixes; a leading ``^`` excludes what the list matches
+    instead of selecting it; a leading ``=`` (after any ``^``) makes every entry an exact name. A
+    ``:port`` suffix on an entry is not part of the name."""
+    exclude = setting.startswith("^")
+    rest = setting[1:] if exclude else setting
+    exact = rest.startswith("=")
+    rest = rest[1:] if exact else rest
+    entries = [e.split(":", 1)[0].strip() for e in rest.split(",") if e.strip()]
+
+    def listed(name: str) -> bool:
+        return any(name == e if exact else name.startswith(e) for e in entries)
+
+    return [i for i in interfaces if listed(i) != exclude]
 
 
 def check_ifnames(probe: Probe, exp: Expectation) -> CheckResult:
-    title = "interfaces named in NCCL_SOCKET_IFNAME exist"
+    title = "interfaces NCCL_SOCKET_IFNAME selects are usable"
     interfaces = probe.listdir("/sys/class/net")
     if interfaces is None:
         return make_result("socket-ifname", title, Verdict.SKIP, "/sys/class/net unreadable")
     settings = {var: probe.environ[var] for var in IFNAME_VARS if probe.environ.get(var)}
     available = f"interfaces here: {', '.join(interfaces)}"
+    fix = (
+        "name the interface with this host's routable address (`ip -br addr`): a prefix ('eth' matches "
+        "eth0, eth1), '=eth0' for exact names, '^docker,lo' to exclude"
+    )
     if not settings:
+        if interfaces and all(_HOST_ONLY_IFACE.match(i) for i in interfaces):
+            return make_result(
+                "socket-ifname",
+                title,
+                Verdict.WARN,
+                f"NCCL_SOCKET_IFNAME unset and only loopback/virtual interfaces exist ({available}): "
+                "other hosts cannot reach this node",
+                "attach the node's network interface (a multi-node job needs one); one host is fine",
+            )
         return make_result(
             "socket-ifname",
             title,
@@ -117,21 +146,31 @@ def check_ifnames(probe: Probe, exp: Expectation) -> CheckResult:
             "NCCL_SOCKET_IFNAME unset: NCCL picks an interface itself (ib* first, never lo/docker*); "
             + available,
         )
-    missing = []
-    for var, value in settings.items():
-        if value.startswith("^"):
-            continue  # an exclude list cannot name a missing interface
-        missing += [
-            f"{var}: {entry!r}" for entry in value.split(",") if entry and not _matches(entry, interfaces)
-        ]
     shown = ", ".join(f"{k}={v}" for k, v in settings.items())
-    if missing:
+    selected = {var: nccl_selects(value, interfaces) for var, value in settings.items()}
+    evidence = [shown] + [f"{var} selects: {', '.join(s) or 'nothing'}" for var, s in selected.items()]
+    empty = [var for var, chosen in selected.items() if not chosen]
+    if empty:
+        what = "; ".join(
+            f"{var}={settings[var]!r} "
+            + ("excludes every interface" if settings[var].startswith("^") else "matches no interface")
+            for var in empty
+        )
+        return make_result(
+            "socket-ifname", title, Verdict.FAIL, f"{what} ({available})", fix, evidence=evidence
+        )
+    host_only = [var for var, chosen in selected.items() if all(_HOST_ONLY_IFACE.match(i) for i in chosen)]
+    if host_only:
+        what = "; ".join(
+            f"{var}={settings[var]!r} leaves only {', '.join(selected[var])}" for var in host_only
+        )
         return make_result(
             "socket-ifname",
             title,
-            Verdict.FAIL,
-            f"{'; '.join(missing)} matches no interface ({available})",
-            "name an existing interface (prefix match: 'eth' matches eth0; '=eth0' is exact)",
-            evidence=[shown],
+            Verdict.WARN,
+            f"{what}: loopback/virtual interfaces other hosts cannot reach ({available})",
+            fix,
+            evidence=evidence,
         )
-    return make_result("socket-ifname", title, Verdict.PASS, f"{shown}: every entry matches ({available})")
+    chosen = "; ".join(f"{var} selects {', '.join(i)}" for var, i in selected.items())
+    return make_result("socket-ifname", title, Verdict.PASS, f"{chosen} ({available})", evidence=evidence)

@@ -58,11 +58,14 @@ def doctor_command(
         None, "--instance-type", help="catalog shape, e.g. p4d.24xlarge"
     ),
     fmt: str = typer.Option("table", "--format", help="table or json"),
-    strict: bool = typer.Option(False, "--strict", help="exit 1 on WARN too"),
+    strict: bool = typer.Option(False, "--strict", help="exit 1 on WARN too (default: WARN exits 0)"),
     run_preflight: bool = typer.Option(False, "--preflight", help="check this node instead of result files"),
     gpus: int | None = typer.Option(None, "--gpus", help="preflight: GPUs this node should show", min=1),
 ) -> None:
-    """Prove which transport NCCL used, judge it against expectations, and say what to fix."""
+    """Prove which transport NCCL used, judge it against expectations, and say what to fix.
+
+    Exit codes: exit 0 PASS/WARN, 1 FAIL (or WARN with --strict), 2 bad input.
+    """
     if fmt not in FORMATS:
         raise UsageError(f"--format: unknown value {fmt!r}; choose from {', '.join(FORMATS)}")
     if run_preflight:

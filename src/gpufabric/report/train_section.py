@@ -18,9 +18,11 @@ from gpufabric.train.render import (
     METHOD,
     ab_caveat,
     agreement_line,
+    fabric_label,
     payload_line,
     prediction_line,
     row_cells,
+    transport_line,
 )
 from gpufabric.train.result import TrainAB, TrainDocument, TrainResult
 
@@ -44,7 +46,7 @@ def train_section(documents: Sequence[TrainDocument]) -> str:
         out.append(table(HEAD, [row_cells(r) for r in runs], numeric_from=1))
         if isinstance(document, TrainAB):
             out.append(
-                f'<p class="note">Speed-up with the fabric on ({escape(document.fabric)}): '
+                f'<p class="note">Speed-up with the fabric on ({escape(fabric_label(document))}): '
                 f"{document.speedup:.2f}x samples/s. Fabric off: {escape(document.off_description)}</p>"
             )
             caveat = ab_caveat(document)
@@ -53,7 +55,7 @@ def train_section(documents: Sequence[TrainDocument]) -> str:
         items = []
         for run in runs:
             tag = f"{run.profile}: " if run.profile else ""
-            lines = [payload_line(run), prediction_line(run), agreement_line(run)]
+            lines = [payload_line(run), prediction_line(run), agreement_line(run), transport_line(run)]
             items += [f"<li>{escape(tag + line)}</li>" for line in lines if line]
         out.append("<ul>" + "".join(items) + "</ul>")
         for run in runs:

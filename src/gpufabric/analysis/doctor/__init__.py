@@ -19,12 +19,8 @@ from pathlib import Path
 from gpufabric.analysis.doctor.checks_bandwidth import check_busbw_baseline, check_busbw_meaning
 from gpufabric.analysis.doctor.checks_host import check_nccl_errors, check_shm, check_socket_ifname
 from gpufabric.analysis.doctor.checks_links import check_gdr, check_intra_node, check_nic_count
-from gpufabric.analysis.doctor.checks_transport import (
-    check_fabric_in_use,
-    check_nccl_output,
-    check_net_plugin,
-    check_ofi_provider,
-)
+from gpufabric.analysis.doctor.checks_plugin import check_net_plugin, check_ofi_provider
+from gpufabric.analysis.doctor.checks_transport import check_fabric_in_use, check_nccl_output
 from gpufabric.analysis.doctor.evidence import (
     EXPECT_CHOICES,
     Evidence,

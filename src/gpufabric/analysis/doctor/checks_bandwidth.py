@@ -15,6 +15,22 @@ from gpufabric.units import human_size
 FAIL_BELOW = 0.5
 
 
+# How a reader should weigh a baseline: a number from a seed file, a vendor's page, or our own run.
+_SOURCE_KIND = {
+    "seed": "seed file",
+    "vendor-doc": "vendor doc",
+    "reference-implementation": "reference implementation",
+    "public-code": "public code",
+    "measurement": "our measurement",
+}
+
+
+def _sources(base: Baseline) -> str:
+    """The baseline's provenance in a few words for the table: 'seed file 000.md; vendor doc <url>'."""
+    shown = list(dict.fromkeys(f"{_SOURCE_KIND.get(p.kind, p.kind)} {p.ref}" for p in base.provenance))
+    return "; ".join(shown) or "unknown"
+
+
 def _busbw(row: Row) -> float | None:
     placement = row.out_of_place or row.in_place
     return placement.busbw_gbs if placement else None
@@ -66,7 +82,8 @@ def check_busbw_baseline(ev: Evidence, exp: Expectation) -> list[CheckResult]:
                 id="busbw-baseline",
                 title=title,
                 verdict=Verdict.SKIP,
-                cause="no measured numbers in the inputs (only NCCL logs)",
+                cause="no measured numbers in the inputs "
+                + ("(only NCCL logs)" if result is None else f"({result.label} holds no measured series)"),
             )
         ]
     if exp.instance is None:
@@ -117,6 +134,7 @@ def check_busbw_baseline(ev: Evidence, exp: Expectation) -> list[CheckResult]:
             f"baseline: {', '.join(base.curve_ids)} from {provenance}",
         ]
         summary = f"{series.collective} at {human_size(row.size_bytes)}: {percent:.0f}% of expected"
+        source = f"source: {_sources(base)}"
         if measured >= base.low_gbps:
             checks.append(
                 CheckResult(
@@ -124,7 +142,7 @@ def check_busbw_baseline(ev: Evidence, exp: Expectation) -> list[CheckResult]:
                     title=title,
                     verdict=Verdict.PASS,
                     evidence=evidence,
-                    cause=f"{summary} ({measured:.1f} vs {base.busbw_gbps:.1f} GB/s)",
+                    cause=f"{summary} ({measured:.1f} vs {base.busbw_gbps:.1f} GB/s, {source})",
                 )
             )
             continue
@@ -137,7 +155,7 @@ def check_busbw_baseline(ev: Evidence, exp: Expectation) -> list[CheckResult]:
                 verdict=verdict,
                 evidence=evidence,
                 cause=f"{summary} ({measured:.1f} vs {base.busbw_gbps:.1f} GB/s, below the "
-                f"{base.low_gbps:.1f} GB/s floor){hint}",
+                f"{base.low_gbps:.1f} GB/s floor, {source}){hint}",
                 fix="read the transport checks above: fallback, missing NICs or GDR explain most shortfalls; "
                 "then `gpufabric tune` for socket runs",
             )

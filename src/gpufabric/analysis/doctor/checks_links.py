@@ -144,13 +144,16 @@ def check_intra_node(ev: Evidence, exp: Expectation) -> CheckResult:
             k for k in ("NCCL_P2P_DISABLE", "NCCL_SHM_DISABLE") if att.nccl_env.get(k, "0") not in ("0", "")
         ]
         why = f"{' and '.join(disabled)} set" if disabled else "P2P and SHM unavailable between these ranks"
+        # The attestation counts (rank, peer) pairs of one host that NET joins, not channel links: say
+        # "pairs", and show the network's own channel links apart, each count named for what it counts.
+        pairs = att.intra_host_net_links
+        total = sum(n for t, n in att.transports.items() if transport_kind(t) == "net")
         return CheckResult(
             id="intra-node",
             title=title,
             verdict=Verdict.FAIL if one_host(ev) else Verdict.WARN,
-            cause=f"{att.intra_host_net_links} channel link(s) between ranks of one host go through the "
-            "network "
-            f"({links_summary(att)}): {why}",
+            cause=f"{pairs} rank pair(s) on one host connect through the network instead of NVLink/PCIe "
+            f"({total} network channel link(s) in the log: {links_summary(att, net_only=True)}): {why}",
             fix="unset NCCL_P2P_DISABLE/NCCL_SHM_DISABLE; run a host's ranks in one container/pod with a "
             "shared "
             "IPC namespace (--ipc=host) and enough /dev/shm",

@@ -1,5 +1,6 @@
-"""Checks on which network NCCL really used: NCCL output present, fabric in use (silent socket fallback),
-net plugin, libfabric provider. NICs, GDR and the intra-node path are in ``checks_links.py``.
+"""Checks on which network NCCL really used: NCCL output present, fabric in use (silent socket fallback).
+The net plugin and libfabric provider are in ``checks_plugin.py``; NICs, GDR and the intra-node path in
+``checks_links.py``.
 
 Each check reads an ``Attestation`` and judges it in context: a missing ``libnccl-net.so`` is a failure
 when EFA is expected and nothing at all on one NVLink host.
@@ -9,10 +10,11 @@ from __future__ import annotations
 
 from gpufabric.analysis.doctor.evidence import Evidence, Expectation
 from gpufabric.analysis.doctor.model import CheckResult, Verdict
+from gpufabric.analysis.nccl_patterns import transport_kind
 from gpufabric.catalog import FabricName
-from gpufabric.results.attestation import Attestation
+from gpufabric.results.attestation import Attestation, NetworkKind
 
-_PLUGIN_DIRS = {
+PLUGIN_DIRS = {
     FabricName.EFA: "/opt/amazon/ofi-nccl/lib (or /opt/aws-ofi-nccl/install/lib)",
     FabricName.GPUDIRECT_TCPX: "/usr/local/tcpx/lib64 (RxDM daemon running, /run/tcpx mounted)",
     FabricName.GPUDIRECT_TCPXO: "/usr/local/nvidia/lib64 (tcpxo-daemon running, /dev/aperture_devices)",
@@ -25,12 +27,34 @@ RERUN_WITH_DEBUG = (
 )
 
 
-def links_summary(att: Attestation) -> str:
-    return ", ".join(f"{t} x{n}" for t, n in sorted(att.transports.items(), key=lambda kv: -kv[1])[:4])
+def links_summary(att: Attestation, *, net_only: bool = False) -> str:
+    """The most used transports with their channel-link counts, e.g. 'NET/Socket/0 x32, P2P/IPC x6'."""
+    links = {t: n for t, n in att.transports.items() if not net_only or transport_kind(t) == "net"}
+    return ", ".join(f"{t} x{n}" for t, n in sorted(links.items(), key=lambda kv: -kv[1])[:4])
 
 
 def one_host(ev: Evidence) -> bool:
     return ev.nodes == 1
+
+
+def ofi_evidence(att: Attestation) -> str | None:
+    """What in the log proves aws-ofi-nccl (libfabric) is in play, or None. Its NET/OFI lines are printed
+    only by the loaded plugin, so they prove it as well as a 'Loaded net plugin' line or OFI channels do;
+    many captures (CloudWatch, NCCL_DEBUG_SUBSYS=NET) hold only those lines."""
+    if att.network_kind == "ofi":
+        net = links_summary(att, net_only=True)
+        return f"channels via {net}" if net else f"NCCL selected {att.network}"
+    if att.ofi_provider:
+        nics = f", found {att.net_device_count} NICs" if att.net_device_count else ""
+        return f"NET/OFI selected provider {att.ofi_provider}{nics}"
+    if att.net_plugin and "ofi" in att.net_plugin.lower():
+        return f"loaded {att.net_plugin}"
+    return next((f"NET/OFI message: {m}" for m in att.warnings + att.errors if "NET/OFI" in m), None)
+
+
+def network_in_use(att: Attestation) -> NetworkKind | None:
+    """The network kind NCCL used: the attested one, else OFI when only the plugin's lines prove it."""
+    return att.network_kind or ("ofi" if ofi_evidence(att) else None)
 
 
 def no_log_result(check_id: str, title: str) -> CheckResult:
@@ -89,11 +113,11 @@ def _fallback_fix(exp: Expectation) -> str:
     if fabric is FabricName.EFA:
         return (
             "attach the EFA devices (pod: vpc.amazonaws.com/efa, docker: --device=/dev/infiniband), put "
-            f"aws-ofi-nccl on LD_LIBRARY_PATH ({_PLUGIN_DIRS[fabric]}), set FI_PROVIDER=efa; "
+            f"aws-ofi-nccl on LD_LIBRARY_PATH ({PLUGIN_DIRS[fabric]}), set FI_PROVIDER=efa; "
             "NCCL_NET='AWS Libfabric' makes NCCL fail instead of falling back"
         )
-    if fabric in _PLUGIN_DIRS:
-        return f"put the plugin on LD_LIBRARY_PATH: {_PLUGIN_DIRS[fabric]}"
+    if fabric in PLUGIN_DIRS:
+        return f"put the plugin on LD_LIBRARY_PATH: {PLUGIN_DIRS[fabric]}"
     if exp.network == "ib":
         return (
             "mount /dev/infiniband (IPC_LOCK, memlock unlimited), check NCCL_IB_HCA; NCCL_NET=IB fails loudly"
@@ -114,13 +138,17 @@ def check_fabric_in_use(ev: Evidence, exp: Expectation) -> CheckResult:
             cause="one host: there is no inter-node traffic to judge",
         )
     net_links = att.transport_kinds.get("net", 0)
-    actual = att.network_kind
-    seen = (
-        f"channels via {links_summary(att)}"
-        if net_links
-        else f"NCCL selected network {att.network!r} "
-        "(no channel lines logged; NCCL_DEBUG_SUBSYS without INIT?)"
-    )
+    actual = network_in_use(att)
+    network = att.network or "AWS Libfabric (OFI)"
+    if net_links:
+        seen = f"channels via {links_summary(att)}"
+    elif att.network_kind is None and actual == "ofi":
+        seen = f"{ofi_evidence(att)}; no channel lines logged (NCCL_DEBUG_SUBSYS without INIT?)"
+    else:
+        seen = (
+            f"NCCL selected network {att.network!r} "
+            "(no channel lines logged; NCCL_DEBUG_SUBSYS without INIT?)"
+        )
     evidence = [seen] + ([f"networks: {att.networks}"] if att.networks else [])
     if actual is None:
         return CheckResult(
@@ -136,7 +164,7 @@ def check_fabric_in_use(ev: Evidence, exp: Expectation) -> CheckResult:
             f"NCCL used TCP sockets between nodes ({seen}); if this cluster has a faster fabric it is "
             "not in use"
             if actual == "socket"
-            else f"NCCL used {att.network} between nodes ({seen})"
+            else f"NCCL used {network} between nodes ({seen})"
         )
         return CheckResult(
             id="fabric-in-use",
@@ -152,7 +180,7 @@ def check_fabric_in_use(ev: Evidence, exp: Expectation) -> CheckResult:
             title=title,
             verdict=Verdict.PASS,
             evidence=evidence,
-            cause=f"NCCL used {att.network} as expected ({exp.source}): {seen}",
+            cause=f"NCCL used {network} as expected ({exp.source}): {seen}",
         )
     if exp.network == "socket":
         return CheckResult(
@@ -160,7 +188,7 @@ def check_fabric_in_use(ev: Evidence, exp: Expectation) -> CheckResult:
             title=title,
             verdict=Verdict.FAIL,
             evidence=evidence,
-            cause=f"expected TCP sockets (a fabric-off run) but NCCL used {att.network}",
+            cause=f"expected TCP sockets (a fabric-off run) but NCCL used {network}",
             fix="the off profile did not take effect: set NCCL_NET=Socket for this run",
         )
     if actual == "socket":
@@ -177,87 +205,6 @@ def check_fabric_in_use(ev: Evidence, exp: Expectation) -> CheckResult:
         title=title,
         verdict=Verdict.FAIL,
         evidence=evidence,
-        cause=f"NCCL used {att.network} but {exp.source} expects {exp.fabric}",
+        cause=f"NCCL used {network} but {exp.source} expects {exp.fabric}",
         fix=_fallback_fix(exp),
-    )
-
-
-def check_net_plugin(ev: Evidence, exp: Expectation) -> CheckResult:
-    title = "network plugin"
-    att = ev.attestation
-    if att is None or not att.has_nccl_output:
-        return no_log_result("net-plugin", title)
-    name = att.net_plugin or "libnccl-net.so"
-    if att.net_plugin_loaded:
-        where = f" from {att.net_plugin_path}" if att.net_plugin_path else ""
-        return CheckResult(id="net-plugin", title=title, verdict=Verdict.PASS, cause=f"loaded {name}{where}")
-    if exp.needs_plugin and one_host(ev):
-        # One host sends nothing between nodes, so its log can neither prove nor disprove the fabric
-        # (a healthy NVLink run here says the same as a node without the plugin): a warning, not a failure.
-        seen = f"NCCL could not load {name} here" if att.net_plugin_loaded is False else "no plugin logged"
-        return CheckResult(
-            id="net-plugin",
-            title=title,
-            verdict=Verdict.WARN,
-            cause=f"single host: NET transport not exercised; run on >=2 nodes to attest "
-            f"{exp.fabric.value if exp.fabric else 'the fabric'} ({seen})",
-            fix=f"run the benchmark across >=2 nodes; the plugin must be on LD_LIBRARY_PATH there: "
-            f"{_PLUGIN_DIRS.get(exp.fabric or FabricName.EFA)}",
-        )
-    if not exp.needs_plugin:
-        context = (
-            "one host: no network plugin is needed"
-            if one_host(ev) or exp.intra_node_only
-            else f"{exp.fabric or 'this run'} uses NCCL's built-in transport"
-        )
-        return CheckResult(
-            id="net-plugin",
-            title=title,
-            verdict=Verdict.PASS if att.net_plugin_loaded is False else Verdict.SKIP,
-            cause=f"{context}; 'Could not find: {name}' is expected and harmless here",
-        )
-    if att.net_plugin_loaded is None:
-        return CheckResult(
-            id="net-plugin",
-            title=title,
-            verdict=Verdict.WARN,
-            cause=f"{exp.fabric} needs a net plugin but the log says nothing about loading one",
-            fix="add NET to NCCL_DEBUG_SUBSYS, or check NCCL_NET_PLUGIN / LD_LIBRARY_PATH",
-        )
-    why = f": {att.net_plugin_error}" if att.net_plugin_error else ""
-    return CheckResult(
-        id="net-plugin",
-        title=title,
-        verdict=Verdict.FAIL,
-        cause=f"{exp.fabric} needs its NCCL net plugin, but NCCL could not load {name}{why}",
-        fix=f"put the plugin on LD_LIBRARY_PATH: {_PLUGIN_DIRS.get(exp.fabric or FabricName.EFA)}; "
-        "`gpufabric doctor --preflight` lists what is resolvable",
-    )
-
-
-def check_ofi_provider(ev: Evidence, exp: Expectation) -> CheckResult:
-    title = "libfabric provider is efa"
-    att = ev.attestation
-    if att is None or not (exp.fabric is FabricName.EFA or (att.network_kind == "ofi")):
-        return CheckResult(
-            id="ofi-provider", title=title, verdict=Verdict.SKIP, cause="no libfabric (OFI) in play"
-        )
-    if att.ofi_provider == "efa":
-        return CheckResult(
-            id="ofi-provider", title=title, verdict=Verdict.PASS, cause="NET/OFI selected provider efa"
-        )
-    if att.ofi_provider:
-        return CheckResult(
-            id="ofi-provider",
-            title=title,
-            verdict=Verdict.FAIL,
-            cause=f"libfabric selected provider {att.ofi_provider!r}: traffic runs over TCP, not EFA",
-            fix="set FI_PROVIDER=efa and expose the EFA devices (/dev/infiniband/uverbs*); "
-            "`fi_info -p efa` must list them",
-        )
-    return CheckResult(
-        id="ofi-provider",
-        title=title,
-        verdict=Verdict.SKIP,
-        cause="the log does not name the libfabric provider (aws-ofi-nccl INFO lines missing)",
     )

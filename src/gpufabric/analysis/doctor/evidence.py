@@ -20,9 +20,9 @@ from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict
 
-from gpufabric.analysis.doctor.runs import LogRun, comm_members, group_runs, run_label
+from gpufabric.analysis.doctor.runs import LogRun, comm_members, group_runs, holds_nccl_lines, run_label
 from gpufabric.analysis.nccl_log import attest_files
-from gpufabric.catalog import FabricName, InstanceType, get_instance
+from gpufabric.catalog import FabricName, InstanceType, get_instance, list_baseline_curves
 from gpufabric.errors import InputError, UsageError
 from gpufabric.results.attestation import Attestation, NetworkKind
 from gpufabric.results.model import RunResult
@@ -86,8 +86,29 @@ class Expectation(BaseModel):
         return bool(self.instance and self.instance.efa_device_rdma and self.fabric is FabricName.EFA)
 
 
+def _check_agrees(key: str, instance: InstanceType) -> None:
+    """Refuse ``--expect`` that the shape cannot have run: judging against it would only mislead. Agreeing
+    is the shape's own fabric (or one NCCL sees as the same network: ib for a RoCE shape), sockets (the
+    fabric-off side of an A/B), the shape's intra-node link (a one-host run), or a fabric the catalog
+    publishes a baseline for on this shape."""
+    fabric = _EXPECT_FABRIC[key]
+    network, shape_network = NETWORK_OF.get(fabric), NETWORK_OF.get(instance.fabric)
+    same_network = network is not None and network == shape_network
+    published = any(curve.fabric == fabric for curve in list_baseline_curves(instance.name))
+    if fabric in (instance.fabric, FabricName.SOCKET, instance.intra_node) or same_network or published:
+        return
+    own = next((k for k, f in _EXPECT_FABRIC.items() if NETWORK_OF.get(f) == shape_network), None)
+    instead = f"--expect {own}" if own else "no --expect"
+    raise UsageError(
+        f"--expect {key} contradicts --instance-type {instance.name}, whose fabric is "
+        f"{instance.fabric.value}; drop one of them, or pass {instead} (--expect socket judges a "
+        "fabric-off run)"
+    )
+
+
 def resolve_expectation(expect: str | None, instance_type: str | None) -> Expectation:
-    """``--expect`` wins over the instance's own fabric (judging a shape's fabric-off run is legitimate)."""
+    """``--expect`` wins over the instance's own fabric where the shape can run it (judging a shape's
+    fabric-off run is legitimate); a fabric the shape does not have is refused (``_check_agrees``)."""
     instance = get_instance(instance_type) if instance_type else None
     if expect is not None:
         key = expect.strip().lower()
@@ -97,6 +118,8 @@ def resolve_expectation(expect: str | None, instance_type: str | None) -> Expect
             raise UsageError(
                 f"--expect: {expect!r} is not a fabric; choose one of {', '.join(EXPECT_CHOICES)}{hint}"
             )
+        if instance is not None:
+            _check_agrees(key, instance)
         return Expectation(fabric=_EXPECT_FABRIC[key], instance=instance, source=f"--expect {key}")
     if instance is not None:
         return Expectation(
@@ -162,21 +185,28 @@ class Evidence(BaseModel):
         return max((s.nranks or 0 for s in self.result.series), default=0) or None if self.result else None
 
 
-def _expand(paths: Sequence[Path]) -> list[Path]:
-    files: list[Path] = []
+def _expand(paths: Sequence[Path]) -> list[tuple[Path, bool]]:
+    """The files to read, each with True when the command line named it (not found under a directory)."""
+    files: list[tuple[Path, bool]] = []
     for path in paths:
         if path.is_dir() and (path / RUN_DIR_RESULT).is_file():
-            files.append(path / RUN_DIR_RESULT)  # our run directory: the result, which names its logs
+            files.append((path / RUN_DIR_RESULT, True))  # our run directory: the result, which names its logs
         elif path.is_dir():
             found = sorted(path.rglob("*.log"))
             if not found:
                 raise InputError(f"{path} is a directory without *.log files; pass result or NCCL log files")
-            files.extend(found)
+            files.extend((f, False) for f in found)
         elif not path.exists():
             raise InputError(f"{path}: no such file")
         else:
-            files.append(path)
+            files.append((path, True))
     return files
+
+
+def _not_a_log(where: str) -> InputError:
+    return InputError(
+        f"{where} holds no NCCL log lines (NCCL INFO/WARN) and no benchmark table; run with NCCL_DEBUG=INFO"
+    )
 
 
 def _from_result(path: Path) -> Evidence:
@@ -216,7 +246,7 @@ def load_evidence(paths: Sequence[Path]) -> list[Evidence]:
         raise UsageError("doctor: give at least one result or NCCL log file, or use --preflight")
     runs: list[Evidence] = []
     logs: list[Path] = []
-    for path in _expand(paths):
+    for path, named in _expand(paths):
         kind = sniff(path)
         if kind != "nccl-tests-text":
             runs.append(_from_result(path))
@@ -224,7 +254,12 @@ def load_evidence(paths: Sequence[Path]) -> list[Evidence]:
         try:
             result = read_run(path)
         except InputError:
-            logs.append(path)  # no table: a plain NCCL log
+            # No table: an NCCL log, or an unrelated text file, which would be judged as a run without
+            # output. Named on the command line that is a mistake to report; under a directory, a stray.
+            if holds_nccl_lines(path):
+                logs.append(path)
+            elif named:
+                raise _not_a_log(str(path)) from None
             continue
         runs.append(
             Evidence(label=result.label, sources=[str(path)], result=result, attestation=attest_files([path]))
@@ -237,6 +272,8 @@ def load_evidence(paths: Sequence[Path]) -> list[Evidence]:
             if run.attestation is None:
                 run.attestation = attest_files(own)
     if not logs:
+        if not runs:
+            raise _not_a_log(", ".join(str(p) for p in paths))
         return runs
     groups = group_runs(logs)
     table_runs = [r for r in runs if r.result and r.result.metadata.engine == "nccl-tests"]

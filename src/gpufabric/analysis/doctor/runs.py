@@ -89,6 +89,20 @@ def comm_members(path: Path) -> dict[CommKey, set[int]]:
         raise InputError(f"{path}: cannot read NCCL log ({exc.strerror or exc}); check the path") from exc
 
 
+def holds_nccl_lines(path: Path) -> bool:
+    """True when the file has a line the attestation counts as NCCL output; stops at the first one."""
+    tail = b""
+    try:
+        with path.open("rb") as handle:
+            while chunk := handle.read(BLOCK_BYTES):
+                if pat.NCCL_LINE_BYTES.search(tail + chunk):
+                    return True
+                tail = chunk[-64:]  # a marker cut by the block boundary
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read NCCL log ({exc.strerror or exc}); check the path") from exc
+    return False
+
+
 def group_runs(paths: Sequence[Path]) -> list[LogRun]:
     """Split log files into runs by the rule in this module's docstring; runs keep the files' order."""
     runs: list[LogRun] = []
