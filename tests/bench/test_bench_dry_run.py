@@ -95,3 +95,72 @@ def test_backend_names_are_case_insensitive(tmp_path: Path) -> None:
     done = _bench(args, tmp_path)
     assert done.returncode == 0, done.stderr
     assert RunResult.model_validate_json(done.stdout).metadata.backend == "gloo"
+
+
+def test_nccl_tests_passes_graph_average_op_type_and_root_through(tmp_path: Path) -> None:
+    bindir = tmp_path / "bin"
+    _marker_binary(bindir, "reduce_perf")
+    args = ["--engine", "nccl-tests", "--gpus-per-node", "1", "--dry-run", "-c", "reduce", "--graph",
+            "-a", "max", "-o", "max", "-d", "half", "-r", "1"]  # fmt: skip
+    done = _bench(args, tmp_path, bindir)
+    assert done.returncode == 0, done.stderr
+    assert f"reduce_perf {SEED_ARGV} -d half -o max -r 1 -G 1 -a 3" in done.stdout
+    assert _executed(bindir) == []
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        (
+            ["--precision", "1%"],
+            "--precision is the gpufabric engine's adaptive mode; nccl-tests runs a fixed -n",
+        ),
+        (["--budget", "5"], "--budget is the time limit of the gpufabric engine's adaptive mode"),
+        (["--batches", "3"], "--batches is the gpufabric engine's; nccl-tests times one loop of -n"),
+        (["--ranks", "2"], "--ranks is the gpufabric engine's; nccl-tests runs one rank per GPU"),
+        (["--backend", "gloo"], "--backend is the gpufabric engine's; nccl-tests always runs NCCL"),
+        (["--timeout-stage", "init=60"], "--timeout-stage is the gpufabric engine's stage watchdog"),
+    ],
+)
+def test_nccl_tests_refuses_flags_it_cannot_honour(args: list[str], named: str, tmp_path: Path) -> None:
+    bindir = tmp_path / "bin"
+    _marker_binary(bindir)
+    done = _bench(["--engine", "nccl-tests", "--gpus-per-node", "1", *args], tmp_path, bindir)
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: ") and named in lines[0], done.stderr
+    assert _executed(bindir) == [] and done.stdout == ""
+
+
+def test_nccl_tests_accepts_flags_that_mean_what_it_does_anyway(tmp_path: Path) -> None:
+    bindir = tmp_path / "bin"
+    _marker_binary(bindir)
+    args = ["--engine", "nccl-tests", "--gpus-per-node", "1", "--dry-run", "--backend", "NCCL",
+            "--batches", "1"]  # fmt: skip
+    done = _bench(args, tmp_path, bindir)
+    assert done.returncode == 0, done.stderr
+
+
+def test_nccl_tests_dry_run_for_remote_hosts_needs_no_local_binary(tmp_path: Path) -> None:
+    if Path("/opt/nccl-tests/build/all_reduce_perf").exists():
+        pytest.skip("nccl-tests is installed here")
+    args = ["--engine", "nccl-tests", "--dry-run", "--on", "mpirun", "--hosts", "h1:8,h2:8",
+            "--gpus-per-node", "8"]  # fmt: skip
+    done = _bench(args, tmp_path, tmp_path)  # PATH holds no all_reduce_perf
+    assert done.returncode == 0, done.stderr
+    note = "all_reduce_perf was not found on this machine; the plan assumes /opt/nccl-tests/build"
+    assert note in done.stdout
+    assert "-np 16 -H h1:8,h2:8 -N 8" in done.stdout
+    assert f"/opt/nccl-tests/build/all_reduce_perf {SEED_ARGV}" in done.stdout
+
+
+def test_nccl_tests_relative_dir_becomes_absolute_for_remote_hosts(tmp_path: Path) -> None:
+    _marker_binary(tmp_path / "build")
+    args = ["--engine", "nccl-tests", "--dry-run", "--on", "mpirun", "--hosts", "h1:1,h2:1",
+            "--gpus-per-node", "1", "--nccl-tests-dir", "build"]  # fmt: skip
+    done = _bench(args, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert f" {tmp_path / 'build' / 'all_reduce_perf'} {SEED_ARGV}" in done.stdout
+    assert " build/all_reduce_perf" not in done.stdout and "not found" not in done.stdout
+    assert "NCCL_DEBUG_FILE=" + str(tmp_path / "runs") in done.stdout  # a run dir of its own under runs/
+    assert f"NCCL_DEBUG_FILE={tmp_path / 'runs' / 'nccl'}" not in done.stdout

@@ -143,7 +143,7 @@ def test_nccl_tests_engine_maps_flags_and_reads_the_output(tmp_path: Path) -> No
     build = tmp_path / "build"
     _replaying_binary(build)
     args = ["--engine", "nccl-tests", "--nccl-tests-dir", str(build), "--on", "mpirun",
-            "--gpus-per-node", "2", "-c", "all_gather", "-b", "1K", "-e", "8G", "-f", "2", "-n", "20",
+            "--gpus-per-node", "16", "-c", "all_gather", "-b", "1K", "-e", "8G", "-f", "2", "-n", "20",
             "-w", "3", "--format", "json",
             "--run-dir", str(tmp_path / "run"), "--label", "nt"]  # fmt: skip
     done = _bench(args, tmp_path)
@@ -165,7 +165,7 @@ def test_nccl_tests_engine_maps_flags_and_reads_the_output(tmp_path: Path) -> No
         "-n",
         "20",
     ]
-    assert (build / "argv.1").exists()  # one process per GPU under mpirun
+    assert (build / "argv.1").exists()  # one process per GPU under mpirun (16, as the seed table has)
     result = RunResult.model_validate_json(done.stdout)
     assert result.label == "nt" and result.metadata.engine == "nccl-tests"
     assert result.metadata.launcher == "mpirun"

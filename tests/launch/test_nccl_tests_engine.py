@@ -90,6 +90,8 @@ def test_recorded_output_through_real_mpirun_and_readers(tmp_path: Path) -> None
     run = run_nccl_tests(MpirunLauncher(), program, timeout_s=60)
     assert run.outcome.ok, run.outcome.failure
     assert run.result is not None
+    # A 16-rank table from a 2-process job is not what was launched: the engine refuses it with this line.
+    assert run.mismatch is not None and "the table has 16 rank(s), the job launched 2" in run.mismatch
     (series,) = run.result.series
     assert series.collective == "all_gather"
     assert len(series.rows) == 24 and series.rows[0].size_bytes == 1024

@@ -10,6 +10,7 @@ with ``MPI=1``) it is one process per GPU with ``-g 1``, as the seeds launch it.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Mapping
@@ -58,7 +59,8 @@ def locate_binary(
     name = binary_name(collective)
     environ = os.environ if environ is None else environ
     if nccl_tests_dir is not None:
-        candidate = nccl_tests_dir / name
+        # Absolute: mpirun and srun start the ranks elsewhere (other hosts, another working directory).
+        candidate = nccl_tests_dir.absolute() / name
         if _executable(candidate):
             return candidate
         raise UsageError(
@@ -74,6 +76,23 @@ def locate_binary(
         f"{name} not found on PATH or in {', '.join(str(d) for d in DEFAULT_DIRS)}; build nccl-tests "
         "(make MPI=1 in a clone of NVIDIA/nccl-tests) and pass --nccl-tests-dir DIR/build"
     )
+
+
+def planned_binary(collective: str, nccl_tests_dir: Path | None = None) -> tuple[Path, str | None]:
+    """For a dry run: the path the plan would use, and a note when it is not on this machine. The binary
+    usually lives in the ranks' image or on the remote hosts, so its absence here is no reason to refuse
+    printing the plan."""
+    try:
+        return locate_binary(collective, nccl_tests_dir), None
+    except UsageError:
+        name = binary_name(collective)
+        where = nccl_tests_dir.absolute() if nccl_tests_dir is not None else DEFAULT_DIRS[0]
+        assumed = (
+            ""
+            if nccl_tests_dir is not None
+            else " (where the seeds' images keep it; --nccl-tests-dir DIR names another)"
+        )
+        return where / name, f"{name} was not found on this machine; the plan assumes {where / name}{assumed}"
 
 
 def _executable(path: Path) -> bool:
@@ -142,7 +161,8 @@ def nccl_tests_program(
 
 
 class NcclTestsRun(BaseModel):
-    """What one nccl-tests run left: the parsed result, how the launch ended, and the raw log."""
+    """What one nccl-tests run left: the parsed result, how the launch ended, the raw log, and how the
+    output differs from the command (None when it matches, or when the launch itself failed)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -150,25 +170,53 @@ class NcclTestsRun(BaseModel):
     outcome: LaunchOutcome
     log_path: Path
     json_path: Path | None = None
+    mismatch: str | None = None
+
+
+# mpirun --tag-output tags every chunk it reads, so another rank's chunk can land in the middle of a line.
+_MID_LINE_TAG = re.compile(r"\[\d+,(?P<rank>\d+)\]<(?:stdout|stderr|stddiag)>:")
+_RANK_PREFIX = re.compile(r"^[\[(](?:rank|node) (?P<rank>\d+)[\])]$")
 
 
 class RankZeroLog:
-    """An OutputSink keeping what rank 0 (or the launcher) printed: nccl-tests prints its table there."""
+    """An OutputSink keeping what rank 0 (or the launcher itself) printed: nccl-tests prints its table
+    there. Lines are told apart by the launcher's rank tag, including tags spliced into the middle of a
+    line: each rank's fragments are joined back into its own lines, so a row of rank 0 cut by another
+    rank's output is restored, and another rank's text never enters rank 0's table."""
 
     def __init__(self, path: Path, forward: OutputSink | None = None) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self.forward = forward
         self._handle = path.open("w", encoding="utf-8")
+        self._pending: dict[int | None, str] = {}  # unterminated fragment of each rank
 
     def __call__(self, prefix: str, line: str) -> None:
-        if prefix in ("[rank 0]", "(node 0)") or not any(ch.isdigit() for ch in prefix):
-            self._handle.write(line + "\n")
-            self._handle.flush()
+        match = _RANK_PREFIX.match(prefix)
+        if match is None and any(ch.isdigit() for ch in prefix):
+            rank: int | None = -1  # some other tagged writer: never part of rank 0's table
+        else:
+            rank = int(match["rank"]) if match else None  # None: the launcher's own lines
+        pieces = _MID_LINE_TAG.split(line)  # [text, rank, text, rank, text ...]
+        owners = [rank, *(int(r) for r in pieces[1::2])]
+        texts = pieces[0::2]
+        for index, (owner, text) in enumerate(zip(owners, texts, strict=True)):
+            if index < len(texts) - 1:  # cut off by the next tag: the rest comes on a later line
+                self._pending[owner] = self._pending.get(owner, "") + text
+                continue
+            self._keep(owner, self._pending.pop(owner, "") + text)
         if self.forward is not None:
             self.forward(prefix, line)
 
+    def _keep(self, owner: int | None, line: str) -> None:
+        if owner in (0, None):
+            self._handle.write(line + "\n")
+            self._handle.flush()
+
     def close(self) -> None:
+        for owner in (0, None):  # a fragment never finished: written as it is (the reader sees it cut)
+            if self._pending.get(owner):
+                self._keep(owner, self._pending.pop(owner))
         self._handle.close()
 
 
@@ -179,17 +227,22 @@ def run_nccl_tests(
     on_output: OutputSink | None = None,
     timeout_s: float | None = None,
 ) -> NcclTestsRun:
-    """Execute ``program`` (from ``nccl_tests_program``) and read its JSON (``-J``) or its text table."""
+    """Execute ``program`` (from ``nccl_tests_program``), read its JSON (``-J``) or its text table, and
+    compare what it printed with what its command line asked for (``NcclTestsRun.mismatch``)."""
+    from gpufabric.bench.nccl_tests_verify import Expectation, mismatch
     from gpufabric.results.readers import read_run
 
     plan = launcher.render(program)
     program.workdir.mkdir(parents=True, exist_ok=True)
+    json_path = _json_path(program.argv)
+    if json_path is not None:
+        # nccl-tests never overwrites: it would write FILE.json.0 and leave an old FILE.json to be read.
+        json_path.unlink(missing_ok=True)
     log = RankZeroLog(program.workdir / f"{program.label}.log", on_output)
     try:
         outcome = launcher.execute(plan, on_output=log, timeout_s=timeout_s)
     finally:
         log.close()
-    json_path = _json_path(program.argv)
     source = json_path if json_path is not None and json_path.exists() else log.path
     result: RunResult | None = None
     try:
@@ -197,7 +250,13 @@ def run_nccl_tests(
     except InputError:
         if outcome.ok:  # a clean exit without a table is a real problem; a failed run explains itself
             raise
-    return NcclTestsRun(result=result, outcome=outcome, log_path=log.path, json_path=json_path)
+    problem = None
+    if outcome.ok and result is not None:
+        expect = Expectation.from_command(program.argv, processes=program.nranks, launcher=launcher.name)
+        problem = mismatch(result, expect)
+    return NcclTestsRun(
+        result=result, outcome=outcome, log_path=log.path, json_path=json_path, mismatch=problem
+    )
 
 
 def _json_path(argv: list[str]) -> Path | None:
