@@ -54,7 +54,8 @@ def _check_nodes_saw_skypilot_env(outcome: LaunchOutcome, lines: list[tuple[str,
 
 
 def test_task_on_local_virtual_nodes(tmp_path: Path) -> None:
-    outcome, lines = _run(LocalLauncher(), tmp_path)
+    # Virtual GPUs (none handed out), so the task's 2 x H100 runs on any host, a GPU host with fewer too.
+    outcome, lines = _run(LocalLauncher(gpu_ids=[]), tmp_path)
     _check_nodes_saw_skypilot_env(outcome, lines)
 
 

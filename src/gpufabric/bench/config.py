@@ -55,6 +55,12 @@ Backend = str  # any torch.distributed backend name: nccl, gloo, hccl, mpi, xccl
 KNOWN_BACKENDS: tuple[str, ...] = ("nccl", "gloo", "mpi", "ucc", "xccl", "hccl")
 BUFFERS_PER_RANK = 2
 """Each rank holds a send and a receive buffer of the largest size (``bench.ops.Buffers``)."""
+CPU_RANKS_PER_CORE = 8
+"""Most CPU ranks per usable core: gloo ranks spin while they wait, so beyond this a sweep measures the
+scheduler, and starting them (one Python + torch each) takes minutes before the first size."""
+RANK_PROCESS_BYTES = 256 << 20
+"""Host memory one CPU rank needs before its buffers: Python with torch and gloo imported (~230 MiB RSS
+measured with torch 2.13), rounded up."""
 
 
 class BenchConfig(BaseModel):
@@ -253,6 +259,22 @@ def check_memory(config: BenchConfig, *, ranks: int, available: int | None, wher
         f"({ranks} rank(s) x {BUFFERS_PER_RANK} buffers of {human_size(config.max_bytes)}), more than the "
         f"{human_size(available)} there is; {hint}"
     )
+
+
+def check_cpu_ranks(nranks: int, *, cores: int, memory: int | None) -> None:
+    """Refuse more CPU ranks than this host can run: ``CPU_RANKS_PER_CORE`` per usable core, and one
+    ``RANK_PROCESS_BYTES`` process each within its installed ``memory``. Without it ``--ranks 100000``
+    spends minutes spawning processes the host can never run together."""
+    bounds = [(cores * CPU_RANKS_PER_CORE, f"{CPU_RANKS_PER_CORE} per CPU core x {cores} core(s)")]
+    if memory is not None:
+        per_rank = human_size(RANK_PROCESS_BYTES)
+        bounds.append((max(1, memory // RANK_PROCESS_BYTES), f"{per_rank} each in {human_size(memory)}"))
+    limit, why = min(bounds)
+    if nranks > limit:
+        raise UsageError(
+            f"--ranks: {nranks} CPU ranks is more than this host can run ({limit}: {why}); "
+            f"use --ranks {limit} or fewer, or spread the ranks over hosts with --on mpirun --hosts"
+        )
 
 
 def validate(config: BenchConfig, *, nranks: int, backend: str, on_gpu: bool) -> None:

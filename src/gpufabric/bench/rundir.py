@@ -11,7 +11,13 @@
 from __future__ import annotations
 
 import json
+import os
+import tempfile
+from collections.abc import Iterable
 from pathlib import Path
+
+from gpufabric.bench.stages import STAGES_DIR
+from gpufabric.errors import UsageError
 
 CONFIG_NAME = "config.json"
 STREAM_NAME = "result.jsonl"
@@ -22,6 +28,53 @@ PROGRESS_TAG = "GPUFABRIC_PROGRESS "
 """Prefix of the lines rank 0 prints as each size finishes; the caller turns them into a progress bar."""
 CHECK_NOTE = "check: first wrong element: "
 """Prefix of the note rank 0 leaves when ``--check`` finds wrong data (the caller quotes it)."""
+
+
+RUN_MARKERS: tuple[str, ...] = (CONFIG_NAME, STREAM_NAME, RESULT_NAME, ERRORS_DIR, STAGES_DIR)
+"""Files a run leaves in its directory. A second run there would append to the stream (one result with
+both runs' rows) and read back the first run's error and stage files, so such a directory is refused."""
+
+
+def check_fresh_run_dir(run_dir: Path, *, markers: Iterable[str] = (), flag: str = "--run-dir") -> None:
+    """Refuse, before anything starts, a run directory that is a file, cannot be created, or already
+    holds a run (``RUN_MARKERS`` plus ``markers``, e.g. train-bench's config file): never merge runs."""
+    if run_dir.exists() and not run_dir.is_dir():
+        raise UsageError(f"{flag}: {run_dir} is a file, not a directory; choose a new directory name")
+    if run_dir.is_dir():
+        used = [name for name in (*RUN_MARKERS, *markers) if (run_dir / name).exists()]
+        if used:
+            raise UsageError(
+                f"{flag}: {run_dir} already holds a run ({used[0]}); choose a new {flag}, or remove "
+                f"the old run first (rm -r {run_dir}): runs are never merged"
+            )
+    _check_writable(run_dir, flag)
+
+
+def check_output_file(path: Path, *, flag: str = "--out") -> None:
+    """Refuse, before anything starts, an output file that is a directory or cannot be written."""
+    if path.is_dir():
+        raise UsageError(f"{flag}: {path} is a directory; name a file in it, e.g. {path / 'result.json'}")
+    if path.exists() and not os.access(path, os.W_OK):
+        raise UsageError(f"{flag}: {path} is not writable; choose another file or fix its permissions")
+    _check_writable(path, flag)
+
+
+def _check_writable(path: Path, flag: str) -> None:
+    """The nearest existing ancestor of ``path`` must be a directory we may create entries in."""
+    parent = path.absolute().parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        raise UsageError(f"{flag}: {path}: {parent} is a file, not a directory; choose another path")
+    # Create and remove a probe file rather than ask os.access: root passes every permission check, yet
+    # cannot write a read-only mount or /proc.
+    try:
+        with tempfile.NamedTemporaryFile(dir=parent, prefix=".gpufabric-probe-"):
+            pass
+    except OSError as exc:
+        raise UsageError(
+            f"{flag}: {path}: cannot create files in {parent} ({exc.strerror or exc}); choose another path"
+        ) from exc
 
 
 def error_path(run_dir: Path, rank: int) -> Path:

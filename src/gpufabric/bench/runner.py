@@ -27,7 +27,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel
 
-from gpufabric.bench.config import BenchConfig, check_memory, validate
+from gpufabric.bench.config import BenchConfig, check_cpu_ranks, check_memory, validate
 from gpufabric.bench.failure import diagnose_failure
 from gpufabric.bench.fault import Fault, check_world, fault_from_env
 from gpufabric.bench.rundir import (
@@ -37,10 +37,13 @@ from gpufabric.bench.rundir import (
     PROGRESS_TAG,
     RESULT_NAME,
     STREAM_NAME,
+    check_fresh_run_dir,
+    check_output_file,
 )
 from gpufabric.bench.stages import STAGE_TAG, StageTimeouts, StageWatchdog
 from gpufabric.errors import CheckFailed, GpufabricError, InputError, UsageError
 from gpufabric.launch.base import Launcher, OutputSink, RankProgram
+from gpufabric.launch.local import host_gpu_ids
 from gpufabric.launch.processes import watching
 from gpufabric.launch.signals import Interrupted
 from gpufabric.redact import redact_argv
@@ -58,16 +61,7 @@ DEFAULT_CPU_RANKS = 4
 
 def visible_gpu_count(environ: Mapping[str, str]) -> int:
     """GPUs this host offers its ranks: CUDA_VISIBLE_DEVICES when set, else ``nvidia-smi -L``."""
-    visible = environ.get("CUDA_VISIBLE_DEVICES")
-    if visible is not None:
-        return len([d for d in visible.split(",") if d.strip() and d.strip() != "-1"])
-    if shutil.which("nvidia-smi") is None:
-        return 0
-    try:
-        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=20, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return 0
-    return sum(1 for line in out.stdout.splitlines() if line.startswith("GPU ")) if out.returncode == 0 else 0
+    return len(host_gpu_ids(environ))
 
 
 def gpu_memory_bytes() -> int | None:
@@ -93,6 +87,14 @@ def host_memory_bytes() -> int | None:
         return None
 
 
+def usable_cores() -> int:
+    """The CPU cores this process may run on (its affinity mask: a container's or taskset's limit)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):  # not Linux
+        return os.cpu_count() or 1
+
+
 def preflight(
     config: BenchConfig, *, ranks: int | None, environ: Mapping[str, str], ranks_here: bool
 ) -> tuple[int, str, bool, Fault | None]:
@@ -105,6 +107,7 @@ def preflight(
     if ranks_here and on_gpu:
         check_memory(config, ranks=1, available=gpu_memory_bytes(), where="GPU memory per rank")
     elif ranks_here:
+        check_cpu_ranks(nranks, cores=usable_cores(), memory=host_memory_bytes())
         check_memory(config, ranks=nranks, available=host_memory_bytes(), where="host memory")
     return nranks, backend, on_gpu, fault
 
@@ -166,12 +169,17 @@ ConfigT = TypeVar("ConfigT", bound=BaseModel)
 def prepare_run_dir(config: ConfigT, *, backend: str, config_name: str) -> tuple[ConfigT, Path]:
     """Resolve ``config.run_dir`` (``runs`` means a fresh ``runs/<stamp>-<label>``), create it with its NCCL
     log dir, and write the config every rank reads, with the backend chosen and the command line recorded
-    (redacted). Shared by ``gpufabric bench`` and ``gpufabric train-bench``; returns (config, its path)."""
+    (redacted). Shared by ``gpufabric bench`` and ``gpufabric train-bench``; returns (config, its path).
+    A directory that already holds a run is refused (``rundir.check_fresh_run_dir``), never merged."""
     run_dir: Path = getattr(config, "run_dir")  # noqa: B009 - any run config: BenchConfig, TrainConfig
     if run_dir == Path("runs"):
         run_dir = default_run_dir(getattr(config, "label"))  # noqa: B009
     run_dir = run_dir.resolve()
-    (run_dir / NCCL_LOG_DIR).mkdir(parents=True, exist_ok=True)
+    check_fresh_run_dir(run_dir, markers=[config_name])
+    try:
+        (run_dir / NCCL_LOG_DIR).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"--run-dir: cannot create {run_dir} ({exc.strerror}); choose another path") from exc
     command = getattr(config, "command")  # noqa: B009
     config = config.model_copy(
         update={"run_dir": run_dir, "backend": backend, "command": redact_argv(command or list(sys.argv))}
@@ -222,6 +230,8 @@ def run_bench(
 
     base = os.environ if environ is None else environ
     extra = dict(env or {})
+    if out is not None:
+        check_output_file(out)  # before the sweep, not after it
     if ranks_here is None:
         ranks_here = launcher is None or launcher.name == "local"
     nranks, backend, on_gpu, fault = preflight(
@@ -281,12 +291,20 @@ def run_bench(
         keep_partial(config, run_dir, str(error), out=out, world_size=nranks, fault=fault)
         raise error
     result = read_result(run_dir / RESULT_NAME)
+    rewrite = False
     if attest is not None and result.metadata.log_files:
         result.attestation = attest([Path(p) for p in result.metadata.log_files])
+        rewrite = True
+    check_failure = wrong_data(result, run_dir / RESULT_NAME)
+    if check_failure is not None:
+        # Every size ran (complete stays true), but the numbers are not to be trusted: say so in the
+        # document, so compare, report and doctor see it and not only this command's exit code.
+        result.failure = wrong_data_line(result)
+        rewrite = True
+    if rewrite:
         write_result(result, run_dir / RESULT_NAME)
     if out is not None:
-        write_result(result, out)
-    check_failure = wrong_data(result, run_dir / RESULT_NAME)
+        write_out(result, out, kept=run_dir / RESULT_NAME)
     if check_failure is not None:
         raise check_failure
     return result
@@ -309,14 +327,20 @@ def _checked_fault(environ: Mapping[str, str], config: BenchConfig, nranks: int)
     return fault
 
 
-def wrong_data(result: RunResult, path: Path) -> CheckFailed | None:
-    """``CheckFailed`` naming the first bad rank, index, expected and got value, when any was wrong."""
+def wrong_data_line(result: RunResult) -> str | None:
+    """One line naming how many elements were wrong and the first bad rank, index, expected and got."""
     wrong = sum(s.wrong_total or 0 for s in result.series)
     if not wrong:
         return None
     first = next((n.removeprefix(CHECK_NOTE) for n in result.metadata.notes if n.startswith(CHECK_NOTE)), "")
     where = f"; first: {first}" if first else ""
-    return CheckFailed(f"--check: {wrong} wrong element(s){where}; result kept in {path}", result_path=path)
+    return f"--check: {wrong} wrong element(s){where}"
+
+
+def wrong_data(result: RunResult, path: Path) -> CheckFailed | None:
+    """``CheckFailed`` with ``wrong_data_line`` when any element was wrong; the result stays at ``path``."""
+    line = wrong_data_line(result)
+    return None if line is None else CheckFailed(f"{line}; result kept in {path}", result_path=path)
 
 
 def keep_partial(
@@ -358,8 +382,20 @@ def keep_partial(
     result = result.model_copy(update={"label": config.label, "complete": False, "failure": failure})
     write_result(result, final)
     if out is not None:
-        write_result(result, out)
+        # The run's own error is what the user must see; --out was checked before the run started.
+        with contextlib.suppress(OSError):
+            write_result(result, out)
     return result
+
+
+def write_out(result: RunResult, out: Path, *, kept: Path) -> None:
+    """``--out``, checked before the run; a failure now (disk full, the directory gone) is one line."""
+    try:
+        write_result(result, out)
+    except OSError as exc:
+        raise UsageError(
+            f"--out: cannot write {out} ({exc.strerror or exc}); the result is kept in {kept}"
+        ) from exc
 
 
 _failure = diagnose_failure  # bench.groups still imports the old private name

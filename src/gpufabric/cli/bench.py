@@ -22,6 +22,7 @@ import typer
 from gpufabric.bench import BenchConfig, run_bench
 from gpufabric.bench.config import normalize_backend
 from gpufabric.bench.nccl_tests import NcclTestsSettings
+from gpufabric.bench.rundir import check_fresh_run_dir, check_output_file
 from gpufabric.bench.runner import Attester, visible_gpu_count
 from gpufabric.bench.stages import parse_stage_timeouts
 from gpufabric.cli._common import choice, parse_env_pairs
@@ -136,6 +137,12 @@ def bench(
         choice("--format", fmt, ("table", "markdown", "json"))
     choice("--format", fmt, FORMATS)
     choice("-a/--average", average, ("avg", "min", "max"))
+    # Output paths are checked before anything runs, whatever the mode: a sweep must not end in a
+    # traceback because --out names a directory.
+    if out is not None:
+        check_output_file(out)
+    if run_dir is not None:
+        check_fresh_run_dir(run_dir.resolve())
     extra_env = parse_env_pairs(env)
     backend = normalize_backend(backend)
     wants_cpu = backend not in (None, "nccl")
@@ -176,22 +183,21 @@ def bench(
                     attest=_attester())  # fmt: skip
         return
     if engine == "nccl-tests":
+        from gpufabric.cli import bench_nccl_tests
+
+        bench_nccl_tests.refuse_gpufabric_only_flags(config, ranks=ranks, timeout_stage=timeout_stage)
         gpus = gpus_per_node or visible_gpu_count({**os.environ, **extra_env})
         if dry_run:  # print the command lines; run nothing, not even the binaries' --help
-            plan_text = bench_modes.nccl_tests_dry_run(
+            plan_text = bench_nccl_tests.nccl_tests_dry_run(
                 config, launcher=factory(), nccl_tests_dir=nccl_tests_dir, nodes=nodes, gpus_per_node=gpus,
                 env=extra_env,
             )  # fmt: skip
             typer.echo(plan_text)
             return
-        result = bench_modes.run_nccl_tests_engine(
+        result = bench_nccl_tests.run_nccl_tests_engine(
             config, launcher=factory(), nccl_tests_dir=nccl_tests_dir, nodes=nodes, gpus_per_node=gpus,
-            env=extra_env, timeout_s=timeout, on_output=show,
+            env=extra_env, timeout_s=timeout, on_output=show, out=out,
         )  # fmt: skip
-        if out is not None:
-            from gpufabric.results.io import write_result
-
-            write_result(result, out)
     else:
         from gpufabric.bench.adapt import AdaptedLauncher
 

@@ -16,10 +16,11 @@ from typing import Any
 import typer
 import yaml
 
-from gpufabric.errors import LaunchError, RankFailure, UsageError
+from gpufabric.errors import BenchTimeout, LaunchError, RankFailure, UsageError
 from gpufabric.launch.base import LaunchPlan
 from gpufabric.launch.identity import new_task_id
 from gpufabric.launch.kubernetes import planned_pod_patch, redacted_manifests, validate_manifests
+from gpufabric.launch.local import WARNING_PREFIX
 from gpufabric.launch.mpirun import SEED_MCA_PRESETS
 from gpufabric.launch.registry import LAUNCHER_NAMES, LauncherSettings, check_launcher_name, plan_task
 from gpufabric.task import load_task, parse_env_assignments
@@ -185,7 +186,13 @@ def launch_command(
     def show(prefix: str, line: str) -> None:
         print(f"{prefix} {line}", flush=True)
 
+    for note in plan.notes:
+        if note.startswith(WARNING_PREFIX):
+            print(note, file=sys.stderr, flush=True)
     outcome = launcher.execute(plan, on_output=show, timeout_s=timeout)
+    if outcome.timed_out:
+        # A deadline, not a failing node: exit 124 like timeout(1) and like bench (docs/launch.md).
+        raise BenchTimeout(outcome.failure or f"timed out after {timeout:g}s; every node was stopped")
     if not outcome.ok:
         failed = next((e for e in outcome.exits if e.returncode not in (0, None)), None)
         if failed is not None:

@@ -6,6 +6,10 @@ plus the program's, and gets torchrun's identity variables (``RANK``, ``WORLD_SI
 ``LOCAL_WORLD_SIZE``, ``NODE_RANK``, ``MASTER_ADDR``, ``MASTER_PORT`` on a free port). A virtual node sees
 its own GPU subset through ``CUDA_VISIBLE_DEVICES`` and each rank picks ``cuda:LOCAL_RANK`` in it.
 
+A program that asks for more GPUs than this host has is refused, except on a host with no GPU at all:
+there the GPUs are *virtual* (``GPUFABRIC_GPUS_PER_NODE`` as asked, no ``CUDA_VISIBLE_DEVICES``), so a
+2 x 8-GPU task's multi-node logic can still be exercised on a laptop; the plan carries a warning note.
+
 Supervision (prefixed output, stop-all on the first failure, timeout, exit report) is
 ``gpufabric.launch.processes.run_commands``.
 """
@@ -13,8 +17,10 @@ Supervision (prefixed output, stop-all on the first failure, timeout, exit repor
 from __future__ import annotations
 
 import os
+import shutil
 import socket
-from collections.abc import Mapping
+import subprocess
+from collections.abc import Mapping, Sequence
 
 from gpufabric.errors import UsageError
 from gpufabric.launch.base import LaunchOutcome, LaunchPlan, OutputSink, PlannedCommand, RankProgram
@@ -30,12 +36,33 @@ def free_port(host: str = LOOPBACK) -> int:
         return int(sock.getsockname()[1])
 
 
-def visible_gpu_ids(environ: Mapping[str, str], count: int) -> list[str]:
-    """The GPU ids this process may hand out: its own CUDA_VISIBLE_DEVICES, else 0..count-1."""
+WARNING_PREFIX = "warning: "
+"""Plan notes that start with this are said on stderr when the plan runs, not only in ``--dry-run``."""
+
+
+def host_gpu_ids(environ: Mapping[str, str]) -> list[str]:
+    """The GPU ids this process may hand out: its CUDA_VISIBLE_DEVICES when set (empty or -1: none),
+    else the GPUs ``nvidia-smi -L`` lists (none without nvidia-smi)."""
     visible = environ.get("CUDA_VISIBLE_DEVICES")
     if visible is not None:
-        return [d.strip() for d in visible.split(",") if d.strip()]
-    return [str(i) for i in range(count)]
+        return [d.strip() for d in visible.split(",") if d.strip() and d.strip() != "-1"]
+    if shutil.which("nvidia-smi") is None:
+        return []
+    try:
+        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=20, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return []
+    if out.returncode != 0:
+        return []
+    return [str(i) for i, line in enumerate(x for x in out.stdout.splitlines() if x.startswith("GPU "))]
+
+
+def virtual_gpus_warning(nodes: int, gpus_per_node: int) -> str:
+    return (
+        f"{WARNING_PREFIX}no GPU on this host: the {nodes} node(s) x {gpus_per_node} GPU(s) are virtual "
+        f"(GPUFABRIC_GPUS_PER_NODE={gpus_per_node}, no CUDA_VISIBLE_DEVICES set); the multi-node logic runs, "
+        "anything that needs a GPU will fail"
+    )
 
 
 class LocalLauncher:
@@ -43,9 +70,17 @@ class LocalLauncher:
 
     name = "local"
 
-    def __init__(self, *, master_port: int | None = None, environ: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        master_port: int | None = None,
+        environ: Mapping[str, str] | None = None,
+        gpu_ids: Sequence[str] | None = None,
+    ) -> None:
         self.master_port = master_port
         self.environ = environ
+        self.gpu_ids = None if gpu_ids is None else list(gpu_ids)
+        """the GPUs to hand out; None: this host's (``host_gpu_ids``), looked up when a program wants GPUs"""
 
     def render(self, program: RankProgram) -> LaunchPlan:
         environ = os.environ if self.environ is None else self.environ
@@ -56,15 +91,20 @@ class LocalLauncher:
                 f"use --nodes {program.nranks} or fewer"
             )
         gpu_ids: list[str] = []
+        notes: list[str] = []
         if program.gpus_per_node > 0:
             wanted = program.gpus_per_node * program.nodes
-            gpu_ids = visible_gpu_ids(environ, wanted)
-            if len(gpu_ids) < wanted:
+            gpu_ids = self.gpu_ids if self.gpu_ids is not None else host_gpu_ids(environ)
+            if not gpu_ids:
+                notes.append(virtual_gpus_warning(program.nodes, program.gpus_per_node))
+            elif len(gpu_ids) < wanted:
                 raise UsageError(
                     f"--gpus-per-node: {program.nodes} node(s) x {program.gpus_per_node} GPU(s) = {wanted}, "
-                    f"but only {len(gpu_ids)} GPU(s) are visible here; lower the count"
+                    f"but only {len(gpu_ids)} GPU(s) are visible here; lower --nodes or --gpus-per-node "
+                    f"until nodes x GPUs per node <= {len(gpu_ids)}, or set CUDA_VISIBLE_DEVICES= to run "
+                    "on virtual GPUs"
                 )
-            if per_node > program.gpus_per_node:
+            if gpu_ids and per_node > program.gpus_per_node:
                 raise UsageError(
                     f"--ranks: {per_node} ranks per node but {program.gpus_per_node} GPU(s) per node; "
                     "one process per GPU needs at least as many GPUs as ranks"
@@ -97,7 +137,9 @@ class LocalLauncher:
                     argv=list(program.argv), env=env, cwd=None, ranks=[rank], node_rank=None, host=None
                 )
             )
-        notes = [f"{program.nranks} rank(s) on {program.nodes} virtual node(s), rendezvous {LOOPBACK}:{port}"]
+        notes.insert(
+            0, f"{program.nranks} rank(s) on {program.nodes} virtual node(s), rendezvous {LOOPBACK}:{port}"
+        )
         return LaunchPlan(launcher=self.name, program=program, commands=commands, notes=notes)
 
     def execute(

@@ -6,7 +6,8 @@ nodes, one ``mpirun``, ``sky launch``) uses it. Each process gets its own sessio
 stop reaches everything it started (mpirun forwards the signal to its remote daemons): that is
 ``launch.process_group``; reading, routing and remembering their output is ``launch.output``.
 
-A *watchdog* (a callable returning a one-line reason to stop, or None) is polled about every 0.2 s; the
+The deadline (``timeout_s``) and the *watchdog* cover starting the processes as well as waiting for
+them. A watchdog (a callable returning a one-line reason to stop, or None) is polled about every 0.2 s; the
 bench runner installs its stage watchdog with ``watching(...)``, so every launcher built on
 ``run_commands`` honours per-stage deadlines without a change to the ``Launcher`` interface. The failure
 line names the process that failed *first*; processes we stopped are marked ``stopped`` and never named.
@@ -28,7 +29,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from gpufabric.launch.base import LaunchOutcome, OutputSink, PlannedCommand, RankExit
 from gpufabric.launch.output import LAST_LINES, LineRouter, OutputStreams, Started
 from gpufabric.launch.process_group import spawn, stop_all
-from gpufabric.launch.signals import Interrupted
+from gpufabric.launch.signals import Interrupted, deferred_signals
 
 __all__ = [
     "LAST_LINES",
@@ -87,8 +88,9 @@ def run_commands(
     started = time.monotonic()
     streams = OutputStreams(on_output, route_line)
     try:
-        for command in commands:
-            streams.add(command, spawn(command, env_base))
+        reason = _spawn_all(commands, streams, env_base, started, timeout_s, watchdog)
+        if reason is not None:
+            return _finish(streams, started, exit_details, timeout_s, timed_out=True, reason=reason)
         return _wait(streams, timeout_s, started, exit_details, watchdog)
     except BaseException as exc:
         alive = [r for r in streams.started if r.proc.poll() is None]
@@ -96,6 +98,35 @@ def run_commands(
         if isinstance(exc, Interrupted):
             exc.stopped_ranks += sum(len(r.command.ranks) or 1 for r in alive)
         raise
+
+
+def _spawn_all(
+    commands: Sequence[PlannedCommand],
+    streams: OutputStreams,
+    env_base: Mapping[str, str],
+    started: float,
+    timeout_s: float | None,
+    watchdog: Watchdog | None,
+) -> str | None:
+    """Start every command; the deadline and the watchdog bound this phase too (starting thousands of
+    processes takes minutes). Returns why starting stopped early, or None when all were started."""
+    deadline = started + timeout_s if timeout_s is not None else None
+    next_check = started
+    for index, command in enumerate(commands):
+        now = time.monotonic()
+        if deadline is not None and now >= deadline:
+            return (
+                f"timed out after {timeout_s:g}s while starting processes ({index} of {len(commands)} "
+                "started); every started rank was stopped"
+            )
+        if watchdog is not None and now >= next_check:
+            next_check = now + 0.2
+            reason = watchdog()
+            if reason:
+                return reason
+        with deferred_signals():  # a stop signal during fork/exec must not orphan the child
+            streams.add(command, spawn(command, env_base))
+    return None
 
 
 def _wait(
@@ -126,9 +157,25 @@ def _wait(
             if reason:
                 timed_out = True
                 break
-    stopped: set[int] = set()
     if first_failed is not None:
         streams.settle(SETTLE_S)
+    return _finish(streams, started, exit_details, timeout_s, timed_out=timed_out, reason=reason,
+                   first_failed=first_failed)  # fmt: skip
+
+
+def _finish(
+    streams: OutputStreams,
+    started: float,
+    exit_details: Callable[[int, int], list[RankExit]] | None,
+    timeout_s: float | None,
+    *,
+    timed_out: bool,
+    reason: str | None,
+    first_failed: int | None = None,
+) -> LaunchOutcome:
+    """Stop what still runs (after a timeout or a failure) and report every started process's exit."""
+    running = streams.started
+    stopped: set[int] = set()
     if timed_out or first_failed is not None:
         stopped = {i for i, r in enumerate(running) if r.proc.poll() is None}
         stop_all([r.proc for r in running])

@@ -38,6 +38,29 @@ class Interrupted(BaseException):
         return 128 + self.signum
 
 
+class _Deferral:
+    """Signals that arrived while a process was being started (see ``deferred_signals``)."""
+
+    depth = 0
+    pending: list[int] = []  # noqa: RUF012 - one process-wide state, like the signal handlers themselves
+
+
+@contextlib.contextmanager
+def deferred_signals() -> Iterator[None]:
+    """Hold ``Interrupted`` back until the block ends. Starting a rank is fork + exec + registering the
+    child; a stop signal raised in between would lose the child (it runs on with nobody to stop it), so the
+    supervisor starts and registers each child in this block and the signal is raised right after."""
+    _Deferral.depth += 1
+    try:
+        yield
+    finally:
+        _Deferral.depth -= 1
+        if _Deferral.depth == 0 and _Deferral.pending:
+            signum = _Deferral.pending[0]
+            _Deferral.pending.clear()
+            raise Interrupted(signum)
+
+
 @contextlib.contextmanager
 def stopping_on_signals(signals: Sequence[signal.Signals] = STOP_SIGNALS) -> Iterator[None]:
     """Raise ``Interrupted`` in the main thread on the first of ``signals``; ignore repeats, so a second
@@ -48,6 +71,9 @@ def stopping_on_signals(signals: Sequence[signal.Signals] = STOP_SIGNALS) -> Ite
         if raised:
             return
         raised.append(signum)
+        if _Deferral.depth:
+            _Deferral.pending.append(signum)
+            return
         raise Interrupted(signum)
 
     previous = {sig: signal.signal(sig, handler) for sig in signals}
