@@ -41,6 +41,10 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
             "Error: --hidden: 100 is not a multiple of 64 (one attention head per 64); use 64 or 128",
         ),
         (
+            ["--ranks", "100000"],
+            "Error: --ranks: 100000 CPU ranks is more than this host can run",
+        ),
+        (
             ["--hidden", "100000000"],
             "Error: --hidden/--layers: the model (240,000,057,200,000,256 parameters) needs",
         ),

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+from gpufabric.bench.config import check_cpu_ranks
 from gpufabric.bench.failure import crashed_rank, error_file_failure, last_output, usage_failure
 from gpufabric.bench.rundir import read_errors
 from gpufabric.bench.runner import (
@@ -23,6 +24,7 @@ from gpufabric.bench.runner import (
     host_world,
     nccl_debug_env,
     prepare_run_dir,
+    usable_cores,
     visible_gpu_count,
 )
 from gpufabric.errors import BenchTimeout, GpufabricError, RankFailure, UsageError
@@ -108,6 +110,7 @@ def _check_memory_here(config: TrainConfig, *, nranks: int, on_gpu: bool) -> Non
         check_model_memory(config.model, ranks=1, available=gpu_memory_bytes(), on_gpu=True,
                            where="GPU memory per rank")  # fmt: skip
     else:
+        check_cpu_ranks(nranks, cores=usable_cores(), memory=host_memory_bytes())
         check_model_memory(config.model, ranks=nranks, available=host_memory_bytes(), on_gpu=False,
                            where="host memory")  # fmt: skip
 
