@@ -104,7 +104,12 @@ def test_real_slurm_listing(slurm_gres_cluster: SlurmCluster) -> None:
     # p4d has 8 A100 and 4 EFA; this node's GRES says 4 GPUs and 2 EFA, and the verdicts say so.
     messages = [f.message for f in report.findings]
     assert messages[0].startswith(f"p4d.24xlarge has 8 A100, node advertises {SLURM_GPUS} allocatable")
-    assert messages[1].startswith(f"p4d expects 4 EFA, node advertises {SLURM_EFA}: only 2 of 4")
+    # Slurm wording: the fix is in gres.conf / the node's Gres= line, not a Kubernetes device plugin.
+    assert "gres.conf and the node's Gres= line" in messages[0] and "device plugin" not in messages[0]
+    # the GRES type (h100) contradicts the feature's shape (p4d: A100)
+    assert messages[1].startswith("p4d.24xlarge has A100, but its GRES type says h100")
+    assert [f.status for f in report.findings][:2] == ["warn", "warn"]
+    assert messages[2].startswith(f"p4d expects 4 EFA, node advertises {SLURM_EFA}: only 2 of 4")
     (group,) = inventory.groups
     assert (group.key, group.gpus_per_node, group.nodes) == ("p4d.24xlarge/efa=2", SLURM_GPUS, [node.name])
 

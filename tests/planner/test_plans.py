@@ -46,10 +46,21 @@ def test_efa_proportional_to_gpus(gpus: int, efa: int) -> None:
 
 
 def test_three_gpus_on_a_32_efa_shape_is_refused_with_the_rule() -> None:
-    with pytest.raises(
-        CatalogError, match=r"--gpus 3: p5\.48xlarge has 8 GPUs and 32 efa NICs.*use --gpus 1 or 2 or 4 or 8"
-    ):
+    # The rule 3 breaks is divisibility (3 x 32 / 8 = 12 NICs is whole): the message must say so.
+    with pytest.raises(CatalogError) as refused:
         plan(PlanRequest(instance_type="p5.48xlarge", platform="kubernetes", gpus=3))
+    assert str(refused.value) == (
+        "--gpus 3: p5.48xlarge has 8 GPUs and 3 does not divide 8 (pods must tile the node); "
+        "use --gpus 1 or 2 or 4 or 8"
+    )
+
+
+def test_gpus_that_split_the_nics_unevenly_name_the_nic_rule() -> None:
+    # 1 divides 8, but a 1-GPU pod on p4d would get half of one of its 4 EFA: that rule is the one to name.
+    with pytest.raises(
+        CatalogError, match=r"whole number of NICs \(1 x 4 / 8 = 0\.5\).*use --gpus 2 or 4 or 8$"
+    ):
+        plan(PlanRequest(instance_type="p4d.24xlarge", platform="kubernetes", gpus=1))
 
 
 def test_a3_high_vm_has_one_plus_four_vpcs_at_mtu_8244() -> None:

@@ -6,7 +6,7 @@ import difflib
 from collections.abc import Mapping
 
 from gpufabric.catalog.loader import load_catalog
-from gpufabric.catalog.model import Cloud, Fabric, FabricName, InstanceType, NodeDetection
+from gpufabric.catalog.model import Cloud, Fabric, FabricName, InstanceType, NodeDetection, NodeLabelRule
 from gpufabric.errors import CatalogError
 
 GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"
@@ -20,7 +20,10 @@ def _by_spelling() -> dict[str, InstanceType]:
 
 
 def _suggest(name: str, choices: list[str]) -> str:
-    close = difflib.get_close_matches(name, choices, n=3, cutoff=0.6)
+    # A family prefix ("p5", "a3-") is too short for difflib's ratio: offer the family's members first.
+    wanted = name.strip().lower()
+    family = [c for c in choices if wanted and c.lower().startswith(wanted)]
+    close = family[:3] or difflib.get_close_matches(name, choices, n=3, cutoff=0.6)
     if close:
         return "did you mean " + " or ".join(repr(c) for c in close) + "?"
     return "see `gpufabric catalog list` for the known types"
@@ -79,41 +82,72 @@ def detect_node_shape(labels: Mapping[str, str]) -> NodeDetection | None:
     for rule in load_catalog().rules:
         if not any(key.startswith(rule.label_prefixes) for key in labels):
             continue
-        by_spelling = _by_spelling()
-        for label in rule.instance_type_labels:
-            value = labels.get(label)
-            if not value:
-                continue
-            for prefix in rule.strip_prefixes:
-                value = value.removeprefix(prefix)
-            inst = by_spelling.get(value.lower())
-            if inst is not None and inst.cloud is rule.cloud:
+        return _detect_with_rule(rule, labels)
+    return _detect_by_instance_type(labels)
+
+
+# The well-known instance-type labels every provider sets (kubelet's cloud provider).
+INSTANCE_TYPE_LABELS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
+
+
+def _detect_by_instance_type(labels: Mapping[str, str]) -> NodeDetection | None:
+    """No provider label: the instance-type value alone, when it names a catalog entry (aliases such
+    as ``ml.p4d.24xlarge`` included), gives the shape, its cloud, and that cloud's provider rule."""
+    by_spelling = _by_spelling()
+    for label in INSTANCE_TYPE_LABELS:
+        inst = by_spelling.get(labels.get(label, "").strip().lower())
+        if inst is None:
+            continue
+        rule = next((r for r in load_catalog().rules if r.cloud is inst.cloud), None)
+        if rule is None:
+            return None
+        return NodeDetection(
+            provider=rule.provider,
+            cloud=inst.cloud,
+            instance=inst,
+            fabric=inst.fabric,
+            matched_by=f"{label}={labels[label]} (no provider label: "
+            f"{inst.cloud.value} from the catalog entry)",
+        )
+    return None
+
+
+def _detect_with_rule(rule: NodeLabelRule, labels: Mapping[str, str]) -> NodeDetection:
+    """The node's shape once ``rule``'s provider labels matched: instance-type labels, then GPU labels."""
+    by_spelling = _by_spelling()
+    for label in rule.instance_type_labels:
+        value = labels.get(label)
+        if not value:
+            continue
+        for prefix in rule.strip_prefixes:
+            value = value.removeprefix(prefix)
+        inst = by_spelling.get(value.lower())
+        if inst is not None and inst.cloud is rule.cloud:
+            return NodeDetection(
+                provider=rule.provider,
+                cloud=rule.cloud,
+                instance=inst,
+                fabric=inst.fabric,
+                matched_by=f"{label}={labels[label]}",
+            )
+    product, count = labels.get(GPU_PRODUCT_LABEL, ""), labels.get(GPU_COUNT_LABEL, "")
+    if product and count.isdigit():
+        for inst in list_instances(rule.cloud):
+            if inst.accelerator_count == int(count) and _product_matches(product, inst.accelerator):
                 return NodeDetection(
                     provider=rule.provider,
                     cloud=rule.cloud,
                     instance=inst,
                     fabric=inst.fabric,
-                    matched_by=f"{label}={labels[label]}",
+                    matched_by=f"{GPU_PRODUCT_LABEL}={product}, {GPU_COUNT_LABEL}={count}",
                 )
-        product, count = labels.get(GPU_PRODUCT_LABEL, ""), labels.get(GPU_COUNT_LABEL, "")
-        if product and count.isdigit():
-            for inst in list_instances(rule.cloud):
-                if inst.accelerator_count == int(count) and _product_matches(product, inst.accelerator):
-                    return NodeDetection(
-                        provider=rule.provider,
-                        cloud=rule.cloud,
-                        instance=inst,
-                        fabric=inst.fabric,
-                        matched_by=f"{GPU_PRODUCT_LABEL}={product}, {GPU_COUNT_LABEL}={count}",
-                    )
-        return NodeDetection(
-            provider=rule.provider,
-            cloud=rule.cloud,
-            instance=None,
-            fabric=FabricName.SOCKET,
-            matched_by=f"provider {rule.provider} recognised, but no label names a catalog shape",
-        )
-    return None
+    return NodeDetection(
+        provider=rule.provider,
+        cloud=rule.cloud,
+        instance=None,
+        fabric=FabricName.SOCKET,
+        matched_by=f"provider {rule.provider} recognised, but no label names a catalog shape",
+    )
 
 
 def _product_matches(product: str, accelerator: str) -> bool:

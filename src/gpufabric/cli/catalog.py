@@ -13,7 +13,7 @@ from typing import Any
 import typer
 import yaml
 
-from gpufabric.catalog import InstanceType, get_instance, list_instances
+from gpufabric.catalog import Cloud, InstanceType, get_instance, list_instances
 from gpufabric.cli._common import choice
 from gpufabric.errors import UsageError
 
@@ -82,6 +82,13 @@ def catalog_command(
         if not name:
             raise UsageError("catalog show: give an instance type, e.g. `gpufabric catalog show p5.48xlarge`")
         inst = get_instance(name)
+        if cloud is not None:
+            wanted = choice("--cloud", cloud.lower(), tuple(c.value for c in Cloud))
+            if inst.cloud.value != wanted:
+                raise UsageError(
+                    f"--cloud {wanted}: {inst.name} is an instance type of {inst.cloud.value}; use --cloud "
+                    f"{inst.cloud.value}, drop --cloud, or `gpufabric catalog list --cloud {wanted}`"
+                )
         data = inst.model_dump(mode="json")
         sys.stdout.write(_dump(data, "yaml" if fmt == "table" else fmt))
         return

@@ -191,6 +191,15 @@ def nodes(
         None, "--platform", help="Platform to plan for with --plan (default: where the nodes are)."
     ),
 ) -> None:
+    if columns is not None and output is not OutputFormat.TABLE:
+        raise UsageError(
+            f"--columns: chooses table columns and --format {output.value} prints every field; drop "
+            "--columns, or use --format table"
+        )
+    if platform is not None and not with_plan:
+        raise UsageError(
+            f"--platform {platform.value}: only applies with --plan (it is what gets planned); add --plan"
+        )
     chosen_columns = parse_columns(columns)
     inventory = read_inventory(on, context=context, kubeconfig=kubeconfig, selector=selector)
     plans = plan_groups(inventory, platform=platform) if with_plan else None

@@ -13,6 +13,7 @@ from typing import Any
 
 import typer
 import yaml
+from pydantic import ValidationError
 
 from gpufabric.catalog import Cloud, FabricName
 from gpufabric.cli._common import choice
@@ -49,10 +50,35 @@ def _load_yaml(path: Path, flag: str) -> Any:
 def _accelerator(text: str | None) -> tuple[str | None, int | None]:
     if text is None:
         return None, None
-    name, _, count = text.partition(":")
-    if count and not count.isdigit():
-        raise UsageError(f"--accelerator: {text!r} must be NAME or NAME:COUNT, e.g. H100:8")
-    return name, int(count) if count else None
+    name, sep, count = text.partition(":")
+    if not name.strip():
+        raise UsageError(f"--accelerator {text}: NAME is missing; write NAME or NAME:COUNT, e.g. H100:8")
+    if sep and not count.isdigit():
+        raise UsageError(f"--accelerator {text}: COUNT must be a whole number; write NAME:COUNT, e.g. H100:8")
+    if sep and int(count) < 1:
+        raise UsageError(f"--accelerator {text}: COUNT must be >= 1; write NAME:COUNT, e.g. {name}:8")
+    return name.strip(), int(count) if sep else None
+
+
+# PlanRequest fields -> the flag that sets them, for validation errors pydantic raises.
+_FIELD_FLAGS = {"cluster_name": "--cluster-name", "accelerator_count": "--accelerator", "nodes": "--nodes"}
+
+
+def _request(**fields: Any) -> PlanRequest:
+    """``PlanRequest(**fields)``; a value its schema rejects is one line naming the flag, not a traceback."""
+    try:
+        return PlanRequest(**fields)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = str(error["loc"][0]) if error["loc"] else "?"
+        flag = _FIELD_FLAGS.get(field, "--" + field.replace("_", "-"))
+        why = error["msg"]
+        if field == "cluster_name":
+            why = (
+                "must be 1-42 lowercase letters, digits or '-' and start with a letter (it names pods); "
+                "e.g. bench-1"
+            )
+        raise UsageError(f"{flag} {error.get('input')!r}: {why}") from None
 
 
 def plan_table(result: Plan) -> str:
@@ -175,7 +201,7 @@ def plan_command(
     if cloud is not None:
         choice("--cloud", cloud.lower(), tuple(c.value for c in Cloud))
     name, count = _accelerator(accelerator)
-    request = PlanRequest(
+    request = _request(
         cloud=Cloud(cloud.lower()) if cloud else None,
         instance_type=instance_type,
         accelerator=name,

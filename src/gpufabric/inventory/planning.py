@@ -63,6 +63,7 @@ def plan_request(
     platform: Platform | None = None,
     options: ClusterPlanOptions | None = None,
     hostnames: list[str] | None = None,
+    slurm_features: dict[str, list[str]] | None = None,
 ) -> PlanRequest | None:
     """The planner input for ``group``; None when no catalog shape or provider identifies it."""
     opts = options or ClusterPlanOptions(platform=platform)
@@ -80,6 +81,9 @@ def plan_request(
     else:
         return None
     pinned = hostnames if group.source == "kubernetes" and target in POD_PLATFORMS else None
+    constraint, excluded = None, None
+    if group.source == "slurm" and target is Platform.SLURM:
+        pinned, constraint, excluded = slurm_placement(group, slurm_features or {}, opts.nodes)
     return PlanRequest(
         node_labels=labels,
         instance_type=shape,
@@ -93,8 +97,42 @@ def plan_request(
         pod_config=opts.pod_config,
         cluster_name=opts.cluster_name,
         image=opts.image,
+        node_gpus=group.gpus_per_node or None,
         node_hostnames=pinned,
+        slurm_constraint=constraint,
+        slurm_exclude=excluded,
     )
+
+
+def shape_feature(node: NodeInfo, shape: str) -> str | None:
+    """The Slurm feature of ``node`` that names ``shape`` (``p4d.24xlarge`` or ``p4d-24xlarge``)."""
+    for feature in node.features:
+        for spelling in (feature, feature.replace("-", ".", 1)):
+            try:
+                if get_instance(spelling).name == shape:
+                    return feature
+            except CatalogError:
+                continue
+    return None
+
+
+def slurm_placement(
+    group: NodeGroup, features: dict[str, list[str]], nodes: int | None
+) -> tuple[list[str] | None, str | None, list[str] | None]:
+    """``(nodelist, constraint, exclude)`` pinning a Slurm job to ``group``.
+
+    ``features``: feature -> every node of the cluster carrying it. ``--constraint`` when the group is
+    exactly the nodes of its shape's feature; ``--nodelist`` when the job takes the whole group (a
+    nodelist makes Slurm allocate every listed node); else the feature minus ``--exclude`` of the nodes
+    of that shape outside the group (broken EFA, fewer GPUs).
+    """
+    feature = next((f for f, names in features.items() if set(group.nodes) <= set(names)), None)
+    holders = set(features.get(feature, [])) if feature else set()
+    if feature is not None and holders == set(group.nodes):
+        return None, feature, None
+    if nodes is None or nodes == len(group.nodes) or feature is None:
+        return list(group.nodes), None, None
+    return None, feature, sorted(holders - set(group.nodes))
 
 
 def split_by_zone(group: NodeGroup, members: dict[str, NodeInfo]) -> list[NodeGroup]:
@@ -119,6 +157,16 @@ def split_by_zone(group: NodeGroup, members: dict[str, NodeInfo]) -> list[NodeGr
         )
         for zone, names in sorted(by_zone.items(), key=lambda item: (-len(item[1]), item[0]))
     ]
+
+
+def _shape_features(group: NodeGroup, members: dict[str, NodeInfo]) -> dict[str, list[str]]:
+    """Slurm: the feature naming the group's shape -> every node of the cluster that carries it."""
+    if group.source != "slurm" or group.shape is None:
+        return {}
+    feature = shape_feature(members[group.nodes[0]], group.shape)
+    if feature is None:
+        return {}
+    return {feature: sorted(name for name, node in members.items() if feature in node.features)}
 
 
 def _strict_refusal(group: NodeGroup, why: str) -> CatalogError:
@@ -146,8 +194,15 @@ def _plan_one(group: NodeGroup, members: dict[str, NodeInfo], opts: ClusterPlanO
             group=group,
             skipped=f"--nodes {opts.nodes}: this group has only {len(group.nodes)} node(s)",
         )
+    if not group.gpus_per_node:
+        return GroupPlan(
+            group=group,
+            skipped="these nodes advertise no allocatable GPUs (in use or unhealthy): nothing to plan",
+        )
     hostnames = [members[name].labels.get(HOSTNAME_LABEL, name) for name in group.nodes]
-    request = plan_request(group, options=opts, hostnames=hostnames)
+    request = plan_request(
+        group, options=opts, hostnames=hostnames, slurm_features=_shape_features(group, members)
+    )
     if request is None:
         why = (
             "no catalog shape identifies these nodes: plan them with `gpufabric plan --instance-type TYPE` "

@@ -41,7 +41,8 @@ COLUMNS: dict[str, Callable[[NodeReport], str]] = {
     "PARTITIONS": lambda r: _opt(",".join(r.node.partitions)),
     "CPUS": lambda r: _opt(r.node.cpus),
     "MEMORY": lambda r: _opt(f"{r.node.memory_mb}M" if r.node.memory_mb is not None else None),
-    "GPUTYPE": lambda r: _opt(r.node.gpu_type),
+    # HyperPod and plain EKS nodes carry no GPU product label: the catalog knows the shape's accelerator.
+    "GPUTYPE": lambda r: _opt(r.node.gpu_type or (r.expected.accelerator if r.expected else None)),
     "GPU": lambda r: _opt(r.node.gpu_allocatable),
     "EFA": _efa,
     "NETWORKS": lambda r: _opt(len(r.node.gke_networks) if r.node.gke_networks else None),

@@ -32,12 +32,31 @@ def _gpu_findings(node: NodeInfo, shape: InstanceType, add: _Add) -> None:
         )
         add("fail", f"{shape.name} has {want} {shape.accelerator}, node advertises none: {plugin} missing")
     elif node.gpu_allocatable < want:
+        check = (
+            f"check gres.conf and the node's Gres= line (`scontrol show node {node.name}`), and nvidia-smi "
+            "for XID errors"
+            if node.source == "slurm"
+            else "check nvidia-smi and the device plugin's log for XID errors"
+        )
         add(
             "warn",
             f"{shape.name} has {want} {shape.accelerator}, node advertises "
-            f"{node.gpu_allocatable} allocatable: a device is unhealthy or hidden "
-            "(check nvidia-smi and the device plugin's log for XID errors)",
+            f"{node.gpu_allocatable} allocatable: a device is unhealthy or hidden ({check})",
         )
+    reported = node.gpu_type
+    if reported and not any(gpu_type_matches(kind, shape.accelerator) for kind in reported.split(",")):
+        where = "its GRES type" if node.source == "slurm" else "its GPU label"
+        add(
+            "warn",
+            f"{shape.name} has {shape.accelerator}, but {where} says {reported}: the node is not the shape "
+            "it claims (fix its instance-type feature or label, or the GPU type it reports)",
+        )
+
+
+def gpu_type_matches(reported: str, accelerator: str) -> bool:
+    """'h100', 'NVIDIA-H100-80GB-HBM3', 'nvidia-h100-mega-80gb' name H100 (token match: not H1000)."""
+    tokens = reported.upper().replace("_", "-").replace(" ", "-").split("-")
+    return accelerator.upper() in tokens
 
 
 def _efa_findings(node: NodeInfo, shape: InstanceType, exp: FabricExpectation, add: _Add) -> bool:

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from gpufabric.catalog import Cloud, FabricName, get_fabric
-from gpufabric.errors import CatalogError
+from gpufabric.errors import CatalogError, UsageError
 from gpufabric.planner.aws_vm import render_aws_vm
 from gpufabric.planner.docker import render_docker
 from gpufabric.planner.gcp_vm import render_gcp_vm
 from gpufabric.planner.kubernetes import render_kubernetes
 from gpufabric.planner.model import Plan, PlanRequest, Platform
+from gpufabric.planner.pod_overrides import reconcile_with_pod_config
 from gpufabric.planner.resolve import off_profile, resolve
 from gpufabric.planner.skypilot import render_skypilot
 from gpufabric.planner.slurm import render_slurm
@@ -26,9 +29,37 @@ def _baseline_variant(fabric: FabricName, nics: int) -> str:
     }.get(fabric, "socket")
 
 
+def check_platform_flags(request: PlanRequest, cloud: Cloud, kubernetes: bool) -> None:
+    """Flags that shape only some platforms are refused elsewhere: silently dropping them misleads."""
+    platform = request.platform.value
+    if request.public_ip and not (request.platform is Platform.VM and cloud is Cloud.AWS):
+        raise UsageError(
+            f"--public-ip: applies to --platform vm on aws only (it sets AssociatePublicIpAddress on the "
+            f"RunInstances request), not to --platform {platform} on {cloud.value}; drop --public-ip"
+        )
+    if request.pod_config is not None and not kubernetes:
+        raise UsageError(
+            f"--pod-config: a pod_config shapes Kubernetes pods, and --platform {platform} here runs none "
+            "(SkyPilot: only with --node-labels); drop --pod-config, or use --platform kubernetes"
+        )
+
+
+def _merged_pod_config(result: Plan) -> dict[str, Any] | None:
+    if "kubernetes.pod_config" in result.documents:
+        return dict(result.documents["kubernetes.pod_config"])
+    task = result.documents.get("skypilot.task") or {}
+    pod_config = task.get("config", {}).get("kubernetes", {}).get("pod_config")
+    return dict(pod_config) if isinstance(pod_config, dict) else None
+
+
 def plan(request: PlanRequest) -> Plan:
     """The plan for ``request``; bad input raises UsageError/CatalogError with one line naming the fix."""
     res = resolve(request)
+    on_kubernetes = request.platform is Platform.KUBERNETES or (
+        request.platform is Platform.SKYPILOT
+        and (res.provider is not None or request.node_labels is not None)
+    )
+    check_platform_flags(request, res.cloud, on_kubernetes)
     spec = get_fabric(res.fabric)
     result = Plan(
         request=request,
@@ -62,15 +93,17 @@ def plan(request: PlanRequest) -> Plan:
     elif request.platform is Platform.KUBERNETES:
         overrides = render_kubernetes(result)
     elif request.platform is Platform.SKYPILOT:
-        overrides = render_skypilot(
-            result, kubernetes=res.provider is not None or request.node_labels is not None
-        )
+        overrides = render_skypilot(result, kubernetes=on_kubernetes)
     elif request.platform is Platform.SLURM:
         render_slurm(result)
     else:
         render_docker(result)
     if overrides:
         result.env = redact_env({**result.env, **overrides})
+    merged = _merged_pod_config(result)
+    if merged is not None:
+        reconcile_with_pod_config(result, merged)
+        result.env = redact_env(result.env)
     result.fabric_off_env = redact_env(off_profile(result.env, res.fabric))
     documents = redact_manifest(result.documents)
     if documents != result.documents:

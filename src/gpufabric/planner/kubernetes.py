@@ -55,6 +55,16 @@ def _node_match(plan: Plan) -> list[dict[str, Any]]:
     return expressions
 
 
+def _efa_per_node(plan: Plan) -> str:
+    """What every node must advertise: the shape's EFA count, or the fewer a --efa-count plan is for."""
+    if plan.instance is None or plan.instance.nic_count is None:
+        return str(plan.request.efa_count or "?")
+    full, wanted = plan.instance.nic_count, plan.request.efa_count or plan.instance.nic_count
+    if wanted < full:
+        return f"{wanted} (of {plan.instance.name}'s {full}: this plan is for nodes with {wanted})"
+    return str(wanted)
+
+
 def pod_patch(plan: Plan) -> tuple[dict[str, Any], dict[str, str]]:
     """(pod_config patch, env overrides the platform needs)."""
     inst = plan.instance
@@ -107,7 +117,7 @@ def pod_patch(plan: Plan) -> tuple[dict[str, Any], dict[str, str]]:
             "the AWS EFA Kubernetes device plugin runs on the nodes (HyperPod: by default); "
             "`kubectl get nodes -o custom-columns=NAME:.metadata.name,"
             "EFA:.status.allocatable.vpc\\.amazonaws\\.com/efa` "
-            f"shows {inst.nic_count if inst else '?'} per node",
+            f"shows {_efa_per_node(plan)} per node",
             "scale-from-zero node groups: check the EFA request survives "
             "(SkyPilot issue #10055 fell back to TCP)",
         ]

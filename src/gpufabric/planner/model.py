@@ -53,10 +53,22 @@ class PlanRequest(BaseModel):
     public_ip: bool = Field(default=False, description="AWS VM: give nodes a public IP (limits EFA to 1)")
     strict: bool = Field(default=False, description="best tier impossible -> error instead of a warning")
     pod_config: dict[str, Any] | None = Field(default=None, description="user's pod_config, merged in")
+    node_gpus: int | None = Field(
+        default=None,
+        ge=1,
+        description="accelerators each node really advertises, when fewer than its shape has; "
+        "plan --from-cluster sets it from the node group (pods and NICs are sized on it)",
+    )
     node_hostnames: list[str] | None = Field(
         default=None,
-        description="Kubernetes: pin pods to these nodes (kubernetes.io/hostname values); "
-        "plan --from-cluster sets it to a node group's members",
+        description="pin the job to these nodes: Kubernetes kubernetes.io/hostname values, Slurm node "
+        "names (--nodelist); plan --from-cluster sets it to a node group's members",
+    )
+    slurm_constraint: str | None = Field(
+        default=None, description="Slurm: --constraint feature that selects the node group"
+    )
+    slurm_exclude: list[str] | None = Field(
+        default=None, description="Slurm: nodes with the constraint's feature that are not in the group"
     )
     cluster_name: str = Field(default="gpufabric", pattern=r"^[a-z]([-a-z0-9]{0,40}[a-z0-9])?$")
     image: str | None = Field(default=None, description="container image for pods / docker / SkyPilot")
@@ -108,8 +120,33 @@ class Plan(BaseModel):
     log_proof: list[str] = Field(default_factory=list, description="NCCL log patterns that prove the fabric")
 
     def env_lines(self, *, fabric_off: bool = False) -> list[str]:
-        """``export K=V`` lines, shell-quoted, ready to source."""
-        import shlex
+        """``export K=V`` lines, shell-quoted, ready to source (search paths keep the user's entries)."""
+        if fabric_off:
+            return export_lines(self.fabric_off_env, dropped_from=self.env)
+        return export_lines(self.env)
 
-        env = self.fabric_off_env if fabric_off else self.env
-        return [f"export {name}={shlex.quote(value)}" for name, value in sorted(env.items())]
+
+# Search-path variables: sourcing ``export LD_LIBRARY_PATH=/x`` would drop the user's own entries (CUDA,
+# conda), so the plan's directories are prepended to whatever the shell already has.
+PATH_VARIABLES = ("LD_LIBRARY_PATH", "PATH", "PYTHONPATH")
+
+
+def export_lines(env: dict[str, str], *, dropped_from: dict[str, str] | None = None) -> list[str]:
+    """``export`` lines for ``env``; ``dropped_from``: the fabric-on env whose extra path entries (e.g.
+    the TCPX plugin's lib dir) must also leave the inherited value, or the off profile would keep them."""
+    import shlex
+
+    lines = []
+    for name, value in sorted(env.items()):
+        if name not in PATH_VARIABLES:
+            lines.append(f"export {name}={shlex.quote(value)}")
+            continue
+        kept = set(value.split(":"))
+        gone = [d for d in (dropped_from or {}).get(name, "").split(":") if d and d not in kept]
+        if gone:
+            patterns = " ".join(f"-e {shlex.quote(d)}" for d in gone)
+            lines.append(
+                f'{name}=$(printf %s "${{{name}-}}" | tr : "\\n" | grep -vxF {patterns} | paste -sd: -)'
+            )
+        lines.append(f"export {name}={shlex.quote(value)}${{{name}:+:${name}}}")
+    return lines

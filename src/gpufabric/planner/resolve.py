@@ -58,7 +58,7 @@ def resolve_shape(request: PlanRequest) -> tuple[InstanceType | None, str | None
     ]
     if len(given) != 1:
         raise UsageError(
-            "give exactly one of --instance-type, --accelerator (with --gpus-per-node) or --node-labels; "
+            "give exactly one of --instance-type, --accelerator NAME:COUNT or --node-labels; "
             f"got {', '.join(given) or 'none'}"
         )
     if request.instance_type:
@@ -90,33 +90,41 @@ def resolve_shape(request: PlanRequest) -> tuple[InstanceType | None, str | None
     return detection.instance, detection.provider, warnings
 
 
-def check_gpus(inst: InstanceType, gpus: int | None) -> int:
-    """Accelerators per pod: all of them by default; a part must tile the node and split its NICs evenly."""
+def check_gpus(inst: InstanceType, gpus: int | None, node_gpus: int | None = None) -> int:
+    """Accelerators per pod: all of them by default; a part must tile the node and split its NICs evenly.
+
+    ``node_gpus``: what the real nodes advertise (``plan --from-cluster``), when fewer than the shape has.
+    """
+    total = min(node_gpus or inst.accelerator_count, inst.accelerator_count)
     if gpus is None:
-        return inst.accelerator_count
-    total = inst.accelerator_count
+        return total
     if gpus > total:
-        raise CatalogError(
-            f"--gpus {gpus}: {inst.name} has only {total} {inst.accelerator}; use --gpus {total}"
+        where = (
+            f"the nodes advertise only {total} of {inst.name}'s {inst.accelerator_count} {inst.accelerator}"
+            if total < inst.accelerator_count
+            else f"{inst.name} has only {total} {inst.accelerator}"
         )
+        raise CatalogError(f"--gpus {gpus}: {where}; use --gpus {total}")
     # Pods must tile the node whatever its NICs: a 3-GPU pod on an 8-GPU node strands GPUs on every shape,
     # not only on multi-NIC ones. A single NIC cannot be split at all, so only several NICs must divide
     # evenly; the lone-NIC case is a warning in fabric_nic_count (one pod per node keeps the fabric).
-    nics = inst.nic_count or 0
+    nics = (inst.nic_count or 0) if total == inst.accelerator_count else 0
 
     def tiles(count: int) -> bool:
         return total % count == 0 and (nics <= 1 or (count * nics) % total == 0)
 
     if not tiles(gpus):
         divisors = [d for d in range(1, total + 1) if tiles(d)]
-        if nics > 1:
+        if total % gpus:
             rule = (
-                f"{inst.name} has {total} GPUs and {nics} {inst.fabric.value} NICs; a pod's GPU count must "
-                f"divide {total} and give a whole number of NICs ({gpus} x {nics} / {total} = "
-                f"{gpus * nics / total:g}), so that pods tile the node"
+                f"{inst.name} has {total} GPUs and {gpus} does not divide {total} (pods must tile the node)"
             )
         else:
-            rule = f"{inst.name} has {total} GPUs; a pod's GPU count must divide {total} (pods tile the node)"
+            rule = (
+                f"{inst.name} has {total} GPUs and {nics} {inst.fabric.value} NICs; a pod's GPU count must "
+                f"give a whole number of NICs ({gpus} x {nics} / {total} = {gpus * nics / total:g}), so "
+                "that pods split the NICs evenly"
+            )
         raise CatalogError(f"--gpus {gpus}: {rule}; use --gpus " + " or ".join(str(d) for d in divisors))
     return gpus
 
@@ -152,8 +160,10 @@ def check_fabric_request(inst: InstanceType | None, wanted: FabricName | None) -
     raise CatalogError(f"--fabric {wanted.value}: {rules[wanted]}; {name} supports {has}")
 
 
-def fabric_nic_count(request: PlanRequest, inst: InstanceType, gpus: int, warnings: list[str]) -> int:
-    """NICs this node/pod uses: proportional to GPUs on Kubernetes, all of them on a whole VM."""
+def fabric_nic_count(
+    request: PlanRequest, inst: InstanceType, gpus: int, node_gpus: int, warnings: list[str]
+) -> int:
+    """NICs this node/pod uses: proportional to the node's GPUs it takes; all of them on a whole node."""
     available = inst.nic_count
     if available is None:
         available = 1
@@ -170,14 +180,19 @@ def fabric_nic_count(request: PlanRequest, inst: InstanceType, gpus: int, warnin
             raise CatalogError(
                 f"--efa-count {request.efa_count}: {inst.name} has at most {inst.nic_count} EFA interfaces"
             )
+        if request.public_ip and request.platform is Platform.VM and request.efa_count > 1:
+            raise UsageError(
+                f"--efa-count {request.efa_count} contradicts --public-ip: AWS assigns a public IP at launch "
+                "only to an instance with one network interface, and every extra EFA is one more (SkyPilot "
+                "issue #8391); drop --public-ip and reach the nodes over private IPs, or use --efa-count 1"
+            )
         available = request.efa_count
-    nics = max(1, min(gpus * available // inst.accelerator_count, available))
-    if available == 1 and gpus < inst.accelerator_count:
+    nics = max(1, min(gpus * available // node_gpus, available))
+    if available == 1 and gpus < node_gpus:
         warnings.append(
             f"--gpus {gpus}: {inst.name} has 1 {inst.fabric.value} interface and it cannot be shared: a pod "
-            f"with {gpus} of its {inst.accelerator_count} {inst.accelerator} takes it, and a second pod on "
-            f"the same node gets none (Pending on Kubernetes); run one pod per node, or --gpus "
-            f"{inst.accelerator_count}"
+            f"with {gpus} of its {node_gpus} {inst.accelerator} takes it, and a second pod on "
+            f"the same node gets none (Pending on Kubernetes); run one pod per node, or --gpus {node_gpus}"
         )
     if request.platform is Platform.VM and inst.cloud is Cloud.AWS and request.public_ip and nics > 1:
         warnings.append(
@@ -210,7 +225,8 @@ def resolve(request: PlanRequest) -> Resolution:
             warnings,
             provider,
         )
-    gpus = check_gpus(inst, request.gpus)
+    gpus = check_gpus(inst, request.gpus, request.node_gpus)
+    node_gpus = min(request.node_gpus or inst.accelerator_count, inst.accelerator_count)
     tier, fabric = request.tier, inst.fabric
     if request.fabric is FabricName.SOCKET:
         tier = Tier.STANDARD
@@ -230,11 +246,16 @@ def resolve(request: PlanRequest) -> Resolution:
         reason = "standard tier: NCCL's TCP socket transport with seed 002's socket tuning"
         nics = 0
     else:
-        nics = fabric_nic_count(request, inst, gpus, warnings)
+        nics = fabric_nic_count(request, inst, gpus, node_gpus, warnings)
+        advertised = (
+            f" (the nodes advertise {node_gpus} of {inst.accelerator_count})"
+            if node_gpus < inst.accelerator_count
+            else ""
+        )
         reason = (
             f"best tier: {inst.name} has {get_fabric(fabric).title}; using {nics} of "
             f"{inst.nic_count if inst.nic_count is not None else '?'} fabric NICs for {gpus} "
-            f"{inst.accelerator}"
+            f"{inst.accelerator}{advertised}"
         )
     if request.nodes == 1 and tier is Tier.BEST:
         warnings.append("--nodes 1: the inter-node fabric carries no traffic on one node (NVLink/PCIe only)")
