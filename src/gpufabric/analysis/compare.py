@@ -10,14 +10,16 @@ Speed-up"), computed from any runs gpufabric can read:
   whose interval contains 1.0 is flagged as inside the noise.
 
 Rounding: speed-ups are shown with one decimal, rounded half up on the exact decimal ratio of the busbw
-values as printed (``round_speedup``). See tests/analysis/test_compare_seeds.py for how this matches the
-seeds' published tables row by row.
+values as printed (``round_speedup``, in ``compare_model``). See tests/analysis/test_compare_seeds.py for
+how this matches the seeds' published tables row by row.
+
+Tables that name no collective are matched across runs first (``results.unnamed``), and runs measured
+under ``GPUFABRIC_FAULT`` are marked on every table they appear in.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from decimal import ROUND_HALF_UP, Decimal
 
 from gpufabric.analysis.compare_model import (
     CompareRow,
@@ -26,27 +28,16 @@ from gpufabric.analysis.compare_model import (
     Placement,
     Speedup,
     Variant,
+    format_speedup,
+    round_speedup,
 )
 from gpufabric.analysis.observations import observe_table
 from gpufabric.analysis.stats import speedup_interval
 from gpufabric.errors import UsageError
 from gpufabric.results.model import Measurement, Row, RunResult, Series
+from gpufabric.results.unnamed import COLLECTIVE_OF_FLAG, has_unnamed, match_unnamed, name_unnamed
 
-
-def round_speedup(other_busbw: float, baseline_busbw: float) -> Decimal | None:
-    """busbw ratio with one decimal, half up, computed on the decimal values as printed; None if one is 0."""
-    if other_busbw <= 0 or baseline_busbw <= 0:
-        return None
-    ratio = Decimal(repr(other_busbw)) / Decimal(repr(baseline_busbw))
-    return ratio.quantize(Decimal("0.1"), rounding=ROUND_HALF_UP)
-
-
-def format_speedup(value: Decimal | None) -> str:
-    """``Decimal('3.0')`` -> ``"3 x"``, ``Decimal('0.8')`` -> ``"0.8 x"``, None -> ``"-"`` (seed style)."""
-    if value is None:
-        return "-"
-    text = f"{value:.1f}"
-    return f"{text.removesuffix('.0')} x"
+__all__ = ["compare_runs", "format_speedup", "round_speedup", "shared_collectives", "unique_labels"]
 
 
 def resolve_baseline(baseline: str | int | None, labels: Sequence[str]) -> int:
@@ -153,6 +144,7 @@ def compare_series(
         tables.append(
             CompareTable(
                 collective=runs[0].collective,
+                collective_inferred=any(s.collective_inferred for s in runs),
                 variant=variant,
                 placement=placement,
                 labels=list(labels),
@@ -172,42 +164,51 @@ def shared_collectives(runs: Sequence[RunResult]) -> list[str]:
     return [c for c in names_per_run[0] if all(c in names for names in names_per_run[1:])]
 
 
+def _unnamed_hint(runs: Sequence[RunResult]) -> str:
+    if not has_unnamed(runs):
+        return ""
+    return f"; a table that names no collective can be named with {COLLECTIVE_OF_FLAG} NAME (e.g. all_reduce)"
+
+
 def compare_runs(
     runs: Sequence[RunResult],
     *,
     baseline: str | int | None = None,
     placement: Placement = "out_of_place",
     collectives: Sequence[str] | None = None,
+    collective_of: str | None = None,
     observe: bool = True,
 ) -> Comparison:
-    """Compare two or more runs; the baseline defaults to the last run (the seeds' 'Non-EFA' column)."""
+    """Compare two or more runs; the baseline defaults to the last run (the seeds' 'Non-EFA' column).
+
+    ``collective_of`` names the collective of every run whose only table names none (``--collective-of``);
+    without it such runs are matched with each other (``results.unnamed.match_unnamed``)."""
     if len(runs) < 2:
         raise UsageError(f"compare needs at least two runs, got {len(runs)}; pass two or more result files")
-    labels = _unique_labels([r.label for r in runs])
+    runs, notes = name_unnamed(runs, collective_of) if collective_of else match_unnamed(runs)
+    labels = unique_labels([r.label for r in runs])
     base = resolve_baseline(baseline, labels)
     names_per_run = [[s.collective for s in r.series] for r in runs]
     shared = shared_collectives(runs)
-    notes = []
     if collectives:
         missing = [c for c in collectives if c not in shared]
         if missing:
             available = ", ".join(shared) or "none"
             raise UsageError(
                 f"--collective {', '.join(missing)}: not measured by every run; "
-                f"collectives in all runs: {available}"
+                f"collectives in all runs: {available}{_unnamed_hint(runs)}"
             )
         shared = list(collectives)
     every = sorted({c for names in names_per_run for c in names} - set(shared))
     if every and not collectives:
         notes.append(f"not in every run, so not compared: {', '.join(every)}")
     if not shared:
-        raise UsageError(
-            "the runs have no collective in common ("
-            + "; ".join(
-                f"{label}: {', '.join(n) or 'none'}" for label, n in zip(labels, names_per_run, strict=True)
-            )
-            + ")"
+        measured = "; ".join(
+            f"{label}: {', '.join(s.display_name for s in r.series) or 'none'}"
+            for label, r in zip(labels, runs, strict=True)
         )
+        raise UsageError(f"the runs have no collective in common ({measured}){_unnamed_hint(runs)}")
+    faults = {label: r.metadata.fault for label, r in zip(labels, runs, strict=True) if r.metadata.fault}
     tables: list[CompareTable] = []
     for name in shared:
         series = [r.get_series(name) for r in runs]
@@ -224,10 +225,15 @@ def compare_runs(
         tables.extend(made)
     if observe:
         tables = [t.model_copy(update={"observations": observe_table(t)}) for t in tables]
-    return Comparison(labels=labels, baseline=base, placement=placement, tables=tables, notes=notes)
+    if faults:
+        tables = [t.model_copy(update={"faults": faults}) for t in tables]
+    return Comparison(
+        labels=labels, baseline=base, placement=placement, tables=tables, notes=notes, faults=faults
+    )
 
 
-def _unique_labels(labels: list[str]) -> list[str]:
+def unique_labels(labels: list[str]) -> list[str]:
+    """Labels as tables name the runs: a repeated one gets its position (``efa (2)``)."""
     seen: dict[str, int] = {}
     unique = []
     for label in labels:

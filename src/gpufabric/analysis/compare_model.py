@@ -2,10 +2,15 @@
 
 Built by ``analysis.compare``, described in words by ``analysis.observations``, rendered by
 ``report.compare_render`` (terminal, markdown, CSV, JSON), ``report.plots`` and ``report.html``.
+
+The rounding of a speed-up lives here, with the data, so the table cells and the observations about them
+(two different modules) can never print the same ratio two ways.
 """
 
 from __future__ import annotations
 
+import math
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -15,6 +20,25 @@ from gpufabric.analysis.stats import Interval
 Placement = Literal["out_of_place", "in_place"]
 PLACEMENT_NAMES: dict[str, Placement] = {"out-of-place": "out_of_place", "in-place": "in_place"}
 Variant = tuple[str, str, int]  # dtype, redop, root
+
+
+def round_speedup(other_busbw: float, baseline_busbw: float) -> Decimal | None:
+    """busbw ratio with one decimal, half up, computed on the decimal values as printed; None where either
+    is 0 (as the seeds print ``-``) or is not a finite number (nothing to divide)."""
+    if not (math.isfinite(other_busbw) and math.isfinite(baseline_busbw)):
+        return None
+    if other_busbw <= 0 or baseline_busbw <= 0:
+        return None
+    ratio = Decimal(repr(other_busbw)) / Decimal(repr(baseline_busbw))
+    return ratio.quantize(Decimal("0.1"), rounding=ROUND_HALF_UP)
+
+
+def format_speedup(value: Decimal | None) -> str:
+    """``Decimal('3.0')`` -> ``"3 x"``, ``Decimal('0.8')`` -> ``"0.8 x"``, None -> ``"-"`` (seed style)."""
+    if value is None:
+        return "-"
+    text = f"{value:.1f}"
+    return f"{text.removesuffix('.0')} x"
 
 
 class _Frozen(BaseModel):
@@ -48,6 +72,9 @@ class Observation(_Frozen):
 
 class CompareTable(_Frozen):
     collective: str
+    collective_inferred: bool = Field(
+        default=False, description="some run's table did not name it: the name is a guess from the numbers"
+    )
     variant: str = Field(description="dtype, op and root of these rows, e.g. 'float sum'")
     placement: Placement
     labels: list[str]
@@ -55,6 +82,9 @@ class CompareTable(_Frozen):
     rows: list[CompareRow]
     dropped: dict[str, list[int]] = Field(default_factory=dict, description="sizes only that run had")
     observations: list[Observation] = Field(default_factory=list)
+    faults: dict[str, str] = Field(
+        default_factory=dict, description="label -> GPUFABRIC_FAULT of each run measured under a fault"
+    )
 
     @property
     def others(self) -> list[int]:
@@ -67,3 +97,6 @@ class Comparison(_Frozen):
     placement: Placement
     tables: list[CompareTable]
     notes: list[str] = Field(default_factory=list)
+    faults: dict[str, str] = Field(
+        default_factory=dict, description="label -> GPUFABRIC_FAULT of each run measured under a fault"
+    )

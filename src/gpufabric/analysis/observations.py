@@ -7,29 +7,38 @@ For each run against the baseline it finds, over the aligned sizes:
 - the crossover: the size from which the run stays ahead of (or behind) the baseline for good;
 - the 2x point: the size from which the speed-up stays at or above 2x;
 - the peak ratio and where it happens, with the range of speed-ups in each region;
-- each run's plateau: the size from which it stays within 10% of its own peak busbw;
+- each run's plateau: the size from which it stays within 10% of its own peak busbw, over at least three
+  sizes (one point at the end of a rising curve is no plateau: that curve is "still rising");
 - how many differences are inside the noise, when the runs carry repeated samples.
+
+Speed-ups are written with the table's own rounding (``round_speedup``), so a line never says 0.05x next
+to a cell that says 0.1 x. The regions are still found on the exact ratios.
 """
 
 from __future__ import annotations
 
-from gpufabric.analysis.compare_model import CompareTable, Observation
+from decimal import Decimal
+
+from gpufabric.analysis.compare_model import CompareTable, Observation, format_speedup, round_speedup
 from gpufabric.units import human_size
 
 LATENCY_BOUND_FRACTION = 0.03
 PLATEAU_FRACTION = 0.90
+PLATEAU_MIN_POINTS = 3
 SAME = (0.9, 1.1)  # speed-ups in this band read as "no real difference"
 
 
-def _x(value: float) -> str:
-    """3.04 -> '3x', 0.95 -> '0.95x', 18.73 -> '18.7x': two decimals only where they matter (near 1)."""
-    text = f"{value:.2f}" if value < 2 else f"{value:.1f}"
-    return text.rstrip("0").rstrip(".") + "x"
+def _x(value: Decimal | None) -> str:
+    """A rounded speed-up as the table prints it, without the space: 3.0 -> '3x', 0.1 -> '0.1x'."""
+    return format_speedup(value).replace(" x", "x")
 
 
-def _span(values: list[float]) -> str:
-    low, high = min(values), max(values)
-    return _x(low) if _x(low) == _x(high) else f"{_x(low)}–{_x(high)}"
+def _span(values: list[Decimal | None]) -> str:
+    known = [v for v in values if v is not None]
+    if not known:
+        return "-"
+    low, high = min(known), max(known)
+    return _x(low) if low == high else f"{_x(low)}–{_x(high)}"
 
 
 def _range(sizes: list[int], first: int, last: int) -> str:
@@ -52,12 +61,25 @@ def _stays_from(flags: list[bool]) -> int | None:
     return index
 
 
-def _plateau(sizes: list[int], busbw: list[float]) -> tuple[int, float] | None:
+def _curve_end(label: str, sizes: list[int], busbw: list[float]) -> Observation | None:
+    """Where one run's busbw curve levels off, or that it was still rising when the sweep ended."""
     peak = max(busbw)
     if peak <= 0:
         return None
     start = _stays_from([b >= PLATEAU_FRACTION * peak for b in busbw])
-    return (sizes[start], peak) if start is not None else None
+    if start is not None and len(busbw) - start >= PLATEAU_MIN_POINTS:
+        return Observation(
+            range=f"≥ {human_size(sizes[start])}",
+            text=f"{label} plateaus at {peak:.3g} GB/s peak "
+            f"(within {100 - PLATEAU_FRACTION * 100:.0f}% of it from {human_size(sizes[start])} on)",
+        )
+    if len(busbw) >= 2 and busbw[-1] > busbw[-2]:
+        return Observation(
+            range=human_size(sizes[-1]),
+            text=f"{label} still rising at the largest size ({busbw[-1]:.3g} GB/s at "
+            f"{human_size(sizes[-1])})",
+        )
+    return None
 
 
 def _pair(table: CompareTable, other: int, slot: int) -> list[Observation]:
@@ -67,6 +89,7 @@ def _pair(table: CompareTable, other: int, slot: int) -> list[Observation]:
         return [Observation(range="all sizes", text=f"{label} vs {base_label}: no size with busbw above 0")]
     sizes = [r.size_bytes for r in rows]
     ratios = [r.speedups[slot].value or 0.0 for r in rows]
+    shown = [round_speedup(r.busbw[other], r.busbw[base]) for r in rows]  # as the table's cells
     peak_bw = max(max(r.busbw[other], r.busbw[base]) for r in rows)
     small = [max(r.busbw[other], r.busbw[base]) < LATENCY_BOUND_FRACTION * peak_bw for r in rows]
     end_small = -1
@@ -79,7 +102,7 @@ def _pair(table: CompareTable, other: int, slot: int) -> list[Observation]:
             Observation(
                 range=_range(sizes, 0, end_small),
                 text=f"{prefix}latency-bound: both under {LATENCY_BOUND_FRACTION * peak_bw:.2g} GB/s, "
-                f"speed-up {_span(ratios[: end_small + 1])}, which means little in absolute terms",
+                f"speed-up {_span(shown[: end_small + 1])}, which means little in absolute terms",
             )
         )
     rest = range(end_small + 1, len(rows))
@@ -89,6 +112,7 @@ def _pair(table: CompareTable, other: int, slot: int) -> list[Observation]:
     middle_end = (two_x - 1) if two_x is not None else len(rows) - 1
     if end_small + 1 <= middle_end:
         middle = ratios[end_small + 1 : middle_end + 1]
+        middle_shown = shown[end_small + 1 : middle_end + 1]
         if SAME[0] <= min(middle) and max(middle) <= SAME[1]:
             verdict = "no real difference"
         elif min(middle) >= 1.0:
@@ -100,17 +124,16 @@ def _pair(table: CompareTable, other: int, slot: int) -> list[Observation]:
         found.append(
             Observation(
                 range=_range(sizes, end_small + 1, middle_end),
-                text=f"{prefix}{verdict}: speed-up {_span(middle)}",
+                text=f"{prefix}{verdict}: speed-up {_span(middle_shown)}",
             )
         )
     if two_x is not None:
-        high = ratios[two_x:]
-        top = max(high)
+        top = ratios.index(max(ratios[two_x:]), two_x)
         found.append(
             Observation(
                 range=_range(sizes, two_x, len(rows) - 1),
-                text=f"{prefix}≥ 2x from {human_size(sizes[two_x])} on: {_span(high)}, "
-                f"peak {_x(top)} at {human_size(sizes[ratios.index(top)])}; "
+                text=f"{prefix}≥ 2x from {human_size(sizes[two_x])} on: {_span(shown[two_x:])}, "
+                f"peak {_x(shown[top])} at {human_size(sizes[top])}; "
                 f"{base_label} tops out at {max(r.busbw[base] for r in rows):.3g} GB/s, "
                 f"{label} at {max(r.busbw[other] for r in rows):.3g} GB/s",
             )
@@ -124,12 +147,12 @@ def _pair(table: CompareTable, other: int, slot: int) -> list[Observation]:
                 f"{human_size(sizes[ahead])} on",
             )
         )
-    peak = max(ratios)
+    peak = ratios.index(max(ratios))
     found.append(
         Observation(
-            range=human_size(sizes[ratios.index(peak)]),
-            text=f"{prefix}peak ratio {_x(peak)} ({label} / {base_label}); "
-            f"at the largest size, {human_size(sizes[-1])}: {_x(ratios[-1])}",
+            range=human_size(sizes[peak]),
+            text=f"{prefix}peak ratio {_x(shown[peak])} ({label} / {base_label}); "
+            f"at the largest size, {human_size(sizes[-1])}: {_x(shown[-1])}",
         )
     )
     judged = [r.speedups[slot] for r in rows if r.speedups[slot].interval is not None]
@@ -152,14 +175,7 @@ def observe_table(table: CompareTable) -> list[Observation]:
         found.extend(_pair(table, other, slot))
     sizes = [r.size_bytes for r in table.rows]
     for index, label in enumerate(table.labels):
-        plateau = _plateau(sizes, [r.busbw[index] for r in table.rows]) if sizes else None
-        if plateau is not None:
-            start, peak = plateau
-            found.append(
-                Observation(
-                    range=f"≥ {human_size(start)}",
-                    text=f"{label} plateaus at {peak:.3g} GB/s peak "
-                    f"(within {100 - PLATEAU_FRACTION * 100:.0f}% of it from {human_size(start)} on)",
-                )
-            )
+        end = _curve_end(label, sizes, [r.busbw[index] for r in table.rows]) if sizes else None
+        if end is not None:
+            found.append(end)
     return found

@@ -27,9 +27,9 @@ from gpufabric.bench.runner import Attester, visible_gpu_count
 from gpufabric.bench.stages import parse_stage_timeouts
 from gpufabric.cli._common import choice, parse_env_pairs
 from gpufabric.cli.bench_ab import run_ab_mode
-from gpufabric.cli.bench_output import progress_bar, render_marked
+from gpufabric.cli.bench_output import progress_bar
 from gpufabric.errors import CheckFailed, UsageError
-from gpufabric.report.nccl_table import FORMATS
+from gpufabric.report.nccl_table import FORMATS, render
 from gpufabric.units import parse_size
 
 # Defaults when the user gives none: nccl-tests' usual sweep on GPUs; a quick one for CPU ranks.
@@ -233,9 +233,9 @@ def bench(
             if exc.result_path is not None:
                 from gpufabric.results.io import read_result
 
-                typer.echo(render_marked(read_result(exc.result_path), fmt), nl=False)
+                typer.echo(render(read_result(exc.result_path), fmt), nl=False)
             raise
-    typer.echo(render_marked(result, fmt), nl=False)
+    typer.echo(render(result, fmt), nl=False)
     wrong = sum(s.wrong_total or 0 for s in result.series)
     if wrong:
         raise CheckFailed(

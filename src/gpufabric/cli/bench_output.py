@@ -1,5 +1,5 @@
-"""What ``gpufabric bench`` shows while and after it runs: the sweep's progress bar on stderr, and the
-result (``report.nccl_table``) on stdout with a fault-injected run marked as such.
+"""What ``gpufabric bench`` shows while it runs: the sweep's progress bar on stderr. (The result itself
+comes from ``report.nccl_table.render``, which also marks a fault-injected run.)
 
 rich is imported only when the bar is shown, so a piped run never pays for it.
 """
@@ -12,21 +12,6 @@ import sys
 from collections.abc import Iterator
 
 from gpufabric.bench.runner import ProgressSink
-from gpufabric.report.nccl_table import render
-from gpufabric.results.model import RunResult
-
-
-def render_marked(result: RunResult, fmt: str) -> str:
-    """``render`` with a run under ``GPUFABRIC_FAULT`` marked above and below the rows, so a table, CSV or
-    markdown copied out of a test can never pass for a real measurement (JSON carries metadata.fault)."""
-    text = render(result, fmt)
-    fault = result.metadata.fault
-    if not fault or fmt == "json":
-        return text
-    line = f"fault injected: GPUFABRIC_FAULT={fault} (a test run, not a real measurement)"
-    if fmt == "markdown":
-        return f"> **{line}**\n\n{text.rstrip()}\n\n> **{line}**\n"
-    return f"# {line}\n{text}# {line}\n"
 
 
 @contextlib.contextmanager

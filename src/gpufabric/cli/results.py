@@ -6,10 +6,11 @@ Each command parses its flags, calls the library (``results.readers``, ``analysi
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
@@ -23,6 +24,9 @@ from gpufabric.report.nccl_table import render as render_run
 from gpufabric.report.plots import comparison_charts, file_stem, save
 from gpufabric.results.model import RunResult
 from gpufabric.results.readers import ABDocument, read_run, sniff_ab_document
+
+if TYPE_CHECKING:
+    from gpufabric.train.result import TrainDocument
 
 
 class OutputFormat(str, Enum):
@@ -43,12 +47,31 @@ class ImageFormatChoice(str, Enum):
     both = "both"
 
 
-def _read_all(files: list[Path], labels: list[str]) -> list[RunResult]:
+def _check_labels(files: list[Path], labels: list[str]) -> None:
     if labels and len(labels) != len(files):
         raise UsageError(
             f"--label given {len(labels)} time(s) for {len(files)} file(s); give one label per file, in order"
         )
+
+
+def _read_all(files: list[Path], labels: list[str]) -> list[RunResult]:
+    _check_labels(files, labels)
     return [read_run(path, labels[i] if labels else None) for i, path in enumerate(files)]
+
+
+COLLECTIVE_OF_HELP = (
+    "The collective of tables that name none (classic nccl-tests output whose log and file name do not "
+    "say it), e.g. all_reduce; without it such runs are matched with each other."
+)
+
+
+def _train_document(path: Path, sniff: Callable[[Path], TrainDocument | None]) -> TrainDocument | None:
+    """JSON nested past the interpreter's stack is no train document; the train sniffer lets that
+    RecursionError through, and ``read_run`` then explains the file in one line."""
+    try:
+        return sniff(path)
+    except RecursionError:
+        return None
 
 
 def _baseline(value: str | None) -> str | int | None:
@@ -102,6 +125,7 @@ def compare(
     collective: list[str] = typer.Option(
         [], "--collective", "-c", help="Only these collectives (repeatable)."
     ),
+    collective_of: str | None = typer.Option(None, "--collective-of", help=COLLECTIVE_OF_HELP),
     output_format: OutputFormat = typer.Option(OutputFormat.table, "--format", "-f"),
     output: Path | None = typer.Option(
         None, "--output", "-o", help="Write the table here instead of stdout."
@@ -116,6 +140,7 @@ def compare(
         baseline=_baseline(baseline),
         placement=PLACEMENT_NAMES[placement.value],
         collectives=collective or None,
+        collective_of=collective_of,
     )
     incomplete = [f"{r.label} ({r.failure})" for r in runs if not r.complete]
     console = Console(stderr=True)
@@ -155,20 +180,22 @@ def report(
     ),
     placement: PlacementChoice = typer.Option(PlacementChoice.out_of_place, "--placement", "-p"),
     title: str | None = typer.Option(None, "--title", help="Page title (default: the run labels)."),
+    collective_of: str | None = typer.Option(None, "--collective-of", help=COLLECTIVE_OF_HELP),
 ) -> None:
     """Write one self-contained HTML report (tables, inline SVG plots, metadata, attestation).
 
     Benchmark runs, `bench --ab` documents (ab.json) and train-bench results (train.json, A/B documents)
     may be mixed in one call.
     """
-    from gpufabric.train.result import TrainDocument, sniff_train_document
+    from gpufabric.train.result import sniff_train_document
 
+    _check_labels(files, label)  # before anything is read: a spare label is a mistake, not a default
     training: list[TrainDocument] = []
     ab: list[ABDocument] = []
     bench_files: list[Path] = []
     bench_labels: list[str] = []
     for index, path in enumerate(files):
-        if (train_doc := sniff_train_document(path)) is not None:
+        if (train_doc := _train_document(path, sniff_train_document)) is not None:
             training.append(train_doc)
         elif (ab_doc := sniff_ab_document(path)) is not None:
             ab.append(ab_doc)
@@ -183,6 +210,7 @@ def report(
         title=title,
         training=training,
         ab=ab,
+        collective_of=collective_of,
     )
     with _writing("--output", output):
         write_report(output, html_text)

@@ -3,7 +3,9 @@
 Cell formats follow the seed documents: sizes as ``8 B``, ``1 KB``, ``2 GB``; busbw with two decimals and
 trailing zeros dropped (``0``, ``6.5``, ``77.35``); speed-ups with one decimal (``0.8 x``, ``3 x``) and
 ``-`` where either busbw is 0. A speed-up with repeated samples also shows its 95% interval, and
-``(noise)`` when the interval contains 1x.
+``(noise)`` when the interval contains 1x. A collective guessed from the numbers is titled as a guess
+(``sendrecv? (inferred)``), and a run measured under ``GPUFABRIC_FAULT`` is named in every title and in a
+banner above and below the output, as ``report.nccl_table`` marks a single run.
 """
 
 from __future__ import annotations
@@ -17,8 +19,15 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from gpufabric.analysis.compare import format_speedup, round_speedup
-from gpufabric.analysis.compare_model import CompareRow, CompareTable, Comparison, Speedup
+from gpufabric.analysis.compare_model import (
+    CompareRow,
+    CompareTable,
+    Comparison,
+    Speedup,
+    format_speedup,
+    round_speedup,
+)
+from gpufabric.results.model import fault_text
 from gpufabric.units import human_size
 
 TextFormat = Literal["table", "markdown", "csv", "json"]
@@ -61,7 +70,14 @@ def cells(table: CompareTable) -> Iterator[list[str]]:
 
 
 def title(table: CompareTable) -> str:
-    return f"{table.collective} ({table.variant}, {_PLACEMENT_TEXT[table.placement]})"
+    name = f"{table.collective}? (inferred)" if table.collective_inferred else table.collective
+    text = f"{name} ({table.variant}, {_PLACEMENT_TEXT[table.placement]})"
+    return text + (f" [fault injected: {', '.join(table.faults)}]" if table.faults else "")
+
+
+def fault_lines(comparison: Comparison) -> list[str]:
+    """One line per run measured under a fault: the banner no copied table may lose."""
+    return [f"{label}: {fault_text(spec)}" for label, spec in comparison.faults.items()]
 
 
 def _speedup_formula(table: CompareTable) -> str:
@@ -77,7 +93,8 @@ def _dropped_text(table: CompareTable) -> str | None:
 
 
 def to_markdown(comparison: Comparison) -> str:
-    out: list[str] = []
+    banner = [f"> **{line}**\n" for line in fault_lines(comparison)]
+    out: list[str] = list(banner)
     for table in comparison.tables:
         out.append(f"### {title(table)}\n")
         out.append(f"Speed-up = {_speedup_formula(table)}.\n")
@@ -94,6 +111,8 @@ def to_markdown(comparison: Comparison) -> str:
             out.extend(f"| {o.range} | {o.text} |" for o in table.observations)
         out.append("")
     out.extend(f"Note: {note}" for note in comparison.notes)
+    if banner:
+        out.extend(["", *banner])
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -129,7 +148,8 @@ def to_csv(comparison: Comparison) -> str:
                 + [f"{v:g}" for v in row.time_us]
                 + pair_cells
             )
-    return buffer.getvalue()
+    banner = "".join(f"# {line}\n" for line in fault_lines(comparison))
+    return banner + buffer.getvalue() + banner
 
 
 def to_json(comparison: Comparison) -> str:
@@ -137,9 +157,13 @@ def to_json(comparison: Comparison) -> str:
 
 
 def to_rich(comparison: Comparison) -> Group:
-    parts: list[Table | Text] = []
+    banner = [Text(line, style="bold red") for line in fault_lines(comparison)]
+    parts: list[Table | Text] = list(banner)
     for table in comparison.tables:
-        grid = Table(title=title(table), caption=f"Speed-up = {_speedup_formula(table)}", title_style="bold")
+        # Text, not a markup string: "[fault injected: a]" in a title would be read as a style tag.
+        grid = Table(
+            title=Text(title(table), style="bold"), caption=Text(f"Speed-up = {_speedup_formula(table)}")
+        )
         for index, name in enumerate(headers(table)):
             grid.add_column(name, justify="left" if index == 0 else "right")
         for row in cells(table):
@@ -155,4 +179,5 @@ def to_rich(comparison: Comparison) -> Group:
                 stands_out.add_row(observation.range, observation.text)
             parts.append(stands_out)
     parts.extend(Text(f"Note: {note}", style="dim") for note in comparison.notes)
+    parts.extend(banner)
     return Group(*parts)

@@ -1,9 +1,11 @@
 """``gpufabric report``: one self-contained HTML file of runs, their comparison, plots and metadata.
 
 Self-contained means it opens from disk with no network: CSS is inline, plots are inline SVG (text kept
-as text), and there is no script. With two or more runs the report leads with the comparison (tables,
-busbw / latency / speed-up plots, observations); with one run it shows that run's series. Run metadata,
-redacted environment and transport attestation follow for every run.
+as text), and there is no script. With two or more runs the report leads with the comparisons (tables,
+busbw / latency / speed-up plots, observations) of every collective two or more runs measured
+(``run_groups``); a collective only one run measured is shown as that run's series. Run metadata,
+redacted environment and transport attestation follow for every run; a run measured under
+``GPUFABRIC_FAULT`` is flagged at the top, in the overview and on each of its tables.
 """
 
 from __future__ import annotations
@@ -16,14 +18,15 @@ from pathlib import Path
 from string import Template
 
 from gpufabric import __version__
-from gpufabric.analysis.compare import compare_runs, effective_placement, shared_collectives
+from gpufabric.analysis.compare import effective_placement
 from gpufabric.analysis.compare_model import Comparison, Placement
 from gpufabric.errors import InputError
 from gpufabric.report import html_sections as sections
 from gpufabric.report.compare_render import title as table_title
 from gpufabric.report.plots import comparison_charts, run_charts, to_svg
+from gpufabric.report.run_groups import group_runs
 from gpufabric.report.train_section import train_label, train_section
-from gpufabric.results.model import RunResult
+from gpufabric.results.model import RunResult, Series, fault_text
 from gpufabric.results.readers.ab_document import ABDocument
 from gpufabric.train.result import TrainAB, TrainDocument
 
@@ -42,8 +45,10 @@ def build_report(
     generated_at: datetime | None = None,
     training: Sequence[TrainDocument] = (),
     ab: Sequence[ABDocument] = (),
+    collective_of: str | None = None,
 ) -> str:
-    """The report as HTML text. ``comparison`` is computed from ``runs`` when not given (2+ runs).
+    """The report as HTML text. Comparisons are computed from ``runs`` (``run_groups``) unless
+    ``comparison`` is given; ``collective_of`` names the collective of tables that name none.
 
     ``training`` adds the train-bench section (samples/s, compute/comm split, busbw prediction) after the
     benchmark runs, so one report can show what the fabric does to busbw and to step time. ``ab`` adds
@@ -53,25 +58,22 @@ def build_report(
     runs = [*runs, *(side for document in ab for side in document.runs)]
     if not runs and not training:
         raise InputError("report needs at least one run file")
-    comparable = len(runs) >= 2 and bool(shared_collectives(runs))
-    if comparison is None and comparable:
-        comparison = compare_runs(runs, baseline=baseline, placement=placement)
-    body: list[str] = ["<h2>Runs</h2>", sections.runs_overview(runs)] if runs else []
+    groups = group_runs(runs, baseline=baseline, placement=placement, collective_of=collective_of)
+    runs = groups.runs
+    comparisons = [comparison] if comparison is not None else groups.comparisons
+    single = [] if comparison is not None else groups.single
+    body: list[str] = _fault_banner(runs)
+    body += ["<h2>Runs</h2>", sections.runs_overview(runs)] if runs else []
     body.extend(_ab_verdicts(ab))
-    if comparison is not None:
+    if comparisons:
         body.append("<h2>Comparison</h2>")
-        base = comparison.labels[comparison.baseline]
-        body.append(f'<p class="note">Baseline: {escape(base)}. Speed-up = busbw run / busbw baseline.</p>')
-        charts = {
-            index: [to_svg(chart) for chart in comparison_charts(compare, table_title(compare))]
-            for index, compare in enumerate(comparison.tables)
-        }
-        body.append(sections.comparison_section(comparison, charts))
-    elif runs:
-        body.append("<h2>Results</h2>")
-        if len(runs) >= 2:
+        body.extend(_comparison(compared) for compared in comparisons)
+        body.extend(f'<p class="note">Note: {escape(note)}</p>' for note in groups.notes)
+    if single:
+        body.append("<h2>Results</h2>" if not comparisons else "<h2>Measured by one run only</h2>")
+        if not comparisons and len(runs) >= 2:
             body.append(f'<p class="note">{escape(_nothing_in_common(runs))}</p>')
-        body.extend(_results(run, placement, named=len(runs) >= 2) for run in runs)
+        body.extend(_results(run, series, placement, named=len(runs) >= 2) for run, series in single)
     body.append(train_section(training))
     if runs:
         body.append("<h2>Run details</h2>")
@@ -86,24 +88,43 @@ def build_report(
     )
 
 
-def _results(run: RunResult, placement: Placement, *, named: bool) -> str:
+def _comparison(comparison: Comparison) -> str:
+    base = comparison.labels[comparison.baseline]
+    charts = {
+        index: [to_svg(chart) for chart in comparison_charts(compare, table_title(compare))]
+        for index, compare in enumerate(comparison.tables)
+    }
+    return (
+        f'<p class="note">Baseline: {escape(base)}. Speed-up = busbw run / busbw baseline.</p>'
+        + sections.comparison_section(comparison, charts)
+    )
+
+
+def _results(run: RunResult, series: Series, placement: Placement, *, named: bool) -> str:
     """One run's series (charts and nccl-tests table), headed by its label when there are several runs."""
-    parts = []
-    for series in run.series:
-        used = effective_placement([series], placement)
-        svgs = [to_svg(chart) for chart in run_charts(run.label, series, used)]
-        heading = f"{run.label}: {series.collective}" if named else series.collective
-        parts.append(sections.series_section(series, svgs, heading=heading))
-    return "".join(parts)
+    used = effective_placement([series], placement)
+    svgs = [to_svg(chart) for chart in run_charts(run.label, series, used)]
+    heading = f"{run.label}: {series.display_name}" if named else series.display_name
+    fault = f'<p class="fault">{escape(fault_text(run.metadata.fault))}</p>' if run.metadata.fault else ""
+    return fault + sections.series_section(series, svgs, heading=heading)
+
+
+def _fault_banner(runs: Sequence[RunResult]) -> list[str]:
+    """A run measured under GPUFABRIC_FAULT is named before anything else on the page."""
+    return [
+        f'<p class="fault">{escape(run.label)}: {escape(fault_text(run.metadata.fault))}</p>'
+        for run in runs
+        if run.metadata.fault
+    ]
 
 
 def _nothing_in_common(runs: Sequence[RunResult]) -> str:
     measured = "; ".join(
-        f"{run.label}: {', '.join(s.collective for s in run.series) or 'none'}" for run in runs
+        f"{run.label}: {', '.join(s.display_name for s in run.series) or 'none'}" for run in runs
     )
     return (
-        f"No collective was measured by every run ({measured}), so there is nothing to compare size by "
-        "size; each run's own results follow."
+        f"No collective was measured by two or more runs ({measured}), so there is nothing to compare "
+        "size by size; each run's own results follow."
     )
 
 

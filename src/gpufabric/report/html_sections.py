@@ -14,7 +14,7 @@ from typing import Any
 from gpufabric.analysis.compare_model import CompareTable, Comparison
 from gpufabric.redact import redact_env
 from gpufabric.report.compare_render import cells, headers, title
-from gpufabric.results.model import Measurement, RunResult, Series
+from gpufabric.results.model import Measurement, RunResult, Series, fault_text
 from gpufabric.units import human_size
 
 
@@ -55,12 +55,14 @@ def runs_overview(runs: Sequence[RunResult]) -> str:
     for run in runs:
         meta = run.metadata
         status = "complete" if run.complete else f"incomplete: {run.failure or 'stopped early'}"
+        if meta.fault:
+            status += f"; {fault_text(meta.fault)}"
         rows.append(
             [
                 run.label,
                 status,
                 f"{meta.engine} {meta.tool_version or ''}".strip(),
-                ", ".join(s.collective for s in run.series),
+                ", ".join(s.display_name for s in run.series),
                 str(meta.world_size or ""),
                 ", ".join(meta.hosts[:6]) + (f" (+{len(meta.hosts) - 6})" if len(meta.hosts) > 6 else ""),
                 _devices(run),

@@ -5,6 +5,10 @@ The text table keeps nccl-tests' shape (NVIDIA/nccl-tests ``src/common.cu``: the
 ``%7s  %6.2f  %6.2f  %6g`` for time, algbw, busbw, #wrong, "N/A" where not checked, and the
 ``# Avg bus bandwidth`` footer), so habits and scripts that read nccl-tests output keep working.
 Where torch.distributed has no out-of-place form (all_reduce, broadcast, reduce) that half-row is N/A.
+
+A run measured under ``GPUFABRIC_FAULT`` is marked above and below its rows in every text format (``#``
+lines for table and CSV, a blockquote for markdown; JSON carries ``metadata.fault``), so output copied out
+of a test can never pass for a real measurement, whichever command printed it.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ import io
 from collections.abc import Mapping
 from typing import Literal
 
-from gpufabric.results.model import Measurement, Row, RunResult, Series
+from gpufabric.results.model import Measurement, Row, RunResult, Series, fault_text
 
 TableFormat = Literal["table", "json", "csv", "markdown"]
 FORMATS: tuple[str, ...] = ("table", "json", "csv", "markdown")
@@ -109,7 +113,7 @@ def _preamble(result: RunResult, series: Series) -> list[str]:
     ranks = f"{series.nranks} ranks" if series.nranks else ""
     backend = f"backend {meta.backend}" if meta.backend else ""
     facts = ", ".join(part for part in (ranks, backend, _settings_text(meta.settings)) if part)
-    lines = [f"# {who} {series.collective}" + (f": {facts}" if facts else ""), "#"]
+    lines = [f"# {who} {series.display_name}" + (f": {facts}" if facts else ""), "#"]
     if meta.devices:
         lines.append("# Using devices")
     for device in meta.devices:
@@ -224,7 +228,7 @@ def _md(m: Measurement | None, what: Literal["time", "busbw", "wrong"]) -> str:
 def render_markdown(result: RunResult) -> str:
     parts: list[str] = []
     for series in result.series:
-        parts.append(f"### {series.collective} ({series.nranks} ranks, {result.metadata.backend})\n")
+        parts.append(f"### {series.display_name} ({series.nranks} ranks, {result.metadata.backend})\n")
         parts.append(
             "| size (B) | count | type | redop | root | time (us) | busbw (GB/s) | #wrong "
             "| in-place time (us) | in-place busbw (GB/s) | in-place #wrong |"
@@ -242,7 +246,7 @@ def render_markdown(result: RunResult) -> str:
     return "\n".join(parts)
 
 
-def render(result: RunResult, fmt: str) -> str:
+def _unmarked(result: RunResult, fmt: str) -> str:
     if fmt == "table":
         return render_table(result)
     if fmt == "csv":
@@ -252,3 +256,14 @@ def render(result: RunResult, fmt: str) -> str:
     if fmt == "json":
         return result.model_dump_json(indent=2) + "\n"
     raise ValueError(f"unknown format {fmt!r}")
+
+
+def render(result: RunResult, fmt: str) -> str:
+    """The run in ``fmt`` (table, csv, markdown, json), marked when it was measured under a fault."""
+    text = _unmarked(result, fmt)
+    if not result.metadata.fault or fmt == "json":
+        return text
+    banner = fault_text(result.metadata.fault)
+    if fmt == "markdown":
+        return f"> **{banner}**\n\n{text.rstrip()}\n\n> **{banner}**\n"
+    return f"# {banner}\n{text}# {banner}\n"

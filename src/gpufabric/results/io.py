@@ -124,6 +124,11 @@ def _bad_record(path: Path, lineno: int, exc: Exception) -> InputError:
         return InputError(
             f"{path}:{lineno}: invalid gpufabric stream record at {where}: {_one_line(first['msg'])}"
         )
+    if isinstance(exc, KeyError):
+        return InputError(
+            f"{path}:{lineno}: invalid gpufabric stream record: no {_one_line(repr(exc.args[0]))} key "
+            '(each line is a {"record": "header"|"row"|"attestation"|"end", ...} object)'
+        )
     return InputError(
         f"{path}:{lineno}: invalid gpufabric stream record ({_one_line(f'{type(exc).__name__}: {exc}')})"
     )

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import statistics
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -34,22 +34,30 @@ ENGINE_COLLECTIVES = (
 )
 
 
+UNKNOWN_COLLECTIVE = "unknown"  # the name of a table whose collective nothing names or implies
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+# Times, bandwidths and sizes are physical quantities: a NaN, an infinity or a negative value in a result
+# file is corruption, and letting it through turns into "nan x" speed-ups or a crash three layers later.
+Quantity = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 
 
 class Measurement(_Model):
     """One placement (out-of-place or in-place) of one size: the numbers of an nccl-tests half-row."""
 
-    time_us: float = Field(description="time per iteration in microseconds, reduced across ranks")
-    algbw_gbs: float = Field(description="algorithm bandwidth: size / time, GB/s (1e9)")
-    busbw_gbs: float = Field(description="bus bandwidth: algbw x the collective's factor, GB/s (1e9)")
-    wrong: int | None = Field(default=None, description="#wrong elements; None when not checked (N/A)")
-    samples_us: list[float] = Field(
+    time_us: Quantity = Field(description="time per iteration in microseconds, reduced across ranks")
+    algbw_gbs: Quantity = Field(description="algorithm bandwidth: size / time, GB/s (1e9)")
+    busbw_gbs: Quantity = Field(description="bus bandwidth: algbw x the collective's factor, GB/s (1e9)")
+    wrong: int | None = Field(default=None, ge=0, description="#wrong elements; None when not checked (N/A)")
+    samples_us: list[Quantity] = Field(
         default_factory=list,
         description="per-batch time per iteration (us), rank-reduced; empty for sources without samples",
     )
-    iters_per_batch: int | None = None
+    iters_per_batch: int | None = Field(default=None, ge=1)
 
     @property
     def median_us(self) -> float:
@@ -67,11 +75,11 @@ class Measurement(_Model):
 class Row(_Model):
     """One size of a sweep, as one line of an nccl-tests table."""
 
-    size_bytes: int = Field(description="the size column of nccl-tests (bytes; meaning per collective)")
-    count: int = Field(description="the count column of nccl-tests (elements)")
+    size_bytes: int = Field(ge=0, description="the size column of nccl-tests (bytes; meaning per collective)")
+    count: int = Field(ge=0, description="the count column of nccl-tests (elements)")
     dtype: str = Field(description="nccl-tests type name: float, half, bfloat16, int32, ...")
     redop: str = Field(default="none", description="sum, prod, max, min, avg, or none")
-    root: int = Field(default=-1, description="root rank, -1 when the collective has none")
+    root: int = Field(default=-1, ge=-1, description="root rank, -1 when the collective has none")
     out_of_place: Measurement | None = None
     in_place: Measurement | None = None
     timestamp: datetime | None = Field(default=None, description="nccl-tests -S timestamps, when present")
@@ -84,10 +92,26 @@ class Series(_Model):
     """One collective's sweep within a run."""
 
     collective: str = Field(description="all_reduce, all_gather, ... (nccl-tests binary name minus _perf)")
-    nranks: int | None = None
+    collective_inferred: bool = Field(
+        default=False,
+        description="true when nothing named the collective and it was guessed from the numbers (bus factor)",
+    )
+    nranks: int | None = Field(default=None, ge=1)
     rows: list[Row] = Field(default_factory=list)
-    avg_busbw_gbs: float | None = Field(default=None, description="nccl-tests '# Avg bus bandwidth'")
-    wrong_total: int | None = Field(default=None, description="nccl-tests '# Out of bounds values' count")
+    avg_busbw_gbs: Quantity | None = Field(default=None, description="nccl-tests '# Avg bus bandwidth'")
+    wrong_total: int | None = Field(
+        default=None, ge=0, description="nccl-tests '# Out of bounds values' count"
+    )
+
+    @property
+    def display_name(self) -> str:
+        """The collective as titles show it: a guess says so (``sendrecv? (inferred)``)."""
+        return f"{self.collective}? (inferred)" if self.collective_inferred else self.collective
+
+    @property
+    def unnamed(self) -> bool:
+        """Nothing in the log or the file name said which collective this is (unknown, or only guessed)."""
+        return self.collective_inferred or self.collective.split("#")[0] == UNKNOWN_COLLECTIVE
 
 
 class Device(_Model):
@@ -96,6 +120,11 @@ class Device(_Model):
     index: int | None = None
     name: str | None = None
     bus_id: str | None = None
+
+
+def fault_text(spec: str) -> str:
+    """The one wording every output uses for a run measured under ``GPUFABRIC_FAULT``."""
+    return f"fault injected: GPUFABRIC_FAULT={spec} (a test run, not a real measurement)"
 
 
 class RunMetadata(_Model):

@@ -10,7 +10,9 @@ A classic nccl-tests table never names its collective, so the name is taken from
    (n-1)/n for all_gather, reduce_scatter and alltoall, 1 for broadcast, reduce and sendrecv), and the
    redop and root columns separate the rest.
 
-Every name says how it was found, so a guess never passes for a fact.
+Every name says how it was found, so a guess never passes for a fact: a name from the numbers is marked
+``inferred`` (shown as ``sendrecv? (inferred)``), because the same bus factor fits several collectives
+(1.0 is sendrecv, broadcast or reduce, and all_reduce on 2 ranks too).
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ _FILE_NAME = re.compile(r"(?:^|[^a-z])(" + "|".join(sorted(KNOWN_PROGRAMS, key=l
 class CollectiveName:
     name: str
     evidence: str  # how we know: "test header", "command line", "file name", "inferred from ..."
+    inferred: bool = False  # guessed from the numbers, not read from the log or the file name
 
 
 def program_name(text: str) -> str | None:
@@ -58,6 +61,10 @@ def name_from_file(file_name: str) -> str | None:
     normalized = file_name.lower().replace("-", "_")
     match = _FILE_NAME.search(normalized)
     return match.group(1) if match else None
+
+
+def _guess(name: str, evidence: str) -> CollectiveName:
+    return CollectiveName(name, evidence, inferred=True)
 
 
 def _close(value: float, target: float) -> bool:
@@ -79,19 +86,21 @@ def infer_from_rows(rows: Sequence[Row], nranks: int | None) -> CollectiveName |
     n = nranks
     where = f"bus factor busbw/algbw = {factor:.3f}" + (f" with {n} ranks" if n else "")
     if n and n > 2 and _close(factor, 2 * (n - 1) / n):
-        return CollectiveName("all_reduce", f"inferred from the {where}")
+        return _guess("all_reduce", f"inferred from the {where}")
     if n and n > 1 and _close(factor, (n - 1) / n):
         if reduces:
-            return CollectiveName("reduce_scatter", f"inferred from the {where} and redop")
-        return CollectiveName("all_gather", f"inferred from the {where} (alltoall has the same factor)")
+            return _guess("reduce_scatter", f"inferred from the {where} and redop")
+        return _guess("all_gather", f"inferred from the {where} (alltoall has the same factor)")
     if _close(factor, 1.0):
         if reduces and rooted:
-            return CollectiveName("reduce", f"inferred from the {where}, redop and root")
+            return _guess("reduce", f"inferred from the {where}, redop and root")
         if rooted:
-            return CollectiveName("broadcast", f"inferred from the {where} and root")
+            return _guess("broadcast", f"inferred from the {where} and root")
         if reduces and n == 2:
-            return CollectiveName("all_reduce", f"inferred from the {where} and redop")
-        return CollectiveName("sendrecv", f"inferred from the {where}")
+            return _guess("all_reduce", f"inferred from the {where} and redop")
+        if reduces and n is None:  # sendrecv prints redop "sum" too; without a rank count both fit
+            return _guess("sendrecv", f"inferred from the {where} (or all_reduce on 2 ranks: same factor)")
+        return _guess("sendrecv", f"inferred from the {where}")
     if n is None and 1.0 < factor <= 2.0 and reduces:
-        return CollectiveName("all_reduce", f"inferred from the {where} and redop")
+        return _guess("all_reduce", f"inferred from the {where} and redop")
     return None

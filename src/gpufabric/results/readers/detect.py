@@ -45,6 +45,10 @@ def sniff(path: Path) -> Format:
     text = head.decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")
     if not text.startswith("{"):
         return "nccl-tests-text"
+    if path.suffix.lower() == ".jsonl":
+        # Only our stream is JSON Lines: a malformed one must get the stream reader's error with its line
+        # number, not the text reader's "no nccl-tests table found".
+        return "gpufabric-jsonl"
     first_line, _, rest = text.partition("\n")
     try:
         first = json.loads(first_line.strip())

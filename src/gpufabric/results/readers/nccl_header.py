@@ -16,6 +16,7 @@ The table itself is read in ``nccl_text``; this module only recognises these lin
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -51,10 +52,11 @@ _AVG_BUSBW = re.compile(r"^#?\s*Avg bus bandwidth\s*:\s*(?P<value>[-+0-9.eE]+|na
 
 @dataclass(frozen=True)
 class Footer:
-    """``# Out of bounds values`` (wrong_total) or ``# Avg bus bandwidth`` (avg_busbw)."""
+    """``# Out of bounds values`` (wrong_total) or ``# Avg bus bandwidth`` (avg_busbw, which ends a table)."""
 
     wrong_total: int | None = None
-    avg_busbw: float | None = None
+    avg_busbw: float | None = None  # None for "nan"/"inf": such a footer still ends the table
+    ends_table: bool = False
 
 
 def parse_settings(line: str) -> dict[str, int | str] | None:
@@ -115,7 +117,8 @@ def parse_footer(line: str) -> Footer | None:
         return Footer(wrong_total=int(match["count"]))
     if match := _AVG_BUSBW.match(line):
         try:
-            return Footer(avg_busbw=float(match["value"]))
+            value = float(match["value"])
         except ValueError:
             return None
+        return Footer(avg_busbw=value if math.isfinite(value) and value >= 0 else None, ends_table=True)
     return None

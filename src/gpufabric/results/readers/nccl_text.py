@@ -8,6 +8,9 @@ gigabyte of NCCL INFO chatter costs nothing.
 A table ends at ``# Avg bus bandwidth``. A table without it, or a data line cut short, means the run
 stopped early: the rows read so far are kept and the result says it is incomplete. A size that appears
 again in the same table (nccl-tests ``-N`` run cycles) becomes repeated samples of one row.
+
+Two tables printed into one stream at once (ranks without launcher tags) are refused, not merged: a
+second column header before the first table ended, or sizes out of sweep order (``sweep_order``).
 """
 
 from __future__ import annotations
@@ -19,7 +22,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpufabric.errors import InputError
-from gpufabric.results.model import Device, Measurement, Row, RunMetadata, RunResult, Series
+from gpufabric.results.model import (
+    UNKNOWN_COLLECTIVE,
+    Device,
+    Measurement,
+    Row,
+    RunMetadata,
+    RunResult,
+    Series,
+)
 from gpufabric.results.readers import nccl_header as header
 from gpufabric.results.readers.collective_names import (
     CollectiveName,
@@ -34,6 +45,7 @@ from gpufabric.results.readers.nccl_columns import (
     parse_data_line,
 )
 from gpufabric.results.readers.prefixes import Source, split_prefixes
+from gpufabric.results.readers.sweep_order import SweepOrder
 
 _FAILURE = re.compile(r"Test (?:NCCL|CUDA) failure|Test failure|NCCL WARN |\bAborted\b")
 # Everything an unprefixed non-'#' line can carry that we read (old footers, versions, commands, errors).
@@ -47,6 +59,7 @@ class _Table:
     program: CollectiveName | None
     first_line: int
     rows: dict[RowKey, list[Row]] = field(default_factory=dict)
+    order: SweepOrder = field(default_factory=SweepOrder)
     avg_busbw: float | None = None
     wrong_total: int | None = None
     closed: bool = False
@@ -60,6 +73,7 @@ class _SourceState:
     tests_version: str | None = None
     nccl_version: str | None = None
     program: CollectiveName | None = None  # from '# Collective test starting'
+    preamble_since_header: bool = True  # a settings line or test boundary came after the last header
     tables: list[_Table] = field(default_factory=list)
     failure: str | None = None
 
@@ -93,38 +107,60 @@ class NcclTextReader:
             if row is None:
                 table.cut_line = self.lines
             else:
+                previous = table.order.add((row.dtype, row.redop, row.root), row.size_bytes, self.lines)
+                if previous is not None:
+                    raise self._overlap(source, previous)
                 key = (row.size_bytes, row.count, row.dtype, row.redop, row.root)
                 table.rows.setdefault(key, []).append(row)
             return
-        self._feed_other(state, stripped)
+        self._feed_other(source, state, stripped)
 
-    def _feed_other(self, state: _SourceState, line: str) -> None:
+    def _overlap(self, source: Source, earlier_line: int) -> InputError:
+        where = f"{self.path} (lines {earlier_line} and {self.lines})"
+        if source.tags:
+            return InputError(
+                f"several tables overlap in the output of {source.describe()} in {where}; cannot tell "
+                "them apart: keep one rank's output per launcher tag"
+            )
+        return InputError(
+            f"several untagged tables overlap in {where}; cannot tell the ranks apart: "
+            "rerun with mpirun --tag-output or keep rank 0's output only"
+        )
+
+    def _feed_other(self, source: Source, state: _SourceState, line: str) -> None:
         if not line.startswith("#") and not _INTERESTING.search(line):
             return  # NCCL INFO chatter and the like: the bulk of a big log, skipped at one search
         if line.startswith("#") and (layout := layout_from_header(line)) is not None:
-            if state.open_table is not None and not state.open_table.rows:
-                state.tables.pop()  # a header repeated before any data: keep only the latest
-            elif state.open_table is not None:
-                state.open_table.closed = True
+            open_table = state.open_table
+            if open_table is not None and not state.preamble_since_header:
+                # Each nccl-tests program prints its settings line before its header; a second header
+                # without one, while a table is still open, is a second program printing at the same time.
+                raise self._overlap(source, open_table.first_line)
+            if open_table is not None and not open_table.rows:
+                state.tables.pop()  # a program that stopped before its first row: keep the next one only
+            # A table with rows left open here stopped without its footer: ``_series`` says it ended early.
             state.tables.append(_Table(layout, state.program or self.mentioned, self.lines))
+            state.preamble_since_header = False
             return
         if (footer := header.parse_footer(line)) is not None:
             target = state.open_table or (state.tables[-1] if state.tables else None)
             if target is not None:
                 if footer.wrong_total is not None:
                     target.wrong_total = footer.wrong_total
-                if footer.avg_busbw is not None:
+                if footer.ends_table:
                     target.avg_busbw = footer.avg_busbw
                     target.closed = True
             return
         if (settings := header.parse_settings(line)) is not None:
             state.settings.update(settings)
+            state.preamble_since_header = True
         elif (device := header.parse_device(line)) is not None:
             state.devices[device.rank if device.rank is not None else len(state.devices)] = device
         elif (versions := header.parse_tests_version(line)) is not None:
             state.tests_version, library = versions
             state.nccl_version = state.nccl_version or library
         elif (boundary := header.parse_test_boundary(line)) is not None:
+            state.preamble_since_header = True
             name = program_name(boundary[1])
             if boundary[0] == "starting" and name:
                 state.program = CollectiveName(name, "named by the nccl-tests test header")
@@ -190,12 +226,13 @@ class NcclTextReader:
             name = table.program or _file_or_inferred(self.path, rows, nranks)
             if name is None:
                 name = CollectiveName(
-                    "unknown", "not named in the log or file name, and not inferable from the numbers"
+                    UNKNOWN_COLLECTIVE,
+                    "not named in the log or file name, and not inferable from the numbers",
                 )
             taken = sum(1 for s in series if s.collective.split("#")[0] == name.name)
             collective = name.name if taken == 0 else f"{name.name}#{taken + 1}"
             notes.append(f"{collective}: collective {name.evidence}")
-            if any(len(c) > 1 for c in table.rows.values()):
+            if table.order.repeated():
                 notes.append(f"{collective}: repeated sizes read as repeated samples (nccl-tests -N cycles)")
             if not table.closed or table.cut_line is not None:
                 last = max(r.size_bytes for r in rows)
@@ -207,6 +244,7 @@ class NcclTextReader:
             series.append(
                 Series(
                     collective=collective,
+                    collective_inferred=name.inferred,
                     nranks=nranks,
                     rows=rows,
                     avg_busbw_gbs=table.avg_busbw,
