@@ -3,8 +3,12 @@
 names the command to run.
 
 A task launched through it is written back as the user wrote it (plus the tier and ``--env``
-overrides). Any other program (the benchmark engine's ranks) becomes a task whose ``run`` starts
-``torchrun`` on every node, so SkyPilot's once-per-node ``run`` still gives one process per rank.
+overrides). Any other program (the benchmark engine's ranks) becomes a task that runs on a fresh cloud VM:
+``setup`` pip-installs gpufabric (``GPUFABRIC_PIP_SPEC`` overrides what), ``file_mounts`` carries the
+ranks' ``--config`` file to the same absolute path there (the config names its run directory, so the
+results land where it says), ``resources.accelerators`` asks for the GPUs per node, and ``run`` starts
+``torchrun`` on every node with ``python3`` (never this machine's interpreter path), so SkyPilot's
+once-per-node ``run`` still gives one process per rank.
 Secret-looking variables are not written into the YAML: they are ``null`` there (SkyPilot's "required")
 and passed by name with ``--env NAME``, so their values come from the environment of ``sky launch``.
 
@@ -14,6 +18,8 @@ or a timeout the job id ``sky launch`` printed is cancelled with ``sky cancel -y
 
 from __future__ import annotations
 
+import itertools
+import os
 import re
 import shlex
 import shutil
@@ -37,6 +43,11 @@ YAML_NAME = "gpufabric-skypilot.yaml"
 # How `sky launch` reports the job it queued: "Job submitted, ID: 3" (also "Job ID: 3" in its hints).
 _JOB_ID = re.compile(r"\bJob (?:submitted, )?ID: (\d+)")
 CANCEL_TIMEOUT_S = 120.0
+# What the VM installs: the README's install line for the benchmark engine (torchrun comes with torch).
+DEFAULT_PIP_SPEC = "gpufabric[torch]"
+PIP_SPEC_VAR = "GPUFABRIC_PIP_SPEC"
+REMOTE_PYTHON = "python3"
+_PYTHON_NAME = re.compile(r"python[\d.]*")
 
 
 class SkyPilotOptions(BaseModel):
@@ -45,7 +56,14 @@ class SkyPilotOptions(BaseModel):
     task: Task | None = Field(default=None, description="the task as loaded; None for engine programs")
     cluster: str | None = Field(default=None, description="sky launch -c NAME; default: the task name")
     network_tier: str = "best"
-    accelerators: str | None = Field(default=None, description="for engine programs, e.g. H100:8")
+    accelerators: str | None = Field(
+        default=None, description="for engine programs, e.g. H100:8; a bare H100 gets the GPUs per node"
+    )
+    pip_spec: str = Field(
+        default_factory=lambda: os.environ.get(PIP_SPEC_VAR) or DEFAULT_PIP_SPEC,
+        description=f"what an engine program's setup pip-installs; ${PIP_SPEC_VAR} overrides it, e.g. a "
+        "pinned version or a wheel URL",
+    )
     sky: str = "sky"
     extra_args: list[str] = Field(default_factory=list, description="more sky launch flags, e.g. --down")
     master_port: int = DEFAULT_MASTER_PORT
@@ -77,8 +95,14 @@ class SkyPilotLauncher:
         ]
         if not is_task_program(program):
             notes.append(
-                f"the ranks read {program.workdir}: add it to file_mounts if the nodes do not share it"
+                f"results stay on the head node in {program.workdir}; fetch them with "
+                f"rsync -Pavz {cluster}:{program.workdir}/ {program.workdir}/"
             )
+            if program.gpus_per_node and "accelerators" not in document.get("resources", {}):
+                notes.append(
+                    f"no GPU model known: add resources.accelerators (e.g. H100:{program.gpus_per_node}) "
+                    "to the YAML, or the VM has no GPUs"
+                )
         content = dump_yaml(document)
         return LaunchPlan(launcher=self.name, program=program, commands=[command], files={str(path): content},
                           notes=notes)  # fmt: skip
@@ -156,7 +180,7 @@ def skypilot_task_document(program: RankProgram, opts: SkyPilotOptions) -> dict[
     resources = document.setdefault("resources", {})
     resources.setdefault("network_tier", opts.network_tier)
     if opts.accelerators and "accelerators" not in resources:
-        resources["accelerators"] = opts.accelerators
+        resources["accelerators"] = _accelerators(opts.accelerators, program.gpus_per_node)
     document["envs"] = {k: (None if is_secret_name(k) else v) for k, v in env.items()}
     return document
 
@@ -172,15 +196,40 @@ def _task_document(task: Task) -> dict[str, Any]:
 
 
 def _engine_document(program: RankProgram, opts: SkyPilotOptions) -> dict[str, Any]:
-    per_node = program.ranks_per_node
+    """A task that runs ``program`` on fresh VMs: install gpufabric, carry the config, start torchrun."""
+    argv = list(program.argv)
+    if argv and os.path.isabs(argv[0]) and _PYTHON_NAME.fullmatch(os.path.basename(argv[0])):
+        argv[0] = REMOTE_PYTHON  # this machine's venv interpreter does not exist on the VM
+    config_files = [value for flag, value in itertools.pairwise(argv) if flag == "--config"]
+    # Directories the ranks write into that nothing else creates there (NCCL_DEBUG_FILE's nccl/).
+    run_dirs = sorted(
+        {os.path.dirname(v) for v in program.env.values() if v.startswith(f"{program.workdir}{os.sep}")}
+    )
     torchrun = [
-        "python", "-m", "torch.distributed.run", "--no-python",
+        REMOTE_PYTHON, "-m", "torch.distributed.run", "--no-python",
         "--nnodes", "$SKYPILOT_NUM_NODES", "--node-rank", "$SKYPILOT_NODE_RANK",
-        "--nproc-per-node", str(per_node), "--master-addr", "$MASTER_ADDR",
+        "--nproc-per-node", str(program.ranks_per_node), "--master-addr", "$MASTER_ADDR",
         "--master-port", str(opts.master_port),
     ]  # fmt: skip
-    run = "\n".join([
+    run = [
         'export MASTER_ADDR=$(echo "$SKYPILOT_NODE_IPS" | head -n1)',
-        " ".join(torchrun) + " " + shlex.join(program.argv),
-    ])  # fmt: skip
-    return {"name": dns_label(program.label), "num_nodes": program.nodes, "resources": {}, "run": run + "\n"}
+        " ".join(torchrun) + " " + shlex.join(argv),
+    ]
+    if run_dirs:
+        run.insert(0, shlex.join(["mkdir", "-p", *run_dirs]))
+    document: dict[str, Any] = {
+        "name": dns_label(program.label),
+        "num_nodes": program.nodes,
+        "resources": {},
+        "setup": shlex.join([REMOTE_PYTHON, "-m", "pip", "install", opts.pip_spec]) + "\n",
+        "run": "\n".join(run) + "\n",
+    }
+    if config_files:
+        # Same path there as here: the config names its run directory, where rank 0 writes the result.
+        document["file_mounts"] = {path: path for path in config_files}
+    return document
+
+
+def _accelerators(wanted: str, gpus_per_node: int) -> str:
+    """``H100`` -> ``H100:<GPUs per node>``; a count the user wrote is kept."""
+    return wanted if ":" in wanted or gpus_per_node < 1 else f"{wanted}:{gpus_per_node}"

@@ -4,14 +4,15 @@
 deadlines, ``processes.current_watchdog``) fires, or, with no ``--timeout``, when it is still pending after
 ``SlurmOptions.start_timeout_s``, so no rank outlives us and no job waits forever.
 
-Slurm's own failure lines become one-line errors with the fix ("Unable to contact slurm controller" ->
-start slurmctld / check SLURM_CONF); a task that exits non-zero fails the job with its rank, host and
+While the job is PENDING its ``Reason=`` is said once on the output (a waiting job must not look hung)
+and named in a timeout; a reason that can never clear (PartitionNodeLimit, BadConstraints, a per-job
+QOS limit ...) cancels the job at once with the fix (``slurm_reasons``). Slurm's own failure lines
+become one-line errors with the fix; a task that exits non-zero fails the job with its rank, host and
 last lines.
 """
 
 from __future__ import annotations
 
-import collections
 import os
 import re
 import shutil
@@ -22,9 +23,12 @@ from pathlib import Path
 
 from gpufabric.errors import LaunchError
 from gpufabric.launch.base import LaunchOutcome, LaunchPlan, OutputSink, RankExit
-from gpufabric.launch.processes import LAST_LINES, current_watchdog, describe_returncode
+from gpufabric.launch.processes import current_watchdog, describe_returncode
 from gpufabric.launch.signals import Interrupted
 from gpufabric.launch.slurm import SlurmOptions
+from gpufabric.launch.slurm_output import SlurmOutputFollower
+from gpufabric.launch.slurm_queue import PendingWatch
+from gpufabric.launch.slurm_reasons import PendingReason, slurm_error, translate_slurm_error
 from gpufabric.launch.task_program import is_task_program
 
 TERMINAL_STATES = frozenset(
@@ -42,8 +46,6 @@ TERMINAL_STATES = frozenset(
         "REVOKED",
     }
 )
-_LABEL = re.compile(r"^\s*(\d+): ?(.*)$")
-_TASK_EXIT = re.compile(r"srun: error: (?P<host>\S+): tasks? (?P<tasks>[\d,\-]+): (?P<what>.*)$")
 _EXIT_CODE = re.compile(r"Exited with exit code (\d+)")
 _FIELD = re.compile(r"(\w+)=(\S*)")
 
@@ -72,6 +74,13 @@ def _client(argv: list[str], env: Mapping[str, str], timeout: float = 30) -> sub
 def submit(plan: LaunchPlan, env: Mapping[str, str]) -> str:
     """Write the plan's files and submit; returns the job id."""
     command = plan.commands[0]
+    conf = env.get("SLURM_CONF")
+    if conf and not Path(conf).is_file():
+        # sbatch would retry for a minute before saying so
+        raise LaunchError(
+            f"SLURM_CONF={conf} is not a file; point it at the cluster's slurm.conf, or unset it on a "
+            "node of the cluster"
+        )
     for path_text, content in plan.files.items():
         path = Path(path_text)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -79,28 +88,11 @@ def submit(plan: LaunchPlan, env: Mapping[str, str]) -> str:
         path.chmod(0o750)
     result = _client([slurm_command("sbatch"), *command.argv[1:]], env)
     if result.returncode != 0:
-        raise LaunchError(translate_slurm_error(result.stderr or result.stdout, "sbatch"))
+        raise slurm_error(result.stderr or result.stdout, "sbatch")
     job_id = result.stdout.strip().split(";")[0]
     if not job_id.isdigit():
         raise LaunchError(f"sbatch answered {result.stdout.strip()!r}, not a job id")
     return job_id
-
-
-def translate_slurm_error(text: str, tool: str) -> str:
-    line = next((s.strip() for s in reversed(text.splitlines()) if s.strip()), f"{tool} failed")
-    if "Unable to contact slurm controller" in text or "Connection refused" in text:
-        return (
-            f"Slurm controller not reachable ({line}); start slurmctld or point SLURM_CONF at the "
-            "cluster's slurm.conf, then check with `scontrol ping`"
-        )
-    if "Invalid partition" in text:
-        return f"{line}; list partitions with `sinfo -s` and pass --slurm-partition NAME"
-    if "Requested node configuration is not available" in text:
-        return (
-            f"{line}; the cluster has no nodes of that shape (GPUs, tasks per node): check `sinfo -N -l`, "
-            "or pass --slurm-nodes / --no-slurm-gpus"
-        )
-    return f"{tool}: {line}"
 
 
 def job_info(job_id: str, env: Mapping[str, str]) -> dict[str, str]:
@@ -111,6 +103,12 @@ def job_info(job_id: str, env: Mapping[str, str]) -> dict[str, str]:
             return _sacct_info(job_id, env)
         raise LaunchError(translate_slurm_error(result.stderr, "scontrol"))
     return dict(_FIELD.findall(result.stdout))
+
+
+def _partition_fields(partition: str, env: Mapping[str, str]) -> dict[str, str]:
+    """``scontrol show partition -o`` as a dict (TotalNodes, MaxNodes, TotalCPUs ...); empty if unknown."""
+    result = _client([slurm_command("scontrol"), "show", "partition", "-o", partition], env)
+    return dict(_FIELD.findall(result.stdout)) if result.returncode == 0 else {}
 
 
 def _sacct_info(job_id: str, env: Mapping[str, str]) -> dict[str, str]:
@@ -135,58 +133,6 @@ def cancel(job_id: str, env: Mapping[str, str], *, wait_s: float = 30) -> None:
         time.sleep(0.5)
 
 
-class _OutputFollower:
-    """Reads the job's output file as it grows, line by line, and splits ``srun --label`` prefixes."""
-
-    def __init__(self, path: Path, node_tags: bool, on_output: OutputSink | None) -> None:
-        self.path = path
-        self.node_tags = node_tags
-        self.on_output = on_output
-        self.offset = 0
-        self.partial = ""
-        self.tails: dict[int | None, collections.deque[str]] = {}
-        self.task_exits: dict[int, tuple[str, str]] = {}
-
-    def poll(self, final: bool = False) -> None:
-        try:
-            with self.path.open("rb") as handle:
-                handle.seek(self.offset)
-                chunk = handle.read()
-        except FileNotFoundError:
-            return
-        self.offset += len(chunk)
-        text = self.partial + chunk.decode("utf-8", errors="replace")
-        lines = text.split("\n")
-        self.partial = "" if final else lines.pop()
-        for line in lines:
-            if line or final is False:
-                self._line(line.rstrip("\r"))
-
-    def _line(self, line: str) -> None:
-        match = _LABEL.match(line)
-        rank: int | None = None
-        if match:
-            rank, body = int(match.group(1)), match.group(2)
-            prefix = f"(node {rank})" if self.node_tags else f"[rank {rank}]"
-        else:
-            body, prefix = line, "[slurm]"
-            failed = _TASK_EXIT.search(line)
-            if failed:
-                for task in _expand(failed.group("tasks")):
-                    self.task_exits[task] = (failed.group("host"), failed.group("what"))
-        self.tails.setdefault(rank, collections.deque(maxlen=LAST_LINES)).append(body)
-        if self.on_output is not None:
-            self.on_output(prefix, body)
-
-
-def _expand(tasks: str) -> list[int]:
-    result: list[int] = []
-    for part in tasks.split(","):
-        low, _, high = part.partition("-")
-        result += list(range(int(low), int(high or low) + 1))
-    return result
-
-
 def run_slurm_plan(
     plan: LaunchPlan, options: SlurmOptions, *, on_output: OutputSink | None, timeout_s: float | None
 ) -> LaunchOutcome:
@@ -194,9 +140,11 @@ def run_slurm_plan(
     started = time.monotonic()
     job_id = submit(plan, env)
     output = plan.program.workdir / f"slurm-{job_id}.out"
-    follower = _OutputFollower(output, is_task_program(plan.program), on_output)
+    follower = SlurmOutputFollower(output, is_task_program(plan.program), on_output)
+    queue = PendingWatch(job_id, plan.program.nodes, on_output, lambda name: _partition_fields(name, env))
     watchdog = current_watchdog()
     reason: str | None = None
+    pending: PendingReason | None = None
     info: dict[str, str] = {}
     try:
         while True:
@@ -204,7 +152,11 @@ def run_slurm_plan(
             info = job_info(job_id, env)
             if info.get("JobState", "") in TERMINAL_STATES or not info:
                 break
-            reason = _stop_reason(info, time.monotonic() - started, timeout_s, options)
+            pending = queue.update(info)
+            if pending is not None and pending.never_starts is not None:
+                cancel(job_id, env)
+                break
+            reason = _stop_reason(info, time.monotonic() - started, timeout_s, options, queue.describe())
             reason = reason or (watchdog() if watchdog is not None else None)
             if reason:
                 cancel(job_id, env)
@@ -216,25 +168,35 @@ def run_slurm_plan(
         if isinstance(exc, Interrupted):
             exc.stopped_ranks += plan.program.nranks
         raise
+    if pending is not None and pending.never_starts is not None:
+        raise pending.never_starts(
+            f"Slurm job {job_id} is PENDING ({pending.describe()}) and can never start, so it was "
+            f"cancelled (scancel); {pending.fix}"
+        )
     time.sleep(options.poll_interval_s)  # the batch step flushes its last lines after the state change
     follower.poll(final=True)
     return _outcome(plan, job_id, info, follower, reason, time.monotonic() - started, env)
 
 
 def _stop_reason(
-    info: dict[str, str], elapsed: float, timeout_s: float | None, options: SlurmOptions
+    info: dict[str, str],
+    elapsed: float,
+    timeout_s: float | None,
+    options: SlurmOptions,
+    pending: str | None = None,
 ) -> str | None:
     """Why a running or queued job must be cancelled now, or None. ``--timeout`` bounds the whole job;
-    without it a job that never leaves the queue is bounded by ``start_timeout_s``."""
+    without it a job that never leaves the queue is bounded by ``start_timeout_s``. ``pending``: the
+    described reason the job is waiting for, named in the message so a timeout says why it never ran."""
+    queued = info.get("JobState") == "PENDING"
     if timeout_s is not None:
-        return f"timed out after {timeout_s:g}s" if elapsed > timeout_s else None
-    if info.get("JobState") == "PENDING" and elapsed > options.start_timeout_s:
-        why = info.get("Reason", "")
-        return (
-            f"still PENDING after {options.start_timeout_s:g}s"
-            + (f" (Reason={why})" if why and why != "None" else "")
-            + "; pass --timeout SECONDS to wait longer"
-        )
+        if elapsed <= timeout_s:
+            return None
+        waiting = f" while the job was PENDING ({pending})" if queued and pending else ""
+        return f"timed out after {timeout_s:g}s{waiting}"
+    if queued and elapsed > options.start_timeout_s:
+        why = f" ({pending})" if pending else ""
+        return f"still PENDING after {options.start_timeout_s:g}s{why}; pass --timeout SECONDS to wait longer"
     return None
 
 
@@ -242,7 +204,7 @@ def _outcome(
     plan: LaunchPlan,
     job_id: str,
     info: dict[str, str],
-    follower: _OutputFollower,
+    follower: SlurmOutputFollower,
     stopped_because: str | None,
     wall_s: float,
     env: Mapping[str, str],

@@ -1,0 +1,68 @@
+"""The output of a Slurm job: its ``slurm-<id>.out`` file read as it grows, line by line, with the
+``srun --label`` prefixes split off so every line goes to its rank (or node), and srun's task failure
+lines ("srun: error: HOST: task 1: Exited with exit code 7") kept for the failure report.
+"""
+
+from __future__ import annotations
+
+import collections
+import re
+from pathlib import Path
+
+from gpufabric.launch.base import OutputSink
+from gpufabric.launch.processes import LAST_LINES
+
+_LABEL = re.compile(r"^\s*(\d+): ?(.*)$")
+_TASK_EXIT = re.compile(r"srun: error: (?P<host>\S+): tasks? (?P<tasks>[\d,\-]+): (?P<what>.*)$")
+
+
+class SlurmOutputFollower:
+    """Reads the job's output file as it grows, line by line, and splits ``srun --label`` prefixes."""
+
+    def __init__(self, path: Path, node_tags: bool, on_output: OutputSink | None) -> None:
+        self.path = path
+        self.node_tags = node_tags
+        self.on_output = on_output
+        self.offset = 0
+        self.partial = ""
+        self.tails: dict[int | None, collections.deque[str]] = {}
+        self.task_exits: dict[int, tuple[str, str]] = {}
+
+    def poll(self, final: bool = False) -> None:
+        try:
+            with self.path.open("rb") as handle:
+                handle.seek(self.offset)
+                chunk = handle.read()
+        except FileNotFoundError:
+            return
+        self.offset += len(chunk)
+        text = self.partial + chunk.decode("utf-8", errors="replace")
+        lines = text.split("\n")
+        self.partial = "" if final else lines.pop()
+        for line in lines:
+            if line or final is False:
+                self._line(line.rstrip("\r"))
+
+    def _line(self, line: str) -> None:
+        match = _LABEL.match(line)
+        rank: int | None = None
+        if match:
+            rank, body = int(match.group(1)), match.group(2)
+            prefix = f"(node {rank})" if self.node_tags else f"[rank {rank}]"
+        else:
+            body, prefix = line, "[slurm]"
+            failed = _TASK_EXIT.search(line)
+            if failed:
+                for task in _expand(failed.group("tasks")):
+                    self.task_exits[task] = (failed.group("host"), failed.group("what"))
+        self.tails.setdefault(rank, collections.deque(maxlen=LAST_LINES)).append(body)
+        if self.on_output is not None:
+            self.on_output(prefix, body)
+
+
+def _expand(tasks: str) -> list[int]:
+    result: list[int] = []
+    for part in tasks.split(","):
+        low, _, high = part.partition("-")
+        result += list(range(int(low), int(high or low) + 1))
+    return result
