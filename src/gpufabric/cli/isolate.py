@@ -6,6 +6,9 @@ round is one job (``--on local`` by default, ``mpirun`` with ``--hostfile``, ``s
 runs the collective on its own sub-communicator (``gpufabric.bench.groups``); ``EngineMeasurer`` feeds the
 busbw values to the search. One node is one rank (one GPU, or one CPU rank with gloo).
 ``GPUFABRIC_FAULT`` (tests) reaches the ranks only when set here, and is then shown in the output.
+A flag of the other mode (``--noise`` on a real run, ``--ranks`` with ``--simulate``) is refused, never
+silently ignored. Exit codes (``EXIT_CODES``, in the command's help): 0 clean, 1 something to
+act on, 2 bad flags or inputs.
 Parse and wire only; nothing heavy is imported before a real run starts.
 """
 
@@ -36,6 +39,39 @@ FORMATS = ("table", "json")
 REAL_MIN_DROP = 0.25
 # Up to "flag only groups below a tenth of the reference", for hosts whose healthy groups vary 2x.
 MAX_MIN_DROP = 0.9
+# Health-check scripts branch on these (as on doctor's); shown in ``gpufabric isolate --help``.
+EXIT_CODES = (
+    "Exit codes: 0 nothing found (inconclusive suspects passed their retest); 1 a node or link convicted, "
+    "a short group left unresolved, or the whole cluster short; 2 bad flags or unreadable inputs."
+)
+# Flags of one mode only, by parameter name: the other mode refuses them instead of ignoring them.
+SIMULATOR_FLAGS = {"bad": "--bad", "bad_link": "--bad-link", "slow_factor": "--slow-factor",
+                   "link_factor": "--link-factor", "noise": "--noise"}  # fmt: skip
+REAL_RUN_FLAGS = {
+    "ranks": "--ranks", "on": "--on", "collective": "--collective", "size": "--size", "iters": "--iters",
+    "batches": "--batches", "batch_seconds": "--batch-seconds", "backend": "--backend",
+    "expected_gbps": "--expected-gbps", "round_timeout": "--round-timeout",
+    "timeout_stage": "--timeout-stage", "run_dir": "--run-dir", "mpirun": "--mpirun", "verbose": "--verbose",
+}  # fmt: skip
+
+
+def _refuse_other_mode_flags(ctx: typer.Context, simulate_run: bool) -> None:
+    """One line naming the flags given on the command line that the chosen mode would not use."""
+    foreign = REAL_RUN_FLAGS if simulate_run else SIMULATOR_FLAGS
+    # By the source's name: typer 0.29 vendors click, so its ParameterSource enum is private.
+    sources = {name: ctx.get_parameter_source(name) for name in foreign}
+    given = [foreign[name] for name, source in sources.items() if source and source.name == "COMMANDLINE"]
+    if not given:
+        return
+    if simulate_run:
+        raise UsageError(
+            f"{', '.join(given)}: real-run flag(s), but --simulate runs no ranks; drop them, or drop "
+            "--simulate to measure real ranks"
+        )
+    raise UsageError(
+        f"{', '.join(given)}: simulator flag(s) that describe a simulated cluster; add --simulate, or "
+        "drop them for a real run"
+    )
 
 
 def _names(
@@ -60,6 +96,7 @@ def _names(
 
 
 def isolate(
+    ctx: typer.Context,
     simulate_run: bool = typer.Option(False, "--simulate", help="search a simulated cluster"),
     nodes: int | None = typer.Option(None, "--nodes", help="this many nodes, node0000 ... (local ranks)"),
     hostfile: Path | None = typer.Option(None, "--hostfile", help="OpenMPI hostfile: one node per line"),
@@ -110,6 +147,7 @@ def isolate(
     fmt: str = typer.Option("table", "--format", help="table or json"),
 ) -> None:
     """Find slow nodes and links: screen groups in parallel, split the short ones, confirm by retest."""
+    _refuse_other_mode_flags(ctx, simulate_run)
     if fmt not in FORMATS:
         raise UsageError(f"--format: unknown value {fmt!r}; choose from {', '.join(FORMATS)}")
     if group_size < 2:
@@ -124,9 +162,7 @@ def isolate(
     # A floor above the judge's usual 40% ceiling (a very noisy host) raises the ceiling with it.
     judge = JudgeSettings(k_sigma=k_sigma, min_drop=drop, max_drop=max(JudgeSettings().max_drop, drop))
     if not simulate_run:
-        if bad or bad_link:
-            raise UsageError("--bad and --bad-link describe a simulated cluster; add --simulate")
-        from gpufabric.cli.isolate_real import RealRequest, run_real
+        from gpufabric.cli.isolate_real import RealRequest, render_real, run_real
 
         request = RealRequest(
             names=names, hostfile=hostfile, node_list=node_list is not None or source == SLURM_NODELIST,
@@ -137,8 +173,9 @@ def isolate(
             group_size=group_size, seed=seed, judge=judge,
         )  # fmt: skip
         show = (lambda prefix, line: print(f"{prefix} {line}", file=sys.stderr)) if verbose else None
-        print(run_real(request, environ=dict(os.environ), on_output=show, fmt=fmt))
-        return
+        answer = run_real(request, environ=dict(os.environ), on_output=show)
+        print(answer.model_dump_json(indent=2) if fmt == "json" else render_real(answer))
+        raise typer.Exit(answer.report.exit_code)
     model = build_simulation(
         names,
         bad=bad,
@@ -156,8 +193,9 @@ def isolate(
     )
     report = simulate(model, names, options)
     print(render_json(report) if fmt == "json" else render_table(report))
+    raise typer.Exit(report.exit_code)
 
 
 def register(app: typer.Typer) -> None:
     """Add ``gpufabric isolate`` to `app`."""
-    app.command("isolate")(isolate)
+    app.command("isolate", help=f"{isolate.__doc__}\n\n{EXIT_CODES}")(isolate)

@@ -128,9 +128,11 @@ def pin_slurm_nodes(launcher: Launcher, names: list[str] | None) -> Launcher:
 def _launcher_name(request: RealRequest) -> str:
     name = request.on or ("mpirun" if request.hostfile else "local")
     if request.node_list and name != "slurm":
+        # Kubernetes pods (pod/NAME lines) cannot host real rounds yet: say what does work with them.
         raise UsageError(
-            f"--node-list: a real run places ranks on listed nodes only with --on slurm, not --on {name}; "
-            "use --on slurm, --hostfile PATH (mpirun) or --nodes N (local ranks)"
+            f"--node-list with --on {name}: real rounds run only on listed Slurm nodes (--on slurm); "
+            "search these names in the simulator with --simulate --node-list PATH, or measure real ranks "
+            "with --on slurm --node-list PATH, --on mpirun --hostfile PATH or --nodes N (local ranks)"
         )
     if request.hostfile and name != "mpirun":
         raise UsageError(f"--hostfile: only --on mpirun places ranks on hosts, not --on {name}")
@@ -157,9 +159,9 @@ def _check(request: RealRequest, nodes: int) -> None:
 
 
 def run_real(
-    request: RealRequest, *, environ: Mapping[str, str], on_output: OutputSink | None, fmt: str
-) -> str:
-    """Run the search on real ranks; returns the rendered answer (table or JSON)."""
+    request: RealRequest, *, environ: Mapping[str, str], on_output: OutputSink | None
+) -> MeasuredIsolation:
+    """Run the search on real ranks; returns the answer (also written to ``<run dir>/isolate.json``)."""
     from gpufabric.cli.bench_modes import launcher_factory
 
     names = request.names
@@ -221,9 +223,8 @@ def run_real(
         fault=fault.spec if fault else None, link_sweep=sweep, run_dir=str(run_dir),
         round_dirs=[str(runner.round_dir(r.round)) for r in runner.rounds], notes=notes,
     )  # fmt: skip
-    text = answer.model_dump_json(indent=2)
-    (run_dir / "isolate.json").write_text(text + "\n", encoding="utf-8")
-    return text if fmt == "json" else render_real(answer)
+    (run_dir / "isolate.json").write_text(answer.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    return answer
 
 
 def render_real(answer: MeasuredIsolation) -> str:

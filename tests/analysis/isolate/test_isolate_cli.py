@@ -29,7 +29,7 @@ def cli(
 def test_simulate_table(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     code, out, _ = cli(["--simulate", "--nodes", "512", "--bad", "17", "--bad-link", "3-400", "--seed", "1"],
                        capsys, monkeypatch)  # fmt: skip
-    assert code == 0
+    assert code == 1  # convicted: exit 1, for health-check scripts
     first = out.splitlines()[0]
     assert first.startswith("found node node0017, link node0003-node0400 in ") and "rounds" in first
     assert "convicted node node0017" in out and "convicted link node0003-node0400" in out
@@ -40,7 +40,7 @@ def test_simulate_json(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.M
     code, out, _ = cli(
         ["--simulate", "--nodes", "64", "--bad", "node0009", "--format", "json"], capsys, monkeypatch
     )
-    assert code == 0
+    assert code == 1
     data = json.loads(out)
     assert data["node_count"] == 64 and data["verdicts"]["node0009"] == "slow-node"
     assert data["suspects"][0]["evidence"][0]["purpose"] == "screen"
@@ -54,7 +54,7 @@ def test_simulate_from_a_node_list_with_dashed_names(
     listing.write_text("gpu-a[01-16]\n# comment\npod/worker-0, pod/worker-1\n", encoding="utf-8")
     code, out, _ = cli(["--simulate", "--node-list", str(listing), "--bad-link", "gpu-a03-worker-1"],
                        capsys, monkeypatch)  # fmt: skip
-    assert code == 0 and "convicted link gpu-a03-worker-1" in out
+    assert code == 1 and "convicted link gpu-a03-worker-1" in out
 
 
 def test_node_sources(tmp_path: Path) -> None:
@@ -82,6 +82,15 @@ def test_node_sources(tmp_path: Path) -> None:
         (["--nodes", "16", "--node-list", "/x"], "node source"),
         (["--node-list", "/dev/null"], "at least 2"),
         (["--nodes", "16", "--bad", "3"], "--simulate"),
+        # A flag of the other mode is refused by name, not silently ignored.
+        (
+            ["--simulate", "--nodes", "8", "--ranks", "4", "--on", "slurm", "--expected-gbps", "90"],
+            "--ranks, --on, --expected-gbps: real-run flag(s), but --simulate runs no ranks",
+        ),
+        (["--simulate", "--nodes", "8", "--iters", "20"], "--iters: real-run flag(s)"),
+        (["--simulate", "--nodes", "8", "-v"], "--verbose: real-run flag(s)"),
+        (["--nodes", "4", "--slow-factor", "0.3"], "--slow-factor: simulator flag(s)"),
+        (["--nodes", "4", "--noise", "0.03", "--link-factor", "0.5"], "--link-factor, --noise: simulator"),
     ],
 )
 def test_bad_input_is_one_line_exit_2(
@@ -100,3 +109,46 @@ def test_duplicate_node_in_list_is_an_input_error(
     listing.write_text("n1\nn2\nn1\n", encoding="utf-8")
     code, _, err = cli(["--simulate", "--node-list", str(listing)], capsys, monkeypatch)
     assert code == 2 and "'n1' is listed twice" in err
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "first"),
+    [
+        (["--nodes", "8"], 0, "no slow node or link found"),
+        (["--nodes", "8", "--bad", "5"], 1, "found node node0005"),
+        (["--nodes", "8", "--bad", "0,1,2,3,4,5,6,7"], 1, "unresolved: nothing convicted"),
+        (["--nodes", "3", "--bad", "1"], 1, "unresolved: nothing convicted"),
+        (["--nodes", "5", "--bad", "1"], 1, "found node node0001"),
+        (["--nodes", "9", "--bad", "1"], 1, "found node node0001"),
+        (["--nodes", "4095", "--bad", "1"], 1, "found node node0001"),
+    ],
+)
+def test_exit_code_says_whether_anything_needs_an_operator(
+    args: list[str], code: int, first: str, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    got, out, err = cli(["--simulate", *args], capsys, monkeypatch)
+    assert (got, err) == (code, "") and out.splitlines()[0].startswith(first), out
+
+
+def test_help_documents_the_exit_codes(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    code, out, _ = cli(["--help"], capsys, monkeypatch)
+    text = " ".join(out.split())
+    assert code == 0 and "Exit codes: 0 nothing found" in text and "1 a node or link convicted" in text
+
+
+def test_pod_list_on_kubernetes_says_what_works(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pods = tmp_path / "pods.txt"
+    pods.write_text("pod/trainer-0\npod/trainer-1\npod/trainer-2\n", encoding="utf-8")
+    code, out, err = cli(["--node-list", str(pods), "--on", "kubernetes"], capsys, monkeypatch)
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert code == 2 and out == "" and len(lines) == 1
+    assert "--node-list with --on kubernetes" in lines[0]
+    assert "--simulate --node-list PATH" in lines[0] and "--on slurm" in lines[0]
+    # ... and the simulator does take the pod list.
+    code, out, _ = cli(["--simulate", "--node-list", str(pods), "--bad", "trainer-1"], capsys, monkeypatch)
+    assert code == 1 and out.startswith("unresolved")  # 3 pods: one group, no healthy partner

@@ -44,6 +44,10 @@ from gpufabric.cli.isolate_real import render_real
 
 # The CPU run: rank 3 at a tenth of its speed; flag only groups below a quarter of the best (see above).
 FACTOR, CPU_MIN_DROP = 10, 0.75
+# The CPU tests pretend to be on a host with one GPU (CUDA_VISIBLE_DEVICES) and pass ``--backend gloo``:
+# without it, a GPU host would pick nccl with one rank per GPU and refuse 4 or 6 ranks before any round.
+ONE_GPU = "0"
+CPU_RANKS = ["--backend", "gloo"]
 
 
 def cli(
@@ -76,10 +80,11 @@ def test_a_slowed_cpu_rank_is_convicted_and_nobody_else(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("GPUFABRIC_FAULT", f"slow:rank=3:factor={FACTOR}")
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", ONE_GPU)
     run_dir = tmp_path / "isolate"
     args = ["--nodes", "6", "--ranks", "6", "--min-drop", str(CPU_MIN_DROP), "--run-dir", str(run_dir)]
-    code, out, err = cli([*args, "--format", "json"], capsys, monkeypatch)
-    assert code == 0, err
+    code, out, err = cli([*args, *CPU_RANKS, "--format", "json"], capsys, monkeypatch)
+    assert code == 1, err  # a conviction: exit 1
     data = json.loads(out)
     assert json.loads((run_dir / "isolate.json").read_text()) == data
     assert convicted(data) == [("node", ["node0003"])]
@@ -111,7 +116,16 @@ def test_a_hung_rank_fails_the_run_with_one_line_at_the_stage_deadline(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("GPUFABRIC_FAULT", "hang:rank=1")
-    args = ["--nodes", "4", "--timeout-stage", "size=5,finish=5", "--run-dir", str(tmp_path / "r")]
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", ONE_GPU)
+    args = [
+        "--nodes",
+        "4",
+        *CPU_RANKS,
+        "--timeout-stage",
+        "size=5,finish=5",
+        "--run-dir",
+        str(tmp_path / "r"),
+    ]
     code, out, err = cli(args, capsys, monkeypatch)
     lines = [line for line in err.splitlines() if line.strip()]
     assert code == 124 and out == ""
@@ -134,7 +148,7 @@ def test_a_slowed_gpu_is_convicted_among_four(
     monkeypatch.setenv("GPUFABRIC_FAULT", "slow:rank=2:factor=4")
     args = ["--nodes", "4", "--ranks", "4", "--run-dir", str(tmp_path / "gpu"), "--format", "json"]
     code, out, err = cli(args, capsys, monkeypatch)
-    assert code == 0, err
+    assert code == 1, err  # a conviction: exit 1
     data = json.loads(out)
     print(json.dumps({k: data[k] for k in ("expected_gbps", "expected_source", "link_sweep")}))
     print(json.dumps(data["report"]["round_log"]))
@@ -211,11 +225,27 @@ def test_real_mode_refuses_bad_input_in_one_line_before_any_round(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", ONE_GPU)  # as on a GPU host: --backend gloo keeps it CPU
     if env is None:
         monkeypatch.delenv("GPUFABRIC_FAULT", raising=False)
     else:
         monkeypatch.setenv("GPUFABRIC_FAULT", env)
-    code, out, err = cli([*args, "--run-dir", str(tmp_path / "r")], capsys, monkeypatch)
+    code, out, err = cli([*args, *CPU_RANKS, "--run-dir", str(tmp_path / "r")], capsys, monkeypatch)
     lines = [line for line in err.splitlines() if line.strip()]
     assert code == 2 and out == "" and not (tmp_path / "r").exists()
     assert len(lines) == 1 and lines[0].startswith("Error: ") and named in lines[0], err
+
+
+@pytest.mark.slow
+def test_three_real_ranks_are_one_screen_group(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An odd node count once crashed the real run before its first round (IndexError at 3 nodes)."""
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", ONE_GPU)
+    args = ["--nodes", "3", "--ranks", "3", *CPU_RANKS, "--run-dir", str(tmp_path / "r"), "--format", "json"]
+    code, out, err = cli(args, capsys, monkeypatch)
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["report"]["rounds"] == 1 and data["world_size"] == 3 and data["backend"] == "gloo"
+    result = json.loads((Path(data["round_dirs"][0]) / "round.json").read_text())
+    assert [sorted(group["ranks"]) for group in result["groups"]] == [[0, 1, 2]]

@@ -88,6 +88,12 @@ class IsolationReport(BaseModel):
         return [s for s in self.suspects if s.verdict == "convicted"]
 
     @property
+    def exit_code(self) -> int:
+        """1 when something needs an operator (a conviction, an unresolved short group, the whole cluster
+        short), else 0: health-check scripts read this. Inconclusive suspects passed their retest: 0."""
+        return 1 if self.convicted or self.unresolved or self.cluster_shortfall else 0
+
+    @property
     def found_in_rounds(self) -> int:
         """The round that settled the last conviction (0 when nothing was convicted)."""
         return max((s.found_in_round for s in self.convicted), default=0)

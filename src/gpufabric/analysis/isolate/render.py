@@ -21,22 +21,37 @@ def render_json(report: IsolationReport) -> str:
 
 def headline(report: IsolationReport) -> str:
     convicted = report.convicted
+    counts = f"{report.rounds} rounds, {report.groups_measured} group tests"
+    # "no slow node found" must never stand over groups that fell short and stayed unexplained.
+    if not convicted and report.unresolved:
+        unexplained = f"{len(report.unresolved)} short group(s) unexplained"
+        return f"unresolved: nothing convicted, but {unexplained} ({counts})"
+    if not convicted and report.cluster_shortfall:
+        return f"no single slow node or link found, but the whole cluster is short (see warning) ({counts})"
     if not convicted:
-        return f"no slow node or link found ({report.rounds} rounds, {report.groups_measured} group tests)"
+        return f"no slow node or link found ({counts})"
     named = ", ".join(f"{'node' if s.kind == 'node' else 'link'} {'-'.join(s.nodes)}" for s in convicted)
+    still_open = f"; {len(report.unresolved)} unresolved" if report.unresolved else ""
     return (
         f"found {named} in {report.found_in_rounds} rounds "
         f"({report.rounds} rounds in all, {report.groups_measured} group tests, {report.node_count} nodes)"
+        f"{still_open}"
     )
 
 
 def render_table(report: IsolationReport) -> str:
     ref = report.reference
+    # With few peers the judging level is the expected value; the groups' own median is shown beside it.
+    level = (
+        f" (judged against {ref.median_ratio:.3f}: too few groups to trust their median)"
+        if ref.median_ratio != ref.peer_median_ratio
+        else ""
+    )
     lines = [
         headline(report),
-        f"reference: median busbw/expected {ref.median_ratio:.3f} over {ref.peers} groups of "
-        f"{report.group_size}, robust noise {ref.robust_cv:.1%}, short below {ref.threshold_ratio:.3f} "
-        f"(tolerance {ref.tolerance:.0%})",
+        f"reference: median busbw/expected {ref.peer_median_ratio:.3f} over {ref.peers} groups of "
+        f"{report.group_size}{level}, robust noise {ref.robust_cv:.1%}, short below "
+        f"{ref.threshold_ratio:.3f} (tolerance {ref.tolerance:.0%})",
     ]
     if report.cluster_shortfall:
         lines.append(f"warning: {report.cluster_shortfall}")

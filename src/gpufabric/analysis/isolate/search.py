@@ -8,6 +8,9 @@
 3. Link sweep (1 round): all nodes not convicted in one group, so every pair of nodes meets once (pairs of
    the screen only cover the links inside a pair). Short: ``Split`` it and search for the link.
 
+When every screen group falls short no node is known healthy: one dead end says so and the search stops
+(the report then warns that the whole cluster, or its expected value, is off).
+
 A round holds each node at most once; the round count is what the measurer was asked for, nothing else.
 """
 
@@ -22,6 +25,8 @@ from gpufabric.analysis.isolate.measurer import GroupMeasurer, NodeId
 from gpufabric.analysis.isolate.model import RoundPurpose
 from gpufabric.analysis.isolate.stats import JudgeSettings, Reference, learn_reference
 from gpufabric.analysis.isolate.tasks import DeadEnd, Finding, Nodes, Record, Split, Task
+
+ALL_SHORT_REASON = "every group fell short, so no node is known healthy to retest the others with"
 
 
 class SearchOptions(BaseModel):
@@ -54,7 +59,9 @@ def screen_groups(node_count: int, group_size: int, rng: np.random.Generator) ->
     order = [int(n) for n in rng.permutation(node_count)]
     groups = [tuple(order[i : i + group_size]) for i in range(0, node_count, group_size)]
     if len(groups) > 1 and len(groups[-1]) == 1:
-        groups[-2] += groups.pop()
+        # Pop first: ``groups[-2] += groups.pop()`` picks its target before the pop shortens the list.
+        leftover = groups.pop()
+        groups[-1] += leftover
     return groups
 
 
@@ -186,12 +193,18 @@ def isolate(measurer: GroupMeasurer, options: SearchOptions | None = None) -> Se
     findings: list[Finding] = []
     dead_ends: list[DeadEnd] = []
     swept = not options.link_sweep
+    if all(r.short for r in records):
+        # No group passed, so no node is known healthy: every split would need a healthy partner, and a
+        # sweep of all nodes can only fall short again. One dead end says so instead of one per group.
+        everyone = tuple(node for r in records for node in r.group)
+        dead_ends.append(DeadEnd(everyone, ALL_SHORT_REASON, tuple(records)))
+        tasks, swept = [], True
     while tasks or not swept:
         if sched.rounds >= options.max_rounds:
             break
         if not tasks:
             swept = True
-            tasks = _sweep(sched, findings)
+            tasks = _sweep(sched, findings, screen)
             continue
         tasks, done = sched.step(tasks)
         findings += [o for o in done if isinstance(o, Finding)]
@@ -210,12 +223,12 @@ def isolate(measurer: GroupMeasurer, options: SearchOptions | None = None) -> Se
     )
 
 
-def _sweep(sched: _Scheduler, findings: list[Finding]) -> list[Task]:
+def _sweep(sched: _Scheduler, findings: list[Finding], screen: list[Nodes]) -> list[Task]:
     """Every node not convicted in one group (one end of a convicted link left out): links between groups."""
     convicted = [f for f in findings if f.verdict == "convicted"]
     excluded = {f.nodes[0] if f.kind == "node" else max(f.nodes) for f in convicted}
     members = tuple(node for node in range(sched.measurer.node_count) if node not in excluded)
-    if len(members) <= sched.options.group_size:
-        return []  # the screen already measured these nodes together
+    if len(members) <= sched.options.group_size or any(set(members) <= set(g) for g in screen):
+        return []  # the screen already measured these nodes together (3 nodes: one group of 3)
     (record,) = sched.run_round([(members, len(members), "link-sweep")])
     return [Split(members, "link-search", (record,))] if record.short else []

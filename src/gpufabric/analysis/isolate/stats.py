@@ -38,7 +38,13 @@ class Reference(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    median_ratio: float = Field(description="median busbw / expected of the peer groups (1.0 = as expected)")
+    median_ratio: float = Field(
+        description="the healthy level groups are judged against: the peers' median busbw / expected, "
+        "or 1.0 (the expected value) when too few peers measured below it"
+    )
+    peer_median_ratio: float = Field(
+        default=1.0, description="the median busbw / expected the peer groups actually measured"
+    )
     robust_cv: float = Field(description="1.4826 x MAD / median of the ratios: the relative noise")
     tolerance: float = Field(description="relative drop below the median that counts as short")
     peers: int
@@ -63,7 +69,7 @@ def learn_reference(screen: Sequence[GroupMeasurement], settings: JudgeSettings)
     expected_known = all(m.expected_gbps for m in screen)
     ratios = np.array([m.busbw_gbps / (m.expected_gbps or 1.0) for m in screen if expected_known] or
                       [m.busbw_gbps for m in screen])  # fmt: skip
-    median = float(np.median(ratios))
+    median = peer_median = float(np.median(ratios))
     if len(ratios) >= MIN_PEERS_FOR_MAD:
         cv = MAD_TO_SIGMA * float(np.median(np.abs(ratios - median))) / median
     else:
@@ -73,6 +79,7 @@ def learn_reference(screen: Sequence[GroupMeasurement], settings: JudgeSettings)
     tolerance = min(settings.max_drop, max(settings.min_drop, settings.k_sigma * cv))
     return Reference(
         median_ratio=median,
+        peer_median_ratio=peer_median,
         robust_cv=cv,
         tolerance=tolerance,
         peers=len(ratios),
