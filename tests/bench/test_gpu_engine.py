@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from gpufabric.bench import BenchConfig, run_bench
-from gpufabric.bench.runner import visible_gpu_count
 from gpufabric.bench.semantics import COLLECTIVES, bandwidths, layout
+from gpufabric.bench.world import visible_gpu_count
 
 pytestmark = pytest.mark.gpu
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from gpufabric.bench.runner import visible_gpu_count
+from gpufabric.bench.world import visible_gpu_count
 from gpufabric.planner import ab_profiles
 from gpufabric.train import TrainConfig, model_spec, run_train_ab, run_train_bench
 

@@ -27,8 +27,9 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from gpufabric.bench.config import BenchConfig
+from gpufabric.bench.failure import diagnose_failure
 from gpufabric.bench.rundir import NCCL_LOG_DIR, PROGRESS_TAG
-from gpufabric.bench.runner import _failure, nccl_debug_env
+from gpufabric.bench.runner import nccl_debug_env
 from gpufabric.bench.stages import StageTimeouts, StageWatchdog
 from gpufabric.errors import GpufabricError, InputError
 from gpufabric.launch.base import Launcher, OutputSink, RankProgram
@@ -255,7 +256,7 @@ def run_round(
         outcome = launcher.execute(plan, on_output=sink, timeout_s=timeout_s)
     what = f"isolate round {spec.round} ({len(spec.groups)} group(s) of {spec.collective})"
     if not outcome.ok:
-        raise _with_prefix(_failure(run_dir, outcome, timeout_s, watchdog), what, run_dir)
+        raise _with_prefix(diagnose_failure(run_dir, outcome, timeout_s, watchdog), what, run_dir)
     return read_round(run_dir / ROUND_RESULT, spec)
 
 

@@ -23,8 +23,9 @@ from gpufabric.bench import BenchConfig, run_bench
 from gpufabric.bench.config import normalize_backend
 from gpufabric.bench.nccl_tests import NcclTestsSettings
 from gpufabric.bench.rundir import check_fresh_run_dir, check_output_file
-from gpufabric.bench.runner import Attester, visible_gpu_count
+from gpufabric.bench.runner import Attester
 from gpufabric.bench.stages import parse_stage_timeouts
+from gpufabric.bench.world import visible_gpu_count
 from gpufabric.cli._common import choice, parse_env_pairs
 from gpufabric.cli.bench_ab import run_ab_mode
 from gpufabric.cli.bench_output import progress_bar
@@ -203,7 +204,7 @@ def bench(
 
         launcher = AdaptedLauncher(factory(), nodes=nodes)
         if dry_run:
-            from gpufabric.bench.runner import preflight
+            from gpufabric.bench.world import preflight
 
             # The same checks as a real run, so a plan is never printed for a request it would refuse.
             nranks, _backend, gpu, _fault = preflight(

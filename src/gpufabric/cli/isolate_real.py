@@ -23,8 +23,9 @@ from gpufabric.bench.adapt import AdaptedLauncher
 from gpufabric.bench.config import BenchConfig
 from gpufabric.bench.fault import FAULT_ENV, check_world, fault_from_env
 from gpufabric.bench.groups import GroupRunner, NodeRanks, RoundSettings
-from gpufabric.bench.runner import default_run_dir, resolve_world, visible_gpu_count
+from gpufabric.bench.runner import default_run_dir
 from gpufabric.bench.stages import parse_stage_timeouts
+from gpufabric.bench.world import resolve_world, visible_gpu_count
 from gpufabric.errors import UsageError
 from gpufabric.launch.base import Launcher, LaunchOutcome, LaunchPlan, OutputSink, RankProgram
 from gpufabric.units import human_size, parse_size

@@ -49,8 +49,8 @@ def tune(
     from gpufabric.analysis.nccl_log import attest_files
     from gpufabric.analysis.tune import judge_tune, tune_markdown
     from gpufabric.bench import BenchConfig
-    from gpufabric.bench.runner import visible_gpu_count
     from gpufabric.bench.tune import run_tune
+    from gpufabric.bench.world import visible_gpu_count
     from gpufabric.cli._common import parse_env_pairs
     from gpufabric.cli.bench_modes import host_count, launcher_factory
     from gpufabric.planner import ab_profiles
@@ -101,7 +101,7 @@ def refuse_gloo(config: BenchConfig, ranks: int | None, gpus: int) -> None:
     The backend is the one ``run_bench`` will resolve (``resolve_world``, on this host, for every
     launcher), so ``--on mpirun`` without GPUs here is refused too instead of "tuning" gloo for minutes.
     """
-    from gpufabric.bench.runner import resolve_world
+    from gpufabric.bench.world import resolve_world
 
     _, backend, _ = resolve_world(config, ranks, gpus)
     if backend != "nccl":

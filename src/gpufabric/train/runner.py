@@ -16,14 +16,11 @@ from pathlib import Path
 from gpufabric.bench.config import check_cpu_ranks
 from gpufabric.bench.failure import crashed_rank, error_file_failure, last_output, usage_failure
 from gpufabric.bench.rundir import read_errors
-from gpufabric.bench.runner import (
-    Attester,
-    default_run_dir,
+from gpufabric.bench.runner import Attester, default_run_dir, nccl_debug_env, prepare_run_dir
+from gpufabric.bench.world import (
     gpu_memory_bytes,
     host_memory_bytes,
     host_world,
-    nccl_debug_env,
-    prepare_run_dir,
     usable_cores,
     visible_gpu_count,
 )

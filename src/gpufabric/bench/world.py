@@ -1,0 +1,133 @@
+"""What this host can run, decided before any rank starts: its GPUs, memory and cores, the world
+(ranks, backend, GPU or CPU) a request resolves to, and ``preflight``, every check shared by ``run_bench`` and
+``bench --dry-run`` so a plan is never printed for a request that would be refused.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Mapping
+
+from gpufabric.bench.config import BenchConfig, check_cpu_ranks, check_memory, validate
+from gpufabric.bench.fault import Fault, check_world, fault_from_env
+from gpufabric.errors import UsageError
+from gpufabric.launch.local import host_gpu_ids
+
+DEFAULT_CPU_RANKS = 4
+
+
+def visible_gpu_count(environ: Mapping[str, str]) -> int:
+    """GPUs this host offers its ranks: CUDA_VISIBLE_DEVICES when set, else ``nvidia-smi -L``."""
+    return len(host_gpu_ids(environ))
+
+
+def gpu_memory_bytes() -> int | None:
+    """The smallest GPU's total memory per ``nvidia-smi`` (None when it cannot tell)."""
+    if shutil.which("nvidia-smi") is None:
+        return None
+    try:
+        out = subprocess.run(
+            ["nvidia-smi", "--query-gpu=memory.total", "--format=csv,noheader,nounits"],
+            capture_output=True, text=True, timeout=20, check=False,
+        )  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return None
+    mib = [int(v) for v in out.stdout.split() if v.isdigit()] if out.returncode == 0 else []
+    return min(mib) << 20 if mib else None
+
+
+def host_memory_bytes() -> int | None:
+    """This host's installed memory (total, not free: only a request that can never fit is refused)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        return None
+
+
+def usable_cores() -> int:
+    """The CPU cores this process may run on (its affinity mask: a container's or taskset's limit)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):  # not Linux
+        return os.cpu_count() or 1
+
+
+def preflight(
+    config: BenchConfig, *, ranks: int | None, environ: Mapping[str, str], ranks_here: bool
+) -> tuple[int, str, bool, Fault | None]:
+    """(ranks, backend, on_gpu, fault): every check that can be made before anything starts, shared by
+    ``run_bench`` and ``bench --dry-run`` so a plan is never printed for a request that would be refused.
+    ``ranks_here``: the ranks run on this host, so their buffers must fit its (GPU) memory."""
+    nranks, backend, on_gpu = resolve_world(config, ranks, visible_gpu_count(environ))
+    validate(config, nranks=nranks, backend=backend, on_gpu=on_gpu)
+    fault = _checked_fault(environ, config, nranks)
+    if ranks_here and on_gpu:
+        check_memory(config, ranks=1, available=gpu_memory_bytes(), where="GPU memory per rank")
+    elif ranks_here:
+        check_cpu_ranks(nranks, cores=usable_cores(), memory=host_memory_bytes())
+        check_memory(config, ranks=nranks, available=host_memory_bytes(), where="host memory")
+    return nranks, backend, on_gpu, fault
+
+
+def resolve_world(config: BenchConfig, ranks: int | None, gpus: int) -> tuple[int, str, bool]:
+    """(ranks, backend, on_gpu) for this host; raises ``UsageError`` for impossible requests."""
+    return host_world(
+        device=config.device,
+        backend=config.backend,
+        ranks=ranks,
+        gpus=gpus,
+        default_cpu_ranks=DEFAULT_CPU_RANKS,
+    )
+
+
+def host_world(
+    *,
+    device: str,
+    backend: str | None,
+    ranks: int | None,
+    gpus: int,
+    default_cpu_ranks: int,
+    cpu_hint: str = "--backend gloo",
+    cuda_needs_gpu: bool = False,
+) -> tuple[int, str, bool]:
+    """(ranks, backend, on_gpu) for ranks started on this host, which has ``gpus`` visible GPUs.
+
+    GPU ranks (one per GPU, nccl) unless ``device`` is cpu or ``backend`` is not nccl; else
+    ``default_cpu_ranks`` gloo ranks. ``cpu_hint`` is the flag the ranks-over-GPUs message suggests;
+    ``cuda_needs_gpu`` refuses ``device == "cuda"`` on a host without GPUs. Raises ``UsageError``.
+    """
+    on_gpu = gpus > 0 and device != "cpu" and backend in (None, "nccl")
+    if backend == "nccl" and gpus == 0:
+        raise UsageError("--backend nccl: no CUDA GPU on this host; drop --backend to run on CPU with gloo")
+    if cuda_needs_gpu and device == "cuda" and gpus == 0:
+        raise UsageError("--device cuda: no CUDA GPU on this host; drop --device to run on CPU with gloo")
+    backend = backend or ("nccl" if on_gpu else "gloo")
+    if ranks is None:
+        ranks = gpus if on_gpu else default_cpu_ranks
+    if ranks < 1:
+        raise UsageError(f"--ranks: {ranks} must be at least 1")
+    if on_gpu and ranks > gpus:
+        raise UsageError(
+            f"--ranks: {ranks} ranks but this host has {gpus} GPU(s); use --ranks {gpus} or fewer "
+            f"(one process per GPU), or {cpu_hint} for CPU ranks"
+        )
+    return ranks, backend, on_gpu
+
+
+def _checked_fault(environ: Mapping[str, str], config: BenchConfig, nranks: int) -> Fault | None:
+    """Refuse a fault that would not parse or never fire, before anything starts."""
+    fault = fault_from_env(environ)
+    check_world(fault, nranks)
+    if fault is not None and fault.kind == "corrupt" and not config.check:
+        raise UsageError(
+            f"GPUFABRIC_FAULT: {fault.spec!r} corrupts received data, which only --check can detect; "
+            "drop --no-check (or unset GPUFABRIC_FAULT)"
+        )
+    if fault is not None and fault.size is not None and fault.size not in config.sizes():
+        sizes = ", ".join(str(s) for s in config.sizes())
+        raise UsageError(
+            f"GPUFABRIC_FAULT: size={fault.size} is not a size of this sweep; choose from {sizes}"
+        )
+    return fault
