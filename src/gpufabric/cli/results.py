@@ -6,7 +6,7 @@ Each command parses its flags, calls the library (``results.readers``, ``analysi
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
@@ -63,15 +63,6 @@ COLLECTIVE_OF_HELP = (
     "The collective of tables that name none (classic nccl-tests output whose log and file name do not "
     "say it), e.g. all_reduce; without it such runs are matched with each other."
 )
-
-
-def _train_document(path: Path, sniff: Callable[[Path], TrainDocument | None]) -> TrainDocument | None:
-    """JSON nested past the interpreter's stack is no train document; the train sniffer lets that
-    RecursionError through, and ``read_run`` then explains the file in one line."""
-    try:
-        return sniff(path)
-    except RecursionError:
-        return None
 
 
 def _baseline(value: str | None) -> str | int | None:
@@ -195,7 +186,7 @@ def report(
     bench_files: list[Path] = []
     bench_labels: list[str] = []
     for index, path in enumerate(files):
-        if (train_doc := _train_document(path, sniff_train_document)) is not None:
+        if (train_doc := sniff_train_document(path)) is not None:
             training.append(train_doc)
         elif (ab_doc := sniff_ab_document(path)) is not None:
             ab.append(ab_doc)

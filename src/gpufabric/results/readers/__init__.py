@@ -15,7 +15,6 @@ Every failure is an ``InputError`` with one line that names the file and what wa
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 
 from gpufabric.errors import InputError
@@ -96,18 +95,9 @@ def read_run(path: Path | str, label: str | None = None) -> RunResult:
         # Imported here: results sits below train in the data flow, and only a failed read needs it.
         from gpufabric.train.result import is_train_result, not_a_bench_result
 
-        if kind == "gpufabric-json" and _is_train_result(path, is_train_result):
+        if kind == "gpufabric-json" and is_train_result(path):
             raise InputError(not_a_bench_result(path)) from json_error
         return _text_or_raise(path, label, json_error)
-
-
-def _is_train_result(path: Path, is_train_result: Callable[[Path], bool]) -> bool:
-    """JSON nested past the interpreter's stack is no train document either; the train sniffer does not
-    catch that RecursionError, and the JSON reader's error already explains the file."""
-    try:
-        return is_train_result(path)
-    except RecursionError:
-        return False
 
 
 def _text_or_raise(path: Path, label: str | None, json_error: InputError) -> RunResult:
