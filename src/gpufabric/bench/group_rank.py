@@ -26,6 +26,7 @@ import torch
 import torch.distributed as dist
 
 from gpufabric.bench import ops
+from gpufabric.bench.batches import BatchTime
 from gpufabric.bench.config import BenchConfig
 from gpufabric.bench.fault import Fault, check_world, fault_from_env, slowed, timing_under, trigger
 from gpufabric.bench.groups import ROUND_RESULT, GroupResult, GroupRound, RoundResult, write_round
@@ -33,7 +34,7 @@ from gpufabric.bench.identity import RankIdentity
 from gpufabric.bench.rank_process import join_world, rank_device, run_as_rank
 from gpufabric.bench.semantics import bandwidths, layout
 from gpufabric.bench.stages import StageReporter
-from gpufabric.bench.timing import BatchTime, BatchTimer
+from gpufabric.bench.timing import BatchTimer
 from gpufabric.errors import UsageError
 
 

@@ -14,8 +14,6 @@ import subprocess
 from collections.abc import Mapping
 from typing import Any
 
-import torch
-
 from gpufabric import __version__
 from gpufabric.results.model import Device
 
@@ -64,6 +62,8 @@ def topology() -> str | None:
 
 
 def nccl_version() -> str | None:
+    import torch
+
     try:
         nccl: Any = torch.cuda.nccl
         version = nccl.version()
@@ -74,10 +74,21 @@ def nccl_version() -> str | None:
     return str(version)
 
 
-def local_facts(rank: int, device: torch.device) -> dict[str, Any]:
+def node_name(environ: Mapping[str, str] | None = None) -> str:
+    """This rank's node in results: the host name, or ``host/vnodeK`` for a virtual node (whose ranks
+    NCCL treats as a separate host through ``NCCL_HOSTID``)."""
+    environ = os.environ if environ is None else environ
+    host = socket.gethostname()
+    virtual = environ.get("GPUFABRIC_VIRTUAL_NODE")
+    return f"{host}/vnode{virtual}" if virtual else host
+
+
+def local_facts(rank: int, device: Any) -> dict[str, Any]:
     """What this rank knows about itself (small, picklable: it travels through all_gather_object)."""
-    facts: dict[str, Any] = {"rank": rank, "host": socket.gethostname()}
+    facts: dict[str, Any] = {"rank": rank, "host": node_name()}
     if device.type == "cuda":
+        import torch
+
         props = torch.cuda.get_device_properties(device)
         facts["name"] = props.name
         facts["index"] = device.index
@@ -99,6 +110,8 @@ def devices_from(facts: list[dict[str, Any]]) -> list[Device]:
 
 def static_metadata(environ: Mapping[str, str], on_gpu: bool) -> dict[str, Any]:
     """Versions and topology of the host rank 0 runs on."""
+    import torch
+
     return {
         "tool_version": __version__,
         "torch_version": torch.__version__,

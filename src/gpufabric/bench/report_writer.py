@@ -104,7 +104,7 @@ class RankReporter:
             nccl_version=static["nccl_version"],
             env=redact_env(relevant_env(os.environ)),
             topology=static["topology"],
-            settings=settings_of(self.config, self.backend),
+            settings={**settings_of(self.config, self.backend), **static.get("settings", {})},
             fault=os.environ.get("GPUFABRIC_FAULT") or None,
             log_files=log_files,
         )

@@ -16,7 +16,16 @@ from dataclasses import dataclass
 from typing import Literal
 
 CollectiveName = Literal[
-    "all_reduce", "all_gather", "reduce_scatter", "alltoall", "broadcast", "reduce", "sendrecv"
+    "all_reduce",
+    "all_gather",
+    "reduce_scatter",
+    "alltoall",
+    "broadcast",
+    "reduce",
+    "sendrecv",
+    "gather",
+    "scatter",
+    "alltoallv",
 ]
 COLLECTIVES: tuple[CollectiveName, ...] = (
     "all_reduce",
@@ -27,12 +36,22 @@ COLLECTIVES: tuple[CollectiveName, ...] = (
     "reduce",
     "sendrecv",
 )
+"""What ``-c all`` runs: the collectives every engine measures (the torch engine has no gather, scatter
+or alltoallv with nccl-tests' layouts)."""
+DIRECT_ONLY: tuple[CollectiveName, ...] = ("gather", "scatter", "alltoallv")
+"""nccl-tests 2.19's other binaries, measured by the direct NCCL engine (and nccl-tests itself) only."""
+ALL_COLLECTIVES: tuple[CollectiveName, ...] = COLLECTIVES + DIRECT_ONLY
 # Collectives that take a reduction operator (nccl-tests prints "none" in the redop column otherwise).
 REDUCING: frozenset[str] = frozenset({"all_reduce", "reduce_scatter", "reduce"})
 # Collectives that take a root (nccl-tests prints -1 otherwise).
-ROOTED: frozenset[str] = frozenset({"broadcast", "reduce"})
+ROOTED: frozenset[str] = frozenset({"broadcast", "reduce", "gather", "scatter"})
 # nccl-tests sets reportErrors = 0 for in-place alltoall and sendrecv ("We don't support in-place ...").
-NO_INPLACE_CHECK: frozenset[str] = frozenset({"alltoall", "sendrecv"})
+NO_INPLACE_CHECK: frozenset[str] = frozenset({"alltoall", "sendrecv", "alltoallv"})
+# nccl-tests 2.13.12 (commit 29f4114, 2024-12) trims every per-rank count of the collectives that divide
+# a buffer by nranks to a multiple of 16 bytes: ``(count/nranks) & ~(16/eltSize - 1)``. Older versions
+# use ``count/nranks``. Small sizes can therefore print as 0-byte rows.
+ALIGNED_SINCE = (2, 13, 12)
+_SPLIT = frozenset({"all_gather", "reduce_scatter", "alltoall", "gather", "scatter", "alltoallv"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,10 +78,45 @@ class CollectiveLayout:
         return self.param_count
 
 
-def layout(collective: str, size_bytes: int, wordsize: int, nranks: int) -> CollectiveLayout:
+def aligned_in(tests_version: str | None) -> bool:
+    """Whether nccl-tests ``tests_version`` (e.g. "2.19.6") trims per-rank counts to 16 bytes; unknown
+    versions are taken as current."""
+    if not tests_version:
+        return True
+    try:
+        parts = tuple(int(p) for p in tests_version.strip().lstrip("v").split(".")[:3])
+    except ValueError:
+        return True
+    return parts >= ALIGNED_SINCE
+
+
+def per_rank_count(count: int, wordsize: int, nranks: int, *, aligned: bool = True) -> int:
+    """``count/nranks``, trimmed to a multiple of 16 bytes where nccl-tests does (``ALIGNED_SINCE``)."""
+    per_rank = count // nranks
+    if aligned and wordsize <= 16:
+        per_rank &= ~(16 // wordsize - 1)
+    return per_rank
+
+
+def alltoallv_peer_bytes(src: int, dst: int, nranks: int, total_bytes: int, spread: float = 1.0) -> int:
+    """Bytes ``src`` sends to ``dst`` in alltoallv's generated pattern (alltoallv.cu
+    ``AlltoAllvGetPeerBytesDistanceWeighted``): a blend of uniform and distance-weighted traffic, each
+    per-peer chunk trimmed to 16 bytes. ``spread`` is NCCL_TESTS_ALLTOALLV_SPREAD (default 1.0)."""
+    if nranks == 1:
+        return total_bytes & ~15
+    distance = (dst - src + nranks) % nranks
+    sum_distances = nranks * (nranks - 1) // 2
+    uniform = total_bytes / nranks
+    weighted = distance * total_bytes / sum_distances
+    return int((1.0 - spread) * uniform + spread * weighted) & ~15
+
+
+def layout(
+    collective: str, size_bytes: int, wordsize: int, nranks: int, *, aligned: bool = True
+) -> CollectiveLayout:
     """nccl-tests' ``setupArgs`` + ``<Coll>GetCollByteCount`` for one requested size."""
     count = size_bytes // wordsize
-    per_rank = count // nranks
+    per_rank = per_rank_count(count, wordsize, nranks, aligned=aligned) if collective in _SPLIT else 0
     if collective in ("all_reduce", "broadcast", "reduce", "sendrecv"):
         send, recv, param, send_off, recv_off = count, count, count, 0, 0
     elif collective == "all_gather":
@@ -71,6 +125,14 @@ def layout(collective: str, size_bytes: int, wordsize: int, nranks: int) -> Coll
         send, recv, param, send_off, recv_off = per_rank * nranks, per_rank, per_rank, 0, per_rank
     elif collective == "alltoall":
         send, recv, param, send_off, recv_off = per_rank * nranks, per_rank * nranks, per_rank, 0, 0
+    elif collective == "gather":
+        send, recv, param, send_off, recv_off = per_rank, per_rank * nranks, per_rank, per_rank, 0
+    elif collective == "scatter":
+        send, recv, param, send_off, recv_off = per_rank * nranks, per_rank, per_rank, 0, per_rank
+    elif collective == "alltoallv":
+        total = per_rank * nranks * wordsize
+        most = sum(alltoallv_peer_bytes(0, dst, nranks, total) // wordsize for dst in range(nranks))
+        send, recv, param, send_off, recv_off = most, most, per_rank, 0, 0
     else:
         raise ValueError(f"unknown collective {collective!r}")
     return CollectiveLayout(collective, nranks, wordsize, send, recv, param, send_off, recv_off)
@@ -80,7 +142,7 @@ def bus_factor(collective: str, nranks: int) -> float:
     """busbw = algbw x this factor (nccl-tests doc/PERFORMANCE.md and each GetBw)."""
     if collective == "all_reduce":
         return 2.0 * (nranks - 1) / nranks
-    if collective in ("all_gather", "reduce_scatter", "alltoall"):
+    if collective in ("all_gather", "reduce_scatter", "alltoall", "gather", "scatter", "alltoallv"):
         return (nranks - 1) / nranks
     if collective in ("broadcast", "reduce", "sendrecv"):
         return 1.0
@@ -89,8 +151,10 @@ def bus_factor(collective: str, nranks: int) -> float:
 
 def algbw_bytes(shape: CollectiveLayout) -> int:
     """Bytes that algbw divides by time: ``GetBw``'s ``count * typesize`` (x nranks where nccl-tests does)."""
-    if shape.collective in ("all_gather", "reduce_scatter", "alltoall"):
+    if shape.collective in ("all_gather", "reduce_scatter", "alltoall", "gather", "scatter"):
         return shape.param_count * shape.wordsize * shape.nranks
+    if shape.collective == "alltoallv":  # the busiest rank's bytes (alltoallv.cu AlltoAllvGetBw)
+        return max(shape.send_count, shape.recv_count) * shape.wordsize
     return shape.param_count * shape.wordsize
 
 

@@ -16,13 +16,13 @@ from typing import Any
 import torch
 
 from gpufabric.bench import ops
+from gpufabric.bench.batches import Samples, TimingNotes
 from gpufabric.bench.config import BenchConfig
 from gpufabric.bench.fault import Fault, slowed
 from gpufabric.bench.rundir import CHECK_NOTE
 from gpufabric.bench.semantics import bandwidths, layout
-from gpufabric.bench.timing import BatchTimer, Samples, relative_ci
+from gpufabric.bench.timing import BatchTimer
 from gpufabric.results.model import Measurement, Row, Series
-from gpufabric.units import human_size
 
 RowSink = Callable[[str, Row], None]
 SizeHook = Callable[[str, int], None]
@@ -157,52 +157,3 @@ def _note_first_wrong(
         f"{CHECK_NOTE}{collective} {size} B {placement}, rank {rank}, index {int(index)}: "
         f"expected {expected:g}, got {got:g}"
     )
-
-
-class TimingNotes:
-    """Rank 0's account of how each size's timing went, as a few lines for ``metadata.notes``:
-    sizes that stopped short of ``--precision``, warm-up batches discarded, holds that missed."""
-
-    def __init__(self, collective: str, config: BenchConfig) -> None:
-        self.collective = collective
-        self.config = config
-        self.short: list[str] = []
-        self.unstable: list[str] = []
-        self.discarded = 0
-        self.discarded_sizes = 0
-        self.unheld = 0
-
-    def add(self, size: int, in_place: bool, samples: Samples) -> None:
-        where = f"{human_size(size)}{'' if in_place else ' oop'}"
-        if samples.discarded_us:
-            self.discarded += len(samples.discarded_us)
-            self.discarded_sizes += 1
-        if not samples.stable:
-            self.unstable.append(where)
-        self.unheld += samples.unheld
-        if self.config.adaptive and samples.stopped_by not in ("precision", ""):
-            ci = relative_ci(samples.samples_us, self.config.estimator)
-            self.short.append(f"{where} ({samples.stopped_by}, {ci * 100:.1f}%)")
-
-    def notes(self) -> list[str]:
-        name, out = self.collective, []
-        if self.short:
-            target = (self.config.precision or 0) * 100
-            out.append(
-                f"{name}: {len(self.short)} size(s) stopped before the {target:g}% target "
-                f"(reason, reached 95% CI of the {self.config.estimator}): {', '.join(self.short)}"
-            )
-        if self.discarded:
-            out.append(
-                f"{name}: warm-up stabilisation discarded {self.discarded} batch(es) over "
-                f"{self.discarded_sizes} size(s) (consecutive batches differed by more than "
-                f"{self.config.stable_tol * 100:g}%)"
-            )
-        if self.unstable:
-            out.append(
-                f"{name}: batches never agreed within {self.config.stable_tol * 100:g}% after "
-                f"{self.config.max_unstable_batches} discarded: {', '.join(self.unstable)}"
-            )
-        if self.unheld:
-            out.append(f"{name}: {self.unheld} batch(es) discarded because the stream hold ended early")
-        return out

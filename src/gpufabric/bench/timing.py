@@ -29,16 +29,27 @@ rank runs the same number of batches even though their clocks differ.
 
 from __future__ import annotations
 
-import math
-import statistics
 import time
-from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 import torch.distributed as dist
 
-from gpufabric.bench.config import BenchConfig, Estimator
+from gpufabric.bench.batches import (  # noqa: F401  (re-exported: the torch engine's public names)
+    STOP_REASONS,
+    BatchLog,
+    BatchPlan,
+    BatchTime,
+    Samples,
+    batch_iters,
+    estimate,
+    relative_ci,
+    relative_ci95,
+    relative_ci95_median,
+    relative_diff,
+    should_stop,
+)
+from gpufabric.bench.config import BenchConfig
 from gpufabric.bench.ops import Workload
 
 _SLEEP_CAP_S = 0.2
@@ -48,213 +59,6 @@ _MAX_UNHELD = 4
 _HARD_BATCH_CAP = 10_000
 # torch.cuda's Event/Stream/_sleep are untyped; one Any-typed handle keeps mypy strict elsewhere.
 _cuda: Any = torch.cuda
-# Stop decisions as the integers rank 0 broadcasts.
-STOP_REASONS: tuple[str, ...] = ("", "batches", "precision", "budget", "max_batches", "cap")
-
-
-@dataclass
-class BatchPlan:
-    iters_per_batch: int
-    warmup: int
-    host_enqueue_per_iter_s: float
-
-
-@dataclass
-class BatchTime:
-    """One batch on this rank: seconds per iteration, host seconds to enqueue, and whether a hold
-    (``hold_stream``) outlasted the enqueue (always True without one)."""
-
-    per_iter_s: float
-    host_enqueue_s: float
-    held: bool = True
-
-
-@dataclass
-class Samples:
-    iters_per_batch: int
-    samples_us: list[float] = field(default_factory=list)
-    stopped_by: str = "batches"
-    discarded_us: list[float] = field(default_factory=list)
-    """Warm-up batches dropped before two consecutive batches agreed (stabilisation)."""
-    stable: bool = True
-    """False when stabilisation gave up (``max_unstable_batches`` reached) and kept what it had."""
-    unheld: int = 0
-    """Batches discarded because the hold ended before the host had enqueued them."""
-    warmup_iters: int = 0
-
-    @property
-    def mean_us(self) -> float:
-        return sum(self.samples_us) / len(self.samples_us)
-
-    @property
-    def median_us(self) -> float:
-        return statistics.median(self.samples_us)
-
-    def estimate_us(self, estimator: Estimator) -> float:
-        return estimate(self.samples_us, estimator)
-
-
-def estimate(values: list[float], estimator: Estimator) -> float:
-    """The per-size time from batch times: their median (robust to one cold or disturbed batch) or mean."""
-    if not values:
-        raise ValueError("no batch samples")
-    return statistics.median(values) if estimator == "median" else statistics.fmean(values)
-
-
-# Two-sided 95% Student t quantiles by degrees of freedom (1..30); 1.96 beyond.
-_T95 = (
-    12.706,
-    4.303,
-    3.182,
-    2.776,
-    2.571,
-    2.447,
-    2.365,
-    2.306,
-    2.262,
-    2.228,
-    2.201,
-    2.179,
-    2.160,
-    2.145,
-    2.131,
-    2.120,
-    2.110,
-    2.101,
-    2.093,
-    2.086,
-    2.080,
-    2.074,
-    2.069,
-    2.064,
-    2.060,
-    2.056,
-    2.052,
-    2.048,
-    2.045,
-    2.042,
-)
-
-
-def _t95(n: int) -> float:
-    return _T95[n - 2] if n - 2 < len(_T95) else 1.96
-
-
-def relative_ci95(values: list[float]) -> float:
-    """Half-width of the 95% confidence interval of the mean of ``values``, relative to the mean.
-
-    Unlike the max-min range, this shrinks as batches accumulate, so a noisy size converges instead
-    of always running to its budget.
-    """
-    n = len(values)
-    if n < 2:
-        return math.inf
-    mean = statistics.fmean(values)
-    if mean <= 0:
-        return math.inf
-    return _t95(n) * statistics.stdev(values) / math.sqrt(n) / mean
-
-
-def relative_ci95_median(values: list[float]) -> float:
-    """Half-width of an approximate 95% confidence interval of the median, relative to the median.
-
-    The scale is the MAD (x1.4826, a standard deviation under normal noise) and the median's standard
-    error is sqrt(pi/2) times the mean's. One disturbed batch barely moves the MAD, so a size with one
-    outlier stops as soon as the others agree, where the mean's interval (inflated by the outlier's
-    variance) would run on to the budget.
-    """
-    n = len(values)
-    if n < 2:
-        return math.inf
-    median = statistics.median(values)
-    if median <= 0:
-        return math.inf
-    mad = statistics.median(abs(v - median) for v in values) * 1.4826
-    return _t95(n) * math.sqrt(math.pi / 2) * mad / math.sqrt(n) / median
-
-
-def relative_ci(values: list[float], estimator: Estimator) -> float:
-    """The confidence half-width that matches the reported estimate."""
-    return relative_ci95_median(values) if estimator == "median" else relative_ci95(values)
-
-
-def relative_diff(a: float, b: float) -> float:
-    low = min(a, b)
-    return math.inf if low <= 0 else abs(a - b) / low
-
-
-@dataclass
-class BatchLog:
-    """Rank 0's record of one size's batch times, with warm-up stabilisation.
-
-    Until two consecutive batches agree within ``tol`` the older one of each disagreeing pair is
-    discarded (at most ``max_unstable`` of them; then what is there is kept and ``stable`` stays False).
-    A warm batch costs nothing: when the first two agree, both are kept.
-    """
-
-    tol: float
-    max_unstable: int
-    samples_us: list[float] = field(default_factory=list)
-    discarded_us: list[float] = field(default_factory=list)
-    settled: bool = False
-    stable: bool = True
-
-    def __post_init__(self) -> None:
-        if self.max_unstable <= 0:
-            self.settled = True
-
-    def add(self, value_us: float) -> None:
-        self.samples_us.append(value_us)
-        if self.settled or len(self.samples_us) < 2:
-            return
-        older, newer = self.samples_us[-2], self.samples_us[-1]
-        if relative_diff(older, newer) <= self.tol:
-            self.settled = True
-        elif len(self.discarded_us) >= self.max_unstable:
-            self.settled, self.stable = True, False
-        else:
-            self.discarded_us.append(self.samples_us.pop(0))
-
-
-def should_stop(
-    samples_us: list[float],
-    *,
-    config: BenchConfig,
-    elapsed_s: float,
-    settled: bool = True,
-    batches_run: int | None = None,
-) -> str | None:
-    """Rank 0's stopping rule; returns why it stops, or None to run another batch.
-
-    ``settled``: warm-up stabilisation is over (no sample counts towards ``batches`` or ``precision``
-    before). ``batches_run`` counts discarded batches too, for the adaptive ``max_batches`` cap.
-    """
-    ran = len(samples_us) if batches_run is None else batches_run
-    if not config.adaptive:
-        return "batches" if settled and len(samples_us) >= config.batches else None
-    assert config.precision is not None
-    if (
-        settled
-        and len(samples_us) >= config.min_batches
-        and relative_ci(samples_us, config.estimator) <= config.precision
-    ):
-        return "precision"
-    if elapsed_s >= config.budget_s and len(samples_us) >= 2:
-        return "budget"
-    if ran >= config.max_batches and len(samples_us) >= 2:
-        return "max_batches"
-    return None
-
-
-def batch_iters(per_iter_s: float, config: BenchConfig) -> int:
-    """Iterations per batch: enough for ``batch_floor_s`` of work, capped at ``max_iters_per_batch``;
-    never below ``iters`` in fixed mode (``-n`` is a floor there, as the user asked for it)."""
-    floor_s = config.batch_floor_s
-    if floor_s <= 0:
-        return config.iters
-    wanted = math.ceil(floor_s / max(per_iter_s, 1e-9))
-    sized = max(1, min(config.max_iters_per_batch, wanted))
-    return sized if config.adaptive else max(config.iters, sized)
 
 
 class BatchTimer:
