@@ -34,11 +34,60 @@ MB = 1 << 20
         ("alltoall", 100, 3, 96, 8),
     ],
 )
-def test_printed_size_and_count_match_nccl_tests(
+def test_printed_size_and_count_match_nccl_tests_before_the_16_byte_trim(
     collective: str, size: int, nranks: int, printed_size: int, printed_count: int
 ) -> None:
-    shape = layout(collective, size, 4, nranks)
+    """nccl-tests up to 2.13.11: per-rank counts are count/nranks."""
+    shape = layout(collective, size, 4, nranks, aligned=False)
     assert (shape.size_bytes, shape.count) == (printed_size, printed_count)
+
+
+@pytest.mark.parametrize(
+    ("collective", "size", "wordsize", "nranks", "printed_size", "printed_count"),
+    [
+        # nccl-tests >= 2.13.12 (commit 29f4114): (count/nranks) & ~(16/eltSize - 1).
+        ("all_gather", 65536, 4, 3, 65520, 5460),
+        ("all_gather", 8, 4, 2, 0, 0),  # the 0 B rows of an 8 B - 64 MB all_gather sweep on 2 ranks
+        ("all_gather", 32, 4, 2, 32, 4),
+        ("reduce_scatter", 1000, 4, 3, 960, 80),
+        ("alltoall", 100, 4, 3, 96, 8),
+        ("alltoall", 120, 4, 3, 96, 8),  # 10 per rank, trimmed to 8
+        ("alltoall", 1 * MB, 8, 8, 1 * MB, 16384),
+        ("all_gather", 48, 1, 3, 48, 16),  # int8: multiples of 16 elements
+        ("all_gather", 47, 1, 3, 0, 0),
+        ("gather", 1 * MB, 4, 4, 1 * MB, 65536),
+        ("scatter", 1000, 4, 3, 960, 80),
+        ("all_reduce", 12, 4, 3, 12, 3),  # collectives that do not divide by nranks are not trimmed
+    ],
+)
+def test_printed_size_and_count_match_nccl_tests_2_19(
+    collective: str, size: int, wordsize: int, nranks: int, printed_size: int, printed_count: int
+) -> None:
+    shape = layout(collective, size, wordsize, nranks)
+    assert (shape.size_bytes, shape.count) == (printed_size, printed_count)
+
+
+@pytest.mark.parametrize(
+    ("version", "aligned"),
+    [("2.19.6", True), ("2.13.12", True), ("2.13.11", False), ("2.8.3", False), (None, True), ("x", True)],
+)
+def test_the_trim_follows_the_nccl_tests_version(version: str | None, aligned: bool) -> None:
+    from gpufabric.bench.semantics import aligned_in
+
+    assert aligned_in(version) is aligned
+
+
+def test_alltoallv_generated_pattern_matches_nccl_tests() -> None:
+    """alltoallv.cu, spread 1.0: rank i sends distance*total/sum(distances) to rank i+distance, trimmed to
+    16 bytes; nothing to itself. 4 ranks, 1 MB requested in floats: per peer 0, 1/6, 2/6, 3/6 of 1 MB."""
+    from gpufabric.bench.semantics import alltoallv_peer_bytes
+
+    total = 1 * MB
+    sends = [alltoallv_peer_bytes(0, dst, 4, total) for dst in range(4)]
+    assert sends == [0, 174752, 349520, 524288]
+    shape = layout("alltoallv", total, 4, 4)
+    assert shape.count == 65536
+    assert shape.size_bytes == sum(sends)
 
 
 def test_in_place_offsets_match_nccl_tests() -> None:
@@ -90,8 +139,10 @@ def test_all_gather_algbw_counts_every_ranks_share() -> None:
 
 
 def test_every_collective_has_a_layout_and_factor() -> None:
-    for name in COLLECTIVES:
+    from gpufabric.bench.semantics import ALL_COLLECTIVES
+
+    for name in ALL_COLLECTIVES:
         assert layout(name, 4096, 4, 2).count > 0
         assert bus_factor(name, 2) > 0
     with pytest.raises(ValueError):
-        layout("gather", 8, 4, 2)
+        layout("hypercube", 8, 4, 2)

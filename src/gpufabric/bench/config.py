@@ -13,7 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from gpufabric.bench.semantics import COLLECTIVES, REDUCING, ROOTED
+from gpufabric.bench.semantics import ALL_COLLECTIVES, COLLECTIVES, DIRECT_ONLY, REDUCING, ROOTED
 from gpufabric.errors import UsageError
 from gpufabric.units import human_size, size_sweep
 
@@ -29,6 +29,8 @@ DTYPE_SIZES: dict[str, int] = {
     "float": 4,
     "double": 8,
     "bfloat16": 2,
+    "f8e4m3": 1,
+    "f8e5m2": 1,
 }
 DTYPE_ALIASES: dict[str, str] = {
     "char": "int8",
@@ -39,9 +41,20 @@ DTYPE_ALIASES: dict[str, str] = {
     "bf16": "bfloat16",
     "fp16": "half",
     "fp32": "float",
+    "fp8": "f8e4m3",
+    "fp8e4m3": "f8e4m3",
+    "fp8e5m2": "f8e5m2",
+    "float8e4m3": "f8e4m3",
+    "float8e5m2": "f8e5m2",
 }
 REDOPS: tuple[str, ...] = ("sum", "prod", "max", "min", "avg")
-FLOAT_DTYPES = frozenset({"half", "float", "double", "bfloat16"})
+FLOAT_DTYPES = frozenset({"half", "float", "double", "bfloat16", "f8e4m3", "f8e5m2"})
+# NCCL's fp8 types have no torch.distributed counterpart: the direct engine (and nccl-tests) only.
+DIRECT_ONLY_DTYPES = frozenset({"f8e4m3", "f8e5m2"})
+Engine = Literal["auto", "nccl", "torch"]
+"""Which rank program measures: ``nccl`` (NCCL through nccl4py, no torch: the default on GPUs when the
+``gpu`` extra is installed), ``torch`` (torch.distributed: gloo on CPU, other backends, or NCCL through
+torch), ``auto`` (nccl on GPUs with nccl4py installed, else torch)."""
 # What gloo in torch 2.13 lacks (probed: "Invalid scalar type" for uint32/uint64 on every collective;
 # avg on integer types fails with "result type Float can't be cast").
 GLOO_MISSING_DTYPES = frozenset({"uint32", "uint64"})
@@ -118,6 +131,14 @@ class BenchConfig(BaseModel):
     )
     graph: bool = False
     check: bool = True
+    engine: Engine = "auto"
+    virtual_nodes: int = Field(
+        default=0,
+        ge=0,
+        description="local launcher: split the ranks into this many NCCL virtual nodes (NCCL_HOSTID per "
+        "node); ranks may share a GPU. 0: off",
+    )
+    mps: bool = Field(default=False, description="local launcher: a private MPS daemon for the job")
     time_reduction: TimeReduction = "avg"
     backend: str | None = None
     device: Literal["auto", "cuda", "cpu"] = "auto"
@@ -204,10 +225,10 @@ def normalize_collectives(values: list[str]) -> list[str]:
                 "all_to_all": "alltoall",
                 "send_recv": "sendrecv",
             }.get(name, name)
-            if name not in COLLECTIVES:
+            if name not in ALL_COLLECTIVES:
                 raise UsageError(
                     f"-c/--collective: unknown collective {raw.strip()!r}; "
-                    f"choose from {', '.join(COLLECTIVES)} or all"
+                    f"choose from {', '.join(ALL_COLLECTIVES)} or all"
                 )
             if name not in names:
                 names.append(name)
@@ -241,6 +262,44 @@ def normalize_backend(value: str | None) -> str | None:
             f"{', '.join(KNOWN_BACKENDS)} (or drop --backend: nccl on GPUs, else gloo)"
         )
     return name
+
+
+def nccl4py_installed() -> bool:
+    """Whether the direct engine's bindings are importable here (without importing them)."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec("nccl.bindings") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def resolve_engine(config: BenchConfig, backend: str) -> Literal["nccl", "torch"]:
+    """The rank program for ``config`` on ``backend``; refuses what the chosen engine cannot run."""
+    engine: Literal["nccl", "torch"]
+    if config.engine == "nccl":
+        if backend != "nccl":
+            raise UsageError(
+                f"--engine nccl: calls NCCL on GPUs; --backend {backend} needs --engine torch (or drop it)"
+            )
+        engine = "nccl"
+    elif config.engine == "torch":
+        engine = "torch"
+    else:
+        engine = "nccl" if backend == "nccl" and nccl4py_installed() else "torch"
+    if engine == "torch":
+        direct_only = [c for c in config.collectives if c in DIRECT_ONLY]
+        if direct_only:
+            raise UsageError(
+                f"-c/--collective: {', '.join(direct_only)} run on the NCCL engine only (nccl-tests' "
+                'layouts); use --engine nccl on GPUs (pip install "gpufabric[gpu]") or --engine nccl-tests'
+            )
+        if config.dtype in DIRECT_ONLY_DTYPES:
+            raise UsageError(
+                f"--dtype: {config.dtype} runs on the NCCL engine only (torch.distributed has no fp8 "
+                'collectives); use --engine nccl on GPUs (pip install "gpufabric[gpu]")'
+            )
+    return engine
 
 
 def check_memory(config: BenchConfig, *, ranks: int, available: int | None, where: str) -> None:

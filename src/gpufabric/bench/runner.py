@@ -25,7 +25,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel
 
-from gpufabric.bench.config import BenchConfig
+from gpufabric.bench.config import BenchConfig, resolve_engine
 from gpufabric.bench.failure import diagnose_failure
 from gpufabric.bench.fault import Fault
 from gpufabric.bench.rundir import (
@@ -87,6 +87,11 @@ def prepare_run_dir(config: ConfigT, *, backend: str, config_name: str) -> tuple
     return config, config_path
 
 
+def rank_module(config: BenchConfig) -> str:
+    """The rank program of ``config``'s (resolved) engine."""
+    return "gpufabric.bench.direct.rank" if config.engine == "nccl" else "gpufabric.bench.rank"
+
+
 def nccl_debug_env(run_dir: Path, environ: Mapping[str, str], extra: Mapping[str, str]) -> dict[str, str]:
     """NCCL_DEBUG=INFO into per-rank files under the run directory, unless the user chose otherwise."""
     merged = {**environ, **extra}
@@ -138,10 +143,11 @@ def run_bench(
     stages = stage_timeouts or StageTimeouts()
     if stages.total is not None:
         timeout_s = stages.total if timeout_s is None else min(timeout_s, stages.total)
+    config = config.model_copy(update={"engine": resolve_engine(config, backend)})
     config, config_path = prepare_run_dir(config, backend=backend, config_name=CONFIG_NAME)
     run_dir = config.run_dir
     program = RankProgram(
-        argv=[sys.executable, "-m", "gpufabric.bench.rank", "--config", str(config_path)],
+        argv=[sys.executable, "-m", rank_module(config), "--config", str(config_path)],
         env={**extra, **nccl_debug_env(run_dir, base, extra)},
         nranks=nranks,
         gpus_per_node=nranks if on_gpu else 0,

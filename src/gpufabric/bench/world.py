@@ -10,7 +10,7 @@ import shutil
 import subprocess
 from collections.abc import Mapping
 
-from gpufabric.bench.config import BenchConfig, check_cpu_ranks, check_memory, validate
+from gpufabric.bench.config import BenchConfig, check_cpu_ranks, check_memory, resolve_engine, validate
 from gpufabric.bench.fault import Fault, check_world, fault_from_env
 from gpufabric.errors import UsageError
 from gpufabric.launch.local import host_gpu_ids
@@ -62,9 +62,13 @@ def preflight(
     ``ranks_here``: the ranks run on this host, so their buffers must fit its (GPU) memory."""
     nranks, backend, on_gpu = resolve_world(config, ranks, visible_gpu_count(environ))
     validate(config, nranks=nranks, backend=backend, on_gpu=on_gpu)
+    resolve_engine(config, backend)
     fault = _checked_fault(environ, config, nranks)
     if ranks_here and on_gpu:
-        check_memory(config, ranks=1, available=gpu_memory_bytes(), where="GPU memory per rank")
+        gpus = max(visible_gpu_count(environ), 1)
+        sharing = -(-nranks // gpus) if config.virtual_nodes else 1
+        where = "GPU memory per rank" if sharing == 1 else f"GPU memory ({sharing} ranks share a GPU)"
+        check_memory(config, ranks=sharing, available=gpu_memory_bytes(), where=where)
     elif ranks_here:
         check_cpu_ranks(nranks, cores=usable_cores(), memory=host_memory_bytes())
         check_memory(config, ranks=nranks, available=host_memory_bytes(), where="host memory")
@@ -73,6 +77,15 @@ def preflight(
 
 def resolve_world(config: BenchConfig, ranks: int | None, gpus: int) -> tuple[int, str, bool]:
     """(ranks, backend, on_gpu) for this host; raises ``UsageError`` for impossible requests."""
+    if config.virtual_nodes and gpus > 0 and config.device != "cpu" and config.backend in (None, "nccl"):
+        # Virtual nodes may put several ranks on one GPU (NCCL_HOSTID makes them separate hosts to NCCL).
+        wanted = ranks if ranks is not None else max(gpus, config.virtual_nodes)
+        if wanted < config.virtual_nodes:
+            raise UsageError(
+                f"--ranks: {wanted} ranks for {config.virtual_nodes} virtual nodes leaves nodes empty; "
+                f"use --ranks {config.virtual_nodes} or more"
+            )
+        return wanted, "nccl", True
     return host_world(
         device=config.device,
         backend=config.backend,

@@ -111,7 +111,18 @@ def bench(
     hosts: list[str] = typer.Option([], "--hosts", help="mpirun: HOST[:SLOTS], comma-separated or repeated"),
     hostfile: Path | None = typer.Option(None, "--hostfile", help="mpirun: OpenMPI hostfile"),
     mpirun: str = typer.Option("mpirun", "--mpirun", help="mpirun: the mpirun to use"),
-    engine: str = typer.Option("gpufabric", "--engine", help="gpufabric or nccl-tests"),
+    engine: str = typer.Option(
+        "gpufabric",
+        "--engine",
+        help="gpufabric (NCCL called directly on GPUs, torch.distributed on CPU), nccl, torch or nccl-tests",
+    ),
+    nccl_lib: Path | None = typer.Option(
+        None, "--nccl-lib", help="nccl engine: the libnccl.so.2 to load (default: LD_LIBRARY_PATH, system)"
+    ),
+    virtual_nodes: int = typer.Option(
+        0, "--virtual-nodes", min=0, help="local: split the ranks into N NCCL nodes (NCCL_HOSTID each)"
+    ),
+    mps: bool = typer.Option(False, "--mps", help="local, --virtual-nodes: run an MPS daemon for the job"),
     nccl_tests_dir: Path | None = typer.Option(
         None, "--nccl-tests-dir", help="nccl-tests: directory of the *_perf binaries (build/)"
     ),
@@ -125,7 +136,7 @@ def bench(
     from gpufabric.cli import bench_modes
 
     choice("--engine", engine, bench_modes.ENGINES)
-    if ab and engine != "gpufabric":
+    if ab and engine not in ("gpufabric", "nccl", "torch"):
         raise UsageError(
             "--ab: runs on the gpufabric engine only; drop --engine nccl-tests, or compare two nccl-tests "
             "runs with `gpufabric compare ON.json OFF.json`"
@@ -145,6 +156,12 @@ def bench(
     if run_dir is not None:
         check_fresh_run_dir(run_dir.resolve())
     extra_env = parse_env_pairs(env)
+    if nccl_lib is not None:
+        if engine in ("torch", "nccl-tests"):
+            raise UsageError(
+                f"--nccl-lib: the nccl engine's; drop it with --engine {engine} (set LD_LIBRARY_PATH)"
+            )
+        extra_env["GPUFABRIC_NCCL_LIB"] = str(nccl_lib.resolve())
     backend = normalize_backend(backend)
     wants_cpu = backend not in (None, "nccl")
     on_gpu = visible_gpu_count({**os.environ, **extra_env}) > 0 and not wants_cpu
@@ -171,10 +188,14 @@ def bench(
         label=label,
         run_dir=run_dir or Path("runs"),
         command=["gpufabric", *sys.argv[1:]],
+        engine="auto" if engine in ("gpufabric", "nccl-tests") else engine,
+        virtual_nodes=virtual_nodes,
+        mps=mps,
     )
     factory = bench_modes.launcher_factory(
-        on, hosts=hosts, hostfile=hostfile, mpirun=mpirun, dry_run=dry_run, image=image
-    )
+        on, hosts=hosts, hostfile=hostfile, mpirun=mpirun, dry_run=dry_run, image=image,
+        virtual_nodes=virtual_nodes, mps=mps,
+    )  # fmt: skip
     nodes = bench_modes.host_count(hosts, hostfile)
     ranks_here = on == "local" or (on == "mpirun" and not (hosts or hostfile))
     show = (lambda prefix, line: print(f"{prefix} {line}", file=sys.stderr)) if verbose else None

@@ -14,7 +14,9 @@ from gpufabric.bench.config import BenchConfig
 from gpufabric.errors import UsageError
 from gpufabric.launch.base import Launcher, RankProgram
 
-ENGINES: tuple[str, ...] = ("gpufabric", "nccl-tests")
+ENGINES: tuple[str, ...] = ("gpufabric", "nccl", "torch", "nccl-tests")
+"""``gpufabric``: our default (the direct NCCL engine on GPUs when the ``gpu`` extra is installed, else
+torch.distributed); ``nccl`` and ``torch`` name one of ours; ``nccl-tests`` runs NVIDIA's binaries."""
 RUNNING_LAUNCHERS: tuple[str, ...] = ("local", "mpirun", "slurm")
 
 
@@ -37,12 +39,20 @@ def launcher_factory(
     mpirun: str,
     dry_run: bool,
     image: str | None = None,
+    virtual_nodes: int = 0,
+    mps: bool = False,
 ) -> Callable[[], Launcher]:
     """A fresh launcher per job (A/B rounds and tune candidates are separate jobs)."""
     from gpufabric.launch.local import free_port
     from gpufabric.launch.registry import LauncherSettings, check_launcher_name, make_launcher
 
     name = check_launcher_name(on)
+    if (virtual_nodes or mps) and name != "local":
+        raise UsageError(
+            f"--virtual-nodes/--mps: the local launcher's (ranks on this host); drop them with --on {name}"
+        )
+    if mps and not virtual_nodes:
+        raise UsageError("--mps: for ranks that share a GPU; add --virtual-nodes N or drop --mps")
     if (hosts or hostfile) and name != "mpirun":
         raise UsageError(f"--hosts/--hostfile: only --on mpirun places ranks on hosts, not --on {name}")
     if name not in RUNNING_LAUNCHERS and not dry_run:
@@ -56,6 +66,8 @@ def launcher_factory(
         settings.mpirun.hosts = list(hosts)
         settings.mpirun.hostfile = hostfile
         settings.mpirun.mpirun = mpirun
+        settings.local_virtual_nodes = virtual_nodes or None
+        settings.local_mps = mps
         settings.kubernetes.image = image
         if not (hosts or hostfile):
             # Ranks on this host: a free port, so concurrent jobs here never share a rendezvous.
@@ -68,10 +80,13 @@ def launcher_factory(
 
 def rank_program(config: BenchConfig, nranks: int, on_gpu: bool, env: Mapping[str, str]) -> RankProgram:
     """The program ``run_bench`` would hand its launcher (for ``--dry-run``; nothing is written)."""
-    from gpufabric.bench.runner import nccl_debug_env
+    from gpufabric.bench.config import resolve_engine
+    from gpufabric.bench.runner import nccl_debug_env, rank_module
 
     run_dir = resolved_run_dir(config)
-    argv = [sys.executable, "-m", "gpufabric.bench.rank", "--config", str(run_dir / "config.json")]
+    engine = resolve_engine(config, "nccl" if on_gpu else (config.backend or "gloo"))
+    module = rank_module(config.model_copy(update={"engine": engine}))
+    argv = [sys.executable, "-m", module, "--config", str(run_dir / "config.json")]
     full_env = {**env, **nccl_debug_env(run_dir, {}, env)}
     return RankProgram(argv=argv, env=full_env, nranks=nranks, gpus_per_node=nranks if on_gpu else 0,
                        workdir=run_dir, label=config.label)  # fmt: skip

@@ -21,6 +21,7 @@ import shutil
 import socket
 import subprocess
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 from gpufabric.errors import UsageError
 from gpufabric.launch.base import LaunchOutcome, LaunchPlan, OutputSink, PlannedCommand, RankProgram
@@ -76,13 +77,22 @@ class LocalLauncher:
         master_port: int | None = None,
         environ: Mapping[str, str] | None = None,
         gpu_ids: Sequence[str] | None = None,
+        virtual_nodes: int | None = None,
+        mps: bool = False,
     ) -> None:
+        self.virtual_nodes = virtual_nodes
+        """NCCL virtual nodes: split the ranks into this many nodes, each with its own ``NCCL_HOSTID`` (so
+        NCCL connects them through its network transport, as separate hosts), several ranks per GPU allowed"""
+        self.mps = mps
+        """start a private MPS control daemon for the job (ranks sharing a GPU run concurrently)"""
         self.master_port = master_port
         self.environ = environ
         self.gpu_ids = None if gpu_ids is None else list(gpu_ids)
         """the GPUs to hand out; None: this host's (``host_gpu_ids``), looked up when a program wants GPUs"""
 
     def render(self, program: RankProgram) -> LaunchPlan:
+        if self.virtual_nodes:
+            return self._render_virtual(program, self.virtual_nodes)
         environ = os.environ if self.environ is None else self.environ
         per_node = program.ranks_per_node
         if program.nodes > program.nranks:
@@ -142,8 +152,30 @@ class LocalLauncher:
         )
         return LaunchPlan(launcher=self.name, program=program, commands=commands, notes=notes)
 
+    def _render_virtual(self, program: RankProgram, nodes: int) -> LaunchPlan:
+        """Virtual nodes: every rank sees one GPU (node k's share of the GPUs, round-robin within it)
+        and carries its node's ``NCCL_HOSTID``; NCCL then treats the nodes as separate hosts."""
+        from gpufabric.launch.virtual_nodes import virtual_node_commands
+
+        environ = os.environ if self.environ is None else self.environ
+        gpu_ids = (
+            (self.gpu_ids if self.gpu_ids is not None else host_gpu_ids(environ))
+            if program.gpus_per_node
+            else []
+        )
+        port = self.master_port or free_port()
+        commands, notes = virtual_node_commands(program, nodes, gpu_ids, port, self.name, mps=self.mps)
+        return LaunchPlan(launcher=self.name, program=program, commands=commands, notes=notes)
+
     def execute(
         self, plan: LaunchPlan, *, on_output: OutputSink | None = None, timeout_s: float | None = None
     ) -> LaunchOutcome:
         base = os.environ if self.environ is None else self.environ
-        return run_commands(plan.commands, on_output=on_output, timeout_s=timeout_s, base_env=base)
+        if not self.mps:
+            return run_commands(plan.commands, on_output=on_output, timeout_s=timeout_s, base_env=base)
+        from gpufabric.launch.mps import mps_daemon
+
+        with mps_daemon(Path(plan.program.workdir) / "mps") as mps_env:
+            return run_commands(
+                plan.commands, on_output=on_output, timeout_s=timeout_s, base_env={**base, **mps_env}
+            )

@@ -33,6 +33,8 @@ class LauncherSettings(BaseModel):
     kubernetes: KubernetesOptions = Field(default_factory=KubernetesOptions)
     skypilot: SkyPilotOptions = Field(default_factory=SkyPilotOptions)
     local_master_port: int | None = None
+    local_virtual_nodes: int | None = None
+    local_mps: bool = False
 
 
 def check_launcher_name(name: str) -> LauncherName:
@@ -49,7 +51,11 @@ def make_launcher(name: str, settings: LauncherSettings | None = None) -> Launch
     if chosen == "local":
         from gpufabric.launch.local import LocalLauncher
 
-        return LocalLauncher(master_port=settings.local_master_port)
+        return LocalLauncher(
+            master_port=settings.local_master_port,
+            virtual_nodes=settings.local_virtual_nodes,
+            mps=settings.local_mps,
+        )
     if chosen == "mpirun":
         from gpufabric.launch.mpirun import MpirunLauncher
 
