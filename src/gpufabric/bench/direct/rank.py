@@ -44,7 +44,10 @@ def _join(config: BenchConfig, identity: RankIdentity, stages: StageReporter) ->
     stages.enter("init")
     nccl = library.bindings()
     # ncclUniqueId is 128 opaque bytes: rank 0 makes it, the control channel carries it as hex.
-    made = ctypes.string_at(nccl.get_unique_id().ptr, 128).hex() if identity.rank == 0 else None
+    made = None
+    if identity.rank == 0:
+        unique = nccl.get_unique_id()  # kept alive while its bytes are read (.ptr points into it)
+        made = ctypes.string_at(unique.ptr, 128).hex()
     shared = bytes.fromhex(control.broadcast(made))
     uid = nccl.UniqueId.from_data(np.frombuffer(shared, dtype=np.int8).view(nccl.unique_id_dtype).copy())
     try:
