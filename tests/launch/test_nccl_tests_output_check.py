@@ -150,8 +150,11 @@ def test_expectation_reads_the_command_line_with_nccl_tests_defaults() -> None:
         "half",
         "sum",
     )
-    # nccl-tests rounds each size to whole elements per rank: 8 B of half on 4 ranks is 8 B, 16 B is 16 B ...
-    assert expect.printed_sizes() == [8, 16, 32, 64, 128, 256, 512, 1024]
+    # nccl-tests up to 2.13.11 rounds each size to whole elements per rank: 8 B of half on 4 ranks is 8 B.
+    assert expect.printed_sizes("2.13.11") == [8, 16, 32, 64, 128, 256, 512, 1024]
+    # From 2.13.12 (2.19.6 here) each rank's share is a multiple of 16 bytes: 8-32 B print as 0 B rows.
+    assert expect.printed_sizes("2.19.6") == [0, 64, 128, 256, 512, 1024]
+    assert expect.printed_sizes() == expect.printed_sizes("2.19.6")
     assert Expectation.from_command(["all_reduce_perf"], processes=1, launcher="local").sizes == (32 << 20,)
 
 

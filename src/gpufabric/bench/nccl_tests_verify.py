@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpufabric.bench.config import DTYPE_SIZES
-from gpufabric.bench.semantics import layout
+from gpufabric.bench.semantics import aligned_in, layout
 from gpufabric.errors import UsageError
 from gpufabric.results.model import RunResult
 from gpufabric.results.readers.collective_names import program_name
@@ -34,7 +34,7 @@ _LONG_NAMES = {
 _REDUCING = frozenset({"all_reduce", "reduce_scatter", "reduce"})
 _ROOTED = frozenset({"broadcast", "reduce", "gather", "scatter"})
 # nccl-tests' GetCollByteCount of these equals that of the collective named (gather.cu, scatter.cu, ...).
-_SAME_LAYOUT = {"gather": "all_gather", "hypercube": "all_gather", "scatter": "reduce_scatter"}
+_SAME_LAYOUT = {"hypercube": "all_gather"}
 _LISTED_SIZES = 6
 
 
@@ -83,14 +83,20 @@ class Expectation:
             sweep_flags=sweep or "nccl-tests' default sizes",
         )
 
-    def printed_sizes(self) -> list[int] | None:
-        """The size column nccl-tests prints for each requested size (rounded to whole elements per rank)."""
+    def printed_sizes(self, tests_version: str | None = None) -> list[int] | None:
+        """The size column nccl-tests prints for each requested size: whole elements per rank, and from
+        nccl-tests 2.13.12 on a multiple of 16 bytes per rank (so small sizes of all_gather, alltoall,
+        gather, scatter and reduce_scatter print as 0 B); ``tests_version`` from the output's header."""
         wordsize = DTYPE_SIZES.get(self.dtype)
         if self.sizes is None or self.collective is None or wordsize is None:
             return None
         collective = _SAME_LAYOUT.get(self.collective, self.collective)
+        aligned = aligned_in(tests_version)
         try:
-            printed = [layout(collective, s, wordsize, self.world_size).size_bytes for s in self.sizes]
+            printed = [
+                layout(collective, s, wordsize, self.world_size, aligned=aligned).size_bytes
+                for s in self.sizes
+            ]
         except ValueError:  # a collective whose layout we do not model (alltoallv)
             return None
         return list(dict.fromkeys(printed))
@@ -120,7 +126,7 @@ def mismatch(result: RunResult, expect: Expectation) -> str | None:
     if expect.collective in _ROOTED and expect.root >= 0 and roots != [expect.root]:
         shown = ", ".join(str(r) for r in roots)
         problems.append(f"the table's root is {shown}, the command asked -r {expect.root}")
-    expected_sizes = None if ranks_differ else expect.printed_sizes()
+    expected_sizes = None if ranks_differ else expect.printed_sizes(result.metadata.tool_version)
     if expected_sizes is not None:
         problems.extend(
             _size_problems(sorted({row.size_bytes for row in rows}), expected_sizes, result, expect)

@@ -66,10 +66,10 @@ def use_device(index: int) -> DeviceInfo:
     props = _checked("cudaGetDeviceProperties", rt.cudaGetDeviceProperties(index))
     name = props.name.decode(errors="replace") if isinstance(props.name, bytes) else str(props.name)
     bus = _checked("cudaDeviceGetPCIBusId", rt.cudaDeviceGetPCIBusId(32, index))
-    bus_id = bus.decode(errors="replace").rstrip("\x00") if isinstance(bus, bytes) else str(bus)
+    bus_id = (bus.decode(errors="replace") if isinstance(bus, bytes) else str(bus)).split("\x00")[0].strip()
     return DeviceInfo(
         index=index,
-        name=name.rstrip("\x00"),
+        name=name.split("\x00")[0].strip(),
         bus_id=bus_id or None,
         total_memory=int(props.totalGlobalMem),
         cuda_runtime=_cuda_version(int(_checked("cudaRuntimeGetVersion", rt.cudaRuntimeGetVersion()))),
