@@ -61,6 +61,77 @@ if [ -x $NT/build/all_reduce_perf ]; then
   grep -E '^ +[0-9]' "$OUT/nt1.txt" | head -10 | tee -a "$LOG"
 fi
 
+
+if [ "$MODE" = full ] && [ -x $NT/build/all_reduce_perf ]; then
+  B=$NT/build
+  say "1 rank side by side, 8 B - 64 KB, eager and graph"
+  timeout 60 $B/all_reduce_perf -b 8 -e 64K -f 2 -n 1000 -w 50 -c 0 -g 1 >"$OUT/nt1s.txt" 2>&1
+  timeout 60 $B/all_reduce_perf -b 8 -e 64K -f 2 -n 1000 -w 50 -c 0 -g 1 -G 1 >"$OUT/nt1g.txt" 2>&1
+  timeout 90 $GF bench --engine nccl -b 8 -e 64K -f 2 -n 1000 -w 50 --batches 3 --no-check --run-dir "$OUT/o1s" >/dev/null 2>>"$LOG"
+  timeout 90 $GF bench --engine nccl -b 8 -e 64K -f 2 -n 1000 -w 50 --batches 3 --no-check --graph --run-dir "$OUT/o1g" >/dev/null 2>>"$LOG"
+  python3 benchmarks/side_by_side.py "$OUT/nt1s.txt" "$OUT/o1s/result.json" > "$OUT/sbs.md" 2>&1
+  echo "### graph" >> "$OUT/sbs.md"; python3 benchmarks/side_by_side.py "$OUT/nt1g.txt" "$OUT/o1g/result.json" >> "$OUT/sbs.md" 2>&1
+  record "1 rank: $(grep -h summary "$OUT/sbs.md" | tr '\n' ' ')"
+
+  say "2 virtual nodes (MPS), all_reduce 8 B - 256 MB, nccl-tests then gpufabric, whole-command wall time"
+  cat > /tmp/vnode.sh <<'W'
+#!/bin/bash
+export NCCL_HOSTID=vnode$OMPI_COMM_WORLD_RANK
+exec "$@"
+W
+  chmod +x /tmp/vnode.sh
+  export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps/pipe CUDA_MPS_LOG_DIRECTORY=/tmp/mps/log
+  mkdir -p $CUDA_MPS_PIPE_DIRECTORY $CUDA_MPS_LOG_DIRECTORY; nvidia-cuda-mps-control -d
+  MPI="mpirun --allow-run-as-root --oversubscribe -np 2 -x NCCL_TESTS_DEVICE=0 -x NCCL_NVLS_ENABLE=0 -x LD_LIBRARY_PATH -x CUDA_MPS_PIPE_DIRECTORY -x CUDA_MPS_LOG_DIRECTORY /tmp/vnode.sh"
+  t0=$(date +%s.%N); timeout 120 $MPI $B/all_reduce_perf -b 8 -e 256M -f 2 -n 20 -w 5 -c 1 -g 1 >"$OUT/nt2.txt" 2>&1; rc=$?; t1=$(date +%s.%N)
+  record "nccl-tests 2 vnodes 8B-256MB: exit $rc wall $(python3 -c "print(round($t1-$t0,2))") s"
+  timeout 60 $MPI $B/all_reduce_perf -b 8 -e 64K -f 2 -n 1000 -w 50 -c 0 -g 1 >"$OUT/nt2s.txt" 2>&1
+  timeout 60 $MPI $B/all_reduce_perf -b 8 -e 64K -f 2 -n 1000 -w 50 -c 0 -g 1 -G 1 >"$OUT/nt2g.txt" 2>&1
+  for c in all_gather reduce_scatter alltoall broadcast reduce sendrecv gather scatter alltoallv; do
+    timeout 60 $MPI $B/${c}_perf -b 1M -e 64M -f 4 -n 20 -w 5 -c 0 -g 1 >"$OUT/nt2-$c.txt" 2>&1
+  done
+  for i in 1 2 3 4 5; do timeout 60 $MPI $B/all_reduce_perf -b 1M -e 64M -f 64 -n 20 -w 5 -c 0 -g 1 2>&1 | grep -E '^ +[0-9]' >> "$OUT/nt2-spread.txt"; done
+  echo quit | nvidia-cuda-mps-control; unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+  t0=$(date +%s.%N); timeout 180 $GF bench --engine nccl --virtual-nodes 2 --mps -b 8 -e 256M -f 2 -n 20 -w 5 --batches 1 --run-dir "$OUT/o2" >/dev/null 2>>"$LOG"; rc=$?; t1=$(date +%s.%N)
+  record "gpufabric 2 vnodes 8B-256MB --batches 1: exit $rc wall $(python3 -c "print(round($t1-$t0,2))") s"
+  timeout 120 $GF bench --engine nccl --virtual-nodes 2 --mps -b 8 -e 64K -f 2 -n 1000 -w 50 --batches 3 --no-check --run-dir "$OUT/o2s" >/dev/null 2>>"$LOG"
+  timeout 120 $GF bench --engine nccl --virtual-nodes 2 --mps -b 8 -e 64K -f 2 -n 1000 -w 50 --batches 3 --no-check --graph --run-dir "$OUT/o2g" >/dev/null 2>>"$LOG"
+  timeout 240 $GF bench --engine nccl --virtual-nodes 2 --mps -c all,gather,scatter,alltoallv -b 1M -e 64M -f 4 -n 20 -w 5 --batches 1 --no-check --run-dir "$OUT/o2c" >/dev/null 2>>"$LOG"
+  for i in 1 2 3 4 5; do timeout 60 $GF bench --engine nccl --virtual-nodes 2 --mps -b 1M -e 64M -f 64 -n 20 -w 5 --batches 1 --no-check --format csv 2>/dev/null | grep -v '^#' >> "$OUT/o2-spread.csv"; done
+  { echo "### 2 vnodes 8B-256MB"; python3 benchmarks/side_by_side.py "$OUT/nt2.txt" "$OUT/o2/result.json"
+    echo "### 2 vnodes small eager"; python3 benchmarks/side_by_side.py "$OUT/nt2s.txt" "$OUT/o2s/result.json"
+    echo "### 2 vnodes small graph"; python3 benchmarks/side_by_side.py "$OUT/nt2g.txt" "$OUT/o2g/result.json"
+    for c in all_gather reduce_scatter alltoall broadcast reduce sendrecv gather scatter alltoallv; do
+      python3 benchmarks/side_by_side.py "$OUT/nt2-$c.txt" "$OUT/o2c/result.json" --collective $c; done
+    echo "### spread nccl-tests"; cat "$OUT/nt2-spread.txt"; echo "### spread gpufabric"; cat "$OUT/o2-spread.csv"
+  } >> "$OUT/sbs.md" 2>&1
+  record "2 vnodes: $(grep -h summary "$OUT/sbs.md" | tail -n +3 | tr '\n' ' ')"
+
+  say "4 virtual nodes, every collective with --check"
+  timeout 240 $GF bench --engine nccl --virtual-nodes 4 --mps -c all,gather,scatter,alltoallv -b 8 -e 256K -f 8 -n 5 -w 2 --batches 1 --run-dir "$OUT/v4" >"$OUT/v4.txt" 2>>"$LOG"
+  record "4 vnodes --check: exit $? | $(grep -c '^ *[0-9]' "$OUT/v4.txt") rows | wrong: $(grep -c 'wrong element' "$OUT/v4.txt")"
+
+  say "--engine nccl-tests through our driver, every binary, 1 rank"
+  timeout 150 $GF bench --engine nccl-tests --nccl-tests-dir $B -c all,gather,scatter -b 8 -e 64M -f 4 -n 5 -w 2 --run-dir "$OUT/ntd" >"$OUT/ntd.txt" 2>>"$LOG"
+  record "nccl-tests engine, every collective, 1 rank: exit $? | $(grep -c '^ *[0-9]' "$OUT/ntd.txt") rows"
+
+  say "faults on NCCL ranks (2 vnodes): hang, crash, SIGTERM"
+  GPUFABRIC_FAULT=hang:rank=1:size=4K timeout 120 $GF bench --engine nccl --virtual-nodes 2 --mps -b 8 -e 64K -f 8 --timeout-stage size=15 --run-dir "$OUT/fh" >"$OUT/fh.txt" 2>&1
+  record "hang: exit $? (want 124) | ranks left $(pgrep -f bench.direct.rank | wc -l) | $(tail -1 "$OUT/fh.txt" | cut -c1-160)"
+  GPUFABRIC_FAULT=crash:rank=1:size=4K timeout 120 $GF bench --engine nccl --virtual-nodes 2 --mps -b 8 -e 64K -f 8 --run-dir "$OUT/fc" >"$OUT/fc.txt" 2>&1
+  record "crash: exit $? (want 1) | ranks left $(pgrep -f bench.direct.rank | wc -l) | $(tail -1 "$OUT/fc.txt" | cut -c1-160)"
+  $GF bench --engine nccl --virtual-nodes 2 --mps -b 64M -e 256M -n 2000 --run-dir "$OUT/ft" >"$OUT/ft.txt" 2>&1 &
+  pid=$!; sleep 25; kill -TERM $pid; for _ in $(seq 1 30); do kill -0 $pid 2>/dev/null || break; sleep 1; done; wait $pid; rc=$?
+  record "SIGTERM: exit $rc (want 143) | ranks left $(pgrep -f bench.direct.rank | wc -l) | $(tail -1 "$OUT/ft.txt" | cut -c1-160)"
+  pkill -9 -f bench.direct.rank 2>/dev/null
+
+  say "doctor on the 2-vnode run"
+  timeout 60 $GF doctor "$OUT/o2" >"$OUT/doctor-v2.txt" 2>&1
+  record "doctor 2 vnodes: exit $? | $(grep -m1 -i 'verdict\|PASS\|FAIL\|WARN' "$OUT/doctor-v2.txt" | cut -c1-160)"
+  tar -czf "$OUT/runs-full.tgz" -C "$OUT" o1s o1g o2 o2s o2g o2c v4 ntd fh fc ft nt1s.txt nt1g.txt nt2.txt nt2s.txt nt2g.txt nt2-*.txt doctor-v2.txt v4.txt ntd.txt fh.txt fc.txt ft.txt 2>/dev/null
+  rm -rf "$OUT"/o1s "$OUT"/o1g "$OUT"/o2 "$OUT"/o2s "$OUT"/o2g "$OUT"/o2c "$OUT"/v4 "$OUT"/ntd "$OUT"/fh "$OUT"/fc "$OUT"/ft "$OUT"/nt*.txt "$OUT"/fh.txt "$OUT"/fc.txt "$OUT"/ft.txt "$OUT"/v4.txt "$OUT"/ntd.txt "$OUT"/doctor-v2.txt "$OUT"/o2-spread.csv "$OUT"/nccl-tests-build.log "$OUT"/overhead.json
+fi
+
 tar -czf "$OUT/runs.tgz" -C "$OUT" r1 v2 2>/dev/null && rm -rf "$OUT/r1" "$OUT/v2"
 echo "================ summary"
 printf '%s\n' "${SUMMARY[@]}"
