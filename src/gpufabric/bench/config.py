@@ -201,7 +201,9 @@ class BenchConfig(BaseModel):
         return size_sweep(self.min_bytes, self.max_bytes, self.step_factor, self.step_bytes)
 
     def redop_for(self, collective: str) -> str:
-        return self.op if collective in REDUCING else "none"
+        """The redop column: the op for reducing collectives and for sendrecv, whose nccl-tests binary
+        prints -o too (it runs the op loop without reducing anything); "none" for the others."""
+        return self.op if collective in REDUCING or collective == "sendrecv" else "none"
 
     def root_for(self, collective: str) -> int:
         return self.root if collective in ROOTED else -1

@@ -32,6 +32,9 @@ _LONG_NAMES = {
     "--nthreads": "-t", "--datatype": "-d", "--op": "-o", "--root": "-r",
 }  # fmt: skip
 _REDUCING = frozenset({"all_reduce", "reduce_scatter", "reduce"})
+# Binaries whose redop column prints the -o operation: the reducing ones, and sendrecv, whose RunTest
+# loops over -o like theirs (sendrecv.cu SendRecvRunTest; seen "sum" in nccl-tests 2.19.6's output).
+_PRINTS_OP = _REDUCING | {"sendrecv"}
 _ROOTED = frozenset({"broadcast", "reduce", "gather", "scatter"})
 # nccl-tests' GetCollByteCount of these equals that of the collective named (gather.cu, scatter.cu, ...).
 _SAME_LAYOUT = {"hypercube": "all_gather"}
@@ -116,7 +119,7 @@ def mismatch(result: RunResult, expect: Expectation) -> str | None:
     dtypes = sorted({row.dtype for row in rows})
     if expect.dtype != "all" and dtypes != [expect.dtype]:
         problems.append(f"the table's type is {', '.join(dtypes)}, the command asked -d {expect.dtype}")
-    reducing = expect.collective in _REDUCING
+    reducing = expect.collective in _PRINTS_OP
     redop = expect.op if reducing else "none"
     redops = sorted({row.redop for row in rows})
     if expect.collective is not None and not (reducing and expect.op == "all") and redops != [redop]:

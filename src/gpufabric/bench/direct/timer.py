@@ -84,7 +84,9 @@ class DirectTimer:
         if config.batch_floor_s > 0:
             iters = int(self.control.broadcast(iters))  # every rank must run the same count
         graph = self.capture(work, iters) if config.graph else None
-        log = BatchLog(config.stable_tol, config.max_unstable_batches)
+        # --batches 1 is nccl-tests' loop exactly (-w warm-up, then one -n batch): no stabilisation batches.
+        exact = not config.adaptive and config.batches == 1
+        log = BatchLog(config.stable_tol, 0 if exact else config.max_unstable_batches)
         ran, reason, started = 0, "", time.monotonic()
         try:
             while True:
