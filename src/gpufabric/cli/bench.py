@@ -123,6 +123,12 @@ def bench(
         0, "--virtual-nodes", min=0, help="local: split the ranks into N NCCL nodes (NCCL_HOSTID each)"
     ),
     mps: bool = typer.Option(False, "--mps", help="local, --virtual-nodes: run an MPS daemon for the job"),
+    self_test: bool = typer.Option(
+        False,
+        "--self-test",
+        help="one-node fabric self-test: two virtual nodes of half the GPUs each, NCCL's inter-node path "
+        "through this node's NICs (see docs/engines.md: what it proves and what it cannot)",
+    ),
     nccl_tests_dir: Path | None = typer.Option(
         None, "--nccl-tests-dir", help="nccl-tests: directory of the *_perf binaries (build/)"
     ),
@@ -136,6 +142,8 @@ def bench(
     from gpufabric.cli import bench_modes
 
     choice("--engine", engine, bench_modes.ENGINES)
+    if self_test:
+        virtual_nodes, mps, ranks = bench_modes.self_test_shape(virtual_nodes, mps, ranks, on)
     if ab and engine not in ("gpufabric", "nccl", "torch"):
         raise UsageError(
             "--ab: runs on the gpufabric engine only; drop --engine nccl-tests, or compare two nccl-tests "

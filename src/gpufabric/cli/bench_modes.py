@@ -20,6 +20,36 @@ torch.distributed); ``nccl`` and ``torch`` name one of ours; ``nccl-tests`` runs
 RUNNING_LAUNCHERS: tuple[str, ...] = ("local", "mpirun", "slurm")
 
 
+SELF_TEST_NOTE = (
+    "self-test: 2 virtual nodes on one host (NCCL_HOSTID per node), so NCCL's inter-node path runs "
+    "through this node's own network stack: the net plugin, the NICs, PCIe and GPUDirect RDMA in a "
+    "loopback. It cannot prove the switch fabric, cabling or another node's NICs, and its bandwidth is "
+    "not a cluster figure"
+)
+
+
+def self_test_shape(
+    virtual_nodes: int, mps: bool, ranks: int | None, on: str
+) -> tuple[int, bool, int | None]:
+    """``--self-test``: two virtual nodes of half this host's GPUs each (two ranks sharing one GPU, with
+    MPS, on a one-GPU host); prints what the mode proves and what it cannot, on stderr."""
+    import os
+    import sys
+
+    from gpufabric.bench.world import visible_gpu_count
+
+    if on != "local":
+        raise UsageError(f"--self-test: runs on this node (--on local); drop --on {on}")
+    if virtual_nodes not in (0, 2):
+        raise UsageError("--self-test: is two virtual nodes; drop --virtual-nodes")
+    gpus = visible_gpu_count(os.environ)
+    if gpus == 0:
+        raise UsageError("--self-test: needs this node's GPUs and NCCL; none is visible here")
+    print(f"note: {SELF_TEST_NOTE}", file=sys.stderr)
+    shared = gpus == 1
+    return 2, mps or shared, ranks if ranks is not None else max(gpus, 2)
+
+
 def host_count(hosts: list[str], hostfile: Path | None) -> int:
     """Nodes named by ``--hosts``/``--hostfile`` (1 when none: every rank on this host)."""
     from gpufabric.launch.hosts import parse_hostfile, parse_hosts

@@ -1,0 +1,91 @@
+"""The direct NCCL engine on a real GPU (``pytest -m gpu`` on the lent machine): one rank, and virtual
+nodes sharing the one GPU through NET/Socket with MPS. Every collective with --check, both columns,
+rows laid out as nccl-tests lays them out, no torch in the rank, and the failure paths on NCCL ranks."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from gpufabric.bench import BenchConfig, run_bench
+from gpufabric.bench.semantics import ALL_COLLECTIVES, bandwidths, layout
+from gpufabric.bench.world import visible_gpu_count
+from gpufabric.errors import BenchTimeout, RankFailure
+from gpufabric.launch.local import LocalLauncher
+
+pytestmark = pytest.mark.gpu
+
+SAFETY = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}
+
+
+@pytest.fixture(autouse=True)
+def _gpu_and_safety(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, value in SAFETY.items():
+        monkeypatch.setenv(name, value)
+    if visible_gpu_count(os.environ) == 0:
+        pytest.skip("no CUDA GPU visible on this host")
+    pytest.importorskip("nccl.bindings")
+
+
+def _config(tmp_path: Path, **update: object) -> BenchConfig:
+    base = {"collectives": list(ALL_COLLECTIVES), "min_bytes": 8, "max_bytes": 1 << 20, "step_factor": 16,
+            "iters": 5, "warmup": 2, "batches": 1, "engine": "nccl", "run_dir": tmp_path / "run"}  # fmt: skip
+    return BenchConfig(**{**base, **update})
+
+
+def _check_rows(result, nranks: int) -> None:  # type: ignore[no-untyped-def]
+    assert {s.collective for s in result.series} == set(ALL_COLLECTIVES)
+    for series in result.series:
+        assert series.rows, series.collective
+        for row in series.rows:
+            assert row.out_of_place is not None and row.in_place is not None  # both columns, always
+            shape = layout(series.collective, row.size_bytes, 4, nranks)
+            assert (shape.size_bytes, shape.count) == (row.size_bytes, row.count)
+            for m in (row.out_of_place, row.in_place):
+                assert m.time_us > 0 and m.wrong in (0, None)
+                assert m.busbw_gbs == pytest.approx(bandwidths(shape, m.time_us)[1], rel=1e-9)
+
+
+def test_one_rank_every_collective_both_columns(tmp_path: Path) -> None:
+    result = run_bench(_config(tmp_path), launcher=LocalLauncher(), ranks=1)
+    _check_rows(result, 1)
+    assert result.metadata.settings["engine"].startswith("nccl (direct")
+    assert result.metadata.torch_version is None
+    assert Path(str(result.metadata.settings["nccl_library"])).name.startswith("libnccl")
+
+
+@pytest.mark.skipif(shutil.which("nvidia-cuda-mps-control") is None, reason="no MPS control binary")
+@pytest.mark.parametrize("nodes", [2, 4])
+def test_virtual_nodes_every_collective_with_check_over_net_socket(tmp_path: Path, nodes: int) -> None:
+    config = _config(tmp_path, virtual_nodes=nodes, mps=True, max_bytes=256 << 10, step_factor=32)
+    result = run_bench(config, launcher=LocalLauncher(virtual_nodes=nodes, mps=True), ranks=nodes)
+    _check_rows(result, nodes)
+    assert len(result.metadata.hosts) == nodes  # host/vnodeK per virtual node
+    logs = "".join(Path(p).read_text(errors="replace") for p in result.metadata.log_files)
+    assert "NCCL_HOSTID set by environment" in logs and "via NET/Socket" in logs
+
+
+def test_corrupt_fault_is_counted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GPUFABRIC_FAULT", "corrupt:rank=0")
+    from gpufabric.errors import CheckFailed
+
+    with pytest.raises(CheckFailed):
+        run_bench(_config(tmp_path, collectives=["all_reduce"]), launcher=LocalLauncher(), ranks=1)
+
+
+@pytest.mark.skipif(shutil.which("nvidia-cuda-mps-control") is None, reason="no MPS control binary")
+def test_hang_and_crash_on_nccl_ranks_stop_the_job(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gpufabric.bench.stages import StageTimeouts
+
+    monkeypatch.setenv("GPUFABRIC_FAULT", "hang:rank=1:size=4K")
+    config = _config(tmp_path, collectives=["all_reduce"], virtual_nodes=2, mps=True, max_bytes=64 << 10)
+    with pytest.raises(BenchTimeout):
+        run_bench(config, launcher=LocalLauncher(virtual_nodes=2, mps=True), ranks=2,
+                  stage_timeouts=StageTimeouts(size=15))  # fmt: skip
+    monkeypatch.setenv("GPUFABRIC_FAULT", "crash:rank=1:size=4K")
+    config = config.model_copy(update={"run_dir": tmp_path / "crash"})
+    with pytest.raises(RankFailure):
+        run_bench(config, launcher=LocalLauncher(virtual_nodes=2, mps=True), ranks=2)
