@@ -24,7 +24,8 @@ from gpufabric.launch.processes import run_commands, watching
         ("hang:rank=0:size=1K", Fault(kind="hang", rank=0, size=1024)),
         ("crash:rank=12:size=4096", Fault(kind="crash", rank=12, size=4096)),
         ("corrupt:rank=3", Fault(kind="corrupt", rank=3)),
-        ("slow:rank=2:factor=2.5", Fault(kind="slow", rank=2, factor=2.5)),
+        ("slow:rank=2:delay_ms=20", Fault(kind="slow", rank=2, delay_ms=20.0)),
+        ("slow:rank=0:delay_ms=0.5", Fault(kind="slow", rank=0, delay_ms=0.5)),
     ],
 )
 def test_the_fault_grammar_accepts_exactly_its_forms(text: str, fault: Fault) -> None:
@@ -37,7 +38,8 @@ def test_the_fault_grammar_accepts_exactly_its_forms(text: str, fault: Fault) ->
     [
         "1", "true", "hang", "hang:1", "exit:1", "HANG:rank=1", " hang:rank=1", "hang:rank=1 ",
         "hang:rank=-1", "hang:rank=1:size=", "hang:rank=1:size=1X", "crash:rank=1:factor=2",
-        "corrupt:rank=1:size=8", "slow:rank=1", "slow:rank=1:factor=1", "slow:rank=1:factor=0.5",
+        "corrupt:rank=1:size=8", "slow:rank=1", "slow:rank=1:delay_ms=0", "slow:rank=1:delay_ms=10001",
+        "slow:rank=1:delay_ms=-5", "slow:rank=1:delay_ms=20ms", "slow:rank=1:delay_ms=20:size=1K",
         "hang:rank=1;crash:rank=2", "hang:rank=1\n", "hang:rank=1:size=0",
     ],
 )  # fmt: skip
