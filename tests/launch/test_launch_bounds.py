@@ -95,7 +95,7 @@ def _slurm_run(
 
 
 def _queue_empty(cluster: SlurmCluster) -> bool:
-    deadline = time.monotonic() + 15
+    deadline = time.monotonic() + 60  # returns as soon as the queue is empty; slurmctld may be slow when busy
     while time.monotonic() < deadline:
         if cluster.run_client("squeue", "--noheader").stdout.strip() == "":
             return True
