@@ -26,6 +26,7 @@ from gpufabric.launch.processes import run_commands, watching
         ("corrupt:rank=3", Fault(kind="corrupt", rank=3)),
         ("slow:rank=2:delay_ms=20", Fault(kind="slow", rank=2, delay_ms=20.0)),
         ("slow:rank=0:delay_ms=0.5", Fault(kind="slow", rank=0, delay_ms=0.5)),
+        ("slow:rank=0:delay_ms=1234.125", Fault(kind="slow", rank=0, delay_ms=1234.125)),
     ],
 )
 def test_the_fault_grammar_accepts_exactly_its_forms(text: str, fault: Fault) -> None:
@@ -40,6 +41,7 @@ def test_the_fault_grammar_accepts_exactly_its_forms(text: str, fault: Fault) ->
         "hang:rank=-1", "hang:rank=1:size=", "hang:rank=1:size=1X", "crash:rank=1:factor=2",
         "corrupt:rank=1:size=8", "slow:rank=1", "slow:rank=1:delay_ms=0", "slow:rank=1:delay_ms=10001",
         "slow:rank=1:delay_ms=-5", "slow:rank=1:delay_ms=20ms", "slow:rank=1:delay_ms=20:size=1K",
+        "slow:rank=1:delay_ms=0.0001", "slow:rank=1:delay_ms=1e3",
         "hang:rank=1;crash:rank=2", "hang:rank=1\n", "hang:rank=1:size=0",
     ],
 )  # fmt: skip

@@ -5,7 +5,7 @@ Forms (nothing else is accepted; a malformed value is a ``UsageError``, never si
     hang:rank=R[:size=S]       rank R stops making progress at size S (default: the first size)
     crash:rank=R[:size=S]      rank R dies by SIGKILL at size S (as the kernel's OOM killer would)
     corrupt:rank=R             rank R's received data is wrong in every checked collective
-    slow:rank=R:delay_ms=D     rank R sleeps D milliseconds before every timed collective call
+    slow:rank=R:delay_ms=D     rank R sleeps D milliseconds (up to 3 decimals) before every timed call
 
 ``S`` is bytes with an optional K/M/G suffix (``64K``); the fault fires at the first collective that
 reaches that size, before the rank reports the stage, so the parent sees the rank as "not arrived".
@@ -46,7 +46,7 @@ _SIZE = r"[0-9]+[KMGT]?"
 _GRAMMAR = re.compile(
     rf"(?P<kind>hang|crash):rank=(?P<rank>[0-9]+)(?::size=(?P<size>{_SIZE}))?"
     rf"|(?P<kind2>corrupt):rank=(?P<rank2>[0-9]+)"
-    rf"|(?P<kind3>slow):rank=(?P<rank3>[0-9]+):delay_ms=(?P<delay>[0-9]+(?:\.[0-9]+)?)"
+    rf"|(?P<kind3>slow):rank=(?P<rank3>[0-9]+):delay_ms=(?P<delay>[0-9]+(?:\.[0-9]{{1,3}})?)"
 )
 _OLD_SLOW = re.compile(r"slow:rank=[0-9]+:factor=.*")
 MAX_DELAY_MS = 10_000.0
@@ -69,7 +69,7 @@ class Fault(BaseModel):
         if self.size is not None:
             text += f":size={self.size}"
         if self.delay_ms is not None:
-            text += f":delay_ms={self.delay_ms:g}"
+            text += ":delay_ms=" + f"{self.delay_ms:.3f}".rstrip("0").rstrip(".")  # as parsed: 3 decimals
         return text
 
     def delay_s_on(self, rank: int) -> float | None:
