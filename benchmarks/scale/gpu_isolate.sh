@@ -5,9 +5,9 @@ export PYTHONPATH=/tmp/site:$PWD/src
 # `gpufabric isolate` on real GPUs (issue 8 part 3), for the lent 4x H200. Run from the repository root:
 #   bash benchmarks/scale/gpu_isolate.sh            (results under $OUT; each round is a fresh 4-process job, ~15-20 s: total < 6 minutes)
 # Steps, each under `timeout`:
-#   1. pytest -m gpu tests/analysis/isolate/test_real_isolate.py: 4 ranks (one per GPU), rank 2 slowed 4x
-#      by GPUFABRIC_FAULT; the search must convict node0002 and accuse nobody else.
-#   2. gpufabric isolate --nodes 4 --ranks 4 with GPUFABRIC_FAULT=slow:rank=2:factor=4: the table, and
+#   1. pytest -m gpu tests/analysis/isolate/test_real_isolate.py: 4 ranks (one per GPU), rank 2 delayed 5 ms a call
+#      by GPUFABRIC_FAULT (a 64 MB alltoall pair takes ~0.14 ms on 4x H200); the search must convict node0002 and accuse nobody else.
+#   2. gpufabric isolate --nodes 4 --ranks 4 with GPUFABRIC_FAULT=slow:rank=2:delay_ms=5: the table, and
 #      every round's per-group busbw (each round = one job, each group an NCCL sub-communicator).
 # Output: $OUT/pytest-isolate.log, $OUT/isolate.txt, $OUT/isolate.json, $OUT/isolate_runs.tgz (round
 # configs, round results, NCCL logs); a summary printed last.
@@ -29,8 +29,8 @@ else
   note "pytest is not installed here: carry its wheels (pytest, pluggy, iniconfig, packaging) in .whl/"
 fi
 
-note "2/2 gpufabric isolate --nodes 4 --ranks 4, GPUFABRIC_FAULT=slow:rank=2:factor=4"
-GPUFABRIC_FAULT=slow:rank=2:factor=4 timeout 170 python3 -m gpufabric.cli isolate --nodes 4 --ranks 4 \
+note "2/2 gpufabric isolate --nodes 4 --ranks 4, GPUFABRIC_FAULT=slow:rank=2:delay_ms=5"
+GPUFABRIC_FAULT=slow:rank=2:delay_ms=5 timeout 170 python3 -m gpufabric.cli isolate --nodes 4 --ranks 4 \
   --round-timeout 45 --run-dir "$RUNS/isolate" >"$OUT/isolate.txt" 2>"$OUT/isolate.stderr"
 echo "isolate exit $?" | tee -a "$LOG"
 cp "$RUNS/isolate/isolate.json" "$OUT/isolate.json" 2>/dev/null

@@ -182,7 +182,7 @@ def test_ab_on_real_gloo_ranks_saves_both_sides_and_the_comparison(tmp_path: Pat
      (["--ab", "--instance-type", "nosuch.shape"], "nosuch.shape")],
 )  # fmt: skip
 def test_ab_bad_input_is_one_line_and_exit_2(args: list[str], named: str, tmp_path: Path) -> None:
-    done = _cli([*args, "--run-dir", str(tmp_path / "r")], tmp_path, timeout=60)
+    done = _cli([*args, "--run-dir", str(tmp_path / "r")], tmp_path, timeout=180)  # CLI start on busy CI
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and named in lines[0]

@@ -6,7 +6,6 @@ asserted, only arithmetic, counts and correctness.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -126,13 +125,13 @@ def test_adaptive_mode_stops_when_batches_agree(tmp_path: Path) -> None:
         check=False,
         run_dir=tmp_path / "run",
     )
-    started = time.monotonic()
     result = run_bench(config, ranks=2, timeout_s=180)
-    # Each size would run for its 60 s budget if the stopping rule never fired.
-    assert time.monotonic() - started < 60
+    # Had the precision rule not fired, each size would have stopped at max_batches (30) or its budget,
+    # and rank 0's notes would say so; no wall-clock bound (a busy box stretches every batch alike).
+    assert not [note for note in result.metadata.notes if "stopped before" in note], result.metadata.notes
     for row in result.series[0].rows:
         assert row.in_place is not None
-        assert 3 <= len(row.in_place.samples_us) < 1000
+        assert 3 <= len(row.in_place.samples_us) <= config.max_batches
     assert result.metadata.settings["mode"] == "adaptive"
 
 

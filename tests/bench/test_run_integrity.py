@@ -9,7 +9,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -36,13 +35,13 @@ def _one_error_line(done: subprocess.CompletedProcess[str]) -> str:
 
 
 def test_absurd_cpu_rank_count_is_refused_before_any_rank_starts(tmp_path: Path) -> None:
-    started = time.monotonic()
+    # It used to spawn ranks for 205 s. Exit 2 (not the 124 of --timeout 20) and no run directory show
+    # it was refused before anything started; no wall-clock bound, which a busy box could break.
     done = _bench(["--ranks", "100000", "-e", "64", "--timeout", "20", "--no-progress", "--run-dir", "big"],
                   tmp_path)  # fmt: skip
     assert done.returncode == 2
     line = _one_error_line(done)
     assert "--ranks: 100000 CPU ranks" in line and "use --ranks" in line and "--on mpirun --hosts" in line
-    assert time.monotonic() - started < 60  # it used to spawn ranks for 205 s
     assert not (tmp_path / "big").exists()
 
 
@@ -89,13 +88,11 @@ def test_bad_output_paths_are_refused_before_the_sweep(
     (tmp_path / "outdir").mkdir()
     (tmp_path / "afile").write_text("")
     target = make(tmp_path)  # type: ignore[operator]
-    started = time.monotonic()
     extra = [] if flag == "--run-dir" else ["--run-dir", "fresh"]
     done = _bench([*QUICK, *extra, flag, str(target)], tmp_path)
     assert done.returncode == 2
     line = _one_error_line(done)
     assert line.startswith(f"Error: {flag}: ") and named in line
-    assert time.monotonic() - started < 30
     assert not (tmp_path / "fresh").exists()  # refused before the run directory was made
     assert sorted(p.name for p in tmp_path.iterdir()) == ["afile", "outdir"]  # no stray .tmp file
 

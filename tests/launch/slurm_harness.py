@@ -223,7 +223,10 @@ class SlurmCluster:
 
     def _wait_idle(self, timeout_s: float) -> None:
         def idle() -> bool:
-            result = self.run_client("sinfo", "--noheader", "--format=%T", timeout=10)
+            try:  # one slow sinfo on a busy box is not an answer: ask again until the overall deadline
+                result = self.run_client("sinfo", "--noheader", "--format=%T", timeout=10)
+            except subprocess.TimeoutExpired:
+                return False
             return result.returncode == 0 and result.stdout.strip().rstrip("*") == "idle"
 
         _wait_for(idle, timeout_s, "the Slurm node to become idle", self)

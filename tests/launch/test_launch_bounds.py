@@ -95,7 +95,7 @@ def _slurm_run(
 
 
 def _queue_empty(cluster: SlurmCluster) -> bool:
-    deadline = time.monotonic() + 15
+    deadline = time.monotonic() + 60  # returns as soon as the queue is empty; slurmctld may be slow when busy
     while time.monotonic() < deadline:
         if cluster.run_client("squeue", "--noheader").stdout.strip() == "":
             return True
@@ -167,7 +167,7 @@ def test_skypilot_sigterm_cancels_the_submitted_job(tmp_path: Path) -> None:
         line = proc.stdout.readline()  # the launcher forwards sky's output as it comes
         assert "Job submitted, ID: 7" in line
         proc.send_signal(signal.SIGTERM)
-        _, stderr = proc.communicate(timeout=30)
+        _, stderr = proc.communicate(timeout=120)  # a bound on a hang, not a timing: room for busy CI
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -116,7 +116,13 @@ def test_another_ranks_chunk_in_the_middle_of_a_rank0_row_is_kept_out(tmp_path: 
         launcher_name="mpirun", workdir=tmp_path / "run", nodes=1, gpus_per_node=2,
     )  # fmt: skip
     raw: list[str] = []
-    run = run_nccl_tests(MpirunLauncher(), program, on_output=lambda p, line: raw.append(line), timeout_s=60)
+
+    def seen(prefix: str, line: str) -> None:
+        raw.append(line)
+        if "rank 1 says hello" in line:  # the fake's rank 0 finishes its cut row only after this
+            (build / "parent-saw-rank1").touch()
+
+    run = run_nccl_tests(MpirunLauncher(), program, on_output=seen, timeout_s=120)
     assert run.outcome.ok, run.outcome.failure
     # The interleaving really happened: mpirun put rank 1's tag in the middle of a rank 0 line.
     assert any("[1,1]<stdout>:rank 1 says hello" in line and not line.startswith("[1,1]") for line in raw)

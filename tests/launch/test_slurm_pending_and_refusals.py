@@ -27,7 +27,7 @@ GPUFABRIC = [sys.executable, "-m", "gpufabric.cli"]
 
 
 def _queue_empty(cluster: SlurmCluster) -> bool:
-    deadline = time.monotonic() + 15
+    deadline = time.monotonic() + 60  # returns as soon as the queue is empty; slurmctld may be slow when busy
     while time.monotonic() < deadline:
         if cluster.run_client("squeue", "--noheader").stdout.strip() == "":
             return True
@@ -124,7 +124,7 @@ def test_slurm_conf_naming_no_file_fails_at_once(tmp_path: Path) -> None:
     started = time.monotonic()
     with pytest.raises(LaunchError, match=r"^SLURM_CONF=\S+missing.conf is not a file; point it at"):
         launcher.execute(launcher.render(RankProgram(argv=["true"], nranks=1, workdir=tmp_path)))
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 30  # not sbatch's minute of retries (room for a busy box)
 
 
 # Slurm 22.05's words, as sbatch prints them and `scontrol show job -o` reports them.

@@ -16,7 +16,7 @@ import pytest
 from gpufabric.report.nccl_table import render
 from gpufabric.results.io import read_result
 
-FAULT = "slow:rank=1:factor=2"
+FAULT = "slow:rank=1:delay_ms=1"
 BANNER = f"fault injected: GPUFABRIC_FAULT={FAULT}"
 
 

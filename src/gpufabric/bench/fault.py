@@ -5,12 +5,19 @@ Forms (nothing else is accepted; a malformed value is a ``UsageError``, never si
     hang:rank=R[:size=S]       rank R stops making progress at size S (default: the first size)
     crash:rank=R[:size=S]      rank R dies by SIGKILL at size S (as the kernel's OOM killer would)
     corrupt:rank=R             rank R's received data is wrong in every checked collective
-    slow:rank=R:factor=F       rank R makes every timed collective take about F times longer
+    slow:rank=R:delay_ms=D     rank R sleeps D milliseconds (up to 3 decimals) before every timed call
 
 ``S`` is bytes with an optional K/M/G suffix (``64K``); the fault fires at the first collective that
 reaches that size, before the rank reports the stage, so the parent sees the rank as "not arrived".
-``slow`` sleeps ``(F-1)`` times the duration of the previous launch before each launch on rank R; its
-peers block in the collective meanwhile, so every rank measures about F times the clean time.
+
+``slow`` adds a *fixed* delay inside rank R's timed region: each launch there sleeps D ms, then
+launches and waits for the device, so its effect does not depend on how busy the host is. (The older
+``factor=F`` slept a multiple of the previous launch's duration: 5x measured 1.8x on a busy 2-core box.
+It is refused with a pointer to ``delay_ms``.) What it guarantees whatever the load, since load only
+adds time: rank R's batch of N launches lasts at least N x D. In a collective whose result on every rank
+needs every rank's data (all_reduce, all_gather, alltoall, reduce_scatter) every rank's batch lasts at
+least (N-1) x D: rank R's sleeps before launches 2..N each start after its previous launch finished,
+which needed every peer to have entered that launch, i.e. after the peers' timers had started.
 
 The variable is unset or empty in every normal run. The engine stores the canonical spelling in
 ``RunMetadata.fault`` (and the runner refuses a malformed value before starting anything), so a
@@ -34,13 +41,16 @@ from gpufabric.units import parse_size
 
 FAULT_ENV = "GPUFABRIC_FAULT"
 FaultKind = Literal["hang", "crash", "corrupt", "slow"]
-_FORMS = "hang:rank=R[:size=S], crash:rank=R[:size=S], corrupt:rank=R, slow:rank=R:factor=F"
+_FORMS = "hang:rank=R[:size=S], crash:rank=R[:size=S], corrupt:rank=R, slow:rank=R:delay_ms=D"
 _SIZE = r"[0-9]+[KMGT]?"
 _GRAMMAR = re.compile(
     rf"(?P<kind>hang|crash):rank=(?P<rank>[0-9]+)(?::size=(?P<size>{_SIZE}))?"
     rf"|(?P<kind2>corrupt):rank=(?P<rank2>[0-9]+)"
-    rf"|(?P<kind3>slow):rank=(?P<rank3>[0-9]+):factor=(?P<factor>[0-9]+(?:\.[0-9]+)?)"
+    rf"|(?P<kind3>slow):rank=(?P<rank3>[0-9]+):delay_ms=(?P<delay>[0-9]+(?:\.[0-9]{{1,3}})?)"
 )
+_OLD_SLOW = re.compile(r"slow:rank=[0-9]+:factor=.*")
+MAX_DELAY_MS = 10_000.0
+"""Ten seconds a call: more would only trip the stage deadlines, never test anything new."""
 
 
 class Fault(BaseModel):
@@ -51,16 +61,22 @@ class Fault(BaseModel):
     kind: FaultKind
     rank: int
     size: int | None = None
-    factor: float | None = None
+    delay_ms: float | None = None
 
     @property
     def spec(self) -> str:
         text = f"{self.kind}:rank={self.rank}"
         if self.size is not None:
             text += f":size={self.size}"
-        if self.factor is not None:
-            text += f":factor={self.factor:g}"
+        if self.delay_ms is not None:
+            text += ":delay_ms=" + f"{self.delay_ms:.3f}".rstrip("0").rstrip(".")  # as parsed: 3 decimals
         return text
+
+    def delay_s_on(self, rank: int) -> float | None:
+        """The seconds a ``slow`` fault adds to each launch on ``rank`` (None: this rank runs clean)."""
+        if self.kind != "slow" or rank != self.rank or self.delay_ms is None:
+            return None
+        return self.delay_ms / 1e3
 
     def fires_at(self, rank: int, size: int, first: bool) -> bool:
         """Whether a hang/crash fires on ``rank`` when a collective reaches ``size`` bytes."""
@@ -72,18 +88,25 @@ class Fault(BaseModel):
 def parse_fault(text: str) -> Fault:
     """The strict grammar above; anything else (spaces, case, unknown keys) is a ``UsageError``."""
     match = _GRAMMAR.fullmatch(text)
+    if match is None and _OLD_SLOW.fullmatch(text):
+        raise UsageError(
+            f"{FAULT_ENV}: {text!r}: factor= is gone (its effect depended on host load); use a fixed "
+            "delay per collective call, e.g. slow:rank=1:delay_ms=20"
+        )
     if match is None:
         raise UsageError(f"{FAULT_ENV}: {text!r} is not a fault; use one of {_FORMS} (or unset it)")
     groups = match.groupdict()
     kind = groups["kind"] or groups["kind2"] or groups["kind3"]
     rank = int(groups["rank"] or groups["rank2"] or groups["rank3"])
     size = parse_size(groups["size"], flag=FAULT_ENV) if groups["size"] else None
-    factor = float(groups["factor"]) if groups["factor"] else None
-    if factor is not None and not 1.0 < factor <= 1000.0:
-        raise UsageError(f"{FAULT_ENV}: {text!r}: factor must be above 1 and at most 1000, e.g. factor=3")
+    delay_ms = float(groups["delay"]) if groups["delay"] else None
+    if delay_ms is not None and not 0.0 < delay_ms <= MAX_DELAY_MS:
+        raise UsageError(
+            f"{FAULT_ENV}: {text!r}: delay_ms must be above 0 and at most {MAX_DELAY_MS:g}, e.g. delay_ms=20"
+        )
     if size is not None and size <= 0:
         raise UsageError(f"{FAULT_ENV}: {text!r}: size must be positive, e.g. size=1K")
-    return Fault(kind=kind, rank=rank, size=size, factor=factor)
+    return Fault(kind=kind, rank=rank, size=size, delay_ms=delay_ms)
 
 
 def fault_from_env(environ: Mapping[str, str]) -> Fault | None:
@@ -113,33 +136,50 @@ def trigger(fault: Fault, rank: int) -> None:
             time.sleep(3600)
 
 
-def slowed(launch: Callable[[], None], factor: float, synchronize: Callable[[], None]) -> Callable[[], None]:
-    """``launch`` made ~``factor`` times slower: sleep (factor-1) x the previous launch's duration first.
+def slowed_launch(
+    fault: Fault | None, rank: int, launch: Callable[[], None], synchronize: Callable[[], None]
+) -> Callable[[], None] | None:
+    """``launch`` with the ``slow`` fault's delay in front, when ``fault`` slows ``rank``; else None.
 
-    ``synchronize`` waits for the device (a no-op on CPU), so the duration measured is the collective's,
-    not just its enqueue.
+    The one hook an engine calls: wrap every launch it times (and mark the workload as synchronizing,
+    so no stream hold is used; see ``timing_under``). ``synchronize`` waits for the device (a no-op on
+    CPU): without it the host's sleep could overlap the previous launch still running on the GPU and
+    the delay would hide behind it.
     """
-    last = [0.0]
+    delay_s = fault.delay_s_on(rank) if fault is not None else None
+    if delay_s is None:
+        return None
+    return delayed(launch, delay_s, synchronize)
 
-    def launch_slowly() -> None:
-        if last[0] > 0:
-            time.sleep((factor - 1.0) * last[0])
-        start = time.perf_counter()
+
+def delayed(
+    launch: Callable[[], None], delay_s: float, synchronize: Callable[[], None]
+) -> Callable[[], None]:
+    """``launch`` that first sleeps ``delay_s``, then launches and waits for the device.
+
+    ``time.sleep`` never returns early (Python re-sleeps after a signal, on the monotonic clock the
+    timers read too), so every call lasts at least ``delay_s``: a bound the host's load cannot break.
+    """
+
+    def launch_late() -> None:
+        time.sleep(delay_s)
         launch()
         synchronize()
-        last[0] = time.perf_counter() - start
 
-    return launch_slowly
+    return launch_late
 
 
 def timing_under(fault: Fault | None, config: BenchConfig) -> BenchConfig:
-    """``config`` as every rank must time under ``fault``: no stream hold while a ``slow`` fault is active.
+    """``config`` as every rank must time under ``fault``: no stream hold and no CUDA graph while a
+    ``slow`` fault is active.
 
     The slowed rank synchronizes the device inside each launch; a held stream (its own, or a peer's whose
     collective it waits for) turns that into a wait on the hold's sleep kernel that grows with every
-    doubling of the hold (seen on 4x H200: ~220x instead of 4x, then a round that never finished). Every
-    rank reads the same ``GPUFABRIC_FAULT``, so they all drop the hold together.
+    doubling of the hold (seen on 4x H200: ~220x instead of 4x, then a round that never finished). A CUDA
+    graph replays only the device work it captured, never the host's sleep (and a synchronize inside a
+    capture is an error). Every rank reads the same ``GPUFABRIC_FAULT``, so they all change together.
     """
     if fault is not None and fault.kind == "slow":
-        return config.model_copy(update={"hold_stream": False, "hold_stream_from_bytes": None})
+        unheld = {"hold_stream": False, "hold_stream_from_bytes": None, "graph": False}
+        return config.model_copy(update=unheld)
     return config

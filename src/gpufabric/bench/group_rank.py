@@ -10,7 +10,7 @@ confirm round tests a few nodes) only take part in creating the groups and in th
 ``GroupTimer`` is ``BatchTimer`` with its control traffic (batch alignment, the time reduction, the stop
 decision) on the group's communicator: on the world's, every group would wait for the slowest one and the
 times of different groups would be averaged together. ``GPUFABRIC_FAULT`` acts as in the sweep: ``slow``
-slows every launch of that rank (``fault.slowed``), ``hang``/``crash`` fire when its group starts.
+delays every launch of that rank (``fault.slowed_launch``), ``hang``/``crash`` fire when its group starts.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import torch.distributed as dist
 from gpufabric.bench import ops
 from gpufabric.bench.batches import BatchTime
 from gpufabric.bench.config import BenchConfig
-from gpufabric.bench.fault import Fault, check_world, fault_from_env, slowed, timing_under, trigger
+from gpufabric.bench.fault import Fault, check_world, fault_from_env, slowed_launch, timing_under, trigger
 from gpufabric.bench.groups import ROUND_RESULT, GroupResult, GroupRound, RoundResult, write_round
 from gpufabric.bench.identity import RankIdentity
 from gpufabric.bench.rank_process import join_world, rank_device, run_as_rank
@@ -102,9 +102,10 @@ def measure_group(
     in_place = spec.collective in ops.IN_PLACE_ONLY  # torch's all_reduce has no out-of-place form
     work = ops.build(shape, in_place=in_place, buffers=buffers, dtype=config.dtype, op=config.op, root=0,
                      rank=local, group=group)  # fmt: skip
-    if fault is not None and fault.kind == "slow" and fault.rank == rank and fault.factor is not None:
-        sync = (lambda: torch.cuda.synchronize(device)) if device.type == "cuda" else (lambda: None)
-        work = dataclasses.replace(work, launch=slowed(work.launch, fault.factor, sync), synchronizes=True)
+    sync = (lambda: torch.cuda.synchronize(device)) if device.type == "cuda" else (lambda: None)
+    slow = slowed_launch(fault, rank, work.launch, sync)
+    if slow is not None:
+        work = dataclasses.replace(work, launch=slow, synchronizes=True)
     samples = GroupTimer(config, device, ranks, rank, group).measure(work)
     time_us = samples.estimate_us(config.estimator)
     algbw, busbw = bandwidths(shape, time_us)

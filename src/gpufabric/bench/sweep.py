@@ -18,7 +18,7 @@ import torch
 from gpufabric.bench import ops
 from gpufabric.bench.batches import Samples, TimingNotes
 from gpufabric.bench.config import BenchConfig
-from gpufabric.bench.fault import Fault, slowed
+from gpufabric.bench.fault import Fault, slowed_launch
 from gpufabric.bench.rundir import CHECK_NOTE
 from gpufabric.bench.semantics import bandwidths, layout
 from gpufabric.bench.timing import BatchTimer
@@ -74,7 +74,6 @@ def run_collective(
     wrong_total = 0
     busbw_values: list[float] = []
     corrupt = fault is not None and fault.kind == "corrupt" and fault.rank == rank
-    slow = fault.factor if fault is not None and fault.kind == "slow" and fault.rank == rank else None
     timing_log = TimingNotes(collective, config)
     for shape in shapes:
         if on_size is not None:
@@ -92,10 +91,9 @@ def run_collective(
                 root=max(root, 0),
                 rank=rank,
             )
+            slow = slowed_launch(fault, rank, work.launch, _synchronizer(device))
             if slow is not None:
-                work = dataclasses.replace(
-                    work, launch=slowed(work.launch, slow, _synchronizer(device)), synchronizes=True
-                )
+                work = dataclasses.replace(work, launch=slow, synchronizes=True)
             samples = timer.measure(work)
             wrong: int | None = None
             if config.check:

@@ -1,13 +1,16 @@
 """``gpufabric isolate`` on real ranks: one rank really slowed (``GPUFABRIC_FAULT``), really found.
 
-CPU: 6 gloo ranks on this box, rank 3 slowed 10x; the search must convict node0003 and accuse nobody else
-(no other conviction, as the simulator's trials count false accusations). The box has 2 cores shared
-with other test runs (load 3-10): healthy pairs measured 0.23 and 0.46 GB/s in the same round, and
-consecutive 200 ms batches of one pair 0.7-3.6 ms per iteration, so a 35% floor convicted a healthy
-node in 1 of ~10 runs. Hence ``--min-drop 0.75`` (short = below a quarter of the best group) and a 10x
-slowdown (the slowed pair measures ~3-8% of the best). A healthy pair that still falls short is
-retested with other partners and cleared ("inconclusive", printed): the design working, not an
-accusation. A hung rank must end the run at the stage deadline with one line.
+CPU: 6 gloo ranks on this box, rank 3 delayed 50 ms before every call (``slow:rank=3:delay_ms=50``); the
+search must convict node0003 and accuse nobody else (no other conviction, as the simulator's trials count
+false accusations). The box has 2 cores shared with other test runs (load 3-10): healthy pairs measured
+0.23 and 0.46 GB/s in the same round, and consecutive 200 ms batches of one pair 0.7-3.6 ms per
+iteration, so a 35% floor convicted a healthy node in 1 of ~10 runs. Hence ``--min-drop 0.75`` (short =
+below a quarter of the best screen group). The delay is fixed, so host load cannot shrink it: every batch
+of N iterations of a group holding rank 3 lasts at least (N-1) x 50 ms on each of its ranks (asserted
+below), against 1 MB alltoalls of 1-4 ms on healthy pairs: the slowed pair stays below a quarter of the
+best healthy pair unless that pair itself slows past ~12 ms per iteration. A healthy pair that still
+falls short is retested with other partners and cleared ("inconclusive", printed): the design working,
+not an accusation. A hung rank must end the run at the stage deadline with one line.
 GPU (the lent 4x H200, ``benchmarks/scale/gpu_isolate.sh``): 4 ranks, rank 2 slowed: only 2 screen groups
 of 2, so the reference is the best group.
 
@@ -42,8 +45,12 @@ from gpufabric.cli.app import main
 from gpufabric.cli.isolate import REAL_MIN_DROP
 from gpufabric.cli.isolate_real import render_real
 
-# The CPU run: rank 3 at a tenth of its speed; flag only groups below a quarter of the best (see above).
-FACTOR, CPU_MIN_DROP = 10, 0.75
+# The CPU run: rank 3 sleeps 50 ms before every call; flag only groups below a quarter of the best (see
+# above). 10 iterations a batch keep a slowed batch at 0.5 s; its floor is then 0.95 x 50 ms per iteration.
+DELAY_MS, CPU_MIN_DROP, CPU_ITERS = 50, 0.75, 10
+CPU_FAULT = f"slow:rank=3:delay_ms={DELAY_MS}"
+# The GPU run: 64 MB alltoalls take well under 1 ms on NVLink; 5 ms a call dwarfs them.
+GPU_FAULT = "slow:rank=2:delay_ms=5"
 # The CPU tests pretend to be on a host with one GPU (CUDA_VISIBLE_DEVICES) and pass ``--backend gloo``:
 # without it, a GPU host would pick nccl with one rank per GPU and refuse 4 or 6 ranks before any round.
 ONE_GPU = "0"
@@ -79,36 +86,34 @@ def convicted(data: dict[str, Any]) -> list[tuple[str, list[str]]]:
 def test_a_slowed_cpu_rank_is_convicted_and_nobody_else(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("GPUFABRIC_FAULT", f"slow:rank=3:factor={FACTOR}")
+    monkeypatch.setenv("GPUFABRIC_FAULT", CPU_FAULT)
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", ONE_GPU)
     run_dir = tmp_path / "isolate"
-    args = ["--nodes", "6", "--ranks", "6", "--min-drop", str(CPU_MIN_DROP), "--run-dir", str(run_dir)]
+    args = ["--nodes", "6", "--ranks", "6", "--min-drop", str(CPU_MIN_DROP), "--iters", str(CPU_ITERS),
+            "--run-dir", str(run_dir)]  # fmt: skip
     code, out, err = cli([*args, *CPU_RANKS, "--format", "json"], capsys, monkeypatch)
     assert code == 1, err  # a conviction: exit 1
     data = json.loads(out)
     assert json.loads((run_dir / "isolate.json").read_text()) == data
     assert convicted(data) == [("node", ["node0003"])]
     assert data["report"]["verdicts"]["node0003"] == "slow-node"
-    assert data["fault"] == f"slow:rank=3:factor={FACTOR}" and data["backend"] == "gloo"
+    assert data["fault"] == CPU_FAULT and data["backend"] == "gloo"
     assert data["node_ranks"]["node0003"] == [3] and data["collective"] == "alltoall"
     # The host of every rank is recorded, and the verdict line names it: what an operator drains.
     host = socket.gethostname()
     assert data["rank_hosts"] == {str(rank): host for rank in range(6)}
     answer = MeasuredIsolation.model_validate(data)
     assert f"slow: node0003 (rank 3 on {host})" in render_real(answer).splitlines()
-    # Every round was one job whose rank 0 wrote each group's busbw: the slowed rank's groups were slow,
-    # the others (their median) were not.
+    # Every round was one job whose rank 0 wrote each group's numbers. Each group holding rank 3 took at
+    # least the delay on its ranks (the time is their average): rank 3's own batch of N lasts N x 50 ms,
+    # its partner's at least (N-1) x 50 ms. A bound host load cannot break; no clean-run ratio.
     rounds = [json.loads((Path(d) / "round.json").read_text()) for d in data["round_dirs"]]
     assert len(rounds) == data["report"]["rounds"] >= 3
-    healthy, bar = [], (1 - CPU_MIN_DROP) * data["expected_gbps"]
-    for result in rounds:
-        assert result["fault"] == f"slow:rank=3:factor={FACTOR}" and result["world_size"] == 6
-        for group in result["groups"]:
-            if 3 in group["ranks"]:
-                assert group["busbw_gbps"] < bar, group
-            else:
-                healthy.append(group["busbw_gbps"])
-    assert sorted(healthy)[len(healthy) // 2] > bar, healthy
+    slowed = [group for result in rounds for group in result["groups"] if 3 in group["ranks"]]
+    assert slowed and all(result["fault"] == CPU_FAULT and result["world_size"] == 6 for result in rounds)
+    for group in slowed:
+        floor_us = DELAY_MS * 1e3 * (1 - 1 / (2 * group["iters_per_batch"]))
+        assert group["iters_per_batch"] >= CPU_ITERS and min(group["samples_us"]) >= floor_us, group
 
 
 @pytest.mark.slow
@@ -145,14 +150,14 @@ def test_a_slowed_gpu_is_convicted_among_four(
     monkeypatch.setenv("NCCL_NVLS_ENABLE", "0")
     monkeypatch.setenv("TORCH_SYMM_MEM_DISABLE_MULTICAST", "1")
     monkeypatch.setenv("NVSHMEM_DISABLE_NVLS", "1")
-    monkeypatch.setenv("GPUFABRIC_FAULT", "slow:rank=2:factor=4")
+    monkeypatch.setenv("GPUFABRIC_FAULT", GPU_FAULT)
     args = ["--nodes", "4", "--ranks", "4", "--run-dir", str(tmp_path / "gpu"), "--format", "json"]
     code, out, err = cli(args, capsys, monkeypatch)
     assert code == 1, err  # a conviction: exit 1
     data = json.loads(out)
     print(json.dumps({k: data[k] for k in ("expected_gbps", "expected_source", "link_sweep")}))
     print(json.dumps(data["report"]["round_log"]))
-    assert data["backend"] == "nccl" and data["fault"] == "slow:rank=2:factor=4"
+    assert data["backend"] == "nccl" and data["fault"] == GPU_FAULT
     assert convicted(data) == [("node", ["node0002"])]
     assert data["report"]["verdicts"]["node0002"] == "slow-node"
 
@@ -211,8 +216,9 @@ def test_node_ranks_and_round_specs() -> None:
     [
         (["--nodes", "6", "--ranks", "4"], None, "--ranks 4"),
         (["--nodes", "4", "--collective", "broadcast"], None, "--collective 'broadcast'"),
-        (["--nodes", "4"], "slow:rank=9:factor=3", "ranks are 0..3"),
+        (["--nodes", "4"], "slow:rank=9:delay_ms=3", "ranks are 0..3"),
         (["--nodes", "4"], "slow:rank=1", "is not a fault"),
+        (["--nodes", "4"], "slow:rank=1:factor=4", "factor= is gone"),
         (["--nodes", "4", "--on", "kubernetes"], None, "--on 'kubernetes'"),
         (["--nodes", "4", "--size", "lots"], None, "--size"),
     ],
