@@ -20,7 +20,7 @@ from gpufabric.bench.direct.control import ControlPlane
 from gpufabric.bench.direct.cuda import Stream
 from gpufabric.bench.direct.library import NcclLibrary, require_version
 from gpufabric.bench.direct.timer import DirectTimer
-from gpufabric.bench.fault import Fault, slowed
+from gpufabric.bench.fault import Fault, slowed_launch
 from gpufabric.bench.rundir import CHECK_NOTE
 from gpufabric.bench.semantics import bandwidths, layout
 from gpufabric.errors import GpufabricError, UsageError
@@ -92,7 +92,6 @@ def run_collective(collective: str, config: BenchConfig, ctx: SweepContext, note
     op_name = config.op if redop != "none" else "sum"
     fault = ctx.fault
     corrupt = fault is not None and fault.kind == "corrupt" and fault.rank == ctx.rank
-    slow = fault.factor if fault is not None and fault.kind == "slow" and fault.rank == ctx.rank else None
     timing_log = TimingNotes(collective, config)
     wrong_total, busbw_values = 0, []
     try:
@@ -106,8 +105,9 @@ def run_collective(collective: str, config: BenchConfig, ctx: SweepContext, note
                     dtype=config.dtype, op=op_name, root=max(root, 0), rank=ctx.rank,
                     nccl_version=ctx.version,
                 )  # fmt: skip
-                if slow is not None:
-                    work.calls = [slowed(call, slow, ctx.stream.synchronize) for call in work.calls]
+                slowed = [slowed_launch(fault, ctx.rank, call, ctx.stream.synchronize) for call in work.calls]
+                if all(call is not None for call in slowed):
+                    work.calls = [call for call in slowed if call is not None]
                 samples = _measure(ctx, work, collective, shape.size_bytes)
                 wrong: int | None = None
                 if config.check:
