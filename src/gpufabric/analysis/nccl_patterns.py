@@ -46,31 +46,41 @@ VERSION = re.compile(r"NCCL version (?P<version>\d+\.\d+\.\d+[\w.+\-]*)")
 # `NET/Plugin : Plugin load (libnccl-net.so) returned 2 : libnccl-net.so: cannot open shared object ...`
 # `NET/Plugin: Plugin load returned 2 : ... : when loading libnccl-net.so`
 PLUGIN_LOAD_FAILED = re.compile(
-    r"NET/Plugin ?: ?Plugin load (?:\((?P<lib>[^)]+)\) )?returned \d+ ?:? ?(?P<why>.*)"
+    r"^NET/Plugin ?: ?Plugin load (?:\((?P<lib>[^)]+)\) )?returned \d+ ?:? ?(?P<why>.*)"
 )
 # `NET/Plugin : No plugin found (libnccl-net.so), using internal implementation`
 # `NET/Plugin: No plugin found (libnccl-net.so)` / `NET/Plugin: Could not find: libnccl-net.so`
 # `NET/Plugin : dlerror=libnccl-net.so: cannot open ... No plugin found (libnccl-net.so), using internal ...`
 PLUGIN_NOT_FOUND = re.compile(
-    r"NET/Plugin ?: ?(?:.*No plugin found|Could not find:?)(?: ?\(?(?P<lib>libnccl-net[\w.\-]*\.so)\)?)?"
+    r"^NET/Plugin ?: ?(?:.{0,400}?No plugin found|Could not find:?)"
+    r"(?: ?\(?(?P<lib>libnccl-net[\w.\-]{0,64}\.so)\)?)?"
 )
 # `NET/Plugin: Loaded net plugin NCCL RDMA Plugin v8 (v8)`, `NET/Plugin: Loaded net plugin FastSocket (v6)`
-PLUGIN_LOADED = re.compile(
-    r"NET/Plugin ?: ?Loaded (?P<what>net|collnet|coll) plugin (?P<name>.+?)(?: \(v\d+\))?\s*$"
-)
+PLUGIN_LOADED = re.compile(r"^NET/Plugin ?: ?Loaded (?P<what>net|collnet|coll) plugin (?P<name>.+)$")
+# the plugin interface version NCCL appends to a loaded plugin's name: `FastSocket (v6)`
+PLUGIN_API_SUFFIX = re.compile(r" \(v\d+\)$")
 # `Plugin Path : /opt/hpcx/nccl_rdma_sharp_plugin/lib/libnccl-net.so`
 PLUGIN_PATH = re.compile(r"^Plugin Path ?: ?(?P<path>\S+)")
+# The HPC-X plugin's own banner (Tencent's build of it too): `Plugin version : 1.4@Tencent Cloud`
+PLUGIN_BANNER_VERSION = re.compile(r"^Plugin version ?: ?(?P<version>\S+(?: \S+){0,3})")
 # aws-ofi-nccl announces itself: `NET/OFI Initializing aws-ofi-nccl 1.9.1-aws`,
 # `NET/OFI Using aws-ofi-nccl 1.6.0`
-OFI_PLUGIN = re.compile(r"^NET/OFI (?:Initializing|Using) (?P<name>aws-ofi-nccl[\w.\- ]*?)\s*$")
+OFI_PLUGIN = re.compile(r"^NET/OFI (?:Initializing|Using) (?P<name>aws-ofi-nccl[\w.\- ]*)$")
 # `NET/OFI Selected Provider is efa (found 4 nics)`,
 # `NET/OFI Selected provider is efa, fabric is efa (found 4 nics)`
 OFI_PROVIDER = re.compile(
-    r"NET/OFI Selected [Pp]rovider is (?P<provider>[\w;\-]+)(?:.*?found (?P<nics>\d+) nics?)?"
+    r"^NET/OFI Selected [Pp]rovider is (?P<provider>[\w;\-]+)(?:.{0,200}?found (?P<nics>\d+) nics?)?"
+)
+# aws-ofi-nccl refusing to run (it then hands over to NCCL's own transports):
+# `ofi_init:1288 NCCL WARN NET/OFI Only EFA provider is supported` (aws/aws-ofi-nccl#174),
+# `NET/OFI aws-ofi-nccl initialization failed`, `NET/OFI Couldn't find any optimal provider` (#67)
+OFI_REFUSED = re.compile(
+    r"^NET/OFI (?:Only EFA provider is supported|aws-ofi-nccl initialization failed|"
+    r"Couldn't find any optimal provider)"
 )
 # `Using network IB`, `Using network AWS Libfabric`, `Using network IBext_v8`;
 # 2.28: `Assigned NET plugin IB to comm`
-USING_NETWORK = re.compile(r"^(?:Using network (?P<a>.+?)|Assigned NET plugin (?P<b>.+?) to comm)\s*$")
+USING_NETWORK = re.compile(r"^(?:Using network (?P<a>.+)|Assigned NET plugin (?P<b>.+) to comm)$")
 # 2.9-2.11: `Using internal Network Socket`; plugin era: `P2P plugin IBext`
 USING_NETWORK_OLD = re.compile(r"^(?:Using internal [Nn]etwork (?P<a>\S+)|P2P plugin (?P<b>\S+))\s*$")
 # `NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB [RO]; OOB ib0:192.168.11.1<0>`
@@ -110,12 +120,11 @@ GDR_GPU = re.compile(
 # 2.7: `Channel 00 : 0[1b000] -> 1[1c000] via P2P/IPC`; 2.4: `Ring 00 : 7 -> 8 [send] via NET/AWS Libfabric/0`
 CHANNEL_LINK = re.compile(
     r"^(?:Channel|Ring) (?P<ch>\d+)(?:/\d+)? ?: ?(?P<rank>\d+)(?:\[[0-9a-fA-F]+\])? -> (?P<peer>\d+)"
-    r"(?:\[[0-9a-fA-F]+\])?(?: \[(?P<dir>send|receive)\])? via (?P<transport>.+?)\s*$"
+    r"(?:\[[0-9a-fA-F]+\])?(?: \[(?P<dir>send|receive)\])? via (?P<transport>.+)$"
 )
 # `Channel 00/02 :    0   1` (ring order) and `Ring 00 : 1 -> 0 -> 1`
-RING = re.compile(
-    r"^(?:Channel (?P<a>\d+)/\d+ ?: ?(?:\s*\d+)+\s*$|Ring (?P<b>\d+) ?: ?\d+ -> \d+ -> \d+\s*$)"
-)
+# (every repeat needs its whitespace, so a run of digits splits one way only: linear, never exponential)
+RING = re.compile(r"^(?:Channel (?P<a>\d+)/\d+ ?:(?:\s+\d+)+$|Ring (?P<b>\d+) ?: ?\d+ -> \d+ -> \d+$)")
 # `Trees [0] 1/-1/-1->0->-1 [1] -1/-1/-1->0->1`, `Tree 0 : -1 -> 0 -> 1/-1/-1`
 TREES = re.compile(r"\[(?P<ch>\d+)\] ?-?\d+/")
 TREE = re.compile(r"^Tree (?P<ch>\d+) ?: ")
@@ -136,7 +145,7 @@ COMM_INIT = re.compile(
 # `comm 0x7fdf08000d00 rank 15 nranks 16 cudaDev 7 busId e7000 - Init COMPLETE`
 COMM_MEMBER = re.compile(
     rb"comm 0x[0-9a-fA-F]+ rank (?P<rank>\d+) nranks (?P<nranks>\d+)"
-    rb"(?:[^\r\n]*? comm(?:Id|Hash) (?P<id>0x[0-9a-fA-F]+))?"
+    rb"(?:[^\r\n]{0,256}? comm(?:Id|Hash) (?P<id>0x[0-9a-fA-F]+))?"
 )
 # nccl-tests' rank 0 prints every rank of the job: `#  Rank  3 Group  0 Pid  7777 on host-a device  3 [...]`
 TESTS_MEMBER = re.compile(rb"#\s+Rank\s+(?P<rank>\d+)(?:\s+Group\s+\d+)?\s+Pid\s+\d+\s+on\s")
@@ -148,14 +157,14 @@ NVLS_SUPPORT = re.compile(r"^NVLS multicast support is (?P<not>not )?available")
 NVLS_USED = re.compile(r"^(?:Connected (?:all )?NVLS|NVLS comm )")
 COLLNET_USED = re.compile(r"^(?:Connected (?:all )?[Cc]oll[Nn]et|CollNet \d+/\d+ :|Coll[Nn]et channel)")
 # `NCCL_SOCKET_IFNAME set by environment to en,eth,em,bond`, `NCCL_IB_DISABLE set by environment to 0.`
-ENV_SET = re.compile(r"^(?P<name>NCCL_[A-Z0-9_]+) set by environment to (?P<value>.*?)\.?\s*$")
+ENV_SET = re.compile(r"^(?P<name>NCCL_[A-Z0-9_]+) set by environment to (?P<value>.*)$")
 
 # --- nccl-tests' device block (no NCCL marker) ---------------------------------------------------
 # `#  Rank  0 Group  0 Pid   7774 on nc-d87e1263-head device  0 [0000:8f:00] NVIDIA H200`
 # `#   Rank  0 Pid  17754 on ds-ml-01-0 device  0 [0x06] Tesla V100-SXM2-32GB`
 TESTS_RANK = re.compile(
     r"#\s+Rank\s+(?P<rank>\d+)(?:\s+Group\s+\d+)?\s+Pid\s+(?P<pid>\d+)\s+on\s+(?P<host>\S+)\s+device\s+"
-    r"(?P<dev>\d+)\s+\[(?P<bus>[^\]]+)\]\s*(?P<gpu>.*?)\s*$"
+    r"(?P<dev>\d+)\s+\[(?P<bus>[^\]]+)\]\s*(?P<gpu>.*)$"
 )
 
 # Any line the attestation counts as NCCL output (a marker, a version, a failed call), on raw bytes: tells
