@@ -35,8 +35,16 @@ def split_header(prefix: str) -> tuple[str, int] | None:
     ident = tokens[-2].rsplit(":", 2)
     if len(ident) != 3 or not ident[1].isdigit() or not ident[2].isdigit():
         return None
-    host = ident[0].rsplit(":", 1)[-1]  # drop mpirun's `[1,0]<stdout>:` glued to the host
+    head = ident[0]
+    if "T" in head:  # a CloudWatch timestamp glued to the host: `...16:39:51.208-07:00ip-10-36-29-253`
+        stamps = list(_TIMESTAMP.finditer(head))
+        if stamps:
+            head = head[stamps[-1].end() :]
+    host = head.rsplit(":", 1)[-1]  # drop mpirun's `[1,0]<stdout>:` glued to the host
     return (host, int(ident[1])) if host else None
+
+
+_TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:\d\d)?")
 
 
 # `NCCL version 2.18.1+cuda12.1` printed bare by nccl-tests' rank 0, or as an INFO message (2.20+).
@@ -89,10 +97,12 @@ NET_USING = re.compile(
     r"^NET/(?P<net>[\w ]+?) ?: ?Using (?P<devs>(?:\[\d+\]\S+ ?)+)(?:\[RO\])?;? ?(?:OOB (?P<oob>\S+))?"
 )
 NET_DEVICE = re.compile(r"\[(?P<idx>\d+)\](?P<dev>[^\s\[;]+)")
+# NCCL 2.21+ merges ports of one NIC: `NET/IB : Using [0]={[0] mlx5_2:1/RoCE, [1] mlx5_3:1/RoCE} [1]={...}`
+NET_MERGED_DEVICE = re.compile(r"\[\d+\]=\{(?P<inner>[^}]{0,512})\}")
 # `NET/IB : No device found.`
 NET_NO_DEVICE = re.compile(r"^NET/(?P<net>\w+) ?: ?No device found")
 # `Bootstrap : Using eth0:10.0.0.1<0>`, `Bootstrap : Using [0]lo:127.0.0.1<0>`
-BOOTSTRAP = re.compile(r"^Bootstrap ?: ?Using (?:\[\d+\])?(?P<iface>[^\s:]+)")
+BOOTSTRAP = re.compile(r"^Bootstrap ?: ?Using (?:\[\d+\])?(?P<iface>[^\s:]+)(?::(?P<addr>[^<\s]{1,64}))?")
 # `NET/GPUDirectTCPX ver. 3.1.8.` and `NET/GPUDirectTCPX : GPUDirectTCPX enable: 1` (seed 003)
 TCPX_ENABLE = re.compile(r"^NET/GPUDirectTCPX ?: ?GPUDirectTCPX enable: ?(?P<on>\d)")
 # TCPXO before TCPX: `GPUDirectTCPX` is a prefix of `GPUDirectTCPXO`
@@ -189,6 +199,7 @@ ERROR_WORDS = re.compile(
 # FasTrak plugin) before TCPX. `NCCL RDMA Plugin vN` is the banner of the HPC-X / Mellanox RDMA plugin
 # (`Loaded net plugin NCCL RDMA Plugin v8`), whose network is IBext: InfiniBand or RoCE verbs.
 _NETWORK_KINDS: tuple[tuple[str, NetworkKind], ...] = (
+    ("fastsocket", "other"),
     ("tcpxo", "tcpxo"),
     ("fastrak", "tcpxo"),
     ("gpudirecttcpx", "tcpx"),
@@ -199,6 +210,52 @@ _NETWORK_KINDS: tuple[tuple[str, NetworkKind], ...] = (
     ("ib", "ib"),
     ("socket", "socket"),
 )
+
+
+# Networks that only a net plugin provides (its `NET/<name> :` lines are the plugin's own words).
+# FastSocket is Google's TCP plugin: named as itself, never read as NCCL's own Socket transport.
+_PLUGIN_NETWORKS = ("GPUDirectTCPXO", "GPUDirectTCPX", "FasTrak", "FastSocket", "gIB")
+
+
+def is_plugin_network(net: str) -> bool:
+    return net.startswith(_PLUGIN_NETWORKS)
+
+
+def plugin_network_prefix(msg: str) -> str | None:
+    """``NET/FastSocket : Flow placement enabled.`` -> "FastSocket"; None for NCCL's own networks."""
+    if not msg.startswith("NET/"):
+        return None
+    name = msg[4:].split(" ", 1)[0].split(":", 1)[0]
+    return name if is_plugin_network(name) else None
+
+
+# A plugin's own source file in a WARN line's header, e.g. GPUDirect-TCPX's
+# `[0] tcpxResult_t tcpxCommProgress(tcpxComm*):1231 NCCL WARN ... rx ctrl timeout` (NVIDIA/nccl#1652),
+# FastSocket's `net_fastsocket.cc:765 NCCL WARN`, the HPC-X plugin's `ib_plugin.c:1007 NCCL WARN`.
+_PLUGIN_SOURCES: tuple[tuple[str, str], ...] = (
+    ("tcpxo", "GPUDirectTCPXO"),
+    ("fastrak", "FasTrak"),
+    ("tcpx", "GPUDirectTCPX"),
+    ("fastsocket", "FastSocket"),
+    ("ib_plugin.c", "IBext"),
+    ("sharp_plugin.c", "SHARP"),
+    ("gib", "gIB"),
+)
+
+
+PEER_ADDRESSES = re.compile(
+    r"(?P<local>\d{1,3}(?:\.\d{1,3}){3})<\d{1,5}>(?:<-|->)(?P<remote>\d{1,3}(?:\.\d{1,3}){3})<"
+)
+
+
+def plugin_origin(prefix: str) -> str | None:
+    """The plugin whose source logged a line, from the text before NCCL's marker; None for NCCL's own."""
+    # Only the source location, the last token before the marker: never the host name before it.
+    tokens = prefix[-200:].rsplit(None, 1)
+    source = tokens[-1].lower() if tokens else ""
+    if ":" not in source:
+        return None
+    return next((name for needle, name in _PLUGIN_SOURCES if needle in source), None)
 
 
 def network_kind(name: str) -> NetworkKind:

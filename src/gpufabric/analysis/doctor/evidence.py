@@ -92,7 +92,9 @@ def _check_agrees(key: str, fabric: FabricName, instance: InstanceType) -> None:
     published = any(curve.fabric == fabric for curve in list_baseline_curves(instance.name))
     if fabric in (instance.fabric, FabricName.SOCKET, instance.intra_node) or same_network or published:
         return
-    own = next((f.value for f in FabricName if NETWORK_OF.get(f) == shape_network), None)
+    own = next(
+        (min((f.name.value, *f.aliases), key=len) for f in list_fabrics() if f.network == shape_network), None
+    )
     instead = f"--expect {own}" if own else "no --expect"
     raise UsageError(
         f"--expect {key} contradicts --instance-type {instance.name}, whose fabric is "
