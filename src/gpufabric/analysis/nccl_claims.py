@@ -217,7 +217,7 @@ def _nodes(att: Attestation) -> Claim:
 
 def _ranks(att: Attestation) -> Claim:
     if att.nranks:
-        return _claim(att.nranks, "proven", _lines(att, "ranks", "nodes"))
+        return _claim(att.nranks, "proven", _lines(att, "ranks", "nodes", "tests_ranks"))
     seen = {r.rank for r in att.ranks} | {link.rank for link in att.channel_links if link.rank is not None}
     seen |= {link.peer for link in att.channel_links if link.peer is not None}
     if seen:

@@ -139,7 +139,7 @@ def _plugin_own(tpl: Template, origin: str, msg: str) -> None:
     """A line logged from a plugin's own source file (``tcpxCommProgress``, ``net_fastsocket.cc``): the
     plugin is running, named as it names itself, never mapped onto a built-in transport."""
     tpl.op("plugin_own", origin)
-    _proof(tpl, "plugin_own", msg)
+    _proof(tpl, "collnet_plugin" if origin == "SHARP" else "plugin_own", msg)
     # `172.16.0.11<39187><-172.16.0.95<46723>`: the plugin talks to a peer at another address
     if (peer := pat.PEER_ADDRESSES.search(msg)) and peer.group("local") != peer.group("remote"):
         _proof(tpl, "remote_peer", msg)
@@ -307,6 +307,7 @@ def _network(tpl: Template, msg: str) -> None:
         tpl.op("plugin_path_seen")
         _proof(tpl, "plugin_loaded", msg)
     elif match := pat.PLUGIN_BANNER_VERSION.match(msg):
+        tpl.op("plugin_path_seen")
         tpl.op("plugin_version", match.group("version"))
         _proof(tpl, "plugin_loaded", msg)
     elif match := pat.OFI_PROVIDER.match(msg):

@@ -199,10 +199,25 @@ def _expand(paths: Sequence[Path]) -> list[tuple[Path, bool]]:
     return files
 
 
-def _not_a_log(where: str) -> InputError:
+def _not_a_log(where: str, paths: Sequence[Path] = ()) -> InputError:
+    if any(_is_hccl_log(p) for p in paths):
+        return InputError(
+            f"{where} is a Habana Gaudi HCCL log, not NCCL output: doctor reads NCCL_DEBUG=INFO logs; for "
+            "Gaudi, read HCCL's own logs (HABANA_LOGS, hcl.log) or run hccl_demo"
+        )
     return InputError(
         f"{where} holds no NCCL log lines (NCCL INFO/WARN) and no benchmark table; run with NCCL_DEBUG=INFO"
     )
+
+
+def _is_hccl_log(path: Path) -> bool:
+    """Habana's collective library logs `[HCCL ...]`/`HCCL demo` lines (HabanaAI/hccl_demo issues)."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(65536)
+    except OSError:
+        return False
+    return b"HCCL" in head and b"NCCL INFO" not in head and b"NCCL WARN" not in head
 
 
 def _from_result(path: Path) -> Evidence:
@@ -255,7 +270,7 @@ def load_evidence(paths: Sequence[Path]) -> list[Evidence]:
             if holds_nccl_lines(path):
                 logs.append(path)
             elif named:
-                raise _not_a_log(str(path)) from None
+                raise _not_a_log(str(path), [path]) from None
             continue
         runs.append(
             Evidence(label=result.label, sources=[str(path)], result=result, attestation=attest_files([path]))
@@ -269,7 +284,7 @@ def load_evidence(paths: Sequence[Path]) -> list[Evidence]:
                 run.attestation = attest_files(own)
     if not logs:
         if not runs:
-            raise _not_a_log(", ".join(str(p) for p in paths))
+            raise _not_a_log(", ".join(str(p) for p in paths), paths)
         return runs
     groups = group_runs(logs)
     table_runs = [r for r in runs if r.result and r.result.metadata.engine == "nccl-tests"]
