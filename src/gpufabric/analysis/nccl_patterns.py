@@ -33,7 +33,7 @@ def split_header(prefix: str) -> tuple[str, int] | None:
     if len(tokens) < 2 or not _DEVICE_TOKEN.match(tokens[-1]):
         return None
     ident = tokens[-2].rsplit(":", 2)
-    if len(ident) != 3 or not ident[1].isdigit() or not ident[2].isdigit():
+    if len(ident) != 3 or not ident[1].isdigit() or not ident[2].isdigit() or len(ident[1]) > 12:
         return None
     head = ident[0]
     if "T" in head:  # a CloudWatch timestamp glued to the host: `...16:39:51.208-07:00ip-10-36-29-253`
@@ -77,7 +77,7 @@ OFI_PLUGIN = re.compile(r"^NET/OFI (?:Initializing|Using) (?P<name>aws-ofi-nccl[
 # `NET/OFI Selected Provider is efa (found 4 nics)`,
 # `NET/OFI Selected provider is efa, fabric is efa (found 4 nics)`
 OFI_PROVIDER = re.compile(
-    r"^NET/OFI Selected [Pp]rovider is (?P<provider>[\w;\-]+)(?:.{0,200}?found (?P<nics>\d+) nics?)?"
+    r"^NET/OFI Selected [Pp]rovider is (?P<provider>[\w;\-]+)(?:.{0,200}?found (?P<nics>\d{1,12}) nics?)?"
 )
 # aws-ofi-nccl refusing to run (it then hands over to NCCL's own transports):
 # `ofi_init:1288 NCCL WARN NET/OFI Only EFA provider is supported` (aws/aws-ofi-nccl#174),
@@ -96,7 +96,7 @@ USING_NETWORK_OLD = re.compile(r"^(?:Using internal [Nn]etwork (?P<a>\S+)|P2P pl
 NET_USING = re.compile(
     r"^NET/(?P<net>[\w ]+?) ?: ?Using (?P<devs>(?:\[\d+\]\S+ ?)+)(?:\[RO\])?;? ?(?:OOB (?P<oob>\S+))?"
 )
-NET_DEVICE = re.compile(r"\[(?P<idx>\d+)\](?P<dev>[^\s\[;]+)")
+NET_DEVICE = re.compile(r"\[(?P<idx>\d{1,12})\](?P<dev>[^\s\[;]+)")
 # NCCL 2.21+ merges ports of one NIC: `NET/IB : Using [0]={[0] mlx5_2:1/RoCE, [1] mlx5_3:1/RoCE} [1]={...}`
 NET_MERGED_DEVICE = re.compile(r"\[\d+\]=\{(?P<inner>[^}]{0,512})\}")
 # `NET/IB : No device found.`
@@ -129,24 +129,24 @@ GDR_GPU = re.compile(
 # `via P2P/direct pointer`, `via NET/AWS Libfabric/1/GDRDMA` (spaces belong to the transport);
 # 2.7: `Channel 00 : 0[1b000] -> 1[1c000] via P2P/IPC`; 2.4: `Ring 00 : 7 -> 8 [send] via NET/AWS Libfabric/0`
 CHANNEL_LINK = re.compile(
-    r"^(?:Channel|Ring) (?P<ch>\d+)(?:/\d+)? ?: ?(?P<rank>\d+)(?:\[[0-9a-fA-F]+\])? -> (?P<peer>\d+)"
+    r"^(?:Channel|Ring) (?P<ch>\d{1,12})(?:/\d+)? ?: ?(?P<rank>\d{1,12})(?:\[[0-9a-fA-F]+\])? -> (?P<peer>\d{1,12})"
     r"(?:\[[0-9a-fA-F]+\])?(?: \[(?P<dir>send|receive)\])? via (?P<transport>.+)$"
 )
 # `Channel 00/02 :    0   1` (ring order) and `Ring 00 : 1 -> 0 -> 1`
 # (every repeat needs its whitespace, so a run of digits splits one way only: linear, never exponential)
-RING = re.compile(r"^(?:Channel (?P<a>\d+)/\d+ ?:(?:\s+\d+)+$|Ring (?P<b>\d+) ?: ?\d+ -> \d+ -> \d+$)")
+RING = re.compile(r"^(?:Channel (?P<a>\d{1,12})/\d+ ?:(?:\s+\d+)+$|Ring (?P<b>\d{1,12}) ?: ?\d+ -> \d+ -> \d+$)")
 # `Trees [0] 1/-1/-1->0->-1 [1] -1/-1/-1->0->1`, `Tree 0 : -1 -> 0 -> 1/-1/-1`
-TREES = re.compile(r"\[(?P<ch>\d+)\] ?-?\d+/")
-TREE = re.compile(r"^Tree (?P<ch>\d+) ?: ")
+TREES = re.compile(r"\[(?P<ch>\d{1,12})\] ?-?\d+/")
+TREE = re.compile(r"^Tree (?P<ch>\d{1,12}) ?: ")
 # 2.17+: `32 coll channels, 32 collnet channels, 16 nvls channels, 32 p2p channels, 32 p2p channels per peer`
 # 2.9-2.16: `8 coll channels, 8 p2p channels, 2 p2p channels per peer`
 CHANNEL_COUNTS = re.compile(
-    r"^(?P<coll>\d+) coll channels,(?: (?P<collnet>\d+) collnet channels,)?(?: (?P<nvls>\d+) nvls channels,)?"
-    r" (?P<p2p>\d+) p2p channels"
+    r"^(?P<coll>\d{1,12}) coll channels,(?: (?P<collnet>\d{1,12}) collnet channels,)?(?: (?P<nvls>\d{1,12}) nvls channels,)?"
+    r" (?P<p2p>\d{1,12}) p2p channels"
 )
 # `comm 0x55cc8aa86c70 rank 0 nranks 16 cudaDev 0 nvmlDev 0 busId 1c000 commId 0x65e0... - Init START`
 COMM_INIT = re.compile(
-    r"comm 0x[0-9a-f]+ rank (?P<rank>\d+) nranks (?P<nranks>\d+) cudaDev (?P<dev>\d+)"
+    r"comm 0x[0-9a-f]+ rank (?P<rank>\d{1,12}) nranks (?P<nranks>\d{1,12}) cudaDev (?P<dev>\d{1,12})"
     r"(?: nvmlDev \d+)?(?: busId (?P<bus>[0-9a-fA-F]+))?"
 )
 # Which communicator a rank's Init line belongs to, read from the raw bytes to tell runs apart before
@@ -154,13 +154,13 @@ COMM_INIT = re.compile(
 # `comm 0x557fe785f7a0 rank 36 nranks 64 cudaDev 4 nvmlDev 4 busId 9b000 commId 0x5ae77eb5ea4ec1ee - Init ..`
 # `comm 0x7fdf08000d00 rank 15 nranks 16 cudaDev 7 busId e7000 - Init COMPLETE`
 COMM_MEMBER = re.compile(
-    rb"comm 0x[0-9a-fA-F]+ rank (?P<rank>\d+) nranks (?P<nranks>\d+)"
+    rb"comm 0x[0-9a-fA-F]+ rank (?P<rank>\d{1,12}) nranks (?P<nranks>\d{1,12})"
     rb"(?:[^\r\n]{0,256}? comm(?:Id|Hash) (?P<id>0x[0-9a-fA-F]+))?"
 )
 # nccl-tests' rank 0 prints every rank of the job: `#  Rank  3 Group  0 Pid  7777 on host-a device  3 [...]`
-TESTS_MEMBER = re.compile(rb"#\s+Rank\s+(?P<rank>\d+)(?:\s+Group\s+\d+)?\s+Pid\s+\d+\s+on\s")
+TESTS_MEMBER = re.compile(rb"#\s+Rank\s+(?P<rank>\d{1,12})(?:\s+Group\s+\d+)?\s+Pid\s+\d+\s+on\s")
 # `comm 0x8ec0ac0 rank 6 nRanks 16 nNodes 2 localRanks 8 localRank 6 MNNVL 0`
-COMM_NODES = re.compile(r"comm 0x[0-9a-f]+ rank (?P<rank>\d+) nRanks (?P<nranks>\d+) nNodes (?P<nnodes>\d+)")
+COMM_NODES = re.compile(r"comm 0x[0-9a-f]+ rank (?P<rank>\d{1,12}) nRanks (?P<nranks>\d{1,12}) nNodes (?P<nnodes>\d{1,12})")
 # `NVLS multicast support is available on dev 0` / `... is not available on dev 5`
 NVLS_SUPPORT = re.compile(r"^NVLS multicast support is (?P<not>not )?available")
 # `Connected NVLS`, `Connected all NVLS`, `NVLS comm 0x... headRank ...`
@@ -173,8 +173,8 @@ ENV_SET = re.compile(r"^(?P<name>NCCL_[A-Z0-9_]+) set by environment to (?P<valu
 # `#  Rank  0 Group  0 Pid   7774 on nc-d87e1263-head device  0 [0000:8f:00] NVIDIA H200`
 # `#   Rank  0 Pid  17754 on ds-ml-01-0 device  0 [0x06] Tesla V100-SXM2-32GB`
 TESTS_RANK = re.compile(
-    r"#\s+Rank\s+(?P<rank>\d+)(?:\s+Group\s+\d+)?\s+Pid\s+(?P<pid>\d+)\s+on\s+(?P<host>\S+)\s+device\s+"
-    r"(?P<dev>\d+)\s+\[(?P<bus>[^\]]+)\]\s*(?P<gpu>.*)$"
+    r"#\s+Rank\s+(?P<rank>\d{1,12})(?:\s+Group\s+\d+)?\s+Pid\s+(?P<pid>\d{1,12})\s+on\s+(?P<host>\S+)\s+device\s+"
+    r"(?P<dev>\d{1,12})\s+\[(?P<bus>[^\]]+)\]\s*(?P<gpu>.*)$"
 )
 
 # Any line the attestation counts as NCCL output (a marker, a version, a failed call), on raw bytes: tells
@@ -284,7 +284,7 @@ def transport_kind(transport: str) -> TransportKind:
 
 
 # The device part of a NET transport: `0`, or with PXN `0(8)` (device 0 of the proxy rank 8's NIC).
-_NET_DEVICE_PART = re.compile(r"^(?P<dev>\d+)(?:\(\d+\))?$")
+_NET_DEVICE_PART = re.compile(r"^(?P<dev>\d{1,12})(?:\(\d+\))?$")
 
 
 def net_parts(transport: str) -> tuple[str | None, int | None, bool]:

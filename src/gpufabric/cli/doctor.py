@@ -43,7 +43,8 @@ def render_claims(claims: TransportClaims, console: Console) -> None:
         proof = claim.lines[0] if claim.lines else ""
         detail = "\n".join(part for part in (proof, claim.note) if part)
         style = _CONFIDENCE_STYLE[claim.confidence]
-        table.add_row(name.replace("_", " "), value, Text(claim.confidence, style=style), detail)
+        # Text, not markup: log lines hold `[send]`, `[0]` that rich would read as tags
+        table.add_row(name.replace("_", " "), Text(value), Text(claim.confidence, style=style), Text(detail))
     console.print(table)
 
 

@@ -153,8 +153,9 @@ def check_intra_node(ev: Evidence, exp: Expectation) -> CheckResult:
             verdict=Verdict.PASS if att.transport_kinds.get("net") else Verdict.SKIP,
             evidence=[f"virtual nodes: {', '.join(att.virtual_nodes[:8])}"],
             cause=f"virtual nodes on one host ({len(att.virtual_nodes)} NCCL_HOSTID values): their ranks "
-            "connect through the network by design; ranks of one virtual node use "
-            + (links_summary(att) or "no logged links"),
+            "connect through the network by design, no rank pair of one node does (links: "
+            + (links_summary(att) or "none logged")
+            + ")",
         )
     if att.intra_host_net_links:
         disabled = [
