@@ -162,7 +162,12 @@ def test_plan_and_doctor_take_each_others_spelling() -> None:
 
 
 def test_json_carries_each_claim_with_lines_and_confidence() -> None:
-    done = gpufabric("doctor", str(LOGS / "public" / "ncclt133_ib_gdrdma_collnet_unsupported_2host.log"), "--format", "json")
+    done = gpufabric(
+        "doctor",
+        str(LOGS / "public" / "ncclt133_ib_gdrdma_collnet_unsupported_2host.log"),
+        "--format",
+        "json",
+    )
     data = json.loads(done.stdout)
     claims = data["subjects"][0]["attestation"]
     assert claims["inter_node"]["value"] == "IB" and claims["inter_node"]["confidence"] == "proven"
@@ -232,8 +237,9 @@ def test_hostile_lines_take_linear_work() -> None:
     # ~1,100 lines of ~100,000 characters each (110 MB of text): linear parsing reads them in seconds;
     # one quadratic regex would need ~10^10 steps per line (the 24.6 s of a single such line before).
     # The subprocess's generous limit is the assertion: the work done must be linear, not the time.
+    paths = [str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")]
     code = (
-        "import sys; sys.path[:0] = [%r, %r];"
+        f"import sys; sys.path[:0] = {paths!r};"
         "from test_doctor_attestation import _hostile_lines;"
         "from gpufabric.analysis.nccl_log import attest_lines;"
         "from gpufabric.analysis.doctor import Evidence, diagnose, resolve_expectation;"
@@ -241,7 +247,9 @@ def test_hostile_lines_take_linear_work() -> None:
         "att = attest_lines(lines);"
         "diagnose(Evidence(label='x', sources=[], attestation=att), resolve_expectation(None, None));"
         "print(att.lines_read)"
-    ) % (str(Path(__file__).parent), os.environ.get("PYTHONPATH", ""))
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=240, check=False)
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=240, check=False
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert int(done.stdout.strip()) == len(_hostile_lines(10))

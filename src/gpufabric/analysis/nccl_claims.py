@@ -72,7 +72,9 @@ def plugin_state(att: Attestation) -> str:
 def _plugin(att: Attestation) -> Claim:
     state = plugin_state(att)
     name = att.net_plugin or "libnccl-net.so"
-    version = f" {att.net_plugin_version}" if att.net_plugin_version and att.net_plugin_version not in name else ""
+    version = (
+        f" {att.net_plugin_version}" if att.net_plugin_version and att.net_plugin_version not in name else ""
+    )
     where = f" from {att.net_plugin_path}" if att.net_plugin_path else ""
     if state == "refused":
         return _claim(
@@ -89,7 +91,9 @@ def _plugin(att: Attestation) -> Claim:
             f"loaded{where}, but NCCL_IBEXT_DISABLE=1 turned it off: NCCL uses its built-in transports",
         )
     if state == "loaded":
-        return _claim(f"{name}{version}", "proven", _lines(att, "plugin_loaded", "plugin_own"), f"loaded{where}")
+        return _claim(
+            f"{name}{version}", "proven", _lines(att, "plugin_loaded", "plugin_own"), f"loaded{where}"
+        )
     if state == "own-lines":
         return _claim(
             f"{name}{version}",
@@ -105,8 +109,10 @@ def _plugin(att: Attestation) -> Claim:
             f"NCCL found no external net plugin ({name}); it uses its built-in transports",
         )
     if att.network_kind in ("ofi", "tcpx", "tcpxo", "gib") and att.transport_kinds.get("net"):
-        name = "aws-ofi-nccl" if att.network_kind == "ofi" else att.network
-        return _claim(name, "inferred", _lines(att, "link:net"), "channels run over a network only a plugin provides")
+        shown = "aws-ofi-nccl" if att.network_kind == "ofi" else att.network
+        return _claim(
+            shown, "inferred", _lines(att, "link:net"), "channels run over a network only a plugin provides"
+        )
     return _claim(None, "unknown", [], "the log says nothing about a net plugin")
 
 
@@ -118,8 +124,17 @@ def _network_name(att: Attestation) -> str | None:
         provider = att.ofi_provider
         tcp = "" if provider.startswith("efa") else ", TCP through the plugin, not NCCL's Socket"
         return f"{network} (libfabric provider {provider}{tcp})"
-    if network and network not in _BUILT_IN and att.net_plugin and plugin_state(att) in ("loaded", "own-lines"):
-        return f"{network} (net plugin {att.net_plugin})" if att.net_plugin != network else f"{network} (net plugin)"
+    if (
+        network
+        and network not in _BUILT_IN
+        and att.net_plugin
+        and plugin_state(att) in ("loaded", "own-lines")
+    ):
+        return (
+            f"{network} (net plugin {att.net_plugin})"
+            if att.net_plugin != network
+            else f"{network} (net plugin)"
+        )
     return network
 
 
@@ -129,7 +144,10 @@ def _inter_node(att: Attestation) -> Claim:
     net_links = att.transport_kinds.get("net", 0) + att.transport_kinds.get("collnet", 0)
     if net_links:
         return _claim(
-            f"{network}{virtual}", "proven", _lines(att, "link:net", "link:collnet"), "channels cross the network"
+            f"{network}{virtual}",
+            "proven",
+            _lines(att, "link:net", "link:collnet"),
+            "channels cross the network",
         )
     if not multi_host(att):
         if att.nnodes == 1:
@@ -160,7 +178,9 @@ def _intra_node(att: Attestation) -> Claim:
     if not kinds:
         note = "no intra-node channel in the log"
         if att.intra_host_net_links:
-            return _claim("net", "proven", _lines(att, "link:net"), "ranks of one host connect through the network")
+            return _claim(
+                "net", "proven", _lines(att, "link:net"), "ranks of one host connect through the network"
+            )
         return _claim(None, "unknown", [], note)
     shown = ", ".join(sorted(kinds))
     note = "P2P is NVLink or PCIe peer access (the channel line does not say which)" if "p2p" in kinds else ""
@@ -197,7 +217,9 @@ def _nodes(att: Attestation) -> Claim:
     if virtual_only(att):
         count = len(att.virtual_nodes)
         host = att.hosts[0] if att.hosts else "one host"
-        return _claim(count, "proven", _lines(att, "hostid"), f"virtual nodes on one host ({host}, NCCL_HOSTID)")
+        return _claim(
+            count, "proven", _lines(att, "hostid"), f"virtual nodes on one host ({host}, NCCL_HOSTID)"
+        )
     if att.host_name_clash:
         return _claim(
             None,
@@ -208,7 +230,9 @@ def _nodes(att: Attestation) -> Claim:
     if att.nnodes:
         return _claim(att.nnodes, "proven", _lines(att, "nodes", "ranks", "tests_ranks"))
     if att.proofs.get("remote_peer"):
-        return _claim(2, "inferred", _lines(att, "remote_peer"), "at least 2: the plugin talks to another address")
+        return _claim(
+            2, "inferred", _lines(att, "remote_peer"), "at least 2: the plugin talks to another address"
+        )
     if att.hosts:
         n = len(att.hosts)
         return _claim(n, "inferred", _lines(att, "tests_ranks"), f"at least {n} host(s) appear in the log")
@@ -222,7 +246,10 @@ def _ranks(att: Attestation) -> Claim:
     seen |= {link.peer for link in att.channel_links if link.peer is not None}
     if seen:
         return _claim(
-            max(seen) + 1, "inferred", _lines(att, "tests_ranks", "link:net"), "at least: the highest rank index + 1"
+            max(seen) + 1,
+            "inferred",
+            _lines(att, "tests_ranks", "link:net"),
+            "at least: the highest rank index + 1",
         )
     return _claim(None, "unknown", [], "no rank lines in the log")
 

@@ -129,19 +129,22 @@ GDR_GPU = re.compile(
 # `via P2P/direct pointer`, `via NET/AWS Libfabric/1/GDRDMA` (spaces belong to the transport);
 # 2.7: `Channel 00 : 0[1b000] -> 1[1c000] via P2P/IPC`; 2.4: `Ring 00 : 7 -> 8 [send] via NET/AWS Libfabric/0`
 CHANNEL_LINK = re.compile(
-    r"^(?:Channel|Ring) (?P<ch>\d{1,12})(?:/\d+)? ?: ?(?P<rank>\d{1,12})(?:\[[0-9a-fA-F]+\])? -> (?P<peer>\d{1,12})"
-    r"(?:\[[0-9a-fA-F]+\])?(?: \[(?P<dir>send|receive)\])? via (?P<transport>.+)$"
+    r"^(?:Channel|Ring) (?P<ch>\d{1,12})(?:/\d+)? ?: ?(?P<rank>\d{1,12})(?:\[[0-9a-fA-F]+\])? -> "
+    r"(?P<peer>\d{1,12})(?:\[[0-9a-fA-F]+\])?(?: \[(?P<dir>send|receive)\])? via (?P<transport>.+)$"
 )
 # `Channel 00/02 :    0   1` (ring order) and `Ring 00 : 1 -> 0 -> 1`
 # (every repeat needs its whitespace, so a run of digits splits one way only: linear, never exponential)
-RING = re.compile(r"^(?:Channel (?P<a>\d{1,12})/\d+ ?:(?:\s+\d+)+$|Ring (?P<b>\d{1,12}) ?: ?\d+ -> \d+ -> \d+$)")
+RING = re.compile(
+    r"^(?:Channel (?P<a>\d{1,12})/\d+ ?:(?:\s+\d+)+$|Ring (?P<b>\d{1,12}) ?: ?\d+ -> \d+ -> \d+$)"
+)
 # `Trees [0] 1/-1/-1->0->-1 [1] -1/-1/-1->0->1`, `Tree 0 : -1 -> 0 -> 1/-1/-1`
 TREES = re.compile(r"\[(?P<ch>\d{1,12})\] ?-?\d+/")
 TREE = re.compile(r"^Tree (?P<ch>\d{1,12}) ?: ")
 # 2.17+: `32 coll channels, 32 collnet channels, 16 nvls channels, 32 p2p channels, 32 p2p channels per peer`
 # 2.9-2.16: `8 coll channels, 8 p2p channels, 2 p2p channels per peer`
 CHANNEL_COUNTS = re.compile(
-    r"^(?P<coll>\d{1,12}) coll channels,(?: (?P<collnet>\d{1,12}) collnet channels,)?(?: (?P<nvls>\d{1,12}) nvls channels,)?"
+    r"^(?P<coll>\d{1,12}) coll channels,(?: (?P<collnet>\d{1,12}) collnet channels,)?"
+    r"(?: (?P<nvls>\d{1,12}) nvls channels,)?"
     r" (?P<p2p>\d{1,12}) p2p channels"
 )
 # `comm 0x55cc8aa86c70 rank 0 nranks 16 cudaDev 0 nvmlDev 0 busId 1c000 commId 0x65e0... - Init START`
@@ -160,7 +163,9 @@ COMM_MEMBER = re.compile(
 # nccl-tests' rank 0 prints every rank of the job: `#  Rank  3 Group  0 Pid  7777 on host-a device  3 [...]`
 TESTS_MEMBER = re.compile(rb"#\s+Rank\s+(?P<rank>\d{1,12})(?:\s+Group\s+\d+)?\s+Pid\s+\d+\s+on\s")
 # `comm 0x8ec0ac0 rank 6 nRanks 16 nNodes 2 localRanks 8 localRank 6 MNNVL 0`
-COMM_NODES = re.compile(r"comm 0x[0-9a-f]+ rank (?P<rank>\d{1,12}) nRanks (?P<nranks>\d{1,12}) nNodes (?P<nnodes>\d{1,12})")
+COMM_NODES = re.compile(
+    r"comm 0x[0-9a-f]+ rank (?P<rank>\d{1,12}) nRanks (?P<nranks>\d{1,12}) nNodes (?P<nnodes>\d{1,12})"
+)
 # `NVLS multicast support is available on dev 0` / `... is not available on dev 5`
 NVLS_SUPPORT = re.compile(r"^NVLS multicast support is (?P<not>not )?available")
 # `Connected NVLS`, `Connected all NVLS`, `NVLS comm 0x... headRank ...`

@@ -216,7 +216,12 @@ class State:
         self._address(host, address)
 
     def _address(self, host: str | None, address: str | None) -> None:
-        if host and address and not address.startswith(("127.", "::1", "fe80")) and len(self.addresses) < 4096:
+        if (
+            host
+            and address
+            and not address.startswith(("127.", "::1", "fe80"))
+            and len(self.addresses) < 4096
+        ):
             self.addresses.setdefault(host, set()).add(address)
 
     def _op_interface(self, iface: str) -> None:

@@ -15,7 +15,8 @@ Fabrics
         whether a match proves the fabric active, merely loaded, or inactive).
     ``list_fabrics() -> list[Fabric]``
     ``resolve_fabric(name, option="fabric") -> FabricName``  the one fabric vocabulary: names and aliases
-        (``tcpx``, ``ib``, ``rdma``, ``gib`` ...) accepted by every command; ``fabric_spellings()`` lists them.
+        (``tcpx``, ``ib``, ``rdma``, ``gib`` ...) accepted by every command; ``fabric_spellings()`` lists
+        them.
 
 Baselines
     ``expected_busbw(instance, collective, nodes, size_bytes, *, variant=None, platform=None)

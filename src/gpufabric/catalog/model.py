@@ -83,7 +83,8 @@ class Fabric(_Frozen):
         default=None, description="name NCCL prints in 'Using network X' (NCCL_NET value) when active"
     )
     aliases: tuple[str, ...] = Field(
-        default=(), description="other spellings every command accepts (tcpx, ib, rdma ...); see resolve_fabric"
+        default=(),
+        description="other spellings every command accepts (tcpx, ib, rdma ...); see resolve_fabric",
     )
     network: NetworkFamily | None = Field(
         default=None,
@@ -91,7 +92,8 @@ class Fabric(_Frozen):
         "log); None for intra-node fabrics",
     )
     plugin: str | None = Field(
-        default=None, description="the external NCCL net plugin it needs (libnccl-net*.so), None when built in"
+        default=None,
+        description="the external NCCL net plugin it needs (libnccl-net*.so), None when built in",
     )
     enable_env: dict[str, str] = Field(
         default_factory=dict, description="environment common to every shape using this fabric"

@@ -79,7 +79,9 @@ def doctor_command(
         None, help="result JSON/JSONL, NCCL logs, nccl-tests output, or dirs"
     ),
     expect: str | None = typer.Option(
-        None, "--expect", help=f"fabric to expect: {', '.join(EXPECT_CHOICES)} or an alias (tcpx, ib, rdma, gib, ...)"
+        None,
+        "--expect",
+        help=f"fabric to expect: {', '.join(EXPECT_CHOICES)} or an alias (tcpx, ib, rdma, gib, ...)",
     ),
     instance_type: str | None = typer.Option(
         None, "--instance-type", help="catalog shape, e.g. p4d.24xlarge"

@@ -80,7 +80,9 @@ def _gloo_run(evidence: Evidence) -> bool:
 def _without_nccl_advice(check: CheckResult) -> CheckResult:
     if check.fix != RERUN_WITH_DEBUG and "NCCL_DEBUG" not in check.cause:
         return check
-    cause = "this run used gloo (torch.distributed's CPU backend), not NCCL: there is no NCCL transport to attest"
+    cause = (
+        "this run used gloo (torch.distributed's CPU backend), not NCCL: there is no NCCL transport to attest"
+    )
     verdict = Verdict.SKIP if check.verdict is Verdict.WARN else check.verdict
     return check.model_copy(update={"cause": cause, "fix": "", "verdict": verdict})
 

@@ -136,7 +136,9 @@ def check_intra_node(ev: Evidence, exp: Expectation) -> CheckResult:
         if att is None or not att.has_nccl_output:
             return no_log_result("intra-node", title)
         if nvlink and att.nvls:  # `Connected NVLS`: NVLink SHARP needs NVLink (NVSwitch)
-            return CheckResult(id="intra-node", title=title, verdict=Verdict.PASS, cause="NCCL connected NVLS")
+            return CheckResult(
+                id="intra-node", title=title, verdict=Verdict.PASS, cause="NCCL connected NVLS"
+            )
         return CheckResult(
             id="intra-node",
             title=title,

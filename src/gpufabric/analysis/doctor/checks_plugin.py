@@ -35,22 +35,27 @@ def check_net_plugin(ev: Evidence, exp: Expectation) -> CheckResult:
             title=title,
             verdict=Verdict.FAIL if needed else Verdict.PASS,
             evidence=claim.lines,
-            cause=f"{claim.value}: {claim.note}"
-            + ("" if needed else "; nothing here needs it"),
-            fix=f"{exp.fabric} needs it: {PLUGIN_DIRS.get(exp.fabric or FabricName.EFA)}; on EFA hosts attach "
-            "the EFA devices (/dev/infiniband) and set FI_PROVIDER=efa"
+            cause=f"{claim.value}: {claim.note}" + ("" if needed else "; nothing here needs it"),
+            fix=f"{exp.fabric} needs it: {PLUGIN_DIRS.get(exp.fabric or FabricName.EFA)}; on EFA hosts "
+            "attach the EFA devices (/dev/infiniband) and set FI_PROVIDER=efa"
             if needed
             else "",
         )
     if att.net_plugin_loaded:
-        version = f" {att.net_plugin_version}" if att.net_plugin_version and att.net_plugin_version not in name else ""
+        version = (
+            f" {att.net_plugin_version}"
+            if att.net_plugin_version and att.net_plugin_version not in name
+            else ""
+        )
         where = f" from {att.net_plugin_path}" if att.net_plugin_path else ""
         how = "loaded" if state == "loaded" else "running (its own messages; no load line logged)"
         cause = f"{how}: {name}{version}{where}"
         ofi = ofi_evidence(att) if state == "own-lines" else None
         if ofi:  # the plugin's own lines prove it loaded, whatever NCCL said about other library names
             cause = f"the aws-ofi-nccl (libfabric) plugin is in use: {ofi}"
-        return CheckResult(id="net-plugin", title=title, verdict=Verdict.PASS, evidence=claim.lines, cause=cause)
+        return CheckResult(
+            id="net-plugin", title=title, verdict=Verdict.PASS, evidence=claim.lines, cause=cause
+        )
     ofi = ofi_evidence(att)
     if ofi:  # the plugin's own lines prove it loaded, whatever NCCL said about other library names
         return CheckResult(

@@ -195,8 +195,7 @@ def check_fabric_in_use(ev: Evidence, exp: Expectation) -> CheckResult:
     if exp.network is None:
         verdict = Verdict.WARN if actual == "socket" else Verdict.PASS
         cause = (
-            f"NCCL used TCP sockets{virtual} ({seen}); if this cluster has a faster fabric it is "
-            "not in use"
+            f"NCCL used TCP sockets{virtual} ({seen}); if this cluster has a faster fabric it is not in use"
             if actual == "socket"
             else f"NCCL used {network}{virtual} ({seen})"
         )
