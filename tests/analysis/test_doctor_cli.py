@@ -49,7 +49,7 @@ def test_warn_exits_0_unless_strict() -> None:
 def test_bad_flags_are_one_line_errors_with_exit_2() -> None:
     done = gpufabric("doctor", str(LOGS / "h200x4_nvlink"), "--expect", "efs")
     assert done.returncode == 2
-    assert done.stderr.strip().startswith("Error: --expect: 'efs' is not a fabric")
+    assert done.stderr.strip().startswith("Error: --expect: unknown value 'efs'; choose one of efa")
     assert "Traceback" not in done.stderr
     for args in (["--format", "xml"], ["--preflight"], ["--gpus", "4"]):
         result = CliRunner().invoke(app, ["doctor", str(LOGS / "h200x4_nvlink"), *args])

@@ -51,7 +51,8 @@ class _Accumulator(State):
         self.entries: dict[Any, _Entry] = {}
         # order-sensitive lines (slots; links while the first ones are kept) -> their count after a batch
         self.watched: dict[Any, int] = {}
-        self.templates: dict[tuple[str, str | bytes], Template] = {}  # (level or "", message or line)
+        # (level or "", message or line[, plugin origin]) -> template
+        self.templates: dict[tuple[Any, ...], Template] = {}
         self.headers: dict[str | bytes, tuple[str, int] | None] = {}  # line prefix -> (host, pid)
         self.header_tails: dict[str, tuple[str, int] | None] = {}  # its last tokens -> (host, pid)
 
@@ -137,8 +138,11 @@ class _Accumulator(State):
             if template is not EMPTY:
                 template = self.templates.setdefault(("", line), template)
             return [template, None, None, False]
-        host, pid = self._header(line[: marker.start()])
-        key = (marker.group("level"), line[marker.end() :].strip())
+        prefix = line[: marker.start()]
+        host, pid = self._header(prefix)
+        level = marker.group("level")
+        origin = pat.plugin_origin(prefix) if level != "INFO" else None
+        key = (level, line[marker.end() :].strip(), origin)
         known = self.templates.get(key)
         if known is None:
             known = self.templates[key] = message_template(*key)

@@ -7,18 +7,36 @@ nothing, which is what lets the parser apply each distinct line once.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from typing import Any
 
 from gpufabric.analysis import nccl_patterns as pat
+from gpufabric.analysis.nccl_claims import build_claims
 from gpufabric.analysis.nccl_templates import HOST, PID, Template
 from gpufabric.redact import redact_env
-from gpufabric.results.attestation import MAX_MESSAGES, Attestation, ChannelTransport, RankInfo
+from gpufabric.results.attestation import (
+    MAX_MESSAGES,
+    MAX_PROOF_LINES,
+    Attestation,
+    ChannelTransport,
+    RankInfo,
+)
 
 # Net links are remembered as (host of the logging rank, rank, peer) to find, at the end, the ones whose
 # two ends sit on one host. Bounded by ranks x peers; this cap only guards against pathological logs.
 _MAX_NET_PAIRS = 65536
 _MAX_RANKS = 16384
+_MAX_HOSTIDS = 4096
+_MAX_FACTS = 64
+# A URL's password in a log line (`https://user:pass@host`): the doctor repeats lines, never secrets.
+# Bounded runs keep it linear on any line.
+_URL_PASSWORD = re.compile(r"(://[^\s:/@'\"]{0,256}:)[^\s/@'\"]{1,512}(?=@)")
+
+
+def redact_line(text: str) -> str:
+    """``https://user:pass@db`` -> ``https://user:<redacted>@db`` (the user name is no secret)."""
+    return _URL_PASSWORD.sub(r"\1<redacted>", text) if "://" in text else text
 
 
 class State:
@@ -32,7 +50,7 @@ class State:
         self.transports: Counter[str] = Counter()
         self.kinds: Counter[str] = Counter()
         self.scalars: Counter[str] = Counter()
-        self.net_pairs: set[tuple[str | None, int, int]] = set()
+        self.net_pairs: set[tuple[str | None, int, int, int | None]] = set()
         self.devices_used: dict[str, set[int]] = {}
         self.ring_channels: set[int] = set()
         self.tree_channels: set[int] = set()
@@ -46,6 +64,10 @@ class State:
         self.env: dict[str, str] = {}
         self.nvls_available: bool | None = None
         self.lines_read = 0
+        self.proofs: dict[str, list[str]] = {}
+        self.hostids: dict[tuple[str | None, int | None], str] = {}  # (host, pid) -> NCCL_HOSTID
+        self.rank_proc: dict[int, tuple[str | None, int | None]] = {}  # rank -> (host, pid)
+        self.addresses: dict[str, set[str]] = {}  # host -> the addresses its NCCL lines name
 
     # -- applying a template ----------------------------------------------------------------------
     def apply_ops(self, template: Template, host: str | None, pid: int | None) -> None:
@@ -95,18 +117,56 @@ class State:
 
     def _op_warning(self, msg: str) -> None:
         if len(self.warnings) < MAX_MESSAGES:
-            self.warnings.setdefault(msg)
+            self.warnings.setdefault(redact_line(msg))
 
     def _op_error(self, msg: str) -> None:
         if len(self.errors) < MAX_MESSAGES:
-            self.errors.setdefault(msg)
+            self.errors.setdefault(redact_line(msg))
+
+    def _op_proof(self, fact: str, host: str | None, msg: str) -> None:
+        lines = self.proofs.get(fact)
+        if lines is None:
+            if len(self.proofs) >= _MAX_FACTS:
+                return
+            lines = self.proofs[fact] = []
+        text = redact_line(f"{host}: {msg}" if host else msg)
+        if len(lines) < MAX_PROOF_LINES and text not in lines:
+            lines.append(text[:400])
+
+    def _op_hostid(self, host: str | None, pid: int | None, value: str) -> None:
+        if len(self.hostids) < _MAX_HOSTIDS:
+            self.hostids[(host, pid)] = value
+
+    def _op_plugin_own(self, name: str) -> None:
+        """The plugin's own lines prove it runs (it is named from them), unless it refused to."""
+        att = self.att
+        if name == "SHARP":
+            att.collnet_plugin = att.collnet_plugin or name
+            return
+        att.net_plugin = att.net_plugin or name
+        if att.net_plugin_loaded is not False:
+            att.net_plugin_loaded = True
+
+    def _op_plugin_refused(self, name: str, why: str) -> None:
+        att = self.att
+        att.net_plugin = att.net_plugin or name
+        att.net_plugin_refused = att.net_plugin_refused or why
+
+    def _op_plugin_path_seen(self) -> None:
+        """``Plugin Path : .../libnccl-net.so``: printed by a plugin NCCL loaded (its name comes from its
+        other lines, e.g. ``P2P plugin IBext``, else from the path)."""
+        self.att.net_plugin_loaded = True
+
+    def _op_plugin_version(self, version: str | None) -> None:
+        if version:
+            self.att.net_plugin_version = self.att.net_plugin_version or version
 
     def _op_device(self, host: str | None, device: int) -> None:
         self.devices_used.setdefault(host or "?", set()).add(device)
 
-    def _op_pair(self, host: str | None, rank: int, remote: int) -> None:
+    def _op_pair(self, host: str | None, rank: int, remote: int, pid: int | None = None) -> None:
         if len(self.net_pairs) < _MAX_NET_PAIRS:
-            self.net_pairs.add((host, rank, remote))
+            self.net_pairs.add((host, rank, remote, pid))
 
     def _op_ring(self, channel: int) -> None:
         self.ring_channels.add(channel)
@@ -117,6 +177,8 @@ class State:
     def _op_comm_rank(self, rank: int, nranks: int, host: str | None, pid: int | None, dev: int,
                       bus: str | None) -> None:  # fmt: skip
         self._rank(RankInfo(rank=rank, nranks=nranks, host=host, pid=pid, cuda_dev=dev, bus_id=bus))
+        if len(self.rank_proc) < _MAX_RANKS:
+            self.rank_proc.setdefault(rank, (host, pid))
 
     def _op_tests_rank(self, host: str, rank: int, pid: int, dev: int, bus: str, gpu: str | None) -> None:
         self.hosts.setdefault(host)
@@ -146,8 +208,21 @@ class State:
         att.nvls_channels = bigger(att.nvls_channels, nvls)
         att.p2p_channels = bigger(att.p2p_channels, p2p)
 
-    def _op_bootstrap(self, iface: str) -> None:
+    def _op_bootstrap(self, iface: str, host: str | None = None, address: str | None = None) -> None:
         self.bootstrap.setdefault(iface)
+        self._address(host, address)
+
+    def _op_address(self, host: str | None, address: str) -> None:
+        self._address(host, address)
+
+    def _address(self, host: str | None, address: str | None) -> None:
+        if (
+            host
+            and address
+            and not address.startswith(("127.", "::1", "fe80"))
+            and len(self.addresses) < 4096
+        ):
+            self.addresses.setdefault(host, set()).add(address)
 
     def _op_interface(self, iface: str) -> None:
         self.interfaces.setdefault(iface)
@@ -213,18 +288,47 @@ class State:
         # NCCL 2.17+ prints "N collnet channels" even with no CollNet plugin, so only real evidence counts.
         if att.collnet is None and (att.collnet_channels is not None or self.kinds):
             att.collnet = bool(att.collnet_plugin) or self.kinds.get("collnet", 0) > 0
+        # Two machines with one host name (both `ubuntu`) show two addresses: the name does not say which
+        # ranks share a machine, so no pair of them is judged to be on one host.
+        att.host_name_clash = sorted(h for h, addrs in self.addresses.items() if len(addrs) > 1)
+        # Virtual nodes: ranks with their own NCCL_HOSTID are separate nodes to NCCL though on one host.
+        att.virtual_nodes = sorted({f"{h}/{v}" for (h, _pid), v in self.hostids.items() if h})
+        rank_node = self._rank_nodes()
         att.intra_host_net_links = sum(
-            1 for host, _rank, peer in self.net_pairs if host is not None and self.rank_host.get(peer) == host
+            1
+            for host, _rank, peer, pid in self.net_pairs
+            if host is not None
+            and host not in att.host_name_clash
+            and rank_node.get(peer) == self._node_of(host, pid)
         )
+        # nccl-tests' rank 0 lists every rank of the job: a block from rank 0 without gaps is complete.
+        listed = {info.rank for info in self.ranks.values() if info.nranks is None and info.host}
+        if not att.nranks and listed and listed == set(range(len(listed))):
+            att.nranks = len(listed)
         # Hosts are the truth: with P2P and SHM disabled NCCL reports every rank as its own node.
-        if self.rank_host and len(self.rank_host) >= (att.nranks or 0):
-            att.nnodes = len(set(self.rank_host.values()))
-        elif self.rank_host and att.nnodes == att.nranks:
+        if rank_node and att.nranks and len(rank_node) >= att.nranks:
+            att.nnodes = len(set(rank_node.values()))
+        elif rank_node and att.nnodes == att.nranks and not self.hostids:
             att.nnodes = None  # NCCL's "nNodes" = nRanks here only means P2P/SHM were off; hosts unknown
         att.nccl_env = redact_env(self.env)
         att.warnings = list(self.warnings)
         att.errors = list(self.errors)
+        att.proofs = {fact: list(lines) for fact, lines in self.proofs.items()}
+        if att.net_plugin_loaded and not att.net_plugin and att.net_plugin_path:
+            att.net_plugin = att.net_plugin_path.rsplit("/", 1)[-1]
+        att.claims = build_claims(att)
         return att
+
+    def _node_of(self, host: str | None, pid: int | None) -> str | None:
+        """The node NCCL sees: the host, or ``host/<NCCL_HOSTID>`` for a virtual node."""
+        hostid = self.hostids.get((host, pid))
+        return f"{host}/{hostid}" if hostid and host else host
+
+    def _rank_nodes(self) -> dict[int, str]:
+        if not self.hostids:
+            return dict(self.rank_host)
+        nodes = {rank: self._node_of(*proc) for rank, proc in self.rank_proc.items()}
+        return {rank: node for rank, node in nodes.items() if node} or dict(self.rank_host)
 
     def _chosen_network(self) -> str | None:
         # What the channels really went through wins; then what NCCL said it uses; then what it set up.
@@ -233,10 +337,19 @@ class State:
             name = pat.net_parts(transport)[0]
             if name:
                 from_links[name] += count
-        for source in (from_links, +self.networks, self.networks):
+        for source in (from_links, +self.networks):
             if source:
                 return source.most_common(1)[0][0]
-        return None
+        # Only set up, never said to be used: a plugin's own network beats NCCL's Socket, which NCCL
+        # initialises for bootstrap whatever it then selects (NCCL 2.4 logs `NET/Socket : Using` beside
+        # aws-ofi-nccl's `Selected Provider is efa`).
+        touched = list(self.networks)
+        plugin_nets = [n for n in touched if pat.is_plugin_network(n) or pat.network_kind(n) == "ofi"]
+        if plugin_nets:
+            return plugin_nets[0]
+        if self.att.ofi_provider or (self.att.net_plugin or "").startswith("aws-ofi-nccl"):
+            return None  # aws-ofi-nccl set up; what it carried is the doctor's call (ofi_evidence)
+        return touched[0] if touched else None
 
     def _gdr(self) -> bool | None:
         if self.scalars["gdr_links"]:

@@ -110,16 +110,41 @@ def line_template(line: str, marker: re.Match[str] | None) -> Template:
     return tpl
 
 
-def message_template(level: str, msg: str) -> Template:
-    """The template of ``<header> NCCL <level> <msg>``; the header's host and pid are HOST and PID."""
+def message_template(level: str, msg: str, origin: str | None = None) -> Template:
+    """The template of ``<header> NCCL <level> <msg>``; the header's host and pid are HOST and PID.
+    ``origin`` names the net plugin whose source file logged the line (``pat.plugin_origin``)."""
     tpl = Template()
     tpl.count("nccl_lines")
     tpl.header = True
+    if origin:
+        _plugin_own(tpl, origin, msg)
     if level in ("WARN", "ERROR", "ABORT"):
         _problem(tpl, msg, level)
+        if pat.OFI_REFUSED.match(msg):
+            tpl.op("plugin_refused", "aws-ofi-nccl", msg)
+            _proof(tpl, "plugin_refused", msg)
+        elif msg.startswith("NET/OFI"):
+            _proof(tpl, "plugin_own", msg)
     else:
         _info(tpl, msg)
     return tpl
+
+
+def _proof(tpl: Template, fact: str, msg: str) -> None:
+    """Keep this line as evidence of ``fact`` (the first few per fact, with the logging host)."""
+    tpl.line_op("proof", fact, HOST, msg)
+
+
+def _plugin_own(tpl: Template, origin: str, msg: str) -> None:
+    """A line logged from a plugin's own source file (``tcpxCommProgress``, ``net_fastsocket.cc``): the
+    plugin is running, named as it names itself, never mapped onto a built-in transport."""
+    tpl.op("plugin_own", origin)
+    _proof(tpl, "collnet_plugin" if origin == "SHARP" else "plugin_own", msg)
+    # `172.16.0.11<39187><-172.16.0.95<46723>`: the plugin talks to a peer at another address
+    if (peer := pat.PEER_ADDRESSES.search(msg)) and peer.group("local") != peer.group("remote"):
+        _proof(tpl, "remote_peer", msg)
+    if pat.network_kind(origin) in ("tcpx", "tcpxo", "gib") or origin == "FastSocket":
+        tpl.op("touch", "networks", origin)
 
 
 def _tests_rank(line: str) -> Template:
@@ -127,7 +152,8 @@ def _tests_rank(line: str) -> Template:
     match = pat.TESTS_RANK.search(line)
     if match:
         rank, pid, dev = int(match.group("rank")), int(match.group("pid")), int(match.group("dev"))
-        gpu = match.group("gpu") or None
+        gpu = match.group("gpu").strip() or None
+        tpl.op("proof", "tests_ranks", None, line.strip())
         tpl.op("tests_rank", match.group("host"), rank, pid, dev, match.group("bus"), gpu)
     return tpl
 
@@ -143,10 +169,15 @@ def _problem(tpl: Template, msg: str, level: str) -> None:
 
 
 def _info(tpl: Template, msg: str) -> None:
-    if msg.startswith(("Channel ", "Ring ")):
+    if msg.startswith(("Channel ", "Ring ", "CollNet ")):
         link = pat.CHANNEL_LINK.match(msg)
         if link:
             _link(tpl, link.groupdict())
+            _proof(tpl, f"link:{pat.transport_kind(str(link.group('transport')))}", msg)
+            return
+        if msg.startswith("CollNet ") and pat.COLLNET_USED.match(msg):
+            tpl.op("collnet")
+            _proof(tpl, "link:collnet", msg)
             return
         ring = pat.RING.match(msg)
         if ring:
@@ -163,17 +194,19 @@ def _info(tpl: Template, msg: str) -> None:
         if init := pat.COMM_INIT.search(msg):
             rank, nranks, dev = (int(init.group(g)) for g in ("rank", "nranks", "dev"))
             tpl.line_op("comm_rank", rank, nranks, HOST, PID, dev, init.group("bus"))
+            _proof(tpl, "ranks", msg)
         elif nodes := pat.COMM_NODES.search(msg):
             tpl.op("nodes", int(nodes.group("nnodes")), int(nodes.group("nranks")))
+            _proof(tpl, "nodes", msg)
         return
     if "NET/" in msg or msg.startswith(
-        ("Plugin Path", "Using ", "Assigned NET", "P2P plugin", "Initializing network")
+        ("Plugin Path", "Plugin version", "Using ", "Assigned NET", "P2P plugin", "Initializing network")
     ):
         _network(tpl, msg)
         return
     if msg.startswith("Bootstrap"):
         if boot := pat.BOOTSTRAP.match(msg):
-            tpl.op("bootstrap", boot.group("iface"))
+            tpl.line_op("bootstrap", boot.group("iface"), HOST, boot.group("addr"))
         return
     if "coll channels" in msg:
         if counts := pat.CHANNEL_COUNTS.match(msg):
@@ -181,16 +214,23 @@ def _info(tpl: Template, msg: str) -> None:
         return
     if "set by environment" in msg:
         if env := pat.ENV_SET.match(msg):
-            tpl.slot("env", env.group("name"), env.group("value"))
+            value = env.group("value").rstrip()
+            value = value[:-1] if value.endswith(".") else value
+            tpl.slot("env", env.group("name"), value)
+            if env.group("name") == "NCCL_HOSTID":  # a virtual node: NCCL treats these ranks as a host
+                tpl.line_op("hostid", HOST, PID, value)
+                _proof(tpl, "hostid", msg)
         return
     if "NVLS" in msg:
         if support := pat.NVLS_SUPPORT.match(msg):
             tpl.op("nvls_available", not support.group("not"))
         elif pat.NVLS_USED.match(msg):
             tpl.op("nvls")
+            _proof(tpl, "link:nvls", msg)
         return
     if pat.COLLNET_USED.match(msg):
         tpl.op("collnet")
+        _proof(tpl, "link:collnet", msg)
         return
     if msg.startswith("GPU Direct RDMA"):
         _gdr_pair(tpl, msg)
@@ -214,7 +254,7 @@ def _error_words(tpl: Template, msg: str) -> None:
 
 
 def _link(tpl: Template, link: dict[str, str | None]) -> None:
-    transport = str(link["transport"])
+    transport = str(link["transport"]).strip()
     kind = pat.transport_kind(transport)
     rank, peer = int(str(link["rank"])), int(str(link["peer"]))
     net, device, gdr = pat.net_parts(transport)
@@ -232,7 +272,7 @@ def _link(tpl: Template, link: dict[str, str | None]) -> None:
             tpl.line_op("device", HOST, device)
         # A [receive] line is logged by its second rank: the remote end is then the first.
         remote = rank if link["dir"] == "receive" else peer
-        tpl.line_op("pair", HOST, rank + peer - remote, remote)
+        tpl.line_op("pair", HOST, rank + peer - remote, remote, PID)
     direction = link["dir"]
     tpl.set_link({
         "rank": rank,
@@ -248,24 +288,57 @@ def _link(tpl: Template, link: dict[str, str | None]) -> None:
 
 def _network(tpl: Template, msg: str) -> None:
     if msg.startswith("NET/Plugin") or "NET/Plugin" in msg[:12]:
-        _plugin(tpl, msg)
-    elif match := pat.USING_NETWORK.match(msg) or pat.USING_NETWORK_OLD.match(msg):
+        _plugin(tpl, msg[msg.find("NET/Plugin") :])
+    elif match := pat.USING_NETWORK.match(msg):
         name = (match.group("a") or match.group("b")).strip()
         tpl.op("touch", "networks", name)
         tpl.count("networks", name)
+        _proof(tpl, "network", msg)
+    elif match := pat.USING_NETWORK_OLD.match(msg):
+        name = (match.group("a") or match.group("b")).strip()
+        tpl.op("touch", "networks", name)
+        tpl.count("networks", name)
+        _proof(tpl, "network", msg)
+        if match.group("b"):  # `P2P plugin IBext`: printed by the HPC-X / Mellanox plugin itself
+            tpl.op("plugin_or", name)
+            _proof(tpl, "plugin_loaded", msg)
     elif match := pat.PLUGIN_PATH.match(msg):
         tpl.slot("net_plugin_path", "", match.group("path"))
-    elif match := pat.OFI_PROVIDER.search(msg):
+        tpl.op("plugin_path_seen")
+        _proof(tpl, "plugin_loaded", msg)
+    elif match := pat.PLUGIN_BANNER_VERSION.match(msg):
+        tpl.op("plugin_path_seen")
+        tpl.op("plugin_version", match.group("version"))
+        _proof(tpl, "plugin_loaded", msg)
+    elif match := pat.OFI_PROVIDER.match(msg):
         tpl.slot("ofi_provider", "", match.group("provider"))
+        _proof(tpl, "provider", msg)
         if match.group("nics"):
             tpl.op("device_count", int(match.group("nics")))
     elif match := pat.OFI_PLUGIN.match(msg):
-        tpl.slot("net_plugin", "", match.group("name"))
+        name = match.group("name").strip()
+        tpl.slot("net_plugin", "", "aws-ofi-nccl")
+        tpl.op("plugin_version", name.removeprefix("aws-ofi-nccl").strip() or None)
+        _proof(tpl, "plugin_loaded", msg)
+    elif msg.startswith("NET/OFI"):  # only aws-ofi-nccl prints these
+        tpl.op("plugin_own", "aws-ofi-nccl")
+        _proof(tpl, "plugin_own", msg)
+    elif merged := list(pat.NET_MERGED_DEVICE.finditer(msg)) if "]={" in msg else None:
+        # `NET/IB : Using [0]={[0] mlx5_2:1/RoCE, [1] mlx5_3:1/RoCE} [1]={...}`: NICs merged into one
+        for group in merged:
+            tpl.op("net_device", "+".join(d.strip() for d in group.group("inner").split(",")))
+        tpl.op("device_count", len(merged))
+        tpl.op("touch", "networks", msg[4 : msg.find(" ")] if msg.startswith("NET/") else "IB")
+        _proof(tpl, "nics", msg)
     elif match := pat.GDR_HCA.match(msg):
         key = f"{match.group('net').strip()}:{match.group('dev')}"
         tpl.op("gdr", match.group("state") == "Enabled", key)
     elif match := pat.NET_USING.match(msg):
         _net_using(tpl, match.group("net").strip(), match.group("devs"), match.group("oob"))
+        _proof(tpl, "nics", msg)
+        if pat.is_plugin_network(match.group("net").strip()):
+            tpl.op("plugin_own", match.group("net").strip())
+            _proof(tpl, "plugin_own", msg)
     elif match := pat.TCPX_ENABLE.match(msg):
         if match.group("on") == "1":
             tpl.op("touch", "networks", "GPUDirectTCPX")
@@ -273,6 +346,12 @@ def _network(tpl: Template, msg: str) -> None:
     elif match := pat.PLUGIN_VERSION.match(msg) or pat.PLUGIN_INITIALIZING.match(msg):
         tpl.op("touch", "networks", match.group("net"))
         tpl.op("plugin_or", f"{match.group('net')} {match.group('ver').rstrip('.')}")
+        tpl.op("plugin_version", match.group("ver").rstrip("."))
+        _proof(tpl, "plugin_loaded", msg)
+    elif (net := pat.plugin_network_prefix(msg)) is not None:  # `NET/FastSocket : Tx CPU start: -2`
+        tpl.op("plugin_own", net)
+        tpl.op("touch", "networks", net)
+        _proof(tpl, "plugin_own", msg)
     elif not _gdr_pair(tpl, msg):
         _error_words(tpl, msg)
 
@@ -282,6 +361,8 @@ def _net_using(tpl: Template, net: str, devs: str, oob: str | None) -> None:
     if pat.network_kind(net) == "socket" and net == "Socket":
         for dev in devices:
             tpl.op("interface", dev.split(":", 1)[0])
+        if devices and ":" in devices[0]:  # the host's own address: two machines with one name differ here
+            tpl.line_op("address", HOST, devices[0].split(":", 1)[1].split("<", 1)[0])
         tpl.op("touch", "networks", net)
     else:
         for dev in devices:
@@ -293,13 +374,15 @@ def _net_using(tpl: Template, net: str, devs: str, oob: str | None) -> None:
 
 
 def _plugin(tpl: Template, msg: str) -> None:
-    if match := pat.PLUGIN_LOADED.search(msg):
+    if match := pat.PLUGIN_LOADED.match(msg):
         field = "net_plugin" if match.group("what") == "net" else "collnet_plugin"
-        tpl.slot(field, "", match.group("name").strip())
+        tpl.slot(field, "", pat.PLUGIN_API_SUFFIX.sub("", match.group("name").strip()))
+        _proof(tpl, "plugin_loaded" if field == "net_plugin" else "collnet_plugin", msg)
         return
-    failed = pat.PLUGIN_LOAD_FAILED.search(msg)
-    missing = pat.PLUGIN_NOT_FOUND.search(msg)
+    failed = pat.PLUGIN_LOAD_FAILED.match(msg)
+    missing = pat.PLUGIN_NOT_FOUND.match(msg)
     if failed or missing:
         lib = (failed and failed.group("lib")) or (missing and missing.group("lib"))
         why = failed.group("why").strip() or None if failed else None
         tpl.op("plugin_failed", lib or "libnccl-net.so", bool(failed), why)
+        _proof(tpl, "plugin_missing", msg)

@@ -14,6 +14,9 @@ Fabrics
         profile, ``nccl_net`` and ``log_markers`` (regexes over NCCL_DEBUG=INFO output, each saying
         whether a match proves the fabric active, merely loaded, or inactive).
     ``list_fabrics() -> list[Fabric]``
+    ``resolve_fabric(name, option="fabric") -> FabricName``  the one fabric vocabulary: names and aliases
+        (``tcpx``, ``ib``, ``rdma``, ``gib`` ...) accepted by every command; ``fabric_spellings()`` lists
+        them.
 
 Baselines
     ``expected_busbw(instance, collective, nodes, size_bytes, *, variant=None, platform=None)
@@ -32,12 +35,14 @@ from __future__ import annotations
 from gpufabric.catalog.baselines import expected_busbw, list_baseline_curves
 from gpufabric.catalog.lookup import (
     detect_node_shape,
+    fabric_spellings,
     find_by_accelerator,
     get_fabric,
     get_instance,
     list_fabrics,
     list_instances,
     match_node_labels,
+    resolve_fabric,
 )
 from gpufabric.catalog.model import (
     Baseline,
@@ -69,6 +74,7 @@ __all__ = [
     "Provenance",
     "detect_node_shape",
     "expected_busbw",
+    "fabric_spellings",
     "find_by_accelerator",
     "get_fabric",
     "get_instance",
@@ -76,4 +82,5 @@ __all__ = [
     "list_fabrics",
     "list_instances",
     "match_node_labels",
+    "resolve_fabric",
 ]

@@ -50,16 +50,39 @@ def list_instances(cloud: Cloud | str | None = None) -> list[InstanceType]:
     return [inst for inst in load_catalog().instances if inst.cloud is wanted]
 
 
-def get_fabric(name: FabricName | str) -> Fabric:
-    """The fabric definition: env, off profile, NCCL log markers."""
-    try:
-        key = FabricName(str(name).lower())
-    except ValueError:
+def fabric_spellings() -> dict[str, FabricName]:
+    """Every accepted spelling (names and aliases, lower case) -> the fabric: the one vocabulary that plan,
+    doctor, compare, report and bench --ab share."""
+    spellings: dict[str, FabricName] = {}
+    for fabric in load_catalog().fabrics.values():
+        for spelling in (fabric.name.value, *fabric.aliases):
+            spellings[spelling.lower()] = fabric.name
+    return spellings
+
+
+def resolve_fabric(name: FabricName | str, *, option: str = "fabric") -> FabricName:
+    """``tcpx``, ``GPUDirect-TCPX``, ``gpudirect-tcpx`` -> FabricName.GPUDIRECT_TCPX. Unknown spellings raise
+    one line naming ``option``, the choices and the closest match."""
+    if isinstance(name, FabricName):
+        return name
+    key = str(name).strip().lower().replace("_", "-")
+    spellings = fabric_spellings()
+    found = spellings.get(key) or spellings.get(key.replace(" ", "-"))
+    if found is None:
         choices = [f.value for f in FabricName]
+        close = difflib.get_close_matches(key, list(spellings), n=1, cutoff=0.6)
+        hint = f"did you mean {close[0]!r}?" if close else _suggest(str(name), choices)
+        aliases = ", ".join(sorted(set(spellings) - set(choices)))
         raise CatalogError(
-            f"fabric {name!r} is unknown; choose one of {', '.join(choices)} ({_suggest(str(name), choices)})"
-        ) from None
-    return load_catalog().fabrics[key]
+            f"{option}: unknown value {name!r}; choose one of {', '.join(choices)} "
+            f"(aliases: {aliases}); {hint}"
+        )
+    return found
+
+
+def get_fabric(name: FabricName | str) -> Fabric:
+    """The fabric definition: env, off profile, NCCL log markers; any spelling ``resolve_fabric`` takes."""
+    return load_catalog().fabrics[resolve_fabric(name)]
 
 
 def list_fabrics() -> list[Fabric]:

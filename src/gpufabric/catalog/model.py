@@ -39,6 +39,8 @@ class FabricName(StrEnum):
     PCIE = "pcie"
 
 
+NetworkFamily = Literal["socket", "ib", "ofi", "tcpx", "tcpxo", "gib"]
+"""NCCL's network as the doctor classifies a log (results.attestation.NetworkKind without 'other')."""
 AcceleratorKind = Literal["nvidia-gpu", "habana-gaudi", "aws-trainium"]
 ProvenanceKind = Literal["seed", "vendor-doc", "reference-implementation", "public-code", "measurement"]
 Collective = Literal[
@@ -79,6 +81,19 @@ class Fabric(_Frozen):
     description: str
     nccl_net: str | None = Field(
         default=None, description="name NCCL prints in 'Using network X' (NCCL_NET value) when active"
+    )
+    aliases: tuple[str, ...] = Field(
+        default=(),
+        description="other spellings every command accepts (tcpx, ib, rdma ...); see resolve_fabric",
+    )
+    network: NetworkFamily | None = Field(
+        default=None,
+        description="the NCCL network family that carries it between nodes (how doctor recognises it in a "
+        "log); None for intra-node fabrics",
+    )
+    plugin: str | None = Field(
+        default=None,
+        description="the external NCCL net plugin it needs (libnccl-net*.so), None when built in",
     )
     enable_env: dict[str, str] = Field(
         default_factory=dict, description="environment common to every shape using this fabric"

@@ -18,16 +18,41 @@ from rich.text import Text
 from gpufabric.analysis.doctor import EXPECT_CHOICES, DoctorReport, Verdict, doctor
 from gpufabric.analysis.preflight import preflight
 from gpufabric.errors import UsageError
+from gpufabric.results.attestation import TransportClaims
 
 FORMATS = ("table", "json")
-_STYLE = {Verdict.PASS: "green", Verdict.WARN: "yellow", Verdict.FAIL: "bold red", Verdict.SKIP: "dim"}
+_STYLE = {
+    Verdict.PASS: "green",
+    Verdict.WARN: "yellow",
+    Verdict.FAIL: "bold red",
+    Verdict.SKIP: "dim",
+    Verdict.NOTHING_PROVEN: "yellow",
+}
+_CONFIDENCE_STYLE = {"proven": "green", "inferred": "yellow", "unknown": "dim"}
+
+
+def render_claims(claims: TransportClaims, console: Console) -> None:
+    """The structured attestation: each claim, how sure, and the first log line that proves it."""
+    table = Table(title="attestation (what the log proves)", title_justify="left", expand=False)
+    table.add_column("claim", no_wrap=True)
+    table.add_column("value", overflow="fold")
+    table.add_column("confidence", no_wrap=True)
+    table.add_column("proof / note", overflow="fold")
+    for name, claim in claims.items():
+        value = "-" if claim.value is None else str(claim.value)
+        proof = claim.lines[0] if claim.lines else ""
+        detail = "\n".join(part for part in (proof, claim.note) if part)
+        style = _CONFIDENCE_STYLE[claim.confidence]
+        # Text, not markup: log lines hold `[send]`, `[0]` that rich would read as tags
+        table.add_row(name.replace("_", " "), Text(value), Text(claim.confidence, style=style), Text(detail))
+    console.print(table)
 
 
 def render_table(report: DoctorReport, console: Console) -> None:
     """One table per subject: verdict, check, and what was found (with the fix under it)."""
     for subject in report.subjects:
         table = Table(
-            title=f"{subject.subject}  [{subject.verdict.value.upper()}]",
+            title=f"{subject.subject}  [{subject.verdict.label}]",
             title_justify="left",
             show_lines=False,
             expand=False,
@@ -39,12 +64,14 @@ def render_table(report: DoctorReport, console: Console) -> None:
             finding = Text(check.cause)
             if check.fix and check.verdict in (Verdict.WARN, Verdict.FAIL):
                 finding.append(f"\nfix: {check.fix}", style="cyan")
-            table.add_row(Text(check.verdict.value.upper(), style=_STYLE[check.verdict]), check.id, finding)
+            table.add_row(Text(check.verdict.label, style=_STYLE[check.verdict]), check.id, finding)
         console.print(table)
+        if subject.attestation is not None:
+            render_claims(subject.attestation, console)
         console.print(f"judged against: {subject.expectation}", style="dim")
         if subject.sources:
             console.print(f"inputs: {', '.join(subject.sources)}", style="dim")
-    console.print(Text(f"doctor: {report.verdict.value.upper()}", style=_STYLE[report.verdict]))
+    console.print(Text(f"doctor: {report.verdict.label}", style=_STYLE[report.verdict]))
 
 
 def doctor_command(
@@ -52,7 +79,9 @@ def doctor_command(
         None, help="result JSON/JSONL, NCCL logs, nccl-tests output, or dirs"
     ),
     expect: str | None = typer.Option(
-        None, "--expect", help=f"fabric to expect: {', '.join(EXPECT_CHOICES)}"
+        None,
+        "--expect",
+        help=f"fabric to expect: {', '.join(EXPECT_CHOICES)} or an alias (tcpx, ib, rdma, gib, ...)",
     ),
     instance_type: str | None = typer.Option(
         None, "--instance-type", help="catalog shape, e.g. p4d.24xlarge"

@@ -15,7 +15,7 @@ import typer
 import yaml
 from pydantic import ValidationError
 
-from gpufabric.catalog import Cloud, FabricName
+from gpufabric.catalog import Cloud, resolve_fabric
 from gpufabric.cli._common import choice
 from gpufabric.cli.catalog import _dump, pipe_table
 from gpufabric.errors import InputError, UsageError
@@ -151,8 +151,7 @@ def plan_command(
         choice("--platform", platform, tuple(p.value for p in Platform))
     if tier is not None:
         choice("--tier", tier, tuple(t.value for t in Tier))
-    if fabric is not None:
-        choice("--fabric", fabric, tuple(f.value for f in FabricName))
+    wanted_fabric = resolve_fabric(fabric, option="--fabric") if fabric is not None else None
     if from_cluster:
         from gpufabric.cli.nodes import plan_from_cluster
         from gpufabric.inventory import ClusterPlanOptions
@@ -172,7 +171,7 @@ def plan_command(
             strict=strict,
             nodes=nodes,
             gpus=gpus,
-            fabric=FabricName(fabric) if fabric else None,
+            fabric=wanted_fabric,
             pod_config=_pod_config(pod_config),
             cluster_name=cluster_name,
             image=image,
@@ -210,7 +209,7 @@ def plan_command(
         platform=Platform(platform) if platform else Platform.KUBERNETES,
         nodes=nodes or 2,
         tier=Tier(tier) if tier else Tier.BEST,
-        fabric=FabricName(fabric) if fabric else None,
+        fabric=wanted_fabric,
         gpus=gpus,
         efa_count=efa_count,
         public_ip=public_ip,

@@ -52,6 +52,40 @@ class RankInfo(BaseModel):
     gpu: str | None = Field(default=None, description="GPU name from nccl-tests' '# Using devices' block")
 
 
+Confidence = Literal["proven", "inferred", "unknown"]
+"""proven: a log line says it; inferred: it follows from lines that do not say it outright; unknown."""
+MAX_PROOF_LINES = 3
+
+
+class Claim(BaseModel):
+    """One fact about the run, the log lines that prove it, and how sure the reading is."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    value: str | int | bool | None = None
+    confidence: Confidence = "unknown"
+    lines: list[str] = Field(default_factory=list, description=f"up to {MAX_PROOF_LINES} proving log lines")
+    note: str = Field(default="", description="what the value means, or why it is not known")
+
+
+class TransportClaims(BaseModel):
+    """The structured attestation (``doctor --format json``): what a careful reader of the log can claim."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    inter_node: Claim = Field(default_factory=Claim, description="the network between nodes, or none")
+    intra_node: Claim = Field(default_factory=Claim, description="p2p / shm / nvls / net inside a host")
+    net_plugin: Claim = Field(default_factory=Claim, description="external net plugin: name, version, state")
+    provider: Claim = Field(default_factory=Claim, description="libfabric provider (aws-ofi-nccl)")
+    gdr: Claim = Field(default_factory=Claim, description="GPUDirect RDMA on the network links")
+    nics_per_host: Claim = Field(default_factory=Claim)
+    nodes: Claim = Field(default_factory=Claim)
+    ranks: Claim = Field(default_factory=Claim)
+
+    def items(self) -> list[tuple[str, Claim]]:
+        return [(name, getattr(self, name)) for name in type(self).model_fields]
+
+
 class Attestation(BaseModel):
     """The transport evidence of a run."""
 
@@ -66,6 +100,10 @@ class Attestation(BaseModel):
     net_plugin_path: str | None = None
     net_plugin_error: str | None = Field(
         default=None, description="why a plugin did not load, as NCCL said it (first occurrence)"
+    )
+    net_plugin_version: str | None = Field(default=None, description="as the plugin prints it: 1.9.1-aws")
+    net_plugin_refused: str | None = Field(
+        default=None, description="the plugin's own words when it loaded but refused to run (first)"
     )
     collnet_plugin: str | None = None
     network: str | None = Field(default=None, description="network NCCL selected: Socket, IB, OFI, ...")
@@ -109,6 +147,12 @@ class Attestation(BaseModel):
     nranks: int | None = None
     nnodes: int | None = None
     hosts: list[str] = Field(default_factory=list)
+    virtual_nodes: list[str] = Field(
+        default_factory=list, description="host/NCCL_HOSTID of ranks NCCL treats as separate nodes"
+    )
+    host_name_clash: list[str] = Field(
+        default_factory=list, description="host names that carry several addresses (two machines, one name)"
+    )
     ranks: list[RankInfo] = Field(default_factory=list)
     nccl_env: dict[str, str] = Field(
         default_factory=dict, description="'X set by environment to Y' lines, redacted"
@@ -120,6 +164,10 @@ class Attestation(BaseModel):
     lines_read: int = 0
     nccl_lines: int = Field(default=0, description="lines that carried NCCL output")
     source_files: list[str] = Field(default_factory=list)
+    proofs: dict[str, list[str]] = Field(
+        default_factory=dict, description=f"per fact, the first {MAX_PROOF_LINES} log lines that show it"
+    )
+    claims: TransportClaims | None = Field(default=None, description="the structured attestation")
 
     @property
     def has_nccl_output(self) -> bool:

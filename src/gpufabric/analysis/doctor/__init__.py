@@ -20,7 +20,11 @@ from gpufabric.analysis.doctor.checks_bandwidth import check_busbw_baseline, che
 from gpufabric.analysis.doctor.checks_host import check_nccl_errors, check_shm, check_socket_ifname
 from gpufabric.analysis.doctor.checks_links import check_gdr, check_intra_node, check_nic_count
 from gpufabric.analysis.doctor.checks_plugin import check_net_plugin, check_ofi_provider
-from gpufabric.analysis.doctor.checks_transport import check_fabric_in_use, check_nccl_output
+from gpufabric.analysis.doctor.checks_transport import (
+    RERUN_WITH_DEBUG,
+    check_fabric_in_use,
+    check_nccl_output,
+)
 from gpufabric.analysis.doctor.evidence import (
     EXPECT_CHOICES,
     Evidence,
@@ -30,6 +34,7 @@ from gpufabric.analysis.doctor.evidence import (
     resolve_expectation,
 )
 from gpufabric.analysis.doctor.model import CheckResult, DoctorReport, SubjectReport, Verdict, worst
+from gpufabric.analysis.nccl_claims import build_claims
 
 Check = Callable[[Evidence, Expectation], CheckResult]
 
@@ -53,9 +58,33 @@ def diagnose(evidence: Evidence, expectation: Expectation) -> SubjectReport:
     """Run every check on one run."""
     checks = [check(evidence, expectation) for check in CHECKS]
     checks.extend(check_busbw_baseline(evidence, expectation))
+    if _gloo_run(evidence):  # no NCCL in the run: advising NCCL_DEBUG=INFO would mislead
+        checks = [_without_nccl_advice(c) for c in checks]
+    att = evidence.attestation
+    claims = (att.claims or build_claims(att)) if att and att.has_nccl_output else None
     return SubjectReport(
-        subject=evidence.label, sources=evidence.sources, expectation=expectation.source, checks=checks
+        subject=evidence.label,
+        sources=evidence.sources,
+        expectation=expectation.source,
+        checks=checks,
+        judges_transport=True,
+        attestation=claims,
     )
+
+
+def _gloo_run(evidence: Evidence) -> bool:
+    result = evidence.result
+    return bool(result and (result.metadata.backend or "").lower() == "gloo")
+
+
+def _without_nccl_advice(check: CheckResult) -> CheckResult:
+    if check.fix != RERUN_WITH_DEBUG and "NCCL_DEBUG" not in check.cause:
+        return check
+    cause = (
+        "this run used gloo (torch.distributed's CPU backend), not NCCL: there is no NCCL transport to attest"
+    )
+    verdict = Verdict.SKIP if check.verdict is Verdict.WARN else check.verdict
+    return check.model_copy(update={"cause": cause, "fix": "", "verdict": verdict})
 
 
 def doctor(

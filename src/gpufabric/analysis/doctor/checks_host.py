@@ -8,7 +8,9 @@ from __future__ import annotations
 import re
 
 from gpufabric.analysis.doctor.evidence import Evidence, Expectation
+from gpufabric.analysis.doctor.known import harmless_reason
 from gpufabric.analysis.doctor.model import CheckResult, Verdict
+from gpufabric.results.attestation import MAX_MESSAGES
 
 # Interfaces that cannot carry traffic between hosts, or that belong to a container bridge.
 _LOOPBACK = re.compile(r"^lo\d*$")
@@ -26,23 +28,38 @@ def check_nccl_errors(ev: Evidence, exp: Expectation) -> CheckResult:
     att = ev.attestation
     if att is None or not att.has_nccl_output:
         return CheckResult(id="nccl-errors", title=title, verdict=Verdict.SKIP, cause="no NCCL output")
-    if att.error_count:
+    known = {m: why for m in att.errors + att.warnings if (why := harmless_reason(m, att, exp))}
+    harmless = [f"harmless here: {m} ({why})" for m, why in known.items()]
+    errors = [m for m in att.errors if m not in known]
+    # The distinct messages are complete below MAX_MESSAGES; past it, unknown ones may hide in the count.
+    complete = len(att.errors) < MAX_MESSAGES
+    if errors or (att.error_count and not complete):
+        first = errors[0] if errors else att.errors[0]
         return CheckResult(
             id="nccl-errors",
             title=title,
             verdict=Verdict.FAIL,
-            evidence=att.errors[:5],
-            cause=f"{att.error_count} error line(s), first: {att.errors[0]}",
+            evidence=errors[:5] + harmless[:2],
+            cause=f"{att.error_count} error line(s), first: {first}",
             fix="read the first error: it names the failing call (socket, ibv_*, fi_*, cuda)",
         )
-    if att.warning_count:
+    warnings = [m for m in att.warnings if m not in known]
+    if warnings:
         return CheckResult(
             id="nccl-errors",
             title=title,
             verdict=Verdict.WARN,
-            evidence=att.warnings[:5],
-            cause=f"{att.warning_count} NCCL WARN line(s), first: {att.warnings[0]}",
+            evidence=warnings[:5] + harmless[:2],
+            cause=f"{att.warning_count} NCCL WARN line(s), first: {warnings[0]}",
             fix="check whether the warning explains a slow or missing transport",
+        )
+    if known:
+        return CheckResult(
+            id="nccl-errors",
+            title=title,
+            verdict=Verdict.PASS,
+            evidence=harmless[:5],
+            cause=f"only known-harmless messages: {next(iter(known))} ({next(iter(known.values()))})",
         )
     return CheckResult(
         id="nccl-errors", title=title, verdict=Verdict.PASS, cause="no NCCL errors or warnings"

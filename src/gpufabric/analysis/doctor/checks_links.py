@@ -131,13 +131,33 @@ def _partial_gdr(att: Attestation) -> CheckResult | None:
 def check_intra_node(ev: Evidence, exp: Expectation) -> CheckResult:
     title = "GPUs of one host talk over NVLink/PCIe, not the network"
     att = ev.attestation
+    nvlink = exp.fabric is FabricName.NVLINK
     if att is None or not att.has_nccl_output or not att.channel_links_total:
-        return (
-            no_log_result("intra-node", title)
-            if att is None or not att.has_nccl_output
-            else CheckResult(
-                id="intra-node", title=title, verdict=Verdict.SKIP, cause="no channel lines in the log"
+        if att is None or not att.has_nccl_output:
+            return no_log_result("intra-node", title)
+        if nvlink and att.nvls:  # `Connected NVLS`: NVLink SHARP needs NVLink (NVSwitch)
+            return CheckResult(
+                id="intra-node", title=title, verdict=Verdict.PASS, cause="NCCL connected NVLS"
             )
+        return CheckResult(
+            id="intra-node",
+            title=title,
+            verdict=Verdict.WARN if nvlink else Verdict.SKIP,
+            cause="no channel lines in the log" + (": NVLink is not proven" if nvlink else ""),
+            fix="rerun with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT (channel lines name P2P/NVLS)"
+            if nvlink
+            else "",
+        )
+    if att.virtual_nodes and not att.intra_host_net_links:
+        return CheckResult(
+            id="intra-node",
+            title=title,
+            verdict=Verdict.PASS if att.transport_kinds.get("net") else Verdict.SKIP,
+            evidence=[f"virtual nodes: {', '.join(att.virtual_nodes[:8])}"],
+            cause=f"virtual nodes on one host ({len(att.virtual_nodes)} NCCL_HOSTID values): their ranks "
+            "connect through the network by design, no rank pair of one node does (links: "
+            + (links_summary(att) or "none logged")
+            + ")",
         )
     if att.intra_host_net_links:
         disabled = [
@@ -169,7 +189,10 @@ def check_intra_node(ev: Evidence, exp: Expectation) -> CheckResult:
         )
     if not local:
         return CheckResult(
-            id="intra-node", title=title, verdict=Verdict.SKIP, cause="no intra-node links logged"
+            id="intra-node",
+            title=title,
+            verdict=Verdict.WARN if nvlink else Verdict.SKIP,
+            cause="no intra-node links logged" + (": NVLink is not proven" if nvlink else ""),
         )
     shown = ", ".join(f"{kind} x{n}" for kind, n in sorted(local.items()))
     return CheckResult(id="intra-node", title=title, verdict=Verdict.PASS, cause=f"intra-node links: {shown}")

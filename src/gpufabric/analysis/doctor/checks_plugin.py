@@ -16,6 +16,7 @@ from gpufabric.analysis.doctor.checks_transport import (
 )
 from gpufabric.analysis.doctor.evidence import Evidence, Expectation
 from gpufabric.analysis.doctor.model import CheckResult, Verdict
+from gpufabric.analysis.nccl_claims import build_claims, plugin_state
 from gpufabric.catalog import FabricName
 
 
@@ -25,9 +26,36 @@ def check_net_plugin(ev: Evidence, exp: Expectation) -> CheckResult:
     if att is None or not att.has_nccl_output:
         return no_log_result("net-plugin", title)
     name = att.net_plugin or "libnccl-net.so"
+    state = plugin_state(att)
+    claim = build_claims(att).net_plugin if att.claims is None else att.claims.net_plugin
+    if state in ("refused", "disabled"):
+        needed = exp.needs_plugin and not (state == "disabled" and exp.network == "ib")
+        return CheckResult(
+            id="net-plugin",
+            title=title,
+            verdict=Verdict.FAIL if needed else Verdict.PASS,
+            evidence=claim.lines,
+            cause=f"{claim.value}: {claim.note}" + ("" if needed else "; nothing here needs it"),
+            fix=f"{exp.fabric} needs it: {PLUGIN_DIRS.get(exp.fabric or FabricName.EFA)}; on EFA hosts "
+            "attach the EFA devices (/dev/infiniband) and set FI_PROVIDER=efa"
+            if needed
+            else "",
+        )
     if att.net_plugin_loaded:
+        version = (
+            f" {att.net_plugin_version}"
+            if att.net_plugin_version and att.net_plugin_version not in name
+            else ""
+        )
         where = f" from {att.net_plugin_path}" if att.net_plugin_path else ""
-        return CheckResult(id="net-plugin", title=title, verdict=Verdict.PASS, cause=f"loaded {name}{where}")
+        how = "loaded" if state == "loaded" else "running (its own messages; no load line logged)"
+        cause = f"{how}: {name}{version}{where}"
+        ofi = ofi_evidence(att) if state == "own-lines" else None
+        if ofi:  # the plugin's own lines prove it loaded, whatever NCCL said about other library names
+            cause = f"the aws-ofi-nccl (libfabric) plugin is in use: {ofi}"
+        return CheckResult(
+            id="net-plugin", title=title, verdict=Verdict.PASS, evidence=claim.lines, cause=cause
+        )
     ofi = ofi_evidence(att)
     if ofi:  # the plugin's own lines prove it loaded, whatever NCCL said about other library names
         return CheckResult(

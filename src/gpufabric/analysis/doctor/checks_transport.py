@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from gpufabric.analysis.doctor.evidence import Evidence, Expectation
 from gpufabric.analysis.doctor.model import CheckResult, Verdict
+from gpufabric.analysis.nccl_claims import multi_host, virtual_only
 from gpufabric.analysis.nccl_patterns import transport_kind
 from gpufabric.catalog import FabricName
 from gpufabric.results.attestation import Attestation, NetworkKind
@@ -37,10 +38,20 @@ def one_host(ev: Evidence) -> bool:
     return ev.nodes == 1
 
 
+def crosses_hosts(ev: Evidence) -> bool:
+    """The inputs prove more than one node took part: NET channels, NCCL's node count, several hosts
+    (a result's host list too), or a plugin talking to another address. Without it, "between nodes" is
+    never said (a one-host log, a single-host init failure)."""
+    att = ev.attestation
+    return (att is not None and multi_host(att)) or ev.min_nodes > 1
+
+
 def ofi_evidence(att: Attestation) -> str | None:
     """What in the log proves aws-ofi-nccl (libfabric) is in play, or None. Its NET/OFI lines are printed
     only by the loaded plugin, so they prove it as well as a 'Loaded net plugin' line or OFI channels do;
     many captures (CloudWatch, NCCL_DEBUG_SUBSYS=NET) hold only those lines."""
+    if att.net_plugin_refused:  # its NET/OFI lines then say it stepped aside, not that it carried anything
+        return None
     if att.network_kind == "ofi":
         net = links_summary(att, net_only=True)
         return f"channels via {net}" if net else f"NCCL selected {att.network}"
@@ -130,7 +141,7 @@ def check_fabric_in_use(ev: Evidence, exp: Expectation) -> CheckResult:
     att = ev.attestation
     if att is None or not att.has_nccl_output:
         return no_log_result("fabric-in-use", title)
-    if one_host(ev) or exp.intra_node_only:
+    if (one_host(ev) and not att.virtual_nodes) or exp.intra_node_only:
         return CheckResult(
             id="fabric-in-use",
             title=title,
@@ -139,6 +150,18 @@ def check_fabric_in_use(ev: Evidence, exp: Expectation) -> CheckResult:
         )
     net_links = att.transport_kinds.get("net", 0)
     actual = network_in_use(att)
+    if not crosses_hosts(ev):
+        set_up = f"NCCL set up {att.network}, but " if att.network else ""
+        hosts = f"one host ({att.hosts[0]})" if len(att.hosts) == 1 else "no host name"
+        return CheckResult(
+            id="fabric-in-use",
+            title=title,
+            verdict=Verdict.SKIP,
+            cause=f"{set_up}the log shows {hosts} and no network channel: nothing proves traffic between "
+            "nodes (a single-host run, or one rank's log of a larger job)",
+            fix="give every rank's log (or the nccl-tests output with NCCL_DEBUG=INFO) to judge the fabric",
+        )
+    virtual = " between virtual nodes on one host (NCCL_HOSTID)" if virtual_only(att) else " between nodes"
     network = att.network or "AWS Libfabric (OFI)"
     if net_links:
         seen = f"channels via {links_summary(att)}"
@@ -150,6 +173,17 @@ def check_fabric_in_use(ev: Evidence, exp: Expectation) -> CheckResult:
             "(no channel lines logged; NCCL_DEBUG_SUBSYS without INIT?)"
         )
     evidence = [seen] + ([f"networks: {att.networks}"] if att.networks else [])
+    provider = att.ofi_provider or ""
+    if actual == "ofi" and provider and not provider.startswith("efa"):
+        tcp = f"libfabric provider {provider}: TCP through aws-ofi-nccl, not EFA and not NCCL's Socket"
+        return CheckResult(
+            id="fabric-in-use",
+            title=title,
+            verdict=Verdict.FAIL if exp.fabric is FabricName.EFA else Verdict.WARN,
+            evidence=evidence,
+            cause=f"{tcp} ({exp.source})",
+            fix=_fallback_fix(exp) if exp.fabric is FabricName.EFA else "set FI_PROVIDER=efa on EFA hosts",
+        )
     if actual is None:
         return CheckResult(
             id="fabric-in-use",
@@ -161,10 +195,9 @@ def check_fabric_in_use(ev: Evidence, exp: Expectation) -> CheckResult:
     if exp.network is None:
         verdict = Verdict.WARN if actual == "socket" else Verdict.PASS
         cause = (
-            f"NCCL used TCP sockets between nodes ({seen}); if this cluster has a faster fabric it is "
-            "not in use"
+            f"NCCL used TCP sockets{virtual} ({seen}); if this cluster has a faster fabric it is not in use"
             if actual == "socket"
-            else f"NCCL used {network} between nodes ({seen})"
+            else f"NCCL used {network}{virtual} ({seen})"
         )
         return CheckResult(
             id="fabric-in-use",

@@ -13,49 +13,45 @@ stands for its result; any other directory for the ``*.log`` files under it.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict
 
 from gpufabric.analysis.doctor.runs import LogRun, comm_members, group_runs, holds_nccl_lines, run_label
 from gpufabric.analysis.nccl_log import attest_files
-from gpufabric.catalog import FabricName, InstanceType, get_instance, list_baseline_curves
-from gpufabric.errors import InputError, UsageError
+from gpufabric.catalog import (
+    FabricName,
+    InstanceType,
+    get_instance,
+    list_baseline_curves,
+    list_fabrics,
+    resolve_fabric,
+)
+from gpufabric.errors import GpufabricError, InputError, UsageError
 from gpufabric.results.attestation import Attestation, NetworkKind
 from gpufabric.results.model import RunResult
 from gpufabric.results.readers import read_run, sniff
 
 RUN_DIR_RESULT = "result.json"
 
-ExpectChoice = Literal["efa", "tcpx", "tcpxo", "rdma", "ib", "socket", "nvlink"]
-EXPECT_CHOICES: tuple[str, ...] = get_args(ExpectChoice)
+# The catalog's one fabric vocabulary: every name and alias (tcpx, gpudirect-tcpx, ib, rdma, gib ...).
+EXPECT_CHOICES: tuple[str, ...] = tuple(f.value for f in FabricName)
+ExpectChoice = str
 
-_EXPECT_FABRIC: dict[str, FabricName] = {
-    "efa": FabricName.EFA,
-    "tcpx": FabricName.GPUDIRECT_TCPX,
-    "tcpxo": FabricName.GPUDIRECT_TCPXO,
-    "rdma": FabricName.GPUDIRECT_RDMA,
-    "ib": FabricName.INFINIBAND,
-    "socket": FabricName.SOCKET,
-    "nvlink": FabricName.NVLINK,
-}
-# How each inter-node fabric shows up as NCCL's network (see nccl_patterns.network_kind).
-NETWORK_OF: dict[FabricName, NetworkKind] = {
-    FabricName.EFA: "ofi",
-    FabricName.GPUDIRECT_TCPX: "tcpx",
-    FabricName.GPUDIRECT_TCPXO: "tcpxo",
-    FabricName.GPUDIRECT_RDMA: "gib",
-    FabricName.INFINIBAND: "ib",
-    FabricName.ROCE: "ib",
-    FabricName.SOCKET: "socket",
-}
-# Fabrics that only exist through an external NCCL net plugin (libnccl-net*.so).
-PLUGIN_FABRICS = frozenset(
-    {FabricName.EFA, FabricName.GPUDIRECT_TCPX, FabricName.GPUDIRECT_TCPXO, FabricName.GPUDIRECT_RDMA}
-)
+
+def _network_of() -> dict[FabricName, NetworkKind]:
+    """How each inter-node fabric shows up as NCCL's network (the catalog's ``network`` family)."""
+    return {f.name: f.network for f in list_fabrics() if f.network is not None}
+
+
+def _plugin_fabrics() -> frozenset[FabricName]:
+    """Fabrics that only exist through an external NCCL net plugin (the catalog's ``plugin``)."""
+    return frozenset(f.name for f in list_fabrics() if f.plugin)
+
+
+NETWORK_OF: dict[FabricName, NetworkKind] = _network_of()
+PLUGIN_FABRICS = _plugin_fabrics()
 
 
 class Expectation(BaseModel):
@@ -86,18 +82,19 @@ class Expectation(BaseModel):
         return bool(self.instance and self.instance.efa_device_rdma and self.fabric is FabricName.EFA)
 
 
-def _check_agrees(key: str, instance: InstanceType) -> None:
+def _check_agrees(key: str, fabric: FabricName, instance: InstanceType) -> None:
     """Refuse ``--expect`` that the shape cannot have run: judging against it would only mislead. Agreeing
     is the shape's own fabric (or one NCCL sees as the same network: ib for a RoCE shape), sockets (the
     fabric-off side of an A/B), the shape's intra-node link (a one-host run), or a fabric the catalog
     publishes a baseline for on this shape."""
-    fabric = _EXPECT_FABRIC[key]
     network, shape_network = NETWORK_OF.get(fabric), NETWORK_OF.get(instance.fabric)
     same_network = network is not None and network == shape_network
     published = any(curve.fabric == fabric for curve in list_baseline_curves(instance.name))
     if fabric in (instance.fabric, FabricName.SOCKET, instance.intra_node) or same_network or published:
         return
-    own = next((k for k, f in _EXPECT_FABRIC.items() if NETWORK_OF.get(f) == shape_network), None)
+    own = next(
+        (min((f.name.value, *f.aliases), key=len) for f in list_fabrics() if f.network == shape_network), None
+    )
     instead = f"--expect {own}" if own else "no --expect"
     raise UsageError(
         f"--expect {key} contradicts --instance-type {instance.name}, whose fabric is "
@@ -108,19 +105,18 @@ def _check_agrees(key: str, instance: InstanceType) -> None:
 
 def resolve_expectation(expect: str | None, instance_type: str | None) -> Expectation:
     """``--expect`` wins over the instance's own fabric where the shape can run it (judging a shape's
-    fabric-off run is legitimate); a fabric the shape does not have is refused (``_check_agrees``)."""
+    fabric-off run is legitimate); a fabric the shape does not have is refused (``_check_agrees``).
+    ``--expect`` takes every spelling of the catalog's vocabulary (``tcpx`` and ``gpudirect-tcpx`` alike)."""
     instance = get_instance(instance_type) if instance_type else None
     if expect is not None:
         key = expect.strip().lower()
-        if key not in _EXPECT_FABRIC:
-            close = difflib.get_close_matches(key, EXPECT_CHOICES, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise UsageError(
-                f"--expect: {expect!r} is not a fabric; choose one of {', '.join(EXPECT_CHOICES)}{hint}"
-            )
+        try:
+            fabric = resolve_fabric(key, option="--expect")
+        except GpufabricError as exc:
+            raise UsageError(str(exc)) from None
         if instance is not None:
-            _check_agrees(key, instance)
-        return Expectation(fabric=_EXPECT_FABRIC[key], instance=instance, source=f"--expect {key}")
+            _check_agrees(key, fabric, instance)
+        return Expectation(fabric=fabric, instance=instance, source=f"--expect {key}")
     if instance is not None:
         return Expectation(
             fabric=instance.fabric,
@@ -203,10 +199,25 @@ def _expand(paths: Sequence[Path]) -> list[tuple[Path, bool]]:
     return files
 
 
-def _not_a_log(where: str) -> InputError:
+def _not_a_log(where: str, paths: Sequence[Path] = ()) -> InputError:
+    if any(_is_hccl_log(p) for p in paths):
+        return InputError(
+            f"{where} is a Habana Gaudi HCCL log, not NCCL output: doctor reads NCCL_DEBUG=INFO logs; for "
+            "Gaudi, read HCCL's own logs (HABANA_LOGS, hcl.log) or run hccl_demo"
+        )
     return InputError(
         f"{where} holds no NCCL log lines (NCCL INFO/WARN) and no benchmark table; run with NCCL_DEBUG=INFO"
     )
+
+
+def _is_hccl_log(path: Path) -> bool:
+    """Habana's collective library logs `[HCCL ...]`/`HCCL demo` lines (HabanaAI/hccl_demo issues)."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(65536)
+    except OSError:
+        return False
+    return b"HCCL" in head and b"NCCL INFO" not in head and b"NCCL WARN" not in head
 
 
 def _from_result(path: Path) -> Evidence:
@@ -259,7 +270,7 @@ def load_evidence(paths: Sequence[Path]) -> list[Evidence]:
             if holds_nccl_lines(path):
                 logs.append(path)
             elif named:
-                raise _not_a_log(str(path)) from None
+                raise _not_a_log(str(path), [path]) from None
             continue
         runs.append(
             Evidence(label=result.label, sources=[str(path)], result=result, attestation=attest_files([path]))
@@ -273,7 +284,7 @@ def load_evidence(paths: Sequence[Path]) -> list[Evidence]:
                 run.attestation = attest_files(own)
     if not logs:
         if not runs:
-            raise _not_a_log(", ".join(str(p) for p in paths))
+            raise _not_a_log(", ".join(str(p) for p in paths), paths)
         return runs
     groups = group_runs(logs)
     table_runs = [r for r in runs if r.result and r.result.metadata.engine == "nccl-tests"]

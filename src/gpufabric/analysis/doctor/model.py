@@ -11,17 +11,29 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from gpufabric.results.attestation import TransportClaims
+
 
 class Verdict(StrEnum):
     PASS = "pass"
     WARN = "warn"
     FAIL = "fail"
     SKIP = "skip"
+    # Nothing failed, but no check proved the transport either: never shown as PASS (exit 0).
+    NOTHING_PROVEN = "nothing-proven"
 
     @property
     def severity(self) -> int:
-        """Ordering for 'worst': SKIP < PASS < WARN < FAIL."""
-        return {"skip": 0, "pass": 1, "warn": 2, "fail": 3}[self.value]
+        """Ordering for 'worst': SKIP < PASS < NOTHING_PROVEN < WARN < FAIL."""
+        return {"skip": 0, "pass": 1, "nothing-proven": 2, "warn": 3, "fail": 4}[self.value]
+
+    @property
+    def label(self) -> str:
+        return self.value.replace("-", " ").upper()
+
+
+# The checks whose PASS proves a transport (a network between nodes, or the links inside one host).
+TRANSPORT_PROOFS = frozenset({"fabric-in-use", "intra-node"})
 
 
 def worst(verdicts: list[Verdict]) -> Verdict:
@@ -50,10 +62,20 @@ class SubjectReport(BaseModel):
     sources: list[str] = Field(default_factory=list)
     expectation: str = Field(default="", description="what the checks judged against, in words")
     checks: list[CheckResult] = Field(default_factory=list)
+    judges_transport: bool = Field(
+        default=False, description="a run's transport is judged: PASS needs a check that proves it"
+    )
+    attestation: TransportClaims | None = Field(
+        default=None, description="the structured attestation: each claim with its log lines and confidence"
+    )
 
     @property
     def verdict(self) -> Verdict:
-        return worst([c.verdict for c in self.checks])
+        verdict = worst([c.verdict for c in self.checks])
+        if self.judges_transport and verdict in (Verdict.PASS, Verdict.SKIP):
+            proven = any(c.id in TRANSPORT_PROOFS and c.verdict is Verdict.PASS for c in self.checks)
+            return verdict if proven else Verdict.NOTHING_PROVEN
+        return verdict
 
 
 class DoctorReport(BaseModel):
