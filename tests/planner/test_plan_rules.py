@@ -27,7 +27,12 @@ def test_part_of_a_one_efa_node_warns_that_the_efa_is_not_shared() -> None:
     result = plan(PlanRequest(instance_type="g5.48xlarge", platform=Platform.KUBERNETES, gpus=4))
     assert result.nic_count == 1
     resources = result.documents["kubernetes.pods"][0]["spec"]["containers"][0]["resources"]["limits"]
-    assert resources == {"nvidia.com/gpu": 4, "vpc.amazonaws.com/efa": 1}
+    assert resources == {
+        "nvidia.com/gpu": 4,
+        "vpc.amazonaws.com/efa": 1,
+        "hugepages-2Mi": "5120Mi",
+        "memory": "32000Mi",
+    }
     assert any(
         w.startswith("--gpus 4: g5.48xlarge has 1 efa interface and it cannot be shared")
         for w in result.warnings
@@ -104,13 +109,30 @@ def test_gcp_tcpx_vm_carries_the_nccl_container_options() -> None:
         "--device=/dev/nvidiactl",
         "--device=/dev/nvidia-uvm",
         "--volume=/run/tcpx:/run/tcpx",
-        "--volume=/var/lib/nvidia/lib64:/usr/local/nvidia/lib64",
-        "--volume=/var/lib/tcpx/lib64:/usr/local/tcpx/lib64",
+        "--volume=/var/lib/nvidia/lib64:/usr/local/nvidia/lib64:ro",
+        "--volume=/var/lib/tcpx/lib64:/usr/local/tcpx/lib64:ro",
         *(f"--device=/dev/nvidia{i}" for i in range(8)),
     ):
         assert option in options
-    assert "--privileged" not in options  # the RxDM daemon is privileged (startup script), NCCL is not
+    assert "--privileged" not in options and "--gpus=all" not in options  # COS: no container toolkit
+    startup = result.documents["compute.instances"][0]["metadata"]["items"][0]["value"]
+    assert "--privileged" not in startup and "--cap-add=NET_ADMIN" in startup  # RxDM as Google runs it
     assert {p.grant for p in result.privileges} >= {"--network=host"}
     assert result.env["LD_LIBRARY_PATH"] == "/usr/local/nvidia/lib64:/usr/local/tcpx/lib64"
-    # other GCP VM fabrics have no reference container: no options are invented for them
-    assert plan(PlanRequest(instance_type="a3-megagpu-8g", platform=Platform.VM)).docker_options == []
+
+
+def test_gcp_tcpxo_vm_installs_fastrak_and_rdma_vm_mounts_gib() -> None:
+    tcpxo = plan(PlanRequest(instance_type="a3-megagpu-8g", platform=Platform.VM))
+    startup = tcpxo.documents["compute.instances"][0]["metadata"]["items"][0]["value"]
+    assert "gpudirect-tcpxo/nccl-plugin-gpudirecttcpx-dev:v1.0.15 install --install-nccl" in startup
+    assert "cp -r /var/lib/tcpxo/lib64/. /var/lib/nvidia/lib64" in startup
+    assert "modprobe import-helper" in startup and "/dev/aperture_devices" in startup
+    assert "--volume=/dev/aperture_devices:/dev/aperture_devices" in tcpxo.docker_options
+    rdma = plan(PlanRequest(instance_type="a3-ultragpu-8g", platform=Platform.VM))
+    startup = rdma.documents["compute.instances"][0]["metadata"]["items"][0]["value"]
+    assert "gpudirect-gib/nccl-plugin-gib:v1.1.1 install" in startup
+    assert "--volume=/var/lib/gib:/usr/local/gib:ro" in rdma.docker_options
+    assert rdma.env["NCCL_NET"] == "gIB" and rdma.env["NCCL_TUNER_CONFIG_PATH"].startswith("/usr/local/gib/")
+    for result in (tcpxo, rdma):
+        assert "--gpus=all" not in result.docker_options
+        assert "--volume=/var/lib/nvidia/lib64:/usr/local/nvidia/lib64:ro" in result.docker_options

@@ -41,7 +41,14 @@ def test_efa_proportional_to_gpus(gpus: int, efa: int) -> None:
     result = plan(PlanRequest(instance_type="p5.48xlarge", platform="kubernetes", gpus=gpus))
     resources = result.documents["kubernetes.pod_config"]["spec"]["containers"][0]["resources"]
     assert (
-        resources["requests"] == resources["limits"] == {"nvidia.com/gpu": gpus, "vpc.amazonaws.com/efa": efa}
+        resources["requests"]
+        == resources["limits"]
+        == {
+            "nvidia.com/gpu": gpus,
+            "vpc.amazonaws.com/efa": efa,
+            "hugepages-2Mi": "5120Mi",
+            "memory": "32000Mi",
+        }
     )
 
 
@@ -178,10 +185,18 @@ def test_gke_annotations_and_sidecars(instance: str, daemon: str | None, network
     assert [i["interfaceName"] for i in interfaces] == [f"eth{n}" for n in range(len(networks))]
     names = [c["name"] for c in pod["spec"]["containers"]]
     assert names == ["main"] + ([daemon] if daemon else [])
-    assert "privileged" not in json.dumps(pod["spec"]["containers"][0])
-    privileged = [p for p in result.privileges if p.grant == "privileged"]
-    assert [p.where for p in privileged] == (["tcpx-daemon"] if daemon == "tcpx-daemon" else [])
+    assert "privileged" not in json.dumps(pod["spec"]["containers"])  # Google grants capabilities only
+    assert [p for p in result.privileges if p.grant == "privileged"] == []
     assert all(p.why for p in result.privileges)
+    for container in pod["spec"]["containers"]:
+        context = container["securityContext"]
+        assert context["capabilities"]["drop"] == ["ALL"] and context["allowPrivilegeEscalation"] is False
+        for cap in context["capabilities"].get("add", []):
+            grant = next(p for p in result.privileges if p.where == container["name"] and cap in p.grant)
+            assert "RDMA" not in grant.why or instance == "a3-ultragpu-8g"
+    for volume in pod["spec"]["volumes"]:
+        if "hostPath" in volume:
+            assert any(volume["hostPath"]["path"] in p.grant for p in result.privileges)
 
 
 def test_user_pod_config_wins_and_conflicts_are_reported() -> None:

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import json
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import botocore.session
+import jsonschema
 import kubernetes_validate
 import pytest
 from botocore.validate import ParamValidator
@@ -19,6 +21,7 @@ from google.cloud import compute_v1
 from gpufabric.catalog import Cloud, list_instances
 from gpufabric.errors import CatalogError
 from gpufabric.planner import Plan, PlanRequest, Platform, Tier, plan
+from gpufabric.planner.skypilot_limits import skypilot_vm_limit
 
 K8S_VERSION = "1.30.0"
 GCE_TYPES = {
@@ -28,6 +31,48 @@ GCE_TYPES = {
     "compute.resourcePolicies": compute_v1.ResourcePolicy,
     "compute.instances": compute_v1.Instance,
 }
+
+
+REFERENCES = Path(__file__).parents[1] / "fixtures" / "references" / "skypilot"
+
+
+@cache
+def skypilot_schema(name: str) -> Any:
+    """SkyPilot 0.14.1's own JSON schema (sky.utils.schemas, vendored by regenerate_skypilot.py)."""
+    return json.loads((REFERENCES / f"{name}_schema.json").read_text())
+
+
+def _enum(*, case: bool) -> Any:
+    def check(validator: Any, enums: list[str], instance: str, schema: Any) -> Any:
+        del validator, schema
+        if (instance if case else instance.lower()) not in [e if case else e.lower() for e in enums]:
+            yield jsonschema.ValidationError(f"{instance!r} is not one of {enums!r}")
+
+    return check
+
+
+# SkyPilot's validator (sky/utils/validator.py, 0.14.1): Draft 7 plus its two enum keywords.
+SKY_VALIDATOR = jsonschema.validators.extend(
+    jsonschema.Draft7Validator,
+    validators={"case_insensitive_enum": _enum(case=False), "case_sensitive_enum": _enum(case=True)},
+)
+
+
+def validate_skypilot_task(task: dict[str, Any]) -> None:
+    """The task against SkyPilot's task schema, its ``resources`` and ``config`` against theirs, and the
+    checks SkyPilot makes outside the schema (network_tier values in sky/resources.py; GCP's machine-type
+    check for ``best`` in sky/provision/gcp/config.py)."""
+    body = {k: v for k, v in task.items() if k != "config"}
+    SKY_VALIDATOR(skypilot_schema("task")).validate(body)
+    SKY_VALIDATOR(skypilot_schema("resources")).validate(task["resources"])
+    if "config" in task:
+        SKY_VALIDATOR(skypilot_schema("config")).validate(task["config"])
+    tiers = json.loads((REFERENCES / "resources.json").read_text())["network_tiers"]
+    if task["resources"].get("network_tier") not in tiers:
+        raise jsonschema.ValidationError(f"network_tier must be one of {tiers}")
+    if task["resources"].get("network_tier") == "best" and task["resources"].get("infra") == "gcp":
+        allowed = json.loads((REFERENCES / "gcp.json").read_text())["GPU_DIRECT_TCPX_INSTANCE_TYPES"]
+        assert task["resources"]["instance_type"] in allowed, "SkyPilot raises at launch"
 
 
 @cache
@@ -56,7 +101,10 @@ def validate_plan(result: Plan) -> int:
             for pod in doc:
                 kubernetes_validate.validate(pod, K8S_VERSION, strict=True)
                 checked += 1
-        elif key == "skypilot.task" and "config" in doc and "kubernetes" in doc["config"]:
+        elif key == "skypilot.task":
+            validate_skypilot_task(doc)
+            checked += 1
+        if key == "skypilot.task" and "config" in doc and "kubernetes" in doc["config"]:
             pod = {"apiVersion": "v1", "kind": "Pod", **doc["config"]["kubernetes"]["pod_config"]}
             pod["metadata"] = {**pod.get("metadata", {}), "name": "check"}
             for container in pod["spec"]["containers"]:
@@ -85,12 +133,25 @@ def test_every_entry_and_platform_validates(instance: str, platform: Platform) -
     if platform in (Platform.VM, Platform.KUBERNETES):
         assert checked >= 1, f"{instance}/{platform}: nothing validated"
     assert result.env == {k: v for k, v in result.env.items()}  # redacted copy, plain dict
-    if result.instance and result.instance.has_fabric:
+    limit = skypilot_vm_limit(result.instance) if result.instance else None
+    if platform is Platform.SKYPILOT and limit is not None:
+        # SkyPilot would refuse (GCP) or silently drop (AWS) the fabric: standard tier, said in one line,
+        # with the VM plan's steps as manual ones.
+        assert result.tier_planned is Tier.STANDARD and limit in result.warnings
+        assert result.documents["skypilot.task"]["resources"]["network_tier"] == "standard"
+        assert any(p.startswith("manual, as `--platform vm` plans it: ") for p in result.prerequisites)
+    elif result.instance and result.instance.has_fabric:
         assert result.tier_planned is Tier.BEST and result.fabric is result.instance.fabric
         assert result.env != result.fabric_off_env
 
 
 def test_validator_really_rejects_bad_bodies() -> None:
+    with pytest.raises(jsonschema.ValidationError):
+        validate_skypilot_task({"resources": {"network_tier": "fastest"}, "num_nodes": 2})
+    with pytest.raises(AssertionError, match="SkyPilot raises at launch"):
+        validate_skypilot_task(
+            {"resources": {"network_tier": "best", "infra": "gcp", "instance_type": "a3-megagpu-8g"}}
+        )
     with pytest.raises(AssertionError, match="Unknown parameter"):
         validate_ec2("RunInstances", {"ImageId": "x", "MinCount": 1, "MaxCount": 1, "Bogus": 1})
     with pytest.raises(Exception, match="no field named"):

@@ -1,7 +1,8 @@
 """``gpufabric plan``: parse the shape and platform flags, call the planner, render the plan.
 
-``--format yaml|json`` print the model; ``table`` the pipe table of its facts; ``env`` prints
-``export K=V`` lines ready to source. Warnings go to stderr, never silently. ``--from-cluster`` plans
+``--format yaml`` prints the model; ``table`` the pipe table of its facts; ``sky``/``k8s``/``sbatch``/``env``/
+``json`` one kind alone, ready for its tool (``planner/export.py``); ``-o DIR`` writes every document to
+its own file. Warnings go to stderr, never silently. ``--from-cluster`` plans
 per node group of a real cluster (``cli/nodes.py``).
 """
 
@@ -12,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import typer
-import yaml
 from pydantic import ValidationError
 
 from gpufabric.catalog import Cloud, resolve_fabric
@@ -20,15 +20,21 @@ from gpufabric.cli._common import choice
 from gpufabric.cli.catalog import _dump, pipe_table
 from gpufabric.errors import InputError, UsageError
 from gpufabric.planner import Plan, PlanRequest, Platform, Tier, plan
+from gpufabric.planner.export import KINDS, files, one_kind
+from gpufabric.task.load import safe_yaml
+from gpufabric.task.model import check_pod_config_shape
 
-PLAN_FORMATS = ("yaml", "json", "env", "table")
+PLAN_FORMATS = ("yaml", "table", *KINDS)
 
 
 def _labels(text: str | None) -> dict[str, str] | None:
     if text is None:
         return None
     if text.startswith("@"):
-        return {str(k): str(v) for k, v in (_load_yaml(Path(text[1:]), "--node-labels") or {}).items()}
+        labels = _load_yaml(Path(text[1:]), "--node-labels") or {}
+        if not isinstance(labels, dict):
+            raise InputError(f"--node-labels {text}: the file must hold a mapping of label: value")
+        return {str(k): str(v) for k, v in labels.items()}
     labels = {}
     for pair in filter(None, text.split(",")):
         key, sep, value = pair.partition("=")
@@ -40,11 +46,12 @@ def _labels(text: str | None) -> dict[str, str] | None:
 
 def _load_yaml(path: Path, flag: str) -> Any:
     try:
-        return yaml.safe_load(path.read_text())
+        text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise InputError(f"{flag}: cannot read {path}: {exc.strerror}") from exc
-    except yaml.YAMLError as exc:
-        raise InputError(f"{flag}: {path} is not valid YAML: {exc}") from exc
+    except UnicodeDecodeError:
+        raise InputError(f"{flag}: {path} is not UTF-8 text; give a YAML file") from None
+    return safe_yaml(text, source=f"{flag} {path}")
 
 
 def _accelerator(text: str | None) -> tuple[str | None, int | None]:
@@ -73,6 +80,8 @@ def _request(**fields: Any) -> PlanRequest:
         field = str(error["loc"][0]) if error["loc"] else "?"
         flag = _FIELD_FLAGS.get(field, "--" + field.replace("_", "-"))
         why = error["msg"]
+        if error["type"] == "less_than_equal":
+            why = f"above the limit of {error.get('ctx', {}).get('le')} nodes; use a smaller --nodes"
         if field == "cluster_name":
             why = (
                 "must be 1-42 lowercase letters, digits or '-' and start with a letter (it names pods); "
@@ -101,6 +110,11 @@ def _pod_config(path: Path | None) -> dict[str, Any] | None:
     user_pod_config = _load_yaml(path, "--pod-config") if path else None
     if user_pod_config is not None and not isinstance(user_pod_config, dict):
         raise InputError(f"--pod-config: {path} must hold a mapping (a pod spec fragment)")
+    if user_pod_config is not None:
+        try:
+            check_pod_config_shape(user_pod_config)
+        except ValueError as exc:
+            raise InputError(f"--pod-config {path}: {exc}") from None
     return user_pod_config
 
 
@@ -135,7 +149,19 @@ def plan_command(
     pod_config: Path | None = typer.Option(None, "--pod-config", help="your pod_config YAML, merged in"),
     cluster_name: str = typer.Option("gpufabric", "--cluster-name"),
     image: str | None = typer.Option(None, "--image"),
-    fmt: str = typer.Option("yaml", "--format", help="yaml, json, env or table"),
+    fmt: str = typer.Option(
+        "yaml",
+        "--format",
+        help="yaml (the whole plan), table, or one kind alone: sky (task for sky launch), k8s (objects for "
+        "kubectl apply -f), sbatch, env (export lines), json",
+    ),
+    out: Path | None = typer.Option(
+        None,
+        "--out",
+        "-o",
+        help="write each document to its own file in this directory (task.sky.yaml, *.k8s.yaml, job.sbatch, "
+        "ec2-*.json, gce-*.json, env.sh, plan.json)",
+    ),
     fabric_off: bool = typer.Option(False, "--fabric-off", help="with --format env: the A/B off profile"),
     from_cluster: bool = typer.Option(
         False, "--from-cluster", help="plan per node group of the cluster's real nodes (see gpufabric nodes)"
@@ -152,6 +178,12 @@ def plan_command(
     if tier is not None:
         choice("--tier", tier, tuple(t.value for t in Tier))
     wanted_fabric = resolve_fabric(fabric, option="--fabric") if fabric is not None else None
+    if from_cluster and (out is not None or fmt in ("sky", "k8s", "sbatch")):
+        flag = "-o" if out is not None else f"--format {fmt}"
+        raise UsageError(
+            f"{flag}: --from-cluster plans one document set per node group; use --format yaml, json, env or "
+            "table, or plan one group's shape without --from-cluster"
+        )
     if from_cluster:
         from gpufabric.cli.nodes import plan_from_cluster
         from gpufabric.inventory import ClusterPlanOptions
@@ -223,12 +255,34 @@ def plan_command(
         print(f"Warning: {warning}", file=sys.stderr)
     for conflict in result.conflicts:
         print(f"Note: pod_config {conflict}", file=sys.stderr)
-    if fmt == "env":
-        sys.stdout.write("\n".join(result.env_lines(fabric_off=fabric_off)) + "\n")
-    elif fmt == "table":
+    if out is not None:
+        _write_files(out, files(result))
+        return
+    if fmt == "table":
         sys.stdout.write(plan_table(result))
-    else:
+    elif fmt == "yaml":
         sys.stdout.write(_dump(result.model_dump(mode="json", exclude={"request"}), fmt))
+    else:
+        try:
+            sys.stdout.write(one_kind(result, fmt, fabric_off=fabric_off))
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+
+
+def _write_files(directory: Path, contents: dict[str, str]) -> None:
+    """Write each document to ``directory`` (created if missing); say what was written on stderr."""
+    if directory.exists() and not directory.is_dir():
+        raise UsageError(f"-o {directory}: not a directory; give a directory for the plan's files")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        for name, text in contents.items():
+            path = directory / name
+            path.write_text(text)
+            if name.endswith(".sh") or name.endswith(".sbatch"):
+                path.chmod(0o755)
+    except OSError as exc:
+        raise InputError(f"-o {directory}: cannot write: {exc.strerror}") from exc
+    print(f"wrote {len(contents)} files to {directory}: {', '.join(contents)}", file=sys.stderr)
 
 
 def register(app: typer.Typer) -> None:

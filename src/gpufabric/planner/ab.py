@@ -16,6 +16,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpufabric.catalog import FabricName, get_fabric
+from gpufabric.planner.fabric_env import HABANA, HABANA_OFF_DESCRIPTION
 from gpufabric.planner.model import PlanRequest
 from gpufabric.planner.resolve import resolve
 
@@ -55,12 +56,17 @@ def ab_profiles(*, nodes: int = 1, instance_type: str | None = None) -> ABProfil
         res = resolve(PlanRequest(instance_type=instance_type, nodes=max(nodes, 1)))
         spec = get_fabric(res.fabric)
         if nodes > 1 or res.fabric is FabricName.SOCKET:
-            removed = tuple(dict.fromkeys([*(n for n in res.env if n not in res.off_env), *spec.off_unset]))
+            habana = res.instance is not None and res.instance.accelerator_kind == HABANA
+            unset = () if habana else spec.off_unset  # Gaudi's A/B keeps EFA on: only peer direct flips
+            removed = tuple(dict.fromkeys([*(n for n in res.env if n not in res.off_env), *unset]))
             return ABProfiles(
                 fabric=str(res.fabric.value),
                 on=FabricProfile(name="fabric-on", env=res.env, description=res.reason),
                 off=FabricProfile(
-                    name="fabric-off", env=res.off_env, unset=removed, description=spec.off_description
+                    name="fabric-off",
+                    env=res.off_env,
+                    unset=removed,
+                    description=HABANA_OFF_DESCRIPTION if habana else spec.off_description,
                 ),
             )
     if nodes <= 1:

@@ -8,9 +8,10 @@ from gpufabric.catalog import Cloud, FabricName, get_fabric
 from gpufabric.errors import CatalogError, UsageError
 from gpufabric.planner.aws_vm import render_aws_vm
 from gpufabric.planner.docker import render_docker
+from gpufabric.planner.fabric_env import HABANA, HABANA_OFF_DESCRIPTION
 from gpufabric.planner.gcp_vm import render_gcp_vm
 from gpufabric.planner.kubernetes import render_kubernetes
-from gpufabric.planner.model import Plan, PlanRequest, Platform
+from gpufabric.planner.model import Plan, PlanRequest, Platform, Tier
 from gpufabric.planner.pod_overrides import reconcile_with_pod_config
 from gpufabric.planner.resolve import off_profile, resolve
 from gpufabric.planner.skypilot import render_skypilot
@@ -52,15 +53,31 @@ def _merged_pod_config(result: Plan) -> dict[str, Any] | None:
     return dict(pod_config) if isinstance(pod_config, dict) else None
 
 
+def _skypilot_manual_steps(request: PlanRequest, has_fabric: bool, result: Plan) -> None:
+    """SkyPilot cannot turn this shape's fabric on: list the VM plan's steps, as manual ones."""
+    if not (has_fabric and request.tier is Tier.BEST and result.tier_planned is Tier.STANDARD):
+        return
+    if request.strict or request.node_labels is not None or request.fabric is FabricName.SOCKET:
+        return
+    vm = plan(request.model_copy(update={"platform": Platform.VM, "pod_config": None, "image": None}))
+    result.prerequisites += [f"manual, as `--platform vm` plans it: {step}" for step in vm.prerequisites]
+
+
 def plan(request: PlanRequest) -> Plan:
     """The plan for ``request``; bad input raises UsageError/CatalogError with one line naming the fix."""
     res = resolve(request)
+    # CoreWeave and Together are Kubernetes to SkyPilot (its infra pattern names no such cloud).
     on_kubernetes = request.platform is Platform.KUBERNETES or (
         request.platform is Platform.SKYPILOT
-        and (res.provider is not None or request.node_labels is not None)
+        and (
+            res.provider is not None
+            or request.node_labels is not None
+            or res.cloud in (Cloud.COREWEAVE, Cloud.TOGETHER)
+        )
     )
     check_platform_flags(request, res.cloud, on_kubernetes)
     spec = get_fabric(res.fabric)
+    habana = res.instance is not None and res.instance.accelerator_kind == HABANA
     result = Plan(
         request=request,
         instance=res.instance,
@@ -75,10 +92,16 @@ def plan(request: PlanRequest) -> Plan:
         nic_count=res.nic_count,
         baseline_variant=_baseline_variant(res.fabric, res.nic_count),
         env=redact_env(res.env),
-        fabric_off_description=spec.off_description,
+        fabric_off_description=HABANA_OFF_DESCRIPTION if habana else spec.off_description,
         warnings=list(res.warnings),
-        log_proof=[m.pattern for m in spec.log_markers if m.proves == "active"],
+        log_proof=[] if habana else [m.pattern for m in spec.log_markers if m.proves == "active"],
     )
+    if habana and res.tier is Tier.BEST:
+        result.warnings.append(
+            f"{result.request.instance_type or 'Gaudi'}: collectives run through HCCL, which prints no "
+            "NCCL log lines, so `gpufabric doctor` cannot prove EFA from a log; check `fi_info -p efa` on a "
+            "node and compare bandwidth with FI_EFA_USE_DEVICE_RDMA=1 and =0 (plan --fabric-off)"
+        )
     overrides: dict[str, str] = {}
     if request.platform is Platform.VM:
         if res.cloud is Cloud.AWS and res.instance is not None:
@@ -104,7 +127,10 @@ def plan(request: PlanRequest) -> Plan:
     if merged is not None:
         reconcile_with_pod_config(result, merged)
         result.env = redact_env(result.env)
-    result.fabric_off_env = redact_env(off_profile(result.env, res.fabric))
+    kind = res.instance.accelerator_kind if res.instance is not None else "nvidia-gpu"
+    result.fabric_off_env = redact_env(off_profile(result.env, result.fabric, kind))
+    if request.platform is Platform.SKYPILOT and res.instance is not None:
+        _skypilot_manual_steps(request, res.instance.has_fabric, result)
     documents = redact_manifest(result.documents)
     if documents != result.documents:
         result.warnings.append(

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpufabric.catalog import FabricName
+from gpufabric.planner.fabric_env import HABANA
 from gpufabric.planner.model import Plan
 
 EFA_DOCKER_OPTIONS = ["--cap-add=IPC_LOCK", "--device=/dev/infiniband", "--ulimit", "memlock=-1:-1"]
@@ -46,6 +47,26 @@ def network_interfaces(plan: Plan, public_ip: bool) -> list[dict[str, Any]]:
     return interfaces
 
 
+def _ami(plan: Plan) -> str:
+    kind = plan.instance.accelerator_kind if plan.instance else "nvidia-gpu"
+    if kind == HABANA:
+        return "a Habana-supported AMI for DL1 (Habana's AWS guide: its AMIs need no extra EFA packages)"
+    if kind == "aws-trainium":
+        return "the newest AWS Deep Learning AMI Neuron (EFA driver, libfabric and the Neuron runtime)"
+    return f"the newest '{DLAMI} <date>' (EFA driver, libfabric, aws-ofi-nccl in /opt/amazon/ofi-nccl)"
+
+
+def _ami_prerequisite(plan: Plan) -> str:
+    kind = plan.instance.accelerator_kind if plan.instance else "nvidia-gpu"
+    if kind != "nvidia-gpu":
+        return f"AMI: {_ami(plan)}"
+    return (
+        f"AMI: the '{DLAMI}' keeps aws-ofi-nccl under /opt/amazon/ofi-nccl; the plan sets no plugin path "
+        "(the AMI's own), so check `ls /opt/amazon/ofi-nccl/lib*/libnccl-net*` and that NCCL logs "
+        "'NET/OFI Selected provider is efa'"
+    )
+
+
 def render_aws_vm(plan: Plan, public_ip: bool) -> None:
     assert plan.instance is not None
     name = plan.request.cluster_name
@@ -62,9 +83,17 @@ def render_aws_vm(plan: Plan, public_ip: bool) -> None:
         "VpcId": "${VPC_ID}",
     }
     self_rule = [{"IpProtocol": "-1", "UserIdGroupPairs": [{"GroupId": "${SECURITY_GROUP_ID}"}]}]
+    # SSH from the operator's network, as SkyPilot's security group opens tcp:22: without it nobody reaches
+    # the nodes to start the job.
+    ssh_rule = {
+        "IpProtocol": "tcp",
+        "FromPort": 22,
+        "ToPort": 22,
+        "IpRanges": [{"CidrIp": "${SSH_CIDR}", "Description": "ssh"}],
+    }
     plan.documents["ec2.AuthorizeSecurityGroupIngress"] = {
         "GroupId": "${SECURITY_GROUP_ID}",
-        "IpPermissions": self_rule,
+        "IpPermissions": [*self_rule, ssh_rule],
     }
     plan.documents["ec2.AuthorizeSecurityGroupEgress"] = {
         "GroupId": "${SECURITY_GROUP_ID}",
@@ -77,6 +106,8 @@ def render_aws_vm(plan: Plan, public_ip: bool) -> None:
         "MaxCount": plan.nodes,
         "Placement": {"GroupName": f"{name}-pg"},
         "NetworkInterfaces": network_interfaces(plan, public_ip),
+        "KeyName": "${KEY_NAME}",
+        "IamInstanceProfile": {"Name": "${IAM_INSTANCE_PROFILE}"},
         "TagSpecifications": [{"ResourceType": "instance", "Tags": tags}],
     }
     plan.parameters.update(
@@ -84,14 +115,17 @@ def render_aws_vm(plan: Plan, public_ip: bool) -> None:
             "VPC_ID": "the VPC of the subnet",
             "SUBNET_ID": "one subnet (one availability zone) for every node and every EFA",
             "SECURITY_GROUP_ID": "the id CreateSecurityGroup returns",
-            "IMAGE_ID": f"an AMI with the EFA driver, libfabric and aws-ofi-nccl, "
-            f"e.g. the newest '{DLAMI} <date>'",
+            "IMAGE_ID": _ami(plan),
+            "SSH_CIDR": "the network you reach the nodes from (e.g. your VPN's CIDR), never 0.0.0.0/0",
+            "KEY_NAME": "an EC2 key pair in the region (ssh access)",
+            "IAM_INSTANCE_PROFILE": "an instance profile for the nodes (e.g. with "
+            "AmazonSSMManagedInstanceCore to reach private-IP nodes through SSM)",
         }
     )
     if plan.fabric is FabricName.EFA:
         plan.docker_options = list(EFA_DOCKER_OPTIONS)
         plan.prerequisites += [
-            f"AMI with the EFA driver, libfabric and aws-ofi-nccl (the '{DLAMI}' ships them)",
+            _ami_prerequisite(plan),
             f"check on a node: `fi_info -p efa -t FI_EP_RDM` lists {plan.nic_count} EFA device(s)",
             "all nodes in one subnet and one cluster placement group (rendered here)",
         ]

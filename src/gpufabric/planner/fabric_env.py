@@ -1,23 +1,38 @@
-"""The NCCL environment of a planned fabric, and its fabric-off twin for A/B runs.
+"""The NCCL (or HCCL) environment of a planned fabric, and its fabric-off twin for A/B runs.
 
 The variables come from the catalog (the fabric's enable and tuning variables, the shape's own), plus
-what depends on the plan: the NIC list of the GPUDirect and InfiniBand/RoCE fabrics, and the library
-paths of the EFA container image when a container platform runs it without an image of the user's.
+what depends on the plan: the NIC list of the GPUDirect and InfiniBand/RoCE fabrics, and the tuner path of
+AWS's EFA nccl-tests image when a container platform runs it (its Dockerfile already sets LD_LIBRARY_PATH,
+so the plan never replaces that: Kubernetes does not expand ``$LD_LIBRARY_PATH`` in a pod's env).
+Intel Gaudi runs HCCL, not NCCL: no NCCL variables, and its A/B switch is EFA peer direct
+(``FI_EFA_USE_DEVICE_RDMA`` 1 vs 0, Habana's "Scale-out via Host NIC" guide), which HCCL honours.
 """
 
 from __future__ import annotations
 
 from gpufabric.catalog import FabricName, InstanceType, get_fabric
+from gpufabric.planner.images import EFA_TUNER_PLUGIN
 from gpufabric.planner.model import PlanRequest, Platform
 
-# nccl-tests image and library paths of seed 001's nccl_efa.yaml (public.ecr.aws/hpc-cloud/nccl-tests).
-EFA_CONTAINER_IMAGE = "public.ecr.aws/hpc-cloud/nccl-tests:latest"
-EFA_CONTAINER_ENV = {
-    "LD_LIBRARY_PATH": "/opt/amazon/openmpi/lib:/opt/nccl/build/lib:/opt/amazon/efa/lib:"
-    "/opt/aws-ofi-nccl/install/lib:/usr/local/nvidia/lib",
-    "NCCL_TUNER_PLUGIN": "/opt/aws-ofi-nccl/install/lib/libnccl-ofi-tuner.so",
-}
 CONTAINER_PLATFORMS = (Platform.KUBERNETES, Platform.DOCKER, Platform.SKYPILOT)
+HABANA = "habana-gaudi"
+# Gaudi's A/B: peer direct on/off over the same EFA (HCCL ignores NCCL_NET).
+HABANA_PEER_DIRECT_OFF = {"FI_EFA_USE_DEVICE_RDMA": "0"}
+HABANA_OFF_DESCRIPTION = (
+    "EFA without peer direct: FI_EFA_USE_DEVICE_RDMA=0 makes HCCL stage through host memory (Habana's "
+    "EFA peer direct post on DL1: 1.5-2x less collective bandwidth at 32 MB)"
+)
+
+
+def runs_efa_image(request: PlanRequest, inst: InstanceType | None) -> bool:
+    """True when the plan runs AWS's EFA nccl-tests image (an NVIDIA EFA shape, no image of the user's)."""
+    return (
+        inst is not None
+        and inst.fabric is FabricName.EFA
+        and inst.accelerator_kind == "nvidia-gpu"
+        and request.platform in CONTAINER_PLATFORMS
+        and not request.image
+    )
 
 
 def build_env(
@@ -33,8 +48,8 @@ def build_env(
     if fabric is FabricName.EFA and inst is not None:
         if inst.efa_device_rdma:
             env["FI_EFA_USE_DEVICE_RDMA"] = "1"
-        if nvidia and request.platform in CONTAINER_PLATFORMS and not request.image:
-            env.update(EFA_CONTAINER_ENV)
+        if runs_efa_image(request, inst):
+            env["NCCL_TUNER_PLUGIN"] = EFA_TUNER_PLUGIN
     elif fabric is FabricName.GPUDIRECT_TCPX:
         env["NCCL_GPUDIRECTTCPX_SOCKET_IFNAME"] = ",".join(f"eth{i}" for i in range(1, nics + 1))
     elif fabric is FabricName.GPUDIRECT_TCPXO:
@@ -44,8 +59,12 @@ def build_env(
     return env
 
 
-def off_profile(env: dict[str, str], fabric: FabricName) -> dict[str, str]:
+def off_profile(
+    env: dict[str, str], fabric: FabricName, accelerator_kind: str = "nvidia-gpu"
+) -> dict[str, str]:
     """The A/B twin: same placement and resources, the fabric's variables removed, its off_env applied."""
+    if accelerator_kind == HABANA and fabric is FabricName.EFA:
+        return {**env, **HABANA_PEER_DIRECT_OFF}
     spec = get_fabric(fabric)
 
     def removed(name: str) -> bool:

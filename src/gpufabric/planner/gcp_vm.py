@@ -4,8 +4,9 @@ Bodies are Compute Engine REST JSON (camelCase); the tests parse each with googl
 types (``Network.from_json`` ...), which reject unknown fields. TCPX (a3-highgpu/edgegpu): 1 mgmt + 4 data
 VPCs, as SkyPilot; beyond SkyPilot, TCPXO (a3-megagpu: 1 + 8) and GPUDirect-RDMA VMs (a3-ultragpu, a4:
 2 gVNIC VPCs + one RoCE VPC with the zone's RDMA network profile and 8 MRDMA NICs). Every VPC gets
-SkyPilot's three firewall rules (internal traffic, ssh, icmp); TCPX plans carry the ``docker run`` options
-of the NCCL container, as SkyPilot's GPU_DIRECT_TCPX_SPECIFIC_OPTIONS.
+SkyPilot's three firewall rules (internal traffic, ssh, icmp). The startup script installs each fabric's
+NCCL plugin with Google's installer image (TCPX, FasTrak for TCPXO, gIB) and starts RxDM with NET_ADMIN,
+not --privileged; the plan carries the NCCL container's ``docker run`` options on COS (no ``--gpus``).
 """
 
 from __future__ import annotations
@@ -13,16 +14,26 @@ from __future__ import annotations
 from typing import Any
 
 from gpufabric.catalog import FabricName
+from gpufabric.planner.images import (
+    COS_GPU_DOCKER_OPTIONS,
+    GIB_PLUGIN,
+    TCPX_PLUGIN,
+    TCPX_RXDM,
+    TCPXO_PLUGIN,
+    TCPXO_RXDM,
+)
 from gpufabric.planner.model import Plan, Privilege
 
 MTU = 8244
 INTERNAL_RANGE = "10.128.0.0/9"
-TCPX_RXDM_IMAGE = "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpx/tcpgpudmarxd"
-TCPX_PLUGIN_IMAGE = "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpx/nccl-plugin-gpudirecttcpx"
-TCPXO_RXDM_IMAGE = "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/tcpgpudmarxd-dev"
-GIB_PLUGIN_IMAGE = "us-docker.pkg.dev/gce-ai-infra/gpudirect-gib/nccl-plugin-gib"
-# The NCCL container next to the RxDM daemon: GPU devices, the RxDM socket directory and the host's driver
-# and TCPX plugin libraries (installed by the startup script). Host network: the plugin drives eth1-4.
+GPU_DEVICES = (
+    " ".join(f"--device /dev/nvidia{i}" for i in range(8))
+    + " --device /dev/nvidiactl --device /dev/nvidia-uvm"
+)
+# RxDM as Google's GKE manifests run it: NET_ADMIN (TCPXO: and NET_BIND_SERVICE), the host's /sys and
+# /proc/sys at the paths RxDM expects, never --privileged (SkyPilot's VM script still uses it).
+RXDM_HOST_MOUNTS = "--volume /sys:/hostsysfs --volume /proc/sys:/hostprocsysfs"
+# The NCCL container's own options beyond COS's GPU mounts (images.COS_GPU_DOCKER_OPTIONS), per fabric.
 TCPX_DOCKER_OPTIONS = [
     "--cap-add=IPC_LOCK",
     "--userns=host",
@@ -31,17 +42,30 @@ TCPX_DOCKER_OPTIONS = [
     "memlock=-1",
     "--ulimit",
     "stack=67108864",
-    *(f"--device=/dev/nvidia{i}" for i in range(8)),
-    "--device=/dev/nvidiactl",
-    "--device=/dev/nvidia-uvm",
     "--volume=/run/tcpx:/run/tcpx",
-    "--volume=/var/lib/nvidia/lib64:/usr/local/nvidia/lib64",
-    "--volume=/var/lib/tcpx/lib64:/usr/local/tcpx/lib64",
+    "--volume=/var/lib/tcpx/lib64:/usr/local/tcpx/lib64:ro",
 ]
-GPU_DEVICES = (
-    " ".join(f"--device /dev/nvidia{i}" for i in range(8))
-    + " --device /dev/nvidiactl --device /dev/nvidia-uvm"
-)
+TCPXO_DOCKER_OPTIONS = [
+    "--shm-size=1g",
+    "--device=/dev/dmabuf_import_helper",
+    "--volume=/dev/aperture_devices:/dev/aperture_devices",
+]
+RDMA_DOCKER_OPTIONS = [
+    "--cap-add=IPC_LOCK",
+    "--ulimit",
+    "memlock=-1:-1",
+    "--shm-size=16g",
+    "--device=/dev/infiniband",
+    "--volume=/var/lib/gib:/usr/local/gib:ro",
+]
+# Google's TCPXO installer's pre-installation step (gpudirect-tcpxo/nccl-tcpxo-installer.yaml), on the host.
+TCPXO_HOST_SETUP = [
+    "iptables -I INPUT -p tcp -m tcp -j ACCEPT && modprobe import-helper",
+    "mkdir -p /dev/aperture_devices",
+    "lspci -nn -D | grep '1ae0:0084' | while read -r BDF _; do mkdir -p /dev/aperture_devices/$BDF && "
+    'mount --bind "$(readlink -f /sys/bus/pci/devices/$BDF)" /dev/aperture_devices/$BDF; done',
+    "chmod -R a+r /dev/aperture_devices/ && chmod a+rw /dev/aperture_devices/*/resource*",
+]
 
 
 def _network(name: str, mtu: int = MTU, profile: str | None = None) -> dict[str, Any]:
@@ -97,26 +121,69 @@ def _firewalls(vpc: str) -> list[dict[str, Any]]:
     ]
 
 
-def _tcpx_container(plan: Plan) -> None:
-    """``docker run`` options of the NCCL container, and the privileges they grant with the reason."""
-    plan.docker_options = ["--network=host", *TCPX_DOCKER_OPTIONS]
+def _nccl_container(plan: Plan) -> None:
+    """``docker run`` options of the NCCL container on COS, and the privileges they grant with the reason."""
+    fabric = plan.fabric
+    extra = {
+        FabricName.GPUDIRECT_TCPX: TCPX_DOCKER_OPTIONS,
+        FabricName.GPUDIRECT_TCPXO: TCPXO_DOCKER_OPTIONS,
+        FabricName.GPUDIRECT_RDMA: RDMA_DOCKER_OPTIONS,
+    }.get(fabric, [])
+    plan.docker_options = ["--network=host", *COS_GPU_DOCKER_OPTIONS, *extra]
     plan.privileges += [
         Privilege(
             where="docker run",
             grant="--network=host",
-            why="the TCPX plugin sends on the data NICs eth1-4, which exist only in the host namespace",
+            why="the fabric's data NICs exist only in the host network namespace",
         ),
         Privilege(
             where="docker run",
-            grant="capability IPC_LOCK, --userns=host and memlock=-1",
-            why="TCPX pins GPU buffers shared with the RxDM daemon",
-        ),
-        Privilege(
-            where="docker run",
-            grant="/dev/nvidia0-7, /dev/nvidiactl, /dev/nvidia-uvm and /run/tcpx",
-            why="the GPUs, and the RxDM daemon's socket directory",
+            grant="/dev/nvidia0-7, /dev/nvidiactl, /dev/nvidia-uvm; /var/lib/nvidia lib64, bin (read-only)",
+            why="COS has no NVIDIA container toolkit (no --gpus): the GPUs and driver are passed by hand",
         ),
     ]
+    if fabric is FabricName.GPUDIRECT_TCPX:
+        plan.privileges += [
+            Privilege(
+                where="docker run",
+                grant="capability IPC_LOCK, --userns=host and memlock=-1",
+                why="the TCPX plugin locks the host buffers it shares with RxDM (SkyPilot's TCPX options)",
+            ),
+            Privilege(
+                where="docker run",
+                grant="/run/tcpx (read-write), /var/lib/tcpx/lib64 (read-only)",
+                why="RxDM's socket directory, and the TCPX plugin the startup script installed",
+            ),
+        ]
+    elif fabric is FabricName.GPUDIRECT_TCPXO:
+        plan.privileges.append(
+            Privilege(
+                where="docker run",
+                grant="/dev/dmabuf_import_helper, /dev/aperture_devices (read-write)",
+                why="FasTrak imports GPU buffers and maps the NICs' LLCM aperture",
+            )
+        )
+    elif fabric is FabricName.GPUDIRECT_RDMA:
+        plan.privileges += [
+            Privilege(
+                where="docker run",
+                grant="capability IPC_LOCK, memlock=-1 and /dev/infiniband",
+                why="RDMA verbs on the MRDMA NICs register (pin) GPU and host memory",
+            ),
+            Privilege(
+                where="docker run",
+                grant="/var/lib/gib at /usr/local/gib (read-only)",
+                why="gIB's tuner configs (NCCL_TUNER_CONFIG_PATH); its lib64 is copied into the driver's",
+            ),
+        ]
+
+
+def _install(image: str, *args: str) -> str:
+    """Run a Google installer image's entry script with /var/lib mounted (it writes /var/lib/<plugin>)."""
+    return (
+        f"docker run --rm --volume /var/lib:/var/lib --entrypoint /scripts/container_entry.sh {image} "
+        + " ".join(args)
+    )
 
 
 def _startup(fabric: FabricName, nics: int) -> str:
@@ -128,27 +195,33 @@ def _startup(fabric: FabricName, nics: int) -> str:
     ]
     if fabric is FabricName.GPUDIRECT_TCPX:
         lines += [
-            "docker run --pull=always --rm --detach --name receive-datapath-manager "
-            "--privileged --cap-add=NET_ADMIN "
-            f"--network=host {GPU_DEVICES} --volume /var/lib/nvidia/lib64:/usr/local/nvidia/lib64 "
+            "docker run --pull=always --rm --detach --name receive-datapath-manager --cap-add=NET_ADMIN "
+            f"--network=host {GPU_DEVICES} {RXDM_HOST_MOUNTS} "
+            "--volume /var/lib/nvidia/lib64:/usr/local/nvidia/lib64:ro "
             "--volume /run/tcpx:/run/tcpx --env LD_LIBRARY_PATH=/usr/local/nvidia/lib64 "
-            f"--entrypoint /tcpgpudmarxd/build/app/tcpgpudmarxd {TCPX_RXDM_IMAGE} --gpu_nic_preset a3vm "
+            f"--entrypoint /tcpgpudmarxd/build/app/tcpgpudmarxd {TCPX_RXDM.ref} --gpu_nic_preset a3vm "
             '--gpu_shmem_type fd --uds_path /run/tcpx --setup_param "--verbose 128 2 0"',
             "iptables -I INPUT -p tcp -m tcp -j ACCEPT",
-            f"docker run --rm --volume /var/lib:/var/lib {TCPX_PLUGIN_IMAGE} install --install-nccl",
+            _install(TCPX_PLUGIN.ref, "install", "--install-nccl"),
             "mount --bind /var/lib/tcpx /var/lib/tcpx && mount -o remount,exec /var/lib/tcpx",
         ]
     elif fabric is FabricName.GPUDIRECT_TCPXO:
         lines += [
+            *TCPXO_HOST_SETUP,
+            _install(TCPXO_PLUGIN.ref, "install", "--install-nccl"),
+            "cp -r /var/lib/tcpxo/lib64/. /var/lib/nvidia/lib64",
             "docker run --pull=always --rm --detach --name receive-datapath-manager "
-            "--privileged --cap-add=NET_ADMIN "
-            f"--network=host {GPU_DEVICES} --device /dev/dmabuf_import_helper "
-            "--volume /var/lib/nvidia/lib64:/usr/local/nvidia/lib64 "
-            "--env LD_LIBRARY_PATH=/usr/local/nvidia/lib64 "
-            f"{TCPXO_RXDM_IMAGE} --num_hops=2 --num_nics={nics} --uid= --alsologtostderr",
+            "--cap-add=NET_ADMIN --cap-add=NET_BIND_SERVICE "
+            f"--network=host {GPU_DEVICES} --device /dev/dmabuf_import_helper {RXDM_HOST_MOUNTS} "
+            "--volume /var/lib/nvidia/lib64:/usr/local/nvidia/lib64:ro "
+            "--env LD_LIBRARY_PATH=/usr/local/nvidia/lib64 --entrypoint /fts/entrypoint_rxdm_container.sh "
+            f"{TCPXO_RXDM.ref} --num_hops=2 --num_nics={nics} --uid= --alsologtostderr",
         ]
     elif fabric is FabricName.GPUDIRECT_RDMA:
-        lines.append(f"docker run --rm --volume /var/lib:/var/lib {GIB_PLUGIN_IMAGE} install --install-nccl")
+        lines += [
+            _install(GIB_PLUGIN.ref, "install"),
+            "cp -r /var/lib/gib/lib64/. /var/lib/nvidia/lib64",
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -246,5 +319,10 @@ def render_gcp_vm(plan: Plan) -> None:
         plan.prerequisites.append(
             "the RxDM container is running on every node before NCCL starts (startup script)"
         )
-    if fabric is FabricName.GPUDIRECT_TCPX:
-        _tcpx_container(plan)
+    if fabric in (FabricName.GPUDIRECT_TCPX, FabricName.GPUDIRECT_TCPXO, FabricName.GPUDIRECT_RDMA):
+        plan.prerequisites.append(
+            "run the NCCL container with the plan's docker_options (COS has no NVIDIA container toolkit, "
+            "so no --gpus: devices and /var/lib/nvidia are mounted by hand)"
+        )
+    if fabric in (FabricName.GPUDIRECT_TCPX, FabricName.GPUDIRECT_TCPXO, FabricName.GPUDIRECT_RDMA):
+        _nccl_container(plan)

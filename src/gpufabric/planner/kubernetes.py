@@ -1,9 +1,10 @@
 """Kubernetes rendering: the pod patch (SkyPilot's ``pod_config``), merged with the user's, and the workload:
 one Pod per node for small plans, one Indexed Job + headless Service above ``POD_MANIFESTS_MAX_NODES``.
 
-EKS/HyperPod: ``vpc.amazonaws.com/efa`` requests = limits (proportional to GPUs), IPC_LOCK, same-zone
-pod affinity (SkyPilot issue #10056), ``FI_PROVIDER=efa``. GKE: ``gke.py``. InfiniBand providers: the
-reference sheet's env and resources. Pods are not privileged; every privilege is listed with its reason.
+EKS/HyperPod: ``vpc.amazonaws.com/efa`` requests = limits (proportional to GPUs), huge pages and memory as
+AWS's EKS example, IPC_LOCK, same-zone pod affinity (SkyPilot issue #10056), ``FI_PROVIDER=efa``. GKE:
+``gke.py``. Every container drops ALL capabilities and adds back only its fabric's (``security.py``); only
+OCI bare-metal RDMA runs privileged; every privilege and host path is listed with its reason.
 """
 
 from __future__ import annotations
@@ -12,19 +13,30 @@ import copy
 from typing import Any
 
 from gpufabric.catalog import Cloud, FabricName
-from gpufabric.planner.gke import gke_parts, gke_prerequisites
+from gpufabric.planner.fabric_env import HABANA
+from gpufabric.planner.gke import gke_parts, gke_prerequisites, main_capabilities
+from gpufabric.planner.images import (
+    EFA_NCCL_TESTS,
+    GIB_DIAGNOSTIC,
+    HABANA_IMAGE_HINT,
+    TCPX_PLUGIN,
+    TCPXO_PLUGIN,
+)
 from gpufabric.planner.merge import merge_pod_config
 from gpufabric.planner.model import Plan, Privilege
-from gpufabric.planner.resolve import EFA_CONTAINER_IMAGE
+from gpufabric.planner.security import host_volume, least_privilege
 
 JOB_LABEL = "gpufabric.io/cluster"
+# Google's and AWS's own test images, at the tags they pin (images.py).
 DEFAULT_IMAGES = {
-    FabricName.EFA: EFA_CONTAINER_IMAGE,
-    FabricName.GPUDIRECT_TCPX: "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpx/nccl-plugin-gpudirecttcpx",
-    # the image of SkyPilot's examples/gcp_gpu_direct_tcpx/nccl_rdma_gke_h200.yaml
-    FabricName.GPUDIRECT_RDMA: "us-docker.pkg.dev/gce-ai-infra/gpudirect-gib/"
-    "nccl-plugin-gib-diagnostic:v1.0.6",
+    FabricName.EFA: EFA_NCCL_TESTS.ref,
+    FabricName.GPUDIRECT_TCPX: TCPX_PLUGIN.ref,
+    FabricName.GPUDIRECT_TCPXO: TCPXO_PLUGIN.ref,
+    FabricName.GPUDIRECT_RDMA: GIB_DIAGNOSTIC.ref,
 }
+# AWS's EKS EFA example (awsome-distributed-training kubernetes/nccl-tests.yaml): libfabric's EFA provider
+# takes its bounce buffers from 2 MiB huge pages, and a pod that requests huge pages must request memory.
+EFA_POD_RESOURCES = {"hugepages-2Mi": "5120Mi", "memory": "32000Mi"}
 NEBIUS_IMAGE = "cr.eu-north1.nebius.cloud/nebius-benchmarks/nccl-tests:2.23.4-ubu22.04-cu12.4"
 
 
@@ -65,11 +77,26 @@ def _efa_per_node(plan: Plan) -> str:
     return str(wanted)
 
 
+def _main_capabilities(plan: Plan) -> dict[str, str]:
+    """What the NCCL/HCCL container adds back after dropping ALL, and why (never RDMA's reason for TCP)."""
+    if plan.fabric in (FabricName.GPUDIRECT_TCPX, FabricName.GPUDIRECT_TCPXO, FabricName.GPUDIRECT_RDMA):
+        return main_capabilities(plan.fabric)
+    if plan.fabric is FabricName.EFA:
+        return {
+            "IPC_LOCK": "EFA registers (pins) GPU and host memory with the NIC (AWS's EFA docker options)"
+        }
+    if plan.fabric in (FabricName.INFINIBAND, FabricName.ROCE):
+        return {"IPC_LOCK": "RDMA verbs register (pin) GPU and host memory with the HCA"}
+    return {}
+
+
 def pod_patch(plan: Plan) -> tuple[dict[str, Any], dict[str, str]]:
     """(pod_config patch, env overrides the platform needs)."""
     inst = plan.instance
     accel = inst.k8s_accelerator_resource if inst else "nvidia.com/gpu"
-    resources = {accel: plan.gpus_per_node, **_fabric_resources(plan)}
+    resources: dict[str, int | str] = {accel: plan.gpus_per_node, **_fabric_resources(plan)}
+    if plan.fabric is FabricName.EFA:
+        resources.update(EFA_POD_RESOURCES)
     main: dict[str, Any] = {
         "resources": {"requests": dict(resources), "limits": dict(resources)},
         "volumeMounts": [{"name": "dshm", "mountPath": "/dev/shm"}],
@@ -80,13 +107,7 @@ def pod_patch(plan: Plan) -> tuple[dict[str, Any], dict[str, str]]:
     }
     metadata: dict[str, Any] = {"labels": {JOB_LABEL: plan.request.cluster_name}}
     env_overrides: dict[str, str] = {}
-    if plan.fabric is not FabricName.SOCKET:
-        main["securityContext"] = {"capabilities": {"add": ["IPC_LOCK"]}}
-        plan.privileges.append(
-            Privilege(
-                where="main", grant="capability IPC_LOCK", why="RDMA/EFA register (pin) GPU and host memory"
-            )
-        )
+    main["securityContext"] = least_privilege(plan, "main", _main_capabilities(plan))
     node_match = _node_match(plan)
     if node_match:
         spec["affinity"] = {
@@ -124,8 +145,17 @@ def pod_patch(plan: Plan) -> tuple[dict[str, Any], dict[str, str]]:
     elif inst is not None and inst.cloud is Cloud.OCI:
         spec.update({"hostNetwork": True, "dnsPolicy": "ClusterFirstWithHostNet"})
         main["securityContext"] = {"privileged": True}
-        spec["volumes"].append({"name": "infiniband", "hostPath": {"path": "/dev/infiniband"}})
-        main["volumeMounts"].append({"name": "infiniband", "mountPath": "/dev/infiniband"})
+        volume, mount = host_volume(
+            plan,
+            "main",
+            "infiniband",
+            "/dev/infiniband",
+            "/dev/infiniband",
+            read_only=False,
+            why="the RDMA verbs devices of the cluster-network NICs (opened read-write to post work)",
+        )
+        spec["volumes"].append(volume)
+        main["volumeMounts"].append(mount)
         plan.privileges += [
             Privilege(
                 where="pod",
@@ -141,6 +171,12 @@ def pod_patch(plan: Plan) -> tuple[dict[str, Any], dict[str, str]]:
         ]
     env = {**plan.env, **env_overrides}
     main["env"] = [{"name": k, "value": v} for k, v in sorted(env.items())]
+    if plan.fabric is FabricName.EFA:
+        plan.prerequisites.append(
+            "EFA nodes pre-allocate 2 MiB huge pages (EKS's EFA-enabled AMIs do): the pods request "
+            f"hugepages-2Mi {EFA_POD_RESOURCES['hugepages-2Mi']} and memory {EFA_POD_RESOURCES['memory']}, "
+            "as AWS's EKS nccl-tests example"
+        )
     return {"metadata": metadata, "spec": spec}, env_overrides
 
 
@@ -154,12 +190,15 @@ POD_MANIFESTS_MAX_NODES = 16
 
 
 def _image(plan: Plan) -> str:
-    image = plan.request.image or DEFAULT_IMAGES.get(plan.fabric)
+    habana = plan.instance is not None and plan.instance.accelerator_kind == HABANA
+    image = plan.request.image or (None if habana else DEFAULT_IMAGES.get(plan.fabric))
     if image is None and plan.instance is not None and plan.instance.cloud is Cloud.NEBIUS:
         image = NEBIUS_IMAGE
     if image is None:
         image = "${IMAGE}"
-        plan.parameters["IMAGE"] = "container image with CUDA, NCCL and nccl-tests (or gpufabric)"
+        plan.parameters["IMAGE"] = (
+            HABANA_IMAGE_HINT if habana else "container image with CUDA, NCCL and nccl-tests (or gpufabric)"
+        )
     return image
 
 

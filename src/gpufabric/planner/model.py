@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpufabric.catalog import Cloud, FabricName, InstanceType
+from gpufabric.task.model import MAX_NODES
 
 
 class Platform(StrEnum):
@@ -41,7 +42,7 @@ class PlanRequest(BaseModel):
     accelerator_count: int | None = Field(default=None, ge=1)
     node_labels: dict[str, str] | None = None
     platform: Platform = Platform.KUBERNETES
-    nodes: int = Field(default=2, ge=1)
+    nodes: int = Field(default=2, ge=1, le=MAX_NODES)
     tier: Tier = Tier.BEST
     fabric: FabricName | None = Field(
         default=None, description="insist on this fabric (checked, never forced)"

@@ -21,11 +21,11 @@ from gpufabric.catalog import (
 )
 from gpufabric.errors import CatalogError, UsageError
 
-# Re-exported: the renderers and api.py import these two from here.
-from gpufabric.planner.fabric_env import EFA_CONTAINER_IMAGE as EFA_CONTAINER_IMAGE
+# Re-exported: api.py imports off_profile from here.
 from gpufabric.planner.fabric_env import build_env
 from gpufabric.planner.fabric_env import off_profile as off_profile
 from gpufabric.planner.model import PlanRequest, Platform, Tier
+from gpufabric.planner.skypilot_limits import skypilot_vm_limit
 
 
 @dataclass
@@ -198,7 +198,7 @@ def fabric_nic_count(
         warnings.append(
             f"--public-ip: AWS cannot give a public IP to an instance with several network cards, so only "
             f"1 of {inst.name}'s {nics} EFA interfaces is attached (about 20 GB/s instead of 78 GB/s on 2x "
-            f"p4d, seed 000 and SkyPilot issue #8391); drop --public-ip and reach the nodes over private IPs"
+            f"p4d, SkyPilot's EFA guide and issue #8391); drop --public-ip, reach the nodes over private IPs"
         )
         nics = 1
     return nics
@@ -241,9 +241,21 @@ def resolve(request: PlanRequest) -> Resolution:
             )
         warnings.append(why)
         tier = Tier.STANDARD
+    skypilot_limit = None
+    if tier is Tier.BEST and request.platform is Platform.SKYPILOT and request.node_labels is None:
+        skypilot_limit = skypilot_vm_limit(inst)
+    if skypilot_limit is not None:
+        if request.strict:
+            raise CatalogError(skypilot_limit + "; --strict forbids that fallback")
+        warnings.append(skypilot_limit)
+        tier = Tier.STANDARD
     if tier is Tier.STANDARD:
         fabric = FabricName.SOCKET
-        reason = "standard tier: NCCL's TCP socket transport with seed 002's socket tuning"
+        reason = (
+            f"standard tier: SkyPilot cannot turn {inst.fabric.value} on for {inst.name}; NCCL's TCP sockets"
+            if skypilot_limit
+            else "standard tier: NCCL's TCP socket transport with tuned sockets (4 threads x 4 sockets)"
+        )
         nics = 0
     else:
         nics = fabric_nic_count(request, inst, gpus, node_gpus, warnings)
@@ -260,6 +272,5 @@ def resolve(request: PlanRequest) -> Resolution:
     if request.nodes == 1 and tier is Tier.BEST:
         warnings.append("--nodes 1: the inter-node fabric carries no traffic on one node (NVLink/PCIe only)")
     env = build_env(request, inst, fabric, nics)
-    return Resolution(
-        inst, inst.cloud, gpus, tier, fabric, reason, nics, env, off_profile(env, fabric), warnings, provider
-    )
+    off = off_profile(env, fabric, inst.accelerator_kind)
+    return Resolution(inst, inst.cloud, gpus, tier, fabric, reason, nics, env, off, warnings, provider)

@@ -1,7 +1,9 @@
-"""SkyPilot task YAML fragment: ``resources`` with ``network_tier``, ``envs``, and the pod_config or GCP flag.
+"""SkyPilot task YAML: ``resources`` with ``network_tier``, ``envs``, and the pod_config or GCP flag.
 
-On Kubernetes the fragment carries our merged ``pod_config`` (so the EFA count is explicit, SkyPilot issue
-#10055); on GCP VMs it sets ``gcp.enable_gpu_direct`` for TCPX shapes, the only VM fabric SkyPilot drives.
+On Kubernetes the task carries our merged ``pod_config`` (so the EFA count is explicit, SkyPilot issue
+#10055); on GCP VMs it sets ``gcp.enable_gpu_direct`` for TCPX shapes, the only VM fabric SkyPilot drives
+(``skypilot_limits``: other shapes are planned at ``network_tier: standard`` before this runs). A task
+that references the EFA image's paths runs that image (``image_id: docker:...``).
 """
 
 from __future__ import annotations
@@ -9,6 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from gpufabric.catalog import Cloud, FabricName
+from gpufabric.planner.fabric_env import runs_efa_image
+from gpufabric.planner.images import EFA_NCCL_TESTS
 from gpufabric.planner.kubernetes import pod_patch
 from gpufabric.planner.merge import merge_pod_config
 from gpufabric.planner.model import Plan, Tier
@@ -33,18 +37,18 @@ def render_skypilot(plan: Plan, kubernetes: bool) -> dict[str, str]:
             resources["instance_type"] = inst.name
         if plan.cloud is Cloud.GCP and plan.fabric is FabricName.GPUDIRECT_TCPX:
             task["config"] = {"gcp": {"enable_gpu_direct": True}}
-        elif plan.cloud is Cloud.GCP and plan.tier_planned is Tier.BEST:
-            plan.warnings.append(
-                f"SkyPilot drives only GPUDirect-TCPX on GCP VMs; for {plan.fabric.value} use --platform vm "
-                "(our GCE bodies) or --platform kubernetes (GKE)"
-            )
         elif plan.cloud not in (Cloud.AWS, Cloud.GCP, Cloud.NEBIUS) and plan.tier_planned is Tier.BEST:
             plan.warnings.append(
                 f"SkyPilot filters {plan.cloud.value} out of `network_tier: best` silently; "
                 "use --platform kubernetes on that provider"
             )
-    if plan.request.image:
-        resources["image_id"] = f"docker:{plan.request.image}"
+    image = plan.request.image
+    if image is None and runs_efa_image(plan.request, inst):
+        # The task's NCCL_TUNER_PLUGIN path exists in this image (and the image sets LD_LIBRARY_PATH); on an
+        # AWS VM SkyPilot runs it on its EFA AMI with --device=/dev/infiniband and IPC_LOCK.
+        image = EFA_NCCL_TESTS.ref
+    if image:
+        resources["image_id"] = f"docker:{image}"
     task["envs"] = {**plan.env, **env_overrides}
     plan.documents["skypilot.task"] = task
     return env_overrides

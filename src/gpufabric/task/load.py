@@ -37,23 +37,40 @@ def load_task(path: Path, env_overrides: Mapping[str, str] | None = None) -> Tas
 
 
 def task_from_text(text: str, *, source: str, env_overrides: Mapping[str, str] | None = None) -> Task:
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise InputError(f"{source}{where}: not valid YAML ({problem})") from exc
+    data = safe_yaml(text, source=source)
     if data is None:
         raise InputError(f"{source}: the task file is empty; a task needs at least `run:`")
     if not isinstance(data, dict):
         raise InputError(f"{source}: a task file is a YAML mapping (name, resources, run ...), not a list")
     try:
         task = Task.model_validate(data)
+    except RecursionError:
+        raise InputError(
+            f"{source}: a value is nested too deeply to check; a task file is a few levels deep"
+        ) from None
     except ValidationError as exc:
         problem = " ".join(describe_validation_error(exc.errors()[0], data).split())  # keys may span lines
         raise InputError(f"{source}: {problem[:300]}") from exc
     return apply_env_overrides(task, env_overrides or {}, source=source)
+
+
+def safe_yaml(text: str, *, source: str) -> Any:
+    """``yaml.safe_load`` whose every failure is one InputError line: bad syntax, a tag on a value it cannot
+    convert (``!!int abc``, an integer of more than 4300 digits), or nesting deeper than Python recurses."""
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise InputError(f"{source}{where}: not valid YAML ({problem})") from None
+    except RecursionError:
+        raise InputError(
+            f"{source}: YAML nested too deeply to read (thousands of levels); a task file is a few "
+            "levels deep"
+        ) from None
+    except (ValueError, TypeError, OverflowError) as exc:
+        raise InputError(f"{source}: a YAML value cannot be converted ({str(exc)[:120]})") from None
 
 
 def apply_env_overrides(task: Task, overrides: Mapping[str, str], *, source: str) -> Task:
@@ -105,6 +122,9 @@ def describe_validation_error(error: ErrorDetails, data: Any) -> str:
         return f"{path}: {value!r} is not one of: {expected.replace(' or ', ', ').replace(chr(39), '')}"
     if kind == "missing":
         return f"{path}: required field is missing"
+    if kind == "less_than_equal":
+        limit = error.get("ctx", {}).get("le")
+        return f"{path}: {_short(value)} is above the limit of {limit}; use a value up to {limit}"
     message = error["msg"].removeprefix("Value error, ")
     if kind in {"value_error", "assertion_error"}:
         return f"{path}: {message}"

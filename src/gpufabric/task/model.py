@@ -14,6 +14,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 NetworkTier = Literal["standard", "best"]
+# Beyond any cluster gpufabric launches on (the largest public GPU clusters are a few thousand nodes); a
+# bigger value is a typo, and planning it would allocate gigabytes of per-node documents.
+MAX_NODES = 10_000
 
 _ACCELERATOR_RE = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9_.\-]*)\s*(?::\s*(\d+(?:\.\d+)?))?\s*$")
 
@@ -105,6 +108,32 @@ class KubernetesTaskConfig(BaseModel):
 
     pod_config: dict[str, Any] = Field(default_factory=dict)
 
+    @field_validator("pod_config")
+    @classmethod
+    def _pod_shape(cls, value: dict[str, Any]) -> dict[str, Any]:
+        check_pod_config_shape(value)
+        return value
+
+
+def check_pod_config_shape(pod_config: dict[str, Any]) -> None:
+    """The parts of a pod_config that are merged field by field must be mappings (a Pod's shape)."""
+    for key in ("metadata", "spec"):
+        if key in pod_config and not isinstance(pod_config[key], dict):
+            raise ValueError(f"pod_config.{key} must be a mapping, not {type(pod_config[key]).__name__}")
+    containers = (pod_config.get("spec") or {}).get("containers")
+    if containers is None:
+        return
+    if not isinstance(containers, list):
+        raise ValueError(
+            f"pod_config.spec.containers must be a list of containers, not {type(containers).__name__}"
+        )
+    for i, container in enumerate(containers):
+        if not isinstance(container, dict):
+            raise ValueError(
+                f"pod_config.spec.containers[{i}] must be a mapping (name, image, env ...), "
+                f"not {type(container).__name__} {str(container)[:40]!r}"
+            )
+
 
 class TaskConfig(BaseModel):
     """``config``: SkyPilot's per-task config overrides. Other sections (gcp, aws ...) pass through."""
@@ -121,7 +150,7 @@ class Task(BaseModel):
 
     name: str | None = None
     resources: Resources = Field(default_factory=Resources)
-    num_nodes: int = Field(default=1, ge=1)
+    num_nodes: int = Field(default=1, ge=1, le=MAX_NODES)
     envs: dict[str, str | None] = Field(default_factory=dict)
     setup: str | None = None
     run: str | None = None

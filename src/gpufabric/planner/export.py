@@ -1,0 +1,102 @@
+"""A plan as the files a user pastes or applies: one document per file, each in its tool's own format.
+
+``task.sky.yaml`` (``sky launch``), ``pods.k8s.yaml`` or ``job.k8s.yaml`` + ``service.k8s.yaml``
+(``kubectl apply -f``), ``pod_config.yaml`` (a fragment for SkyPilot's ``kubernetes.pod_config``),
+``job.sbatch`` (``sbatch``), ``ec2-<Operation>.json`` (``aws ec2 <operation> --cli-input-json``),
+``gce-<collection>.json``, ``docker-run.sh``, ``env.sh`` (``source``) and ``plan.json`` (everything, with
+the privileges, prerequisites and warnings). Pure: returns names and texts; the CLI writes them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from typing import Any
+
+import yaml
+
+from gpufabric.planner.model import Plan
+
+# --format KIND -> what it prints alone.
+KINDS = ("sky", "k8s", "sbatch", "env", "json")
+
+
+def _yaml(doc: Any) -> str:
+    return yaml.safe_dump(doc, sort_keys=False, default_flow_style=False, width=1000)
+
+
+def _yaml_documents(docs: list[Any]) -> str:
+    return "---\n".join(_yaml(d) for d in docs)
+
+
+def _kebab(operation: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "-", operation).lower()
+
+
+def k8s_documents(result: Plan) -> list[dict[str, Any]]:
+    """The applyable Kubernetes objects: Pods, or the Indexed Job and its headless Service."""
+    docs = result.documents
+    if "kubernetes.pods" in docs:
+        return list(docs["kubernetes.pods"])
+    return [docs[k] for k in ("kubernetes.job", "kubernetes.service") if k in docs]
+
+
+def _docker_script(result: Plan) -> str:
+    run = result.documents["docker.run"]
+    lines = [
+        "#!/bin/bash",
+        "# source env.sh first: each --env=NAME passes that variable from this shell into the container",
+        "set -euo pipefail",
+        "exec docker run --rm "
+        + " ".join(shlex.quote(o) for o in run["options"])
+        + f' {shlex.quote(run["image"])} "$@"',
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def files(result: Plan) -> dict[str, str]:
+    """File name -> content of every document of ``result``, plus ``env.sh`` and ``plan.json``."""
+    docs = result.documents
+    out: dict[str, str] = {}
+    if "skypilot.task" in docs:
+        out["task.sky.yaml"] = _yaml(docs["skypilot.task"])
+    if "kubernetes.pods" in docs:
+        out["pods.k8s.yaml"] = _yaml_documents(docs["kubernetes.pods"])
+    for key in ("kubernetes.job", "kubernetes.service"):
+        if key in docs:
+            out[f"{key.split('.')[1]}.k8s.yaml"] = _yaml(docs[key])
+    if "kubernetes.pod_config" in docs:
+        out["pod_config.yaml"] = _yaml(docs["kubernetes.pod_config"])
+    if "slurm.sbatch" in docs:
+        out["job.sbatch"] = docs["slurm.sbatch"]["script"]
+    for key, body in docs.items():
+        if key.startswith("ec2."):
+            out[f"ec2-{_kebab(key.removeprefix('ec2.'))}.json"] = json.dumps(body, indent=2) + "\n"
+        elif key.startswith("compute."):
+            out[f"gce-{_kebab(key.removeprefix('compute.'))}.json"] = json.dumps(body, indent=2) + "\n"
+    if "docker.run" in docs:
+        out["docker-run.sh"] = _docker_script(result)
+    out["env.sh"] = "\n".join(result.env_lines()) + "\n"
+    out["plan.json"] = result.model_dump_json(indent=2, exclude={"request"}) + "\n"
+    return out
+
+
+def one_kind(result: Plan, kind: str, *, fabric_off: bool = False) -> str:
+    """The text of one kind of document alone; a plan without it raises ValueError naming the fix."""
+    docs = result.documents
+    if kind == "env":
+        return "\n".join(result.env_lines(fabric_off=fabric_off)) + "\n"
+    if kind == "json":
+        return result.model_dump_json(indent=2, exclude={"request"}) + "\n"
+    platform = {"sky": "skypilot", "k8s": "kubernetes", "sbatch": "slurm"}[kind]
+    if kind == "sky" and "skypilot.task" in docs:
+        return _yaml(docs["skypilot.task"])
+    if kind == "k8s" and k8s_documents(result):
+        return _yaml_documents(k8s_documents(result))
+    if kind == "sbatch" and "slurm.sbatch" in docs:
+        return str(docs["slurm.sbatch"]["script"])
+    raise ValueError(
+        f"--format {kind}: this plan is for --platform {result.platform.value}, which has no {kind} "
+        f"document; use --platform {platform}, or -o DIR to write every document of this plan"
+    )

@@ -1,0 +1,51 @@
+"""What SkyPilot 0.14.1 really does with ``network_tier: best`` on VMs, so a plan never fails at launch.
+
+GCP: ``sky/provision/gcp/config.py`` raises "Enable GPU Direct requires machineType to be one of
+['a3-edgegpu-8g', 'a3-highgpu-8g']" for any other machine type (A3 Mega, A3 Ultra, A4 included).
+AWS: ``sky/clouds/aws.py`` attaches EFA only to the families of ``_EFA_INSTANCE_TYPE_PREFIXES``; any
+other EFA shape (dl1, trn1, trn2, p3dn) launches with no EFA and no word about it. The vendored
+references in tests/fixtures/references/skypilot/ hold both lists; a test keeps these copies equal.
+"""
+
+from __future__ import annotations
+
+from gpufabric.catalog import Cloud, FabricName, InstanceType
+
+SKYPILOT_VERSION = "0.14.1"
+GCP_BEST_MACHINE_TYPES = ("a3-edgegpu-8g", "a3-highgpu-8g")
+AWS_EFA_PREFIXES = (
+    "g4dn.", "g5.", "g6.", "gr6.", "g6e.", "g7e.", "p4d.", "p4de.", "p5.", "p5e.", "p5en.", "p6-b200.",
+    "p6-b300.",
+)  # fmt: skip
+
+_MANUAL = {
+    FabricName.GPUDIRECT_TCPXO: "gpufabric plan --platform vm (GCE bodies, FasTrak install, RxDM) or "
+    "--platform kubernetes (GKE)",
+    FabricName.GPUDIRECT_RDMA: "gpufabric plan --platform vm (RoCE VPC, MRDMA NICs, gIB install) or "
+    "--platform kubernetes (GKE)",
+    FabricName.EFA: "gpufabric plan --platform vm (RunInstances with every EFA) or --platform kubernetes",
+}
+
+
+def skypilot_vm_limit(inst: InstanceType) -> str | None:
+    """Why SkyPilot's ``network_tier: best`` cannot give ``inst`` its fabric on a VM; None when it can."""
+    if not inst.has_fabric:
+        return None
+    manual = _MANUAL.get(inst.fabric, "--platform vm or --platform kubernetes")
+    if inst.cloud is Cloud.GCP and inst.name not in GCP_BEST_MACHINE_TYPES:
+        return (
+            f"SkyPilot {SKYPILOT_VERSION} refuses network_tier: best on {inst.name} (it accepts it only for "
+            f"{' and '.join(GCP_BEST_MACHINE_TYPES)}); planning network_tier: standard, which launches; "
+            f"for {inst.fabric.value}, follow the prerequisites or use {manual}"
+        )
+    if (
+        inst.cloud is Cloud.AWS
+        and inst.fabric is FabricName.EFA
+        and not inst.name.startswith(AWS_EFA_PREFIXES)
+    ):
+        return (
+            f"SkyPilot {SKYPILOT_VERSION} attaches no EFA to {inst.name} (its EFA families: "
+            f"{', '.join(p.rstrip('.') for p in AWS_EFA_PREFIXES)}): network_tier: best would launch without "
+            f"EFA; planning network_tier: standard; for EFA use {manual}"
+        )
+    return None
