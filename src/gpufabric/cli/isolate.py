@@ -145,6 +145,12 @@ def isolate(
     mpirun: str = typer.Option("mpirun", "--mpirun", help="real, mpirun: the mpirun to use"),
     verbose: bool = typer.Option(False, "-v", "--verbose", help="real: show the ranks' output on stderr"),
     fmt: str = typer.Option("table", "--format", help="table or json"),
+    virtual_nodes: bool = typer.Option(
+        False,
+        "--virtual-nodes",
+        help="real, local: each node is an NCCL virtual node (NCCL_HOSTID) on this host",
+    ),
+    mps: bool = typer.Option(False, "--mps", help="real, --virtual-nodes: run an MPS daemon per round"),
 ) -> None:
     """Find slow nodes and links: screen groups in parallel, split the short ones, confirm by retest."""
     _refuse_other_mode_flags(ctx, simulate_run)
@@ -170,7 +176,7 @@ def isolate(
             collective=collective, size=size, iters=iters, batches=batches, batch_seconds=batch_seconds,
             backend=backend, expected_gbps=expected_gbps, round_timeout_s=round_timeout,
             timeout_stage=timeout_stage, run_dir=run_dir, mpirun=mpirun, link_sweep=link_sweep,
-            group_size=group_size, seed=seed, judge=judge,
+            group_size=group_size, seed=seed, judge=judge, virtual_nodes=virtual_nodes, mps=mps,
         )  # fmt: skip
         show = (lambda prefix, line: print(f"{prefix} {line}", file=sys.stderr)) if verbose else None
         answer = run_real(request, environ=dict(os.environ), on_output=show)

@@ -73,6 +73,8 @@ class RealRequest(BaseModel):
     group_size: int
     seed: int
     judge: JudgeSettings
+    virtual_nodes: bool = False
+    mps: bool = False
 
 
 class HostRecorder:
@@ -169,7 +171,8 @@ def run_real(
     nodes = len(names)
     launcher_name = _launcher_name(request)
     _check(request, nodes)
-    probe = BenchConfig(backend=request.backend, collectives=[request.collective])
+    vnodes = nodes if request.virtual_nodes else 0
+    probe = BenchConfig(backend=request.backend, collectives=[request.collective], virtual_nodes=vnodes)
     gpus = visible_gpu_count(environ)
     nranks, backend, on_gpu = resolve_world(probe, nodes, gpus)
     fault = fault_from_env(environ)  # a malformed value is refused here, before any round
@@ -185,8 +188,9 @@ def run_real(
     )  # fmt: skip
     run_dir = (request.run_dir or default_run_dir("isolate")).resolve()
     factory = launcher_factory(
-        launcher_name, hosts=[], hostfile=request.hostfile, mpirun=request.mpirun, dry_run=False
-    )
+        launcher_name, hosts=[], hostfile=request.hostfile, mpirun=request.mpirun, dry_run=False,
+        virtual_nodes=vnodes, mps=request.mps,
+    )  # fmt: skip
     # One node per host (mpirun --hostfile) or per Slurm node; without hosts every rank runs here.
     launch_nodes = nodes if request.hostfile or launcher_name == "slurm" else 1
     # Named Slurm nodes: every round's job must run on exactly them, or rank i is another node each round.

@@ -44,6 +44,10 @@ def tune(
     out: Path | None = typer.Option(None, "--out", help="also write the JSON report here"),
     fmt: str = typer.Option("table", "--format", help="table, markdown, json"),
     verbose: bool = typer.Option(False, "-v", "--verbose", help="show the ranks' output on stderr"),
+    virtual_nodes: int = typer.Option(
+        0, "--virtual-nodes", min=0, help="local: split the ranks into N NCCL nodes (NCCL_HOSTID each)"
+    ),
+    mps: bool = typer.Option(False, "--mps", help="local, --virtual-nodes: run an MPS daemon per job"),
 ) -> None:
     """Find the NCCL_SOCKET_NTHREADS x NCCL_NSOCKS_PERTHREAD (and channel count) that moves the most data."""
     from gpufabric.analysis.nccl_log import attest_files
@@ -62,7 +66,8 @@ def tune(
         raise UsageError(f"--format: unknown value {fmt!r}; choose from {', '.join(FORMATS)}")
     extra = parse_env_pairs(env)
     nodes = host_count(hosts, hostfile)
-    factory = launcher_factory(on, hosts=hosts, hostfile=hostfile, mpirun="mpirun", dry_run=False)
+    factory = launcher_factory(on, hosts=hosts, hostfile=hostfile, mpirun="mpirun", dry_run=False,
+                               virtual_nodes=virtual_nodes, mps=mps)  # fmt: skip
     top = parse_size(max_bytes or size or "256M", flag="-e/--max-bytes")
     target = parse_size(size, flag="--size") if size else top
     low = parse_size(min_bytes, flag="-b/--min-bytes") if min_bytes else target
@@ -71,7 +76,7 @@ def tune(
     config = BenchConfig(
         collectives=[collective], min_bytes=low, max_bytes=top, step_factor=step_factor, iters=iters,
         warmup=warmup, batches=batches, label="tune", run_dir=run_dir or Path("runs"),
-        command=["gpufabric", *sys.argv[1:]],
+        command=["gpufabric", *sys.argv[1:]], virtual_nodes=virtual_nodes, mps=mps,
     )  # fmt: skip
     if target not in config.sizes():
         raise UsageError(f"--size: {target} B is not on the sweep -b {low} -e {top} -f {step_factor}")
