@@ -19,6 +19,12 @@ SHARED_HOST_SAFETY = {
 }
 ON_GPU_HOST = Path("/dev/nvidia0").exists() or Path("/dev/nvidiactl").exists()
 
+# The host's own MPI settings (a GPU image's OMPI_MCA_* / OMPI_ALLOW_RUN_AS_ROOT*), kept aside before the
+# scrub: tests that start a real MPI=1 binary hand them back (``host_mpi_env``); rank variables never.
+HOST_MPI_ENV = {
+    k: v for k, v in os.environ.items() if k.startswith(("OMPI_MCA_", "OMPI_ALLOW_", "PMIX_MCA_"))
+}
+
 FIXTURES = Path(__file__).parent / "fixtures"
 SEEDS = Path(__file__).parent / "fixtures" / "catalog" / "seeds"  # verbatim copies of ../shared/seeds
 
@@ -35,6 +41,12 @@ def clean_environ(monkeypatch: pytest.MonkeyPatch) -> None:
     if ON_GPU_HOST:
         for name, value in SHARED_HOST_SAFETY.items():
             monkeypatch.setenv(name, value)
+
+
+@pytest.fixture
+def host_mpi_env() -> dict[str, str]:
+    """The host's MPI settings as they were before the scrub (see ``HOST_MPI_ENV``)."""
+    return dict(HOST_MPI_ENV)
 
 
 @pytest.fixture

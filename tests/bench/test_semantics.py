@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpufabric.bench.semantics import COLLECTIVES, bandwidths, bus_factor, layout
+from gpufabric.bench.semantics import bandwidths, bus_factor, layout
 
 MB = 1 << 20
 

@@ -101,8 +101,13 @@ def test_recorded_output_through_real_mpirun_and_readers(tmp_path: Path) -> None
     assert series.avg_busbw_gbs == pytest.approx(122.073)
 
 
+ROOT_MPI = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"} if os.geteuid() == 0 else {}
+
+
 @pytest.mark.gpu
-def test_real_all_reduce_perf_on_this_host(tmp_path: Path) -> None:
+def test_real_all_reduce_perf_on_this_host(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, host_mpi_env: dict[str, str]
+) -> None:
     """On a GPU host with nccl-tests: the seeds' command via --on local, read back with -J if supported."""
     from gpufabric.launch.local import LocalLauncher
 
@@ -113,6 +118,10 @@ def test_real_all_reduce_perf_on_this_host(tmp_path: Path) -> None:
         pytest.skip(str(exc))
     import torch
 
+    # An MPI=1 build started alone is an OpenMPI singleton: it needs the host's MPI settings back (as
+    # root in a container, OMPI_ALLOW_RUN_AS_ROOT*), which the autouse scrub removed.
+    for name, value in {**host_mpi_env, **ROOT_MPI}.items():
+        monkeypatch.setenv(name, value)
     gpus = torch.cuda.device_count()
     settings = NcclTestsSettings(max_bytes="64M", iters=20)
     program = nccl_tests_program(

@@ -36,22 +36,25 @@ def _config(tmp_path: Path, **update: object) -> BenchConfig:
     return BenchConfig(**{**base, **update})
 
 
-def _check_rows(result, nranks: int) -> None:  # type: ignore[no-untyped-def]
+def _check_rows(result, nranks: int, sizes: list[int]) -> None:  # type: ignore[no-untyped-def]
     assert {s.collective for s in result.series} == set(ALL_COLLECTIVES)
     for series in result.series:
         assert series.rows, series.collective
-        for row in series.rows:
+        # Rows line up with nccl-tests' layouts of the requested sizes (16-byte trim; 0-count sizes skipped).
+        shapes = [layout(series.collective, size, 4, nranks) for size in sizes]
+        wanted = [(sh.size_bytes, sh.count) for sh in shapes if sh.count > 0]
+        assert [(row.size_bytes, row.count) for row in series.rows] == wanted
+        for row, shape in zip(series.rows, [sh for sh in shapes if sh.count > 0], strict=True):
             assert row.out_of_place is not None and row.in_place is not None  # both columns, always
-            shape = layout(series.collective, row.size_bytes, 4, nranks)
-            assert (shape.size_bytes, shape.count) == (row.size_bytes, row.count)
             for m in (row.out_of_place, row.in_place):
                 assert m.time_us > 0 and m.wrong in (0, None)
                 assert m.busbw_gbs == pytest.approx(bandwidths(shape, m.time_us)[1], rel=1e-9)
 
 
 def test_one_rank_every_collective_both_columns(tmp_path: Path) -> None:
-    result = run_bench(_config(tmp_path), launcher=LocalLauncher(), ranks=1)
-    _check_rows(result, 1)
+    config = _config(tmp_path)
+    result = run_bench(config, launcher=LocalLauncher(), ranks=1)
+    _check_rows(result, 1, config.sizes())
     assert result.metadata.settings["engine"].startswith("nccl (direct")
     assert result.metadata.torch_version is None
     assert Path(str(result.metadata.settings["nccl_library"])).name.startswith("libnccl")
@@ -62,7 +65,7 @@ def test_one_rank_every_collective_both_columns(tmp_path: Path) -> None:
 def test_virtual_nodes_every_collective_with_check_over_net_socket(tmp_path: Path, nodes: int) -> None:
     config = _config(tmp_path, virtual_nodes=nodes, mps=True, max_bytes=256 << 10, step_factor=32)
     result = run_bench(config, launcher=LocalLauncher(virtual_nodes=nodes, mps=True), ranks=nodes)
-    _check_rows(result, nodes)
+    _check_rows(result, nodes, config.sizes())
     assert len(result.metadata.hosts) == nodes  # host/vnodeK per virtual node
     logs = "".join(Path(p).read_text(errors="replace") for p in result.metadata.log_files)
     assert "NCCL_HOSTID set by environment" in logs and "via NET/Socket" in logs
@@ -80,12 +83,12 @@ def test_corrupt_fault_is_counted(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 def test_hang_and_crash_on_nccl_ranks_stop_the_job(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from gpufabric.bench.stages import StageTimeouts
 
-    monkeypatch.setenv("GPUFABRIC_FAULT", "hang:rank=1:size=4K")
+    monkeypatch.setenv("GPUFABRIC_FAULT", "hang:rank=1:size=2K")  # sizes 8, 128, 2K, 32K
     config = _config(tmp_path, collectives=["all_reduce"], virtual_nodes=2, mps=True, max_bytes=64 << 10)
     with pytest.raises(BenchTimeout):
         run_bench(config, launcher=LocalLauncher(virtual_nodes=2, mps=True), ranks=2,
                   stage_timeouts=StageTimeouts(size=15))  # fmt: skip
-    monkeypatch.setenv("GPUFABRIC_FAULT", "crash:rank=1:size=4K")
+    monkeypatch.setenv("GPUFABRIC_FAULT", "crash:rank=1:size=2K")
     config = config.model_copy(update={"run_dir": tmp_path / "crash"})
     with pytest.raises(RankFailure):
         run_bench(config, launcher=LocalLauncher(virtual_nodes=2, mps=True), ranks=2)
