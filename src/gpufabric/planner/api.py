@@ -16,6 +16,7 @@ from gpufabric.planner.pod_overrides import reconcile_with_pod_config
 from gpufabric.planner.resolve import off_profile, resolve
 from gpufabric.planner.skypilot import render_skypilot
 from gpufabric.planner.slurm import render_slurm
+from gpufabric.planner.sources import attach_sources
 from gpufabric.redact import redact_env, redact_manifest
 
 
@@ -138,4 +139,5 @@ def plan(request: PlanRequest) -> Plan:
             "reference a Kubernetes Secret (valueFrom.secretKeyRef) instead"
         )
         result.documents = documents
+    attach_sources(result)
     return result
