@@ -60,8 +60,11 @@ def _skypilot_manual_steps(request: PlanRequest, has_fabric: bool, result: Plan)
         return
     if request.strict or request.node_labels is not None or request.fabric is FabricName.SOCKET:
         return
-    vm = plan(request.model_copy(update={"platform": Platform.VM, "pod_config": None, "image": None}))
-    result.prerequisites += [f"manual, as `--platform vm` plans it: {step}" for step in vm.prerequisites]
+    where = Platform.VM if result.cloud in (Cloud.AWS, Cloud.GCP) else Platform.KUBERNETES
+    other = plan(request.model_copy(update={"platform": where, "pod_config": None, "image": None}))
+    result.prerequisites += [
+        f"manual, as `--platform {where.value}` plans it: {step}" for step in other.prerequisites
+    ]
 
 
 def plan(request: PlanRequest) -> Plan:
