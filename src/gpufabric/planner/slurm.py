@@ -78,7 +78,15 @@ def render_slurm(plan: Plan) -> None:
             "compute nodes run an AMI with EFA + aws-ofi-nccl and sit in one placement group"
         )
     elif plan.fabric in (FabricName.GPUDIRECT_TCPX, FabricName.GPUDIRECT_TCPXO):
+        plugin = "TCPX" if plan.fabric is FabricName.GPUDIRECT_TCPX else "FasTrak (TCPXO)"
         plan.prerequisites.append(
-            "every compute node runs the RxDM daemon (see --platform vm's startup script)"
+            f"every compute node runs the RxDM daemon and has the {plugin} NCCL plugin in the library path "
+            "of the job (see --platform vm's startup script; Google's A3 Slurm images ship both)"
+        )
+    elif plan.fabric is FabricName.GPUDIRECT_RDMA:
+        plan.prerequisites.append(
+            "every compute node has Google's gIB NCCL plugin in /usr/local/nvidia/lib64 and its configs in "
+            "/usr/local/gib (the job sets NCCL_NET=gIB: without the plugin NCCL fails to start; see "
+            "--platform vm's startup script; Google's A3 Ultra / A4 Slurm images ship it)"
         )
     plan.prerequisites.append("Slurm built with PMIx (`srun --mpi=list` shows pmix)")
