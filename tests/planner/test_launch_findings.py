@@ -128,3 +128,12 @@ def test_every_planned_env_value_carries_its_source() -> None:
     assert "awsome-distributed-training" in efa.sources["env.NCCL_TUNER_PLUGIN"]
     tcpxo = plan(PlanRequest(instance_type="a3-megagpu-8g", platform=Platform.KUBERNETES))
     assert "gpudirect-tcpxo/README.md" in tcpxo.sources["env.NCCL_TUNER_PLUGIN"]
+
+
+def test_skypilot_pod_config_leaves_skypilots_main_container_runtime() -> None:
+    labels = {"node.kubernetes.io/instance-type": "p4d.24xlarge"}
+    task = plan(PlanRequest(node_labels=labels, platform=Platform.SKYPILOT)).documents["skypilot.task"]
+    main = task["config"]["kubernetes"]["pod_config"]["spec"]["containers"][0]
+    assert main["securityContext"] == {"capabilities": {"add": ["IPC_LOCK"]}}  # no drop: SkyPilot runs sshd
+    pod = plan(PlanRequest(node_labels=labels, platform=Platform.KUBERNETES)).documents["kubernetes.pods"][0]
+    assert pod["spec"]["containers"][0]["securityContext"]["capabilities"]["drop"] == ["ALL"]
