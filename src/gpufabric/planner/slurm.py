@@ -73,7 +73,13 @@ def render_slurm(plan: Plan) -> None:
     lines += export_lines(plan.env)
     lines.append('srun --mpi=pmix --cpu-bind=none "$@"')
     plan.documents["slurm.sbatch"] = {"options": options, "script": "\n".join(lines) + "\n"}
-    if plan.fabric is FabricName.EFA:
+    kind = plan.instance.accelerator_kind if plan.instance else "nvidia-gpu"
+    if plan.fabric is FabricName.EFA and kind == "habana-gaudi":
+        plan.prerequisites.append(
+            "compute nodes run a Habana-supported AMI for DL1 (EFA and libfabric included; HCCL, not NCCL) "
+            "and sit in one placement group"
+        )
+    elif plan.fabric is FabricName.EFA:
         plan.prerequisites.append(
             "compute nodes run an AMI with EFA + aws-ofi-nccl and sit in one placement group"
         )
