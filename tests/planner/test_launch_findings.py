@@ -115,3 +115,25 @@ def test_every_container_of_every_manifest_drops_all_and_lists_its_grants() -> N
                 assert any(
                     p.where == container["name"] and p.grant == f"capability {cap}" for p in result.privileges
                 )
+
+
+def test_every_planned_env_value_carries_its_source() -> None:
+    for instance in ("p4d.24xlarge", "a3-highgpu-8g", "a3-megagpu-8g", "a4-highgpu-8g", "dl1.24xlarge"):
+        result = plan(PlanRequest(instance_type=instance, platform=Platform.KUBERNETES))
+        assert set(result.sources) >= {f"env.{name}" for name in result.env} | {"image"} - (
+            {"image"} if instance == "dl1.24xlarge" else set()
+        )
+        assert not any("000_" in s or ".txt" in s for s in result.sources.values())  # no internal file names
+    efa = plan(PlanRequest(instance_type="p4d.24xlarge", platform=Platform.KUBERNETES))
+    assert "awsome-distributed-training" in efa.sources["env.NCCL_TUNER_PLUGIN"]
+    tcpxo = plan(PlanRequest(instance_type="a3-megagpu-8g", platform=Platform.KUBERNETES))
+    assert "gpudirect-tcpxo/README.md" in tcpxo.sources["env.NCCL_TUNER_PLUGIN"]
+
+
+def test_skypilot_pod_config_leaves_skypilots_main_container_runtime() -> None:
+    labels = {"node.kubernetes.io/instance-type": "p4d.24xlarge"}
+    task = plan(PlanRequest(node_labels=labels, platform=Platform.SKYPILOT)).documents["skypilot.task"]
+    main = task["config"]["kubernetes"]["pod_config"]["spec"]["containers"][0]
+    assert main["securityContext"] == {"capabilities": {"add": ["IPC_LOCK"]}}  # no drop: SkyPilot runs sshd
+    pod = plan(PlanRequest(node_labels=labels, platform=Platform.KUBERNETES)).documents["kubernetes.pods"][0]
+    assert pod["spec"]["containers"][0]["securityContext"]["capabilities"]["drop"] == ["ALL"]

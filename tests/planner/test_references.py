@@ -20,7 +20,7 @@ import yaml
 
 from gpufabric.planner import Plan, PlanRequest, Platform, plan
 from gpufabric.planner.images import EFA_NCCL_TESTS, EFA_TUNER_PLUGIN
-from gpufabric.planner.skypilot_limits import AWS_EFA_PREFIXES, GCP_BEST_MACHINE_TYPES
+from gpufabric.planner.skypilot_limits import AWS_EFA_PREFIXES, CLOUDS_WITHOUT_BEST, GCP_BEST_MACHINE_TYPES
 
 REFS = Path(__file__).parents[1] / "fixtures" / "references"
 DOC = Path(__file__).parents[2] / "docs" / "planner-references.md"
@@ -259,6 +259,8 @@ def test_eks_efa_matches_aws_example() -> None:
 
 
 def test_skypilot_lists_match_its_code() -> None:
+    unsupported = set(_skypilot("resources")["clouds_without_network_tier"]) - {"kubernetes", "nebius"}
+    assert {c.value for c in CLOUDS_WITHOUT_BEST} == unsupported & {"aws", "gcp", "azure", "oci", "nebius"}
     assert list(GCP_BEST_MACHINE_TYPES) == _skypilot("gcp")["GPU_DIRECT_TCPX_INSTANCE_TYPES"]
     assert "GPU_DIRECT_TCPX_INSTANCE_TYPES" in _skypilot("gcp")["network_tier_best_check"]
     assert list(AWS_EFA_PREFIXES) == _skypilot("aws")["_EFA_INSTANCE_TYPE_PREFIXES"]

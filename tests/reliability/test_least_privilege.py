@@ -1,7 +1,7 @@
 """Kubernetes least privilege: every catalog shape's rendered pods, and the launcher's Indexed Job.
 
-Rule: no container is privileged except the GKE TCPX RxDM daemon sidecar (Google's guide runs it
-privileged); every privilege in a rendered pod (privileged, added capabilities, hostNetwork/PID/IPC)
+Rule: no container is privileged (the GKE RxDM sidecars get NET_ADMIN only, as Google's manifests); every
+privilege in a rendered pod (privileged, added capabilities, hostNetwork/PID/IPC)
 is listed in ``plan.privileges`` with a reason. One named exception: Oracle OKE's main container is
 privileged with hostNetwork, because OKE exposes /dev/infiniband without an RDMA device plugin (the
 plan says so); the test pins it to OCI shapes so it cannot spread.
@@ -22,7 +22,7 @@ from gpufabric.launch.kubernetes import KubernetesLauncher, KubernetesOptions
 from gpufabric.planner.api import plan
 from gpufabric.planner.model import PlanRequest, Platform
 
-PRIVILEGED_SIDECARS = {"tcpx-daemon"}
+PRIVILEGED_SIDECARS: set[str] = set()
 OKE_EXCEPTION = "main"  # OCI only: see the module docstring
 
 

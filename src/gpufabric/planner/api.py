@@ -16,6 +16,7 @@ from gpufabric.planner.pod_overrides import reconcile_with_pod_config
 from gpufabric.planner.resolve import off_profile, resolve
 from gpufabric.planner.skypilot import render_skypilot
 from gpufabric.planner.slurm import render_slurm
+from gpufabric.planner.sources import attach_sources
 from gpufabric.redact import redact_env, redact_manifest
 
 
@@ -59,8 +60,11 @@ def _skypilot_manual_steps(request: PlanRequest, has_fabric: bool, result: Plan)
         return
     if request.strict or request.node_labels is not None or request.fabric is FabricName.SOCKET:
         return
-    vm = plan(request.model_copy(update={"platform": Platform.VM, "pod_config": None, "image": None}))
-    result.prerequisites += [f"manual, as `--platform vm` plans it: {step}" for step in vm.prerequisites]
+    where = Platform.VM if result.cloud in (Cloud.AWS, Cloud.GCP) else Platform.KUBERNETES
+    other = plan(request.model_copy(update={"platform": where, "pod_config": None, "image": None}))
+    result.prerequisites += [
+        f"manual, as `--platform {where.value}` plans it: {step}" for step in other.prerequisites
+    ]
 
 
 def plan(request: PlanRequest) -> Plan:
@@ -138,4 +142,5 @@ def plan(request: PlanRequest) -> Plan:
             "reference a Kubernetes Secret (valueFrom.secretKeyRef) instead"
         )
         result.documents = documents
+    attach_sources(result)
     return result

@@ -15,7 +15,7 @@ from typing import Any
 
 from gpufabric.catalog import FabricName
 from gpufabric.planner.images import TCPX_RXDM, TCPXO_RXDM
-from gpufabric.planner.model import Plan, Privilege
+from gpufabric.planner.model import Plan
 from gpufabric.planner.security import host_volume, least_privilege
 
 GPU_DEVICE_PATHS = [f"/dev/nvidia{i}" for i in range(8)] + ["/dev/nvidiactl", "/dev/nvidia-uvm"]
@@ -210,4 +210,4 @@ def gke_prerequisites(fabric: FabricName, nics: int) -> list[str]:
     ]
 
 
-__all__ = ["Privilege", "gke_parts", "gke_prerequisites", "main_capabilities"]
+__all__ = ["gke_parts", "gke_prerequisites", "main_capabilities"]

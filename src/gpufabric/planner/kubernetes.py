@@ -142,6 +142,16 @@ def pod_patch(plan: Plan) -> tuple[dict[str, Any], dict[str, str]]:
             "scale-from-zero node groups: check the EFA request survives "
             "(SkyPilot issue #10055 fell back to TCP)",
         ]
+    elif (
+        plan.fabric in (FabricName.INFINIBAND, FabricName.ROCE)
+        and inst is not None
+        and inst.cloud is not Cloud.OCI
+    ):
+        resource = inst.k8s_fabric_resource or "an RDMA resource"
+        plan.prerequisites.append(
+            f"an RDMA device plugin (e.g. NVIDIA Network Operator's) advertises {resource} on the nodes: "
+            f"`kubectl describe node` lists it under Allocatable"
+        )
     elif inst is not None and inst.cloud is Cloud.OCI:
         spec.update({"hostNetwork": True, "dnsPolicy": "ClusterFirstWithHostNet"})
         main["securityContext"] = {"privileged": True}

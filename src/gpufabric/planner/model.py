@@ -119,6 +119,9 @@ class Plan(BaseModel):
     warnings: list[str] = Field(default_factory=list)
     conflicts: list[str] = Field(default_factory=list, description="pod_config values the user's won over")
     log_proof: list[str] = Field(default_factory=list, description="NCCL log patterns that prove the fabric")
+    sources: dict[str, str] = Field(
+        default_factory=dict, description="where each planned value comes from: 'env.NAME', 'image' -> source"
+    )
 
     def env_lines(self, *, fabric_off: bool = False) -> list[str]:
         """``export K=V`` lines, shell-quoted, ready to source (search paths keep the user's entries)."""

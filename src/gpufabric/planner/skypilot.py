@@ -18,6 +18,21 @@ from gpufabric.planner.merge import merge_pod_config
 from gpufabric.planner.model import Plan, Tier
 
 
+def _leave_skypilots_container_runtime(patch: dict[str, Any]) -> None:
+    """SkyPilot merges an unnamed container into its own main container, which runs sshd and its runtime
+    setup as root: dropping ALL capabilities there would break SkyPilot itself, so only the fabric's added
+    capabilities go in (the sidecars, which are ours, keep the full least-privilege context)."""
+    main = patch["spec"]["containers"][0]
+    context = main.get("securityContext") or {}
+    context.pop("allowPrivilegeEscalation", None)
+    capabilities = context.get("capabilities") or {}
+    capabilities.pop("drop", None)
+    if not capabilities:
+        context.pop("capabilities", None)
+    if not context:
+        main.pop("securityContext", None)
+
+
 def render_skypilot(plan: Plan, kubernetes: bool) -> dict[str, str]:
     inst = plan.instance
     resources: dict[str, Any] = {"network_tier": plan.tier_planned.value}
@@ -28,6 +43,7 @@ def render_skypilot(plan: Plan, kubernetes: bool) -> dict[str, str]:
     if kubernetes:
         resources["infra"] = "k8s"
         patch, env_overrides = pod_patch(plan)
+        _leave_skypilots_container_runtime(patch)
         merged, conflicts = merge_pod_config(patch, plan.request.pod_config)
         plan.conflicts += conflicts
         task["config"] = {"kubernetes": {"pod_config": merged}}

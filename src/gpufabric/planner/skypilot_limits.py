@@ -27,11 +27,21 @@ _MANUAL = {
 }
 
 
+# sky/clouds/azure.py lists CUSTOM_NETWORK_TIER among its unsupported features: `best` finds no resources.
+CLOUDS_WITHOUT_BEST = (Cloud.AZURE,)
+
+
 def skypilot_vm_limit(inst: InstanceType) -> str | None:
     """Why SkyPilot's ``network_tier: best`` cannot give ``inst`` its fabric on a VM; None when it can."""
     if not inst.has_fabric:
         return None
     manual = _MANUAL.get(inst.fabric, "--platform vm or --platform kubernetes")
+    if inst.cloud in CLOUDS_WITHOUT_BEST:
+        return (
+            f"SkyPilot {SKYPILOT_VERSION} does not support network_tier: best on {inst.cloud.value} (it "
+            f"would find no resources for {inst.name}); planning network_tier: standard; for "
+            f"{inst.fabric.value} use --platform kubernetes or --platform slurm on that provider"
+        )
     if inst.cloud is Cloud.GCP and inst.name not in GCP_BEST_MACHINE_TYPES:
         return (
             f"SkyPilot {SKYPILOT_VERSION} refuses network_tier: best on {inst.name} (it accepts it only for "

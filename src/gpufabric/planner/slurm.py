@@ -73,12 +73,26 @@ def render_slurm(plan: Plan) -> None:
     lines += export_lines(plan.env)
     lines.append('srun --mpi=pmix --cpu-bind=none "$@"')
     plan.documents["slurm.sbatch"] = {"options": options, "script": "\n".join(lines) + "\n"}
-    if plan.fabric is FabricName.EFA:
+    kind = plan.instance.accelerator_kind if plan.instance else "nvidia-gpu"
+    if plan.fabric is FabricName.EFA and kind == "habana-gaudi":
+        plan.prerequisites.append(
+            "compute nodes run a Habana-supported AMI for DL1 (EFA and libfabric included; HCCL, not NCCL) "
+            "and sit in one placement group"
+        )
+    elif plan.fabric is FabricName.EFA:
         plan.prerequisites.append(
             "compute nodes run an AMI with EFA + aws-ofi-nccl and sit in one placement group"
         )
     elif plan.fabric in (FabricName.GPUDIRECT_TCPX, FabricName.GPUDIRECT_TCPXO):
+        plugin = "TCPX" if plan.fabric is FabricName.GPUDIRECT_TCPX else "FasTrak (TCPXO)"
         plan.prerequisites.append(
-            "every compute node runs the RxDM daemon (see --platform vm's startup script)"
+            f"every compute node runs the RxDM daemon and has the {plugin} NCCL plugin in the library path "
+            "of the job (see --platform vm's startup script; Google's A3 Slurm images ship both)"
+        )
+    elif plan.fabric is FabricName.GPUDIRECT_RDMA:
+        plan.prerequisites.append(
+            "every compute node has Google's gIB NCCL plugin in /usr/local/nvidia/lib64 and its configs in "
+            "/usr/local/gib (the job sets NCCL_NET=gIB: without the plugin NCCL fails to start; see "
+            "--platform vm's startup script; Google's A3 Ultra / A4 Slurm images ship it)"
         )
     plan.prerequisites.append("Slurm built with PMIx (`srun --mpi=list` shows pmix)")
