@@ -15,49 +15,49 @@ from gpufabric.bench.direct.cuda import Stream
 from gpufabric.bench.semantics import alltoallv_peer_bytes
 
 
-def _inputs(work: Workload, rank: int, nranks: int, op: str) -> np.ndarray | None:
-    """This rank's send data as int64 values (None when it contributes nothing)."""
+def _inputs(work: Workload, rank: int, nranks: int, op: str, dtype: str) -> np.ndarray:
+    """This rank's send data, encoded (bytes)."""
     shape = work.shape
-    name, count = shape.collective, shape.param_count
-    if name in ("all_gather", "gather"):
-        return values.input_values(rank, nranks, op, rank * count, shape.send_count)
-    return values.input_values(rank, nranks, op, 0, shape.send_count)
+    start = rank * shape.param_count if shape.collective in ("all_gather", "gather") else 0
+    return values.input_bytes(rank, nranks, op, start, shape.send_count, dtype)
 
 
-def expected_values(work: Workload, rank: int, nranks: int, op: str, root: int) -> np.ndarray | None:
-    """What this rank's receive region must hold afterwards (int64); None where nothing is checked."""
+def expected_bytes(
+    work: Workload, rank: int, nranks: int, op: str, root: int, dtype: str
+) -> np.ndarray | None:
+    """What this rank's receive region must hold afterwards (bytes); None where nothing is checked."""
     shape = work.shape
     name, count = shape.collective, shape.param_count
+
+    def inp(src: int, start: int, n: int) -> np.ndarray:
+        return values.input_bytes(src, nranks, op, start, n, dtype)
+
     if name == "all_reduce":
-        return values.reduced_values(nranks, op, 0, shape.recv_count)
+        return values.reduced_bytes(nranks, op, 0, shape.recv_count, dtype)
     if name == "reduce":
-        return values.reduced_values(nranks, op, 0, shape.recv_count) if rank == root else None
+        return values.reduced_bytes(nranks, op, 0, shape.recv_count, dtype) if rank == root else None
     if name == "reduce_scatter":
-        return values.reduced_values(nranks, op, rank * count, count)
+        return values.reduced_bytes(nranks, op, rank * count, count, dtype)
     if name == "broadcast":
-        return values.input_values(root, nranks, op, 0, shape.recv_count)
-    if name == "all_gather":
-        return np.concatenate([values.input_values(r, nranks, op, r * count, count) for r in range(nranks)])
+        return inp(root, 0, shape.recv_count)
+    if name == "all_gather" or (name == "gather" and rank == root):
+        return np.concatenate([inp(r, r * count, count) for r in range(nranks)])
     if name == "gather":
-        if rank != root:
-            return None
-        return np.concatenate([values.input_values(r, nranks, op, r * count, count) for r in range(nranks)])
+        return None
     if name == "scatter":
-        return values.input_values(root, nranks, op, rank * count, count)
+        return inp(root, rank * count, count)
     if name == "alltoall":
-        return np.concatenate(
-            [values.input_values(r, nranks, op, rank * count, count) for r in range(nranks)]
-        )
+        return np.concatenate([inp(r, rank * count, count) for r in range(nranks)])
     if name == "alltoallv":
         total = count * nranks * shape.wordsize
         parts = []
         for src in range(nranks):
             into = alltoallv_peer_bytes(src, rank, nranks, total) // shape.wordsize
             start = sum(alltoallv_peer_bytes(src, k, nranks, total) // shape.wordsize for k in range(rank))
-            parts.append(values.input_values(src, nranks, op, start, into))
+            parts.append(inp(src, start, into))
         return np.concatenate(parts)
     if name == "sendrecv":
-        return values.input_values((rank - 1 + nranks) % nranks, nranks, op, 0, shape.recv_count)
+        return inp((rank - 1 + nranks) % nranks, 0, shape.recv_count)
     raise ValueError(f"unknown collective {name!r}")
 
 
@@ -81,20 +81,20 @@ def run_check(
     shape, nranks = work.shape, work.shape.nranks
     value_op = op if shape.collective in ("all_reduce", "reduce", "reduce_scatter") else "sum"
     buffers.recv.zero()
-    data = _inputs(work, rank, nranks, value_op)
-    width = shape.wordsize
-    if data is not None and data.size:
-        encoded = values.encode(data, dtype).view(np.uint8)
+    data = _inputs(work, rank, nranks, value_op, dtype)
+    if data.size:
         target = buffers.recv if work.in_place else buffers.send
-        target.upload(work.send_ptr - target.ptr, encoded)
+        target.upload(work.send_ptr - target.ptr, data)
     work.launch(0)
     stream.synchronize()
-    expected = expected_values(work, rank, nranks, value_op, root)
+    expected = expected_bytes(work, rank, nranks, value_op, root, dtype)
     if expected is None:
         return values.Mismatch(0)
-    raw = buffers.recv.download(work.recv_ptr - buffers.recv.ptr, expected.size * width)
+    raw = buffers.recv.download(work.recv_ptr - buffers.recv.ptr, expected.size)
     if corrupt and expected.size:
-        half = expected.size // 2
-        wrong = values.encode(expected[half : half + 1] + 1, dtype).view(np.uint8)
-        raw[half * width : (half + 1) * width] = wrong
-    return values.find_wrong(raw, expected, dtype, value_op)
+        width = shape.wordsize
+        half = expected.size // width // 2 * width
+        raw[half : half + width] = values.encode(
+            values.decode(expected[half : half + width], dtype).astype(np.int64) + 1, dtype
+        ).view(np.uint8)
+    return values.find_wrong_bytes(raw, expected, dtype, value_op)
