@@ -73,3 +73,19 @@ def test_float_avg_tolerates_rounding_but_not_errors() -> None:
     assert values.find_wrong(got.view(np.uint8), expected, "float", "avg").wrong == 0
     got[1] += 1
     assert values.find_wrong(got.view(np.uint8), expected, "float", "avg").wrong == 1
+
+
+@pytest.mark.parametrize("dtype", ["float", "half", "bfloat16", "int8", "f8e4m3", "double"])
+@pytest.mark.parametrize("count", [5, 37, 100_001])
+def test_encoded_bytes_equal_encoding_the_values(dtype: str, count: int) -> None:
+    for rank in range(3):
+        direct = values.encode(values.input_values(rank, 3, "sum", 11, count), dtype).view(np.uint8)
+        assert np.array_equal(values.input_bytes(rank, 3, "sum", 11, count, dtype), direct)
+    direct = values.encode(values.reduced_values(3, "max", 4, count), dtype).view(np.uint8)
+    assert np.array_equal(values.reduced_bytes(3, "max", 4, count, dtype), direct)
+
+
+def test_repeat_bytes_handles_any_length() -> None:
+    pattern = np.arange(7, dtype=np.uint8)
+    for total in (0, 3, 7, 8, 100):
+        assert values.repeat_bytes(pattern, total).tolist() == [i % 7 for i in range(total)]
