@@ -37,6 +37,7 @@ NT=.gpurun/nccl-tests
      CPPFLAGS="-I/usr/lib/x86_64-linux-gnu/openmpi/include" ) >"$OUT/nccl-tests-build.log" 2>&1 &
 BUILD=$!
 
+if [ "$MODE" != verify ]; then
 say "1 rank, direct engine, every collective, both columns"
 timeout 120 $GF bench --engine nccl -c all -b 8 -e 16M -f 8 -n 20 --run-dir "$OUT/r1" >"$OUT/r1.txt" 2>>"$LOG"
 record "1 rank direct: exit $? | $(grep -c '^ *[0-9]' "$OUT/r1.txt") rows"
@@ -52,6 +53,7 @@ record "2 vnodes direct --check: exit $? | $(grep -c '^ *[0-9]' "$OUT/v2.txt") r
 tail -40 "$OUT/v2.txt" | tee -a "$LOG"
 grep -h "NCCL_HOSTID\|via NET" "$OUT"/v2/nccl/*.log 2>/dev/null | head -4 | tee -a "$LOG"
 
+fi
 wait $BUILD; record "nccl-tests build: exit $? | $(ls $NT/build/*_perf 2>/dev/null | wc -l) binaries"
 tail -3 "$OUT/nccl-tests-build.log" >> "$LOG"
 
@@ -160,6 +162,36 @@ if { [ "$MODE" = full ] || [ "$MODE" = final ]; } && [ -x $NT/build/all_reduce_p
   record "isolate 4 vnodes slow rank 2: exit $? (want 1) | $(grep -m2 -i 'node0002\|slow\|convict' "$OUT/iso.txt" | tr '\n' ' ' | cut -c1-200)"
   tar -czf "$OUT/runs-more.tgz" -C "$OUT" tune ab iso tune.txt ab.txt iso.txt pytest-gpu.log 2>/dev/null
   rm -rf "$OUT"/tune "$OUT"/ab "$OUT"/iso "$OUT"/tune.txt "$OUT"/ab.txt "$OUT"/iso.txt "$OUT"/pytest-gpu.log
+fi
+
+
+if [ "$MODE" = verify ] && [ -x $NT/build/all_reduce_perf ]; then
+  B=$NT/build
+  say "pytest -m gpu: the direct engine and the nccl-tests engine against the real binaries"
+  PATH="$PWD/$NT/build:$PATH" timeout 240 python3 -m pytest -m gpu -q -p no:cacheprovider -o addopts="-ra" \
+    tests/bench/direct/test_gpu_direct.py tests/launch/test_nccl_tests_engine.py >"$OUT/pytest-gpu.log" 2>&1
+  record "pytest -m gpu (direct, nccl-tests engine): exit $? | $(tail -1 "$OUT/pytest-gpu.log")"
+  grep -E "^(FAILED|E )" "$OUT/pytest-gpu.log" | head -8 | tee -a "$LOG"
+  cat > /tmp/vnode.sh <<'W'
+#!/bin/bash
+export NCCL_HOSTID=vnode$OMPI_COMM_WORLD_RANK
+exec "$@"
+W
+  chmod +x /tmp/vnode.sh
+  export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps/pipe CUDA_MPS_LOG_DIRECTORY=/tmp/mps/log
+  mkdir -p $CUDA_MPS_PIPE_DIRECTORY $CUDA_MPS_LOG_DIRECTORY; nvidia-cuda-mps-control -d
+  MPI="mpirun --allow-run-as-root --oversubscribe -np 2 -x NCCL_TESTS_DEVICE=0 -x NCCL_NVLS_ENABLE=0 -x LD_LIBRARY_PATH -x CUDA_MPS_PIPE_DIRECTORY -x CUDA_MPS_LOG_DIRECTORY /tmp/vnode.sh"
+  t0=$(date +%s.%N); timeout 120 $MPI $B/all_reduce_perf -b 8 -e 256M -f 2 -n 20 -w 5 -c 1 -g 1 >"$OUT/nt2.txt" 2>&1; rc=$?; t1=$(date +%s.%N)
+  record "nccl-tests 2 vnodes 8B-256MB -c 1: exit $rc wall $(python3 -c "print(round($t1-$t0,2))") s"
+  echo quit | nvidia-cuda-mps-control; unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+  t0=$(date +%s.%N); timeout 180 $GF bench --engine nccl --virtual-nodes 2 --mps -b 8 -e 256M -f 2 -n 20 -w 5 --batches 1 --run-dir "$OUT/o2" >/dev/null 2>>"$LOG"; rc=$?; t1=$(date +%s.%N)
+  record "gpufabric 2 vnodes 8B-256MB --batches 1 --check: exit $rc wall $(python3 -c "print(round($t1-$t0,2))") s"
+  t0=$(date +%s.%N); timeout 180 $GF bench --engine nccl --virtual-nodes 2 --mps -b 8 -e 256M -f 2 -n 20 -w 5 --batches 1 --no-check --run-dir "$OUT/o2n" >/dev/null 2>>"$LOG"; rc=$?; t1=$(date +%s.%N)
+  record "gpufabric 2 vnodes 8B-256MB --batches 1 --no-check: exit $rc wall $(python3 -c "print(round($t1-$t0,2))") s"
+  python3 benchmarks/side_by_side.py "$OUT/nt2.txt" "$OUT/o2/result.json" > "$OUT/sbs-verify.md" 2>&1
+  record "$(grep -h summary "$OUT/sbs-verify.md")"
+  tar -czf "$OUT/runs-verify.tgz" -C "$OUT" o2 o2n nt2.txt pytest-gpu.log 2>/dev/null
+  rm -rf "$OUT"/o2 "$OUT"/o2n "$OUT"/nt2.txt
 fi
 
 tar -czf "$OUT/runs.tgz" -C "$OUT" r1 v2 2>/dev/null && rm -rf "$OUT/r1" "$OUT/v2"
