@@ -88,11 +88,18 @@ def check_net_plugin(ev: Evidence, exp: Expectation) -> CheckResult:
         else:  # claim nothing the log does not show
             context = "no fabric expected (pass --expect or --instance-type to judge the plugin)"
         if att.net_plugin_loaded is None:  # quote no message the log does not hold
+            collnet = (
+                f" (the {att.collnet_plugin} CollNet plugin runs: HPC-X ships it in its libnccl-net.so)"
+                if att.collnet_plugin
+                else ""
+            )
             return CheckResult(
                 id="net-plugin",
                 title=title,
                 verdict=Verdict.SKIP,
-                cause=f"{context}; the log says nothing about a net plugin",
+                cause=f"{context}; the log names no net plugin{collnet}"
+                if collnet
+                else f"{context}; the log says nothing about a net plugin",
             )
         error = att.net_plugin_error or ""
         if error and "No such file" not in error:  # the library is there but broken: not harmless
