@@ -146,9 +146,13 @@ def check_ofi_provider(ev: Evidence, exp: Expectation) -> CheckResult:
             verdict=Verdict.SKIP,
             cause="no libfabric (OFI) in play: the log has no NET/OFI lines or OFI channels",
         )
-    if att.ofi_provider == "efa":
+    if att.ofi_provider and att.ofi_provider.startswith("efa"):
+        # `efa`, `efa-direct`, and NCCL 2.4-era `efa;ofi_rxr` (EFA under the RxR utility; aws-ofi-nccl#21)
         return CheckResult(
-            id="ofi-provider", title=title, verdict=Verdict.PASS, cause="NET/OFI selected provider efa"
+            id="ofi-provider",
+            title=title,
+            verdict=Verdict.PASS,
+            cause=f"NET/OFI selected provider {att.ofi_provider}",
         )
     if att.ofi_provider:
         return CheckResult(

@@ -112,7 +112,7 @@ def _fallback_cause(att: Attestation, exp: Expectation) -> str:
     if att.net_plugin_loaded is False and exp.needs_plugin:
         why = f": {att.net_plugin_error}" if att.net_plugin_error else ""
         return f"the net plugin did not load ({att.net_plugin or 'libnccl-net.so'}{why})"
-    if att.ofi_provider and att.ofi_provider != "efa":
+    if att.ofi_provider and not att.ofi_provider.startswith("efa"):
         return f"libfabric selected provider {att.ofi_provider!r}, not efa"
     if exp.network == "ib" and not att.net_devices:
         return "NCCL found no InfiniBand/RoCE device (NET/IB : No device found)"
