@@ -253,3 +253,58 @@ def test_hostile_lines_take_linear_work() -> None:
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert int(done.stdout.strip()) == len(_hostile_lines(10))
+
+
+# -- a libfabric TCP provider is not NCCL's Socket ------------------------------------------------------
+
+# Constructed from aws-ofi-nccl's own line shapes (the catalog's marker example `NET/OFI Selected provider is
+# tcp (found 1 nics)`; the provider string `tcp;ofi_rxm` is libfabric's name for TCP under the RxM utility).
+_OFI_TCP = [
+    "ip-10-0-1-11:80:80 [0] NCCL INFO NET/OFI Initializing aws-ofi-nccl 1.9.1-aws",
+    "ip-10-0-1-11:80:80 [0] NCCL INFO NET/OFI Selected provider is tcp;ofi_rxm, fabric is 10.0.0.0/16 "
+    "(found 1 nics)",
+    "ip-10-0-1-11:80:80 [0] NCCL INFO Using network AWS Libfabric",
+    "ip-10-0-1-11:80:90 [0] NCCL INFO Channel 00/0 : 8[0] -> 0[0] [receive] via NET/AWS Libfabric/0",
+    "ip-10-0-1-12:70:70 [0] NCCL INFO Channel 00/0 : 0[0] -> 8[0] [receive] via NET/AWS Libfabric/0",
+]
+
+
+def test_a_libfabric_tcp_provider_is_named_as_such_and_fails_an_efa_expectation() -> None:
+    evidence_lines = attest_lines(_OFI_TCP)
+    claims = evidence_lines.claims
+    assert claims is not None and claims.provider.value == "tcp;ofi_rxm"
+    assert "TCP through the plugin, not NCCL's Socket" in str(claims.inter_node.value)
+    from gpufabric.analysis.doctor import Evidence, diagnose
+
+    report = diagnose(
+        Evidence(label="ofi-tcp", sources=[], attestation=evidence_lines), resolve_expectation("efa", None)
+    )
+    fabric = next(c for c in report.checks if c.id == "fabric-in-use")
+    assert fabric.verdict is Verdict.FAIL and "tcp;ofi_rxm" in fabric.cause
+    assert "NCCL used TCP sockets" not in fabric.cause
+
+
+# -- a known-harmless WARN, with the condition that makes it harmless -----------------------------------
+
+# Line shapes of horovod/horovod#685 (`misc/ibvwrap.cu:63 NCCL WARN Failed to open libibverbs.so[.1]`) and
+# NVIDIA/nccl-tests#188 (`NCCL_IB_DISABLE set by environment to 1.`, `Using network Socket`).
+_IBVERBS = [
+    "ml3:32632:32662 [0] misc/ibvwrap.cu:63 NCCL WARN Failed to open libibverbs.so[.1]",
+    "ml3:32632:32662 [0] NCCL INFO NET/Socket : Using [0]enp0s31f6:10.92.42.96<0>",
+    "ml3:32632:32662 [0] NCCL INFO Using network Socket",
+]
+
+
+def test_missing_libibverbs_is_harmless_with_ib_disabled_and_a_failure_when_ib_is_expected() -> None:
+    from gpufabric.analysis.doctor import Evidence, diagnose
+
+    disabled = [*_IBVERBS, "ml3:32632:32662 [0] NCCL INFO NCCL_IB_DISABLE set by environment to 1."]
+    att = attest_lines(disabled)
+    assert att.error_count == 1  # the parser still counts it; the doctor knows when it is harmless
+    off = diagnose(Evidence(label="x", sources=[], attestation=att), resolve_expectation(None, None))
+    errors = next(c for c in off.checks if c.id == "nccl-errors")
+    assert errors.verdict is Verdict.PASS and "NCCL_IB_DISABLE=1" in errors.cause
+    ib = diagnose(
+        Evidence(label="x", sources=[], attestation=attest_lines(_IBVERBS)), resolve_expectation("ib", None)
+    )
+    assert next(c for c in ib.checks if c.id == "nccl-errors").verdict is Verdict.FAIL

@@ -54,7 +54,9 @@ def disk_total_bytes(path: Path) -> int | None:
         return None
 
 
-_TORCH_CUDA = re.compile(r"^cuda\s*(?::[^=]*)?=\s*(?P<value>None|['\"][^'\"]*['\"])", re.MULTILINE)
+# One line of torch/version.py (`cuda: Optional[str] = '12.4'`); no class crosses a newline, so many
+# `cuda:` lines without `=` cost linear work, not a rescan of the file each.
+_TORCH_CUDA = re.compile(r"^cuda[ \t]*(?::[^=\n]*)?=[ \t]*(?P<value>None|['\"][^'\"\n]*['\"])", re.MULTILINE)
 
 
 def torch_gpu_count() -> int | None:

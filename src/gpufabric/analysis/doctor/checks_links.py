@@ -38,8 +38,11 @@ def check_nic_count(ev: Evidence, exp: Expectation) -> CheckResult:
             fix="attach every NIC: all EFA interfaces need private IPs (no public IP), pod "
             "requests vpc.amazonaws.com/efa equal to the node's count",
         )
-    ranks_per_host = (ev.ranks or 0) // max(ev.nodes or 1, 1)
-    target = min(x for x in (found, expected, ranks_per_host or None) if x) if (found or expected) else None
+    # ranks per host only where the node count is known (an unknown count is not one host)
+    ranks_per_host = (ev.ranks or 0) // ev.nodes if ev.nodes else 0
+    # Without ranks per host the NICs a host should use are unknown (one rank often uses one NIC)
+    known = (found, expected, ranks_per_host) if ranks_per_host else ()
+    target = min((x for x in known if x), default=None)
     if target and fewest < target:
         return CheckResult(
             id="nic-count",

@@ -88,11 +88,18 @@ def check_net_plugin(ev: Evidence, exp: Expectation) -> CheckResult:
         else:  # claim nothing the log does not show
             context = "no fabric expected (pass --expect or --instance-type to judge the plugin)"
         if att.net_plugin_loaded is None:  # quote no message the log does not hold
+            collnet = (
+                f" (the {att.collnet_plugin} CollNet plugin runs: HPC-X ships it in its libnccl-net.so)"
+                if att.collnet_plugin
+                else ""
+            )
             return CheckResult(
                 id="net-plugin",
                 title=title,
                 verdict=Verdict.SKIP,
-                cause=f"{context}; the log says nothing about a net plugin",
+                cause=f"{context}; the log names no net plugin{collnet}"
+                if collnet
+                else f"{context}; the log says nothing about a net plugin",
             )
         error = att.net_plugin_error or ""
         if error and "No such file" not in error:  # the library is there but broken: not harmless
@@ -139,9 +146,13 @@ def check_ofi_provider(ev: Evidence, exp: Expectation) -> CheckResult:
             verdict=Verdict.SKIP,
             cause="no libfabric (OFI) in play: the log has no NET/OFI lines or OFI channels",
         )
-    if att.ofi_provider == "efa":
+    if att.ofi_provider and att.ofi_provider.startswith("efa"):
+        # `efa`, `efa-direct`, and NCCL 2.4-era `efa;ofi_rxr` (EFA under the RxR utility; aws-ofi-nccl#21)
         return CheckResult(
-            id="ofi-provider", title=title, verdict=Verdict.PASS, cause="NET/OFI selected provider efa"
+            id="ofi-provider",
+            title=title,
+            verdict=Verdict.PASS,
+            cause=f"NET/OFI selected provider {att.ofi_provider}",
         )
     if att.ofi_provider:
         return CheckResult(

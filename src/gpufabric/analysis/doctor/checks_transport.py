@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from gpufabric.analysis.doctor.evidence import Evidence, Expectation
 from gpufabric.analysis.doctor.model import CheckResult, Verdict
-from gpufabric.analysis.nccl_claims import multi_host, virtual_only
+from gpufabric.analysis.nccl_claims import build_claims, multi_host, virtual_only
 from gpufabric.analysis.nccl_patterns import transport_kind
 from gpufabric.catalog import FabricName
 from gpufabric.results.attestation import Attestation, NetworkKind
@@ -90,7 +90,14 @@ def check_nccl_output(ev: Evidence, exp: Expectation) -> CheckResult:
             fix=RERUN_WITH_DEBUG,
         )
     versions = ", ".join(att.nccl_versions) or "version not logged"
-    shape = f"{ev.nodes_text}" + (f", {ev.ranks} ranks" if ev.ranks else "")
+    ranks = (att.claims or build_claims(att)).ranks
+    if ev.ranks:
+        shown = f", {ev.ranks} ranks"
+    elif isinstance(ranks.value, int):  # the highest rank index the log shows, + 1
+        shown = f", at least {ranks.value} ranks"
+    else:
+        shown = ""
+    shape = f"{ev.nodes_text}{shown}"
     if len(att.nccl_versions) > 1:
         return CheckResult(
             id="nccl-output",
@@ -112,7 +119,7 @@ def _fallback_cause(att: Attestation, exp: Expectation) -> str:
     if att.net_plugin_loaded is False and exp.needs_plugin:
         why = f": {att.net_plugin_error}" if att.net_plugin_error else ""
         return f"the net plugin did not load ({att.net_plugin or 'libnccl-net.so'}{why})"
-    if att.ofi_provider and att.ofi_provider != "efa":
+    if att.ofi_provider and not att.ofi_provider.startswith("efa"):
         return f"libfabric selected provider {att.ofi_provider!r}, not efa"
     if exp.network == "ib" and not att.net_devices:
         return "NCCL found no InfiniBand/RoCE device (NET/IB : No device found)"
