@@ -27,7 +27,7 @@ def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 def _rows(table: str) -> list[list[str]]:
     """The data rows of a printed table, size..root and the printed #wrong columns."""
     rows = [line.split() for line in table.splitlines() if line.strip() and not line.startswith("#")]
-    return [row[:5] + [row[8], row[12]] for row in rows]
+    return [[*row[:5], row[8], row[12]] for row in rows]
 
 
 @pytest.fixture(scope="module")

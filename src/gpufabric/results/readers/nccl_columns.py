@@ -82,7 +82,7 @@ class TextRow(NamedTuple):
     and only the rows that end up in the result pay for validation (``to_row``)."""
 
     size: int
-    count: int
+    elements: int  # the count column (``count`` would shadow tuple.count)
     dtype: str
     redop: str
     root: int
@@ -92,7 +92,7 @@ class TextRow(NamedTuple):
 
     @property
     def key(self) -> tuple[int, int, str, str, int]:
-        return (self.size, self.count, self.dtype, self.redop, self.root)
+        return (self.size, self.elements, self.dtype, self.redop, self.root)
 
     def to_row(self, samples: tuple[list[float], list[float]] | None = None, iters: int | None = None) -> Row:
         def measurement(half: Half | None, times: list[float] | None) -> Measurement | None:
@@ -110,7 +110,7 @@ class TextRow(NamedTuple):
         oop_times, ip_times = samples if samples is not None else (None, None)
         return Row(
             size_bytes=self.size,
-            count=self.count,
+            count=self.elements,
             dtype=self.dtype,
             redop=self.redop,
             root=self.root,
@@ -176,7 +176,7 @@ def parse_data_line(line: str, layout: Layout) -> TextRow | None:
             return None
         return TextRow(
             size=size,
-            count=count,
+            elements=count,
             dtype=fields.get("type", "unknown"),
             redop=fields.get("redop", "none"),
             root=root,
