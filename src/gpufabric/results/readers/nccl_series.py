@@ -18,7 +18,7 @@ from pathlib import Path
 from gpufabric.results.model import UNKNOWN_COLLECTIVE, Row, Series
 from gpufabric.results.readers import gpufabric_lines as ours
 from gpufabric.results.readers.collective_names import CollectiveName, infer_from_rows, name_from_file
-from gpufabric.results.readers.count_rule import count_rule
+from gpufabric.results.readers.count_rule import CountRule, count_rule
 from gpufabric.results.readers.nccl_columns import Layout, TextRow
 from gpufabric.results.readers.sweep_order import SweepOrder
 
@@ -86,6 +86,19 @@ def _file_or_inferred(path: Path, rows: list[Row], nranks: int | None) -> Collec
     return infer_from_rows(rows, nranks)
 
 
+def _from_count_rule(rule: CountRule | None, rows: list[Row]) -> CollectiveName | None:
+    """Rows too small for a bus factor (algbw under 1 GB/s) still say, by their count column, that they
+    gather or scatter; with a redop that is reduce_scatter, without one all_gather or alltoall."""
+    if rule is None or rule.ranks_factor == 1:
+        return None
+    evidence = f"inferred from the count column (a per-rank share on {rule.ranks_factor} ranks)"
+    if rows[0].redop not in ("none", ""):
+        return CollectiveName("reduce_scatter", f"{evidence} and the redop", inferred=True)
+    return CollectiveName(
+        "all_gather", f"{evidence} without a redop (alltoall prints the same)", inferred=True
+    )
+
+
 def _layout_text(layout: Layout) -> str:
     per = "time algbw busbw #wrong" if layout.placement_width == 4 else f"{layout.placement_width} columns"
     return f"{' '.join(layout.params)}, then {per} per placement"
@@ -107,7 +120,7 @@ def tables_to_series(
         if rule is not None and rule.ranks_factor > 1 and table_ranks is None:
             table_ranks = rule.ranks_factor
             inferred.append(f"{table_ranks} ranks from the count column")
-        name = table.program or _file_or_inferred(path, rows, table_ranks)
+        name = table.program or _file_or_inferred(path, rows, table_ranks) or _from_count_rule(rule, rows)
         if name is None:
             name = CollectiveName(
                 UNKNOWN_COLLECTIVE, "not named in the log or file name, and not inferable from the numbers"

@@ -66,10 +66,16 @@ def clean(raw: str) -> str:
     return line
 
 
+def _indented_tag(line: str) -> bool:
+    return bool(_MPIRUN.match(line) or _SKYPILOT.match(line) or _KUBECTL.match(line))
+
+
 def split_prefixes(raw: str) -> tuple[Source, str]:
     """``"(head, rank=0, pid=1) [1,0]<stdout>:  1024"`` -> (Source(skypilot 0, mpirun 0), ``"  1024"``)."""
     line = clean(raw)
     tags: list[tuple[str, int]] = []
+    if line[:1] in " \t" and (indented := line.lstrip(" \t"))[:1] in "[(" and _indented_tag(indented):
+        line = indented  # a tagged log pasted indented (quoted in an issue, nested in a code block)
     while line:
         first = line[0]
         # Dispatch on the first character: most lines carry no prefix and must cost one comparison.
