@@ -41,10 +41,14 @@ def read_result(path: Path) -> RunResult:
     check_json_size(path, "gpufabric result document")
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError) as exc:  # ValueError: JSON, UTF-8, ints > 4,300 digits
+    except json.JSONDecodeError as exc:
+        end = " (the file ends there: cut short?)" if exc.pos >= len(exc.doc.rstrip()) else ""
         raise InputError(
-            f"{path}: not a readable gpufabric result ({' '.join(str(exc).split())[:200]})"
+            f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {_one_line(exc.msg)}{end}"
         ) from exc
+    except (OSError, ValueError, RecursionError) as exc:  # ValueError: bad UTF-8, ints over 4,300 digits
+        problem = "a number over 4,300 digits" if "digits" in str(exc) else _one_line(str(exc))
+        raise InputError(f"{path}: not a readable gpufabric result ({problem})") from exc
     return result_from_dict(data, source=str(path))
 
 

@@ -88,8 +88,9 @@ class NcclTextReader:
         self.fault: str | None = None
         self.lines = 0
 
-    def feed(self, raw: str) -> None:
-        self.lines += 1
+    def feed(self, raw: str, lineno: int | None = None) -> None:
+        """One raw line; ``lineno`` when the caller skipped lines that cannot matter (``line_scan``)."""
+        self.lines = self.lines + 1 if lineno is None else lineno
         source, text = split_prefixes(raw)
         stripped = text.strip()
         if not stripped:
