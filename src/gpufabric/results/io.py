@@ -42,7 +42,8 @@ def read_result(path: Path) -> RunResult:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
-        end = " (the file ends there: cut short?)" if exc.pos >= len(exc.doc.rstrip()) else ""
+        cut = exc.pos >= len(exc.doc.rstrip()) or exc.msg.startswith("Unterminated string")
+        end = " (the file ends there: cut short?)" if cut else ""
         raise InputError(
             f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {_one_line(exc.msg)}{end}"
         ) from exc

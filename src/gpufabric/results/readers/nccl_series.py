@@ -12,6 +12,7 @@ by ``size / count`` (``count_rule``).
 from __future__ import annotations
 
 import statistics
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from gpufabric.results.readers.nccl_columns import Layout, TextRow
 from gpufabric.results.readers.sweep_order import SweepOrder
 
 MAX_CYCLES = 4096  # -N cycles kept per size: enough for any median, bounded for any log
+MAX_TABLES = 256  # tables kept per rank: a log of a test looped all night must not hold every run
 RowKey = tuple[int, int, str, str, int]
 
 
@@ -71,8 +73,11 @@ class Table:
     cut_line: int | None = None  # line number of a data line that was cut short
     title: ours.Title | None = None  # gpufabric's own title line above this table
     headerless: bool = False  # rows pasted without a column header: layout read from the first row
+    discard: bool = False  # beyond MAX_TABLES: read (for order and footer) but its rows not kept
 
     def add(self, row: TextRow) -> None:
+        if self.discard:
+            return
         cycles = self.rows.get(row.key)
         if cycles is None:
             self.rows[row.key] = Cycles(row)
@@ -112,6 +117,7 @@ def tables_to_series(
     series: list[Series] = []
     notes: list[str] = []
     problems: list[str] = []
+    taken: Counter[str] = Counter()
     for table in (t for t in tables if t.rows):
         rows = [cycles.to_row(iters if isinstance(iters, int) else None) for cycles in table.rows.values()]
         table_ranks = table.title.nranks if table.title is not None else nranks
@@ -125,8 +131,8 @@ def tables_to_series(
             name = CollectiveName(
                 UNKNOWN_COLLECTIVE, "not named in the log or file name, and not inferable from the numbers"
             )
-        taken = sum(1 for s in series if s.collective.split("#")[0] == name.name)
-        collective = name.name if taken == 0 else f"{name.name}#{taken + 1}"
+        taken[name.name] += 1
+        collective = name.name if taken[name.name] == 1 else f"{name.name}#{taken[name.name]}"
         if table.title is None:  # our own title names it: nothing to explain
             notes.append(f"{collective}: collective {name.evidence}")
         if table.headerless:

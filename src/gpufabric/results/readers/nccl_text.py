@@ -44,7 +44,7 @@ from gpufabric.results.readers.nccl_columns import (
     looks_like_data_line,
     parse_data_line,
 )
-from gpufabric.results.readers.nccl_series import Table, tables_to_series
+from gpufabric.results.readers.nccl_series import MAX_TABLES, Table, tables_to_series
 from gpufabric.results.readers.prefixes import Source, split_prefixes
 
 _FAILURE = re.compile(r"Test (?:NCCL|CUDA) failure|Test failure|NCCL WARN |\bAborted\b")
@@ -65,6 +65,7 @@ class _SourceState:
     preamble_since_header: bool = True  # a settings line or test boundary came after the last header
     tables: list[Table] = field(default_factory=list)
     failure: str | None = None
+    discarded: int = 0  # tables past MAX_TABLES
     title: ours.Title | None = None  # the last gpufabric title line, for the table header that follows
     torch_version: str | None = None
     cuda_version: str | None = None
@@ -102,13 +103,15 @@ class NcclTextReader:
         if looks_like_data_line(stripped):
             if table is None and (layout := layout_from_row(stripped)) is not None:
                 table = Table(layout, state.program or self.mentioned, self.lines, headerless=True)
-                state.tables.append(table)
+                self._append(state, table)
             if table is not None:
                 self._add_row(source, table, stripped)
                 return
         self._feed_other(source, state, stripped)
 
     def _add_row(self, source: Source, table: Table, line: str) -> None:
+        if table.discard:
+            return  # a table past MAX_TABLES: not kept, so not parsed either
         row = parse_data_line(line, table.layout)
         if row is None:
             table.cut_line = self.lines
@@ -150,7 +153,7 @@ class NcclTextReader:
             if open_table is not None and not open_table.rows:
                 state.tables.pop()  # a program that stopped before its first row: keep the next one only
             # A table with rows left open here stopped without its footer: ``_series`` says it ended early.
-            state.tables.append(Table(layout, state.program or self.mentioned, self.lines, title=state.title))
+            self._append(state, Table(layout, state.program or self.mentioned, self.lines, title=state.title))
             state.preamble_since_header = False
             state.title = None
             return
@@ -186,6 +189,15 @@ class NcclTextReader:
             self.mentioned = CollectiveName(name, "named on the command line in the log")
         elif state.failure is None and (failure := _FAILURE.search(line)):
             state.failure = line[failure.start() :].strip()[:300]
+
+    def _append(self, state: _SourceState, table: Table) -> None:
+        """A new table; past MAX_TABLES its rows are not kept, and one discarded table stands for all."""
+        if sum(1 for t in state.tables if not t.discard) >= MAX_TABLES:
+            table.discard = True
+            state.discarded += 1
+            if state.tables and state.tables[-1].discard:
+                state.tables.pop()
+        state.tables.append(table)
 
     def _feed_ours(self, state: _SourceState, line: str) -> bool:
         """gpufabric's own lines around its tables; False for any other line."""
@@ -236,6 +248,10 @@ class NcclTextReader:
         )
         if self.incomplete is not None:
             problems.insert(0, self.incomplete)
+        if state.discarded:
+            notes.append(
+                f"kept the first {MAX_TABLES} tables of the log; {state.discarded} more were not read"
+            )
         if len(with_tables) > 1:
             notes.append(
                 f"{len(with_tables)} ranks printed tables; "
