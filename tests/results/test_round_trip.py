@@ -264,3 +264,46 @@ def test_a_table_without_the_title_lines_still_reads() -> None:
     assert [r.size_bytes for r in back.series[0].rows] == [1 << 20, 1 << 24, 1 << 28]
     assert back.series[0].rows[0].out_of_place is None  # the N/A half stays unmeasured
     assert any("without a column header" in note for note in back.metadata.notes)
+
+
+def _progress_remnants() -> list[str]:
+    """What rich's transient progress bar leaves in a terminal capture (``bench ... 2>&1 | tee f`` on a
+    TTY, ``script``): cursor codes, CR redraws, colour, the bar taken down at the end."""
+    import io
+
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    screen = io.StringIO()
+    console = Console(file=screen, force_terminal=True, width=80)
+    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                   console=console, transient=True, auto_refresh=False)  # fmt: skip
+    with bar:
+        task = bar.add_task("bench", total=3)
+        for done in range(1, 4):
+            bar.update(task, completed=done, description=f"all_reduce {8 << done} B")
+            bar.refresh()
+    return screen.getvalue().splitlines(keepends=True)
+
+
+def test_a_table_captured_with_progress_bar_remnants_reads_back() -> None:
+    run = RunResult(
+        label="x",
+        metadata=RunMetadata(backend="gloo", tool_version="0.1.0"),
+        series=[
+            Series(collective="all_reduce", nranks=2, rows=[
+                Row(size_bytes=s, count=s // 4, dtype="float", redop="sum",
+                    in_place=Measurement(time_us=12.5, algbw_gbs=1.0, busbw_gbs=1.0, wrong=0))
+                for s in (8, 64, 512)])
+        ],
+    )  # fmt: skip
+    remnants = _progress_remnants()
+    assert any("\r" in line or "\x1b" in line for line in remnants)
+    lines = render_table(run).splitlines(keepends=True)
+    first_row = next(i for i, line in enumerate(lines) if not line.startswith("#"))
+    captured = (
+        lines[:first_row] + remnants + lines[first_row : first_row + 1] + remnants + lines[first_row + 1 :]
+    )
+    back = _read("".join(remnants + captured), ".txt")
+    assert [_printed(r) for r in back.series[0].rows] == [_printed(r) for r in run.series[0].rows]
+    assert back.complete and back.metadata.backend == "gloo"
