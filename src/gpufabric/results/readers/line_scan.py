@@ -6,7 +6,7 @@ reader, found by ``bytes.find`` and one regex whose first byte is a literal newl
 from line to line in C, and the cost is linear in the bytes):
 
     lines with a keyword the reader acts on  ``#`` (headers, settings, devices, footers, our own lines),
-                                            a CR (a progress bar redrawn over a row),
+                                            a CR or an ANSI escape (a progress bar drawn over a row),
                                             ``NCCL version``, ``nranks``, ``_perf``, ``-t``, failures
     lines that may be table rows            after any launcher tags, timestamps or paste marks, a
                                             number, spaces and another number (a row, or one cut short)
@@ -23,7 +23,7 @@ from typing import IO
 
 from gpufabric.results.limits import MAX_LINE_CHARS
 
-_KEYWORDS = (b"#", b"\r", b"NCCL version", b"nranks", b"_perf", b"-t ", b"Avg bus", b"Out of bounds",
+_KEYWORDS = (b"#", b"\r", b"\x1b", b"NCCL version", b"nranks", b"_perf", b"-t ", b"Avg bus", b"Out of bounds",
              b"Test ", b"NCCL WARN", b"Aborted", b"nThread")  # fmt: skip
 # Launcher tags, timestamps, srun labels and paste marks (see ``prefixes``), then two numbers.
 _ROWISH = re.compile(
