@@ -13,9 +13,12 @@ assumed:
 they read as "not counted". Trace-replay lines leave the out-of-place half blank: in-place only, and
 gpufabric's own tables print a half it did not measure as ``N/A`` in every column.
 
-nccl-tests 1.x (2017) named the columns ``bytes N type op time algbw busbw res``; they are read as
-``size count type redop``. Rows pasted without any header get their layout from the row itself
-(``layout_from_row``): the token count and which tokens are words decide where each column sits.
+NCCL 1's own test programs (``all_reduce_test``, before nccl-tests) named the columns ``bytes N type op
+[root] time algbw busbw res`` and printed the time in milliseconds; they are read as ``size count type
+redop [root]`` with the time converted to microseconds.
+
+Rows pasted without any header get their layout from the row itself (``layout_from_row``): the token
+count and which tokens are words decide where each column sits.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ class Layout:
     placement_width: int  # tokens per placement: time algbw busbw #wrong [i_min i_max i_p99 i_cv%]
     wrong_is_count: bool  # '#wrong' (a count) vs the old 'error' (a float error)
     has_timestamp: bool
+    time_scale: float = 1.0  # to microseconds: 1000 for NCCL 1's tests, which print milliseconds
 
     @property
     def full_width(self) -> int:
@@ -53,7 +57,8 @@ def layout_from_header(line: str) -> Layout | None:
     """``#  size count type redop root time algbw busbw #wrong time ...`` -> Layout; None if not a header."""
     if not line.startswith("#"):
         return None
-    names = [_OLD_NAMES.get(name, name) for name in line.lstrip("#").split()]
+    printed = line.lstrip("#").split()
+    names = [_OLD_NAMES.get(name, name) for name in printed]
     if len(names) < 6 or names[0] != "size" or names[1] != "count":
         return None
     time_positions = [i for i, name in enumerate(names) if name in _TIME_NAMES]
@@ -71,6 +76,7 @@ def layout_from_header(line: str) -> Layout | None:
         placement_width=width,
         wrong_is_count="#wrong" in group,
         has_timestamp=names[-1] == "timestamp",
+        time_scale=1000.0 if printed[:1] == ["bytes"] else 1.0,
     )
 
 
@@ -133,6 +139,7 @@ def _half(tokens: list[str], layout: Layout) -> Half | None:
     if tokens[0] == _NOT_MEASURED:  # a placement gpufabric did not measure (torch has no out-of-place form)
         return None
     time_us, algbw, busbw = (_number(t) for t in tokens[:3])
+    time_us *= layout.time_scale
     wrong: int | None = None
     if len(tokens) > 3 and layout.wrong_is_count and tokens[3] != _NOT_MEASURED:
         wrong = int(_number(tokens[3]))

@@ -24,11 +24,11 @@ from gpufabric.results.model import Device
 
 _SETTING_PATTERNS: dict[str, re.Pattern[str]] = {
     "nthreads": re.compile(r"\bnThreads?\s+(\d+)"),
-    "ngpus": re.compile(r"\bnGpus\s+(\d+)"),
-    "min_bytes": re.compile(r"\bminBytes\s+(\d+)"),
-    "max_bytes": re.compile(r"\bmaxBytes\s+(\d+)"),
+    "ngpus": re.compile(r"\bnGpus:?\s+(\d+)"),
+    "min_bytes": re.compile(r"\bminBytes:?\s+(\d+)"),
+    "max_bytes": re.compile(r"\bmaxBytes:?\s+(\d+)"),
     "step": re.compile(r"\bstep:\s*(\d+\((?:factor|bytes)\))"),
-    "warmup_iters": re.compile(r"\bwarmup iters:\s*(\d+)"),
+    "warmup_iters": re.compile(r"\bwarmup ?[iI]ters:\s*(\d+)"),
     "iters": re.compile(r"(?<![a-z] )\biters:\s*(\d+)"),
     "agg_iters": re.compile(r"\bagg iters:\s*(\d+)"),
     "validation": re.compile(r"\bvalidation:\s*(\d+)"),
