@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (table lines are kept as nccl-tests prints them)
 """``gpufabric show`` on a 1 GB nccl-tests log: wall time and peak RSS (issue: large logs stream).
 
 Writes each log once under ``--dir`` (default /tmp/gpufabric-large-logs), then runs ``gpufabric show``
@@ -99,22 +100,30 @@ def write(path: Path, lines: Iterator[str]) -> None:
     tmp.replace(path)
 
 
-def measure(path: Path) -> tuple[float, float, int, str]:
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+def measure(path: Path) -> tuple[float, float, float, int, str]:
+    """Wall seconds, CPU seconds (user + system: the fair figure on a shared machine), peak RSS MB."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    before, cpu_before = usage.ru_maxrss, usage.ru_utime + usage.ru_stime
     start = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-m", "gpufabric.cli", "show", str(path)], capture_output=True, text=True, check=False
+        [sys.executable, "-m", "gpufabric.cli", "show", str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     wall = time.perf_counter() - start
-    peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    peak_kb, cpu = usage.ru_maxrss, usage.ru_utime + usage.ru_stime - cpu_before
     # ru_maxrss of children is the largest child so far: run the shapes from small peak to large, or one
     # shape per invocation (--shapes) when the numbers must be exact.
     note = done.stderr.strip().splitlines()[-1][:160] if done.stderr.strip() else ""
-    return wall, max(peak_kb, before) / 1024, done.returncode, note
+    return wall, cpu, max(peak_kb, before) / 1024, done.returncode, note
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--gb", type=float, default=1.0)
     parser.add_argument("--shapes", default="chatter,cycles,runs")
     parser.add_argument("--dir", type=Path, default=Path("/tmp/gpufabric-large-logs"))
@@ -124,9 +133,13 @@ def main() -> None:
     for shape in args.shapes.split(","):
         path = args.dir / f"{shape}-{args.gb:g}GB.log"
         write(path, SHAPES[shape](target))
-        wall, peak_mb, code, note = measure(path)
+        wall, cpu, peak_mb, code, note = measure(path)
         size_mb = os.path.getsize(path) / 1e6
-        print(f"{shape:8s} {size_mb:7.0f} MB  exit {code}  {wall:6.1f} s  peak RSS {peak_mb:6.0f} MB  {note}")
+        load = os.getloadavg()[0]
+        print(
+            f"{shape:8s} {size_mb:7.0f} MB  exit {code}  wall {wall:6.1f} s  cpu {cpu:6.1f} s  "
+            f"peak RSS {peak_mb:6.0f} MB  load {load:.1f}  {note}"
+        )
 
 
 if __name__ == "__main__":
