@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # one real gloo bench and ~25 CLI processes: about a minute
+
 CLI = [sys.executable, "-m", "gpufabric.cli"]
 FORMATS = ("csv", "markdown", "json")
 
