@@ -1,7 +1,8 @@
 """Hostile input: property-based fuzzing of every reader, >= 100k generated cases (``slow``).
 
 Readers: nccl-tests text and -J JSON, NCCL debug logs (attestation), our result JSON and JSONL stream,
-the sniffing ``read_run`` on raw bytes, task YAML, catalog data files. Cases mix structure-aware
+what ``show``/``bench`` print (table, csv, markdown), the sniffing ``read_run`` on raw bytes and on
+byte-damaged fixtures under every suffix, task YAML, catalog data files. Cases mix structure-aware
 mutations of the real fixtures (lines dropped, duplicated, swapped, cut, words replaced by hostile
 tokens, JSON nodes replaced, deleted or retyped) with raw text and bytes from hypothesis. The
 property: a reader returns a result or raises a ``GpufabricError`` whose message is one line naming
