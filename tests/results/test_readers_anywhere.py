@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from gpufabric.errors import InputError
 from gpufabric.results.model import RunResult
 from gpufabric.results.readers import read_run
 from gpufabric.results.readers.prefixes import split_prefixes
@@ -99,3 +100,17 @@ def test_settings_with_colons_as_rccl_tests_print_them(tmp_path: Path) -> None:
     run = _read(tmp_path, [settings, HEADER, *ROWS, *FOOTER])
     got = run.metadata.settings
     assert (got["min_bytes"], got["max_bytes"], got["warmup_iters"], got["iters"]) == (8, 134217728, 5, 20)
+
+
+NCCL_LOGS = sorted((Path(__file__).parents[1] / "fixtures" / "nccl_logs").rglob("*.log"))
+
+
+@pytest.mark.parametrize("path", NCCL_LOGS, ids=lambda p: p.name)
+def test_nccl_debug_logs_never_yield_a_headerless_table(path: Path) -> None:
+    """Reading rows without a header must not turn NCCL INFO chatter (rings, trees, channels, topology
+    numbers) into a table: a real NCCL log either holds a headed nccl-tests table or is refused."""
+    try:
+        run = read_run(path)
+    except InputError:
+        return
+    assert not any("without a column header" in note for note in run.metadata.notes), run.metadata.notes
