@@ -34,6 +34,7 @@ from gpufabric.results.model import Measurement, Row
 _TIME_NAMES = frozenset({"time", "cputime"})
 _OLD_NAMES = {"bytes": "size", "N": "count", "op": "redop", "res": "error"}  # nccl-tests 1.x header
 _NOT_MEASURED = "N/A"
+_INF = math.inf
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _CLOCK = re.compile(r"^\d{2}:\d{2}:\d{2}$")
 
@@ -138,12 +139,15 @@ def _number(token: str) -> float:
 def _half(tokens: list[str], layout: Layout) -> Half | None:
     if tokens[0] == _NOT_MEASURED:  # a placement gpufabric did not measure (torch has no out-of-place form)
         return None
-    time_us, algbw, busbw = (_number(t) for t in tokens[:3])
-    time_us *= layout.time_scale
+    # The common case inline (this runs for every row of a big log); nan, inf and negatives take _number.
+    time_us, algbw, busbw = float(tokens[0]), float(tokens[1]), float(tokens[2])
+    if not (0.0 <= time_us < _INF and 0.0 <= algbw < _INF and 0.0 <= busbw < _INF):
+        time_us, algbw, busbw = _number(tokens[0]), _number(tokens[1]), _number(tokens[2])
     wrong: int | None = None
     if len(tokens) > 3 and layout.wrong_is_count and tokens[3] != _NOT_MEASURED:
-        wrong = int(_number(tokens[3]))
-    return (time_us, algbw, busbw, wrong)
+        token = tokens[3]
+        wrong = int(token) if token.isdigit() and len(token) <= 18 else int(_number(token))
+    return (time_us * layout.time_scale, algbw, busbw, wrong)
 
 
 def _split_timestamp(tokens: list[str]) -> tuple[list[str], datetime | None]:
