@@ -1,7 +1,8 @@
 """Hostile input: property-based fuzzing of every reader, >= 100k generated cases (``slow``).
 
 Readers: nccl-tests text and -J JSON, NCCL debug logs (attestation), our result JSON and JSONL stream,
-the sniffing ``read_run`` on raw bytes, task YAML, catalog data files. Cases mix structure-aware
+what ``show``/``bench`` print (table, csv, markdown), the sniffing ``read_run`` on raw bytes and on
+byte-damaged fixtures under every suffix, task YAML, catalog data files. Cases mix structure-aware
 mutations of the real fixtures (lines dropped, duplicated, swapped, cut, words replaced by hostile
 tokens, JSON nodes replaced, deleted or retyped) with raw text and bytes from hypothesis. The
 property: a reader returns a result or raises a ``GpufabricError`` whose message is one line naming
@@ -29,6 +30,7 @@ from hypothesis import strategies as st
 from gpufabric.analysis.nccl_log import attest_lines
 from gpufabric.catalog.loader import parse_data_file
 from gpufabric.errors import GpufabricError
+from gpufabric.report.nccl_table import render
 from gpufabric.results.io import StreamWriter, read_stream, result_from_dict
 from gpufabric.results.readers import read_run
 from gpufabric.results.readers.nccl_json import looks_like_nccl_tests_json, read_nccl_json
@@ -49,6 +51,8 @@ EXAMPLES = {
     "result_stream": 8_000,
     "read_run_raw": 4_000,
     "read_run_mutated": 6_000,
+    "ours_formats": 4_000,
+    "byte_mutation": 4_000,
     "task_yaml": 8_000,
     "task_yaml_raw": 2_000,
     "catalog": 8_000,
@@ -78,7 +82,12 @@ def _lines(paths: list[Path]) -> list[list[str]]:
     return [p.read_text(encoding="utf-8", errors="replace").splitlines(keepends=True) for p in paths]
 
 
-NCCL_TEXT = _lines(sorted((FIXTURES / "nccl_tests").glob("*.log")))
+NCCL_TEXT = _lines(
+    [
+        *sorted((FIXTURES / "nccl_tests").glob("*.log")),
+        *sorted((FIXTURES / "nccl_tests" / "public").glob("*.txt")),
+    ]
+)
 NCCL_JSON = [p.read_text(encoding="utf-8") for p in sorted((FIXTURES / "nccl_tests").glob("*.json"))]
 NCCL_LOGS = _lines(sorted((FIXTURES / "nccl_logs").rglob("*.log")))
 RESULT_FILES = [
@@ -96,6 +105,7 @@ NASTY = [
     "", " ", "\t", "-1", "0", "nan", "inf", "-inf", "1e309", "99999999999999999999", "N/A", "#", "{", "}",
     "[", "]", ":", "null", "true", "\x00", "\ufeff", "é", "\u202e", "\r", "|", "*", "&a", "!!python/object",
     "%", "'", '"', "\\", "---", "- ", "? ", "<<: *a", "\x1b[0m", "1.5e-7", "0x1F", "  ",
+    "9" * 5000, "-" + "1" * 4400, "2024-13-45 99:99:99", "9999-99-99", "[1,0]<stdout>:", " " * 3000,
 ]  # fmt: skip
 ALPHABET = "abcXYZ019 .,:;-_=+/#{}[]\"'\t\\|*&!%@$()<>~`\x00\x1b\x7f\u00e9\u4e2d\ud7ff\u202e\ufeff"
 SEEDS = st.integers(0, 2**64 - 1)
@@ -223,7 +233,7 @@ def test_nccl_tests_text_raw(lines: list[str]) -> None:
 def _loads(text: str) -> Any:
     try:
         return json.loads(text)
-    except (json.JSONDecodeError, RecursionError):
+    except (ValueError, RecursionError):  # ValueError: bad JSON, or an integer over 4,300 digits
         return None
 
 
@@ -348,6 +358,56 @@ def test_read_run_on_mutated_files(seed: int, scratch: Path, stream_corpus: list
     path = scratch / "fuzz-any.txt"
     path.write_bytes(text.encode("utf-8", "surrogatepass"))
     rejected_cleanly(lambda: read_run(path), "fuzz-any.txt")
+
+
+# --- what gpufabric itself prints (table, csv, markdown) and raw byte damage --------------------
+
+OURS = {
+    suffix: [
+        render(result_from_dict(doc, source="fixture"), fmt).splitlines(keepends=True) for doc in TRIMMED
+    ]
+    for fmt, suffix in (("table", ".txt"), ("csv", ".csv"), ("markdown", ".md"))
+}
+
+
+@fuzz("ours_formats")
+@given(seed=SEEDS)
+def test_our_printed_formats_mutated(seed: int, scratch: Path) -> None:
+    """``show``/``bench`` output in every text format, damaged, read back through the sniffer."""
+    rnd = random.Random(seed)
+    suffix = rnd.choice(sorted(OURS))
+    path = scratch / f"fuzz-ours{suffix}"
+    path.write_bytes("".join(mutate_lines(rnd, rnd.choice(OURS[suffix]))).encode("utf-8", "surrogatepass"))
+    rejected_cleanly(lambda: read_run(path), path.name)
+
+
+BYTE_CORPUS = [
+    "".join(lines).encode("utf-8", "surrogatepass")
+    for lines in [*NCCL_TEXT, *NCCL_JSON_LINES, *(one for each in OURS.values() for one in each)]
+]
+DAMAGE = [b"\xff", b"\xfe", b"\x00", b"\r", b"\n", b"\x80", b"\xc3", b"{", b"#", b"9" * 5000, b"\xef\xbb\xbf"]
+
+
+@fuzz("byte_mutation")
+@given(seed=SEEDS)
+def test_every_reader_on_byte_damaged_files(seed: int, scratch: Path) -> None:
+    """Real files with bytes flipped, inserted or cut (invalid UTF-8 included), under every suffix."""
+    rnd = random.Random(seed)
+    data = bytearray(rnd.choice(BYTE_CORPUS))
+    for _ in range(rnd.randint(1, 8)):
+        at = rnd.randrange(len(data) + 1)
+        op = rnd.randrange(4)
+        if op == 0 and data:
+            data[min(at, len(data) - 1)] = rnd.randrange(256)
+        elif op == 1:
+            data[at:at] = rnd.choice(DAMAGE)
+        elif op == 2:
+            del data[at : at + rnd.randint(1, 64)]
+        else:
+            data = data[:at]
+    path = scratch / f"fuzz-bytes{rnd.choice(['.txt', '.json', '.jsonl', '.csv', '.md', '.log'])}"
+    path.write_bytes(bytes(data))
+    rejected_cleanly(lambda: read_run(path), path.name)
 
 
 # --- task YAML and catalog data ------------------------------------------------------------------

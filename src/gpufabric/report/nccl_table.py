@@ -36,7 +36,7 @@ def format_time(time_us: float) -> str:
 def _half(m: Measurement | None) -> str:
     if m is None:
         return f"  {'N/A':>7}  {'N/A':>6}  {'N/A':>6}  {'N/A':>6}"
-    wrong = "N/A" if m.wrong is None else f"{m.wrong:g}"
+    wrong = "N/A" if m.wrong is None else str(m.wrong)  # exact: %6g would round 1234567 to 1.23457e+06
     return f"  {format_time(m.time_us)}  {m.algbw_gbs:6.2f}  {m.busbw_gbs:6.2f}  {wrong:>6}"
 
 

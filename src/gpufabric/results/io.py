@@ -19,6 +19,7 @@ from pydantic import BaseModel, ValidationError
 
 from gpufabric.errors import InputError
 from gpufabric.results.attestation import Attestation
+from gpufabric.results.limits import MAX_JSON_BYTES, bounded_lines, check_json_size
 from gpufabric.results.model import Row, RunMetadata, RunResult, Series
 
 
@@ -37,12 +38,18 @@ def write_model_json(model: BaseModel, path: Path) -> None:
 
 def read_result(path: Path) -> RunResult:
     """Read one of our JSON documents (not JSONL: see ``read_stream``)."""
+    check_json_size(path, "gpufabric result document")
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+    except json.JSONDecodeError as exc:
+        cut = exc.pos >= len(exc.doc.rstrip()) or exc.msg.startswith("Unterminated string")
+        end = " (the file ends there: cut short?)" if cut else ""
         raise InputError(
-            f"{path}: not a readable gpufabric result ({' '.join(str(exc).split())[:200]})"
+            f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {_one_line(exc.msg)}{end}"
         ) from exc
+    except (OSError, ValueError, RecursionError) as exc:  # ValueError: bad UTF-8, ints over 4,300 digits
+        problem = "a number over 4,300 digits" if "digits" in str(exc) else _one_line(str(exc))
+        raise InputError(f"{path}: not a readable gpufabric result ({problem})") from exc
     return result_from_dict(data, source=str(path))
 
 
@@ -138,15 +145,20 @@ def _read_records(path: Path, state: _StreamState) -> None:
     """Feed ``state`` one line at a time: memory grows with the rows, never with the file."""
     cut: InputError | None = None  # a line that was not JSON: fatal unless it turns out to be the last
     with path.open("r", encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
+        for lineno, line in enumerate(bounded_lines(fh, MAX_JSON_BYTES), start=1):
             if not line.strip():
                 continue
             if cut is not None:
                 raise cut
+            if len(line) >= MAX_JSON_BYTES:
+                raise InputError(
+                    f"{path}:{lineno}: a record over {MAX_JSON_BYTES >> 20} MB; gpufabric writes one row "
+                    "per line, a few hundred bytes each"
+                )
             try:
                 record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                cut = InputError(f"{path}:{lineno}: not JSON ({exc.msg})")
+            except ValueError as exc:  # JSONDecodeError, or an integer over 4,300 digits
+                cut = InputError(f"{path}:{lineno}: not JSON ({_one_line(getattr(exc, 'msg', str(exc)))})")
                 continue
             except RecursionError as exc:
                 raise InputError(

@@ -180,7 +180,7 @@ def is_train_result(path: Path) -> bool:
         if path.suffix.lower() != ".json" or not path.is_file() or path.stat().st_size > _SNIFF_LIMIT:
             return False
         return is_train_document(json.loads(path.read_text(encoding="utf-8")))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+    except (OSError, ValueError, RecursionError):
         return False
 
 
@@ -202,7 +202,7 @@ def sniff_train_document(path: Path) -> TrainDocument | None:
         return None
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+    except (OSError, ValueError, RecursionError):
         return None
     return read_train_document(path) if is_train_document(data) else None
 
@@ -211,7 +211,7 @@ def read_train_document(path: Path) -> TrainDocument:
     """Read a ``train.json`` (one run) or an A/B document; one-line ``InputError`` otherwise."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:
         raise InputError(f"{path}: not a readable gpufabric training result ({exc})") from exc
     if not is_train_document(data):
         raise InputError(f'{path}: not a training result (expected "kind": "train" or "train-ab")')

@@ -3,12 +3,15 @@
     nccl-tests text      any version, behind mpirun / SkyPilot / kubectl / srun prefixes (``nccl_text``)
     nccl-tests -J JSON   (``nccl_json``)
     gpufabric JSON/JSONL our own result document and stream (``gpufabric.results.io``)
+    gpufabric table      what ``bench``/``show`` print (``nccl_text`` reads it with its title lines)
+    gpufabric csv / md   ``--format csv|markdown`` (``gpufabric_flat``)
     bench --ab document  two runs, not one: ``sniff_ab_document`` (``read_run`` says so and where to go)
 
 A file that starts like JSON but does not read as JSON is retried as text: launchers and wrappers print
 JSON lines of their own before nccl-tests' output.
 
-Text is streamed line by line, so memory grows with the rows of the tables, not with the size of the log.
+Text is streamed line by line, and only the lines that can matter are decoded (``line_scan``), so memory
+grows with the rows of the tables, not with the size of the log.
 Every failure is an ``InputError`` with one line that names the file and what was looked for.
 """
 
@@ -19,9 +22,12 @@ from pathlib import Path
 
 from gpufabric.errors import InputError
 from gpufabric.results.io import read_result, read_stream
+from gpufabric.results.limits import bounded_lines, check_json_size
 from gpufabric.results.model import RunResult
 from gpufabric.results.readers.ab_document import ABDocument, not_a_single_run, sniff_ab_document
 from gpufabric.results.readers.detect import FORMATS, Format, sniff
+from gpufabric.results.readers.gpufabric_flat import read_gpufabric_csv, read_gpufabric_markdown
+from gpufabric.results.readers.line_scan import candidate_lines
 from gpufabric.results.readers.nccl_json import looks_like_nccl_tests_json, read_nccl_json
 from gpufabric.results.readers.nccl_text import NcclTextReader, read_nccl_text
 from gpufabric.results.readers.prefixes import Source, split_prefixes
@@ -43,15 +49,26 @@ __all__ = [
 def _read_text_stream(path: Path, label: str | None) -> RunResult:
     reader = NcclTextReader(path)
     try:
-        with path.open("r", encoding="utf-8", errors="replace", newline="") as fh:
-            for line in fh:
-                reader.feed(line)
+        with path.open("rb") as fh:
+            for lineno, line in candidate_lines(fh):
+                reader.feed(line, lineno)
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror or exc}") from exc
     return reader.result(label)
 
 
+def _read_flat(path: Path, label: str | None, kind: Format) -> RunResult:
+    """Our csv and markdown tables, streamed like the text logs."""
+    read = read_gpufabric_csv if kind == "gpufabric-csv" else read_gpufabric_markdown
+    try:
+        with path.open("r", encoding="utf-8", errors="replace", newline="") as fh:
+            return read(path, bounded_lines(fh), label)
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from exc
+
+
 def _read_nccl_json(path: Path, label: str | None) -> RunResult:
+    check_json_size(path, "nccl-tests -J document")
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError as exc:
@@ -60,6 +77,8 @@ def _read_nccl_json(path: Path, label: str | None) -> RunResult:
         document = json.loads(text)
     except json.JSONDecodeError:
         document = None  # cut short by a crash: read_nccl_json recovers the rows written
+    except ValueError as exc:  # an integer over 4,300 digits: no nccl-tests number is that long
+        raise InputError(f"{path}: invalid JSON ({' '.join(str(exc).split())[:120]})") from exc
     except RecursionError as exc:  # nesting deeper than the interpreter's stack: hostile, not nccl-tests
         raise InputError(
             f"{path}: JSON nested too deeply to read (nccl-tests -J output is a few levels deep); "
@@ -81,6 +100,8 @@ def read_run(path: Path | str, label: str | None = None) -> RunResult:
     kind = sniff(path)
     if kind == "nccl-tests-text":
         return _read_text_stream(path, label)
+    if kind in ("gpufabric-csv", "gpufabric-markdown"):
+        return _read_flat(path, label, kind)
     if kind == "gpufabric-jsonl":
         result = read_stream(path)
         return result.model_copy(update={"label": label}) if label else result

@@ -13,8 +13,24 @@ from typing import Literal
 
 from gpufabric.errors import InputError
 
-Format = Literal["gpufabric-json", "gpufabric-jsonl", "nccl-tests-json", "nccl-tests-text"]
-FORMATS: tuple[Format, ...] = ("gpufabric-json", "gpufabric-jsonl", "nccl-tests-json", "nccl-tests-text")
+Format = Literal[
+    "gpufabric-json",
+    "gpufabric-jsonl",
+    "gpufabric-csv",
+    "gpufabric-markdown",
+    "nccl-tests-json",
+    "nccl-tests-text",
+]
+FORMATS: tuple[Format, ...] = (
+    "gpufabric-json",
+    "gpufabric-jsonl",
+    "gpufabric-csv",
+    "gpufabric-markdown",
+    "nccl-tests-json",
+    "nccl-tests-text",
+)
+CSV_HEADER = "collective,nranks,size_bytes,count,"  # how ``show --format csv`` starts (after fault lines)
+MARKDOWN_HEADER = "| size (B) | count | type |"  # the column row of ``show --format markdown``
 _SNIFF_BYTES = 64 * 1024
 
 
@@ -32,6 +48,18 @@ def _check_text(path: Path, head: bytes) -> None:
         raise InputError(f"{path} looks binary ({unprintable} unprintable characters in its first bytes)")
 
 
+def _text_kind(text: str) -> Format:
+    """Our csv (first line past the ``#`` fault marks is its column row) or markdown (its column row
+    within the first lines), else nccl-tests text, which also covers our nccl-tests-shaped table."""
+    lines = text.splitlines()[:64]
+    first = next((line for line in lines if line.strip() and not line.startswith("#")), "")
+    if first.startswith(CSV_HEADER):
+        return "gpufabric-csv"
+    if any(line.startswith(MARKDOWN_HEADER) for line in lines):
+        return "gpufabric-markdown"
+    return "nccl-tests-text"
+
+
 def sniff(path: Path) -> Format:
     """The format of ``path``; raises InputError for missing, empty, binary or unreadable files."""
     if path.is_dir():
@@ -44,7 +72,7 @@ def sniff(path: Path) -> Format:
     _check_text(path, head)
     text = head.decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")
     if not text.startswith("{"):
-        return "nccl-tests-text"
+        return _text_kind(text)
     if path.suffix.lower() == ".jsonl":
         # Only our stream is JSON Lines: a malformed one must get the stream reader's error with its line
         # number, not the text reader's "no nccl-tests table found".
@@ -52,7 +80,7 @@ def sniff(path: Path) -> Format:
     first_line, _, rest = text.partition("\n")
     try:
         first = json.loads(first_line.strip())
-    except (json.JSONDecodeError, RecursionError):  # a cut-short or hostile first line: judge by content
+    except (ValueError, RecursionError):  # a cut-short or hostile first line: judge by content
         first = None
     if isinstance(first, dict):
         if "record" in first:

@@ -24,11 +24,11 @@ from gpufabric.results.model import Device
 
 _SETTING_PATTERNS: dict[str, re.Pattern[str]] = {
     "nthreads": re.compile(r"\bnThreads?\s+(\d+)"),
-    "ngpus": re.compile(r"\bnGpus\s+(\d+)"),
-    "min_bytes": re.compile(r"\bminBytes\s+(\d+)"),
-    "max_bytes": re.compile(r"\bmaxBytes\s+(\d+)"),
+    "ngpus": re.compile(r"\bnGpus:?\s+(\d+)"),
+    "min_bytes": re.compile(r"\bminBytes:?\s+(\d+)"),
+    "max_bytes": re.compile(r"\bmaxBytes:?\s+(\d+)"),
     "step": re.compile(r"\bstep:\s*(\d+\((?:factor|bytes)\))"),
-    "warmup_iters": re.compile(r"\bwarmup iters:\s*(\d+)"),
+    "warmup_iters": re.compile(r"\bwarmup ?[iI]ters:\s*(\d+)"),
     "iters": re.compile(r"(?<![a-z] )\biters:\s*(\d+)"),
     "agg_iters": re.compile(r"\bagg iters:\s*(\d+)"),
     "validation": re.compile(r"\bvalidation:\s*(\d+)"),
@@ -36,18 +36,26 @@ _SETTING_PATTERNS: dict[str, re.Pattern[str]] = {
     "unalign": re.compile(r"\bunalign:\s*(\d+)"),
 }
 _SETTINGS_LINE = re.compile(r"^#\s*nThreads?\s+\d+\s+nGpus\s+\d+")
+# The name is taken whole and stripped afterwards: a lazy ``.*?`` before ``\s*$`` is quadratic on a
+# line with a long run of spaces in the middle.
 _DEVICE = re.compile(
-    r"^#\s+Rank\s+(?P<rank>\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(?P<host>\S+)\s+"
-    r"device\s+(?P<index>\d+)\s+\[(?P<bus>[^\]]*)\]\s*(?P<name>.*?)\s*$"
+    r"^#\s+Rank\s+(?P<rank>\d{1,9})\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(?P<host>\S+)\s+"
+    r"device\s+(?P<index>\d{1,9})\s+\[(?P<bus>[^\]]*)\](?P<name>.*)$"
 )
+# NCCL's own ``comm 0x... rank 3 nranks 16 cudaDev 3 ... Init COMPLETE`` line: the true rank count, which
+# the device lines of a big job (printed by some ranks, or cut when pasted) do not give.
+_NRANKS = re.compile(r"\bnranks\s+(?P<nranks>\d{1,9})\b")
 _TESTS_VERSION = re.compile(
-    r"^#\s*nccl-tests version\s+(?P<version>\S+)(?:.*?nccl-library=(?P<library>\d+))?"
+    r"^#\s*nccl-tests version\s+(?P<version>\S+)(?:.*?nccl-library=(?P<library>\d{1,9})\b)?"
 )
 _NCCL_VERSION = re.compile(r"\bNCCL version\s+(?P<version>\d+\.\d+\.\d+\S*)")
 _TEST_STARTING = re.compile(r"^#\s*Collective test starting:\s*(?P<program>\S+)")
 _TEST_CONCLUDED = re.compile(r"^#\s*Collective test concluded:\s*(?P<program>\S+)")
-_OUT_OF_BOUNDS = re.compile(r"^#?\s*Out of bounds values\s*:\s*(?P<count>\d+)")
-_AVG_BUSBW = re.compile(r"^#?\s*Avg bus bandwidth\s*:\s*(?P<value>[-+0-9.eE]+|nan|inf)", re.IGNORECASE)
+_OUT_OF_BOUNDS = re.compile(r"^#?\s*Out of bounds values\s*:\s*(?P<count>\d{1,18}\b|N/A)")
+# gpufabric prints N/A when no row measured a bus bandwidth; nccl-tests prints nan or inf in odd cases.
+_AVG_BUSBW = re.compile(
+    r"^#?\s*Avg bus bandwidth\s*:\s*(?P<value>[-+0-9.eE]{1,64}|nan|inf|N/A)", re.IGNORECASE
+)
 
 
 @dataclass(frozen=True)
@@ -63,11 +71,17 @@ def parse_settings(line: str) -> dict[str, int | str] | None:
     """The ``# nThread 1 nGpus 1 minBytes ...`` line as settings, or None for any other line."""
     if not _SETTINGS_LINE.match(line):
         return None
+    return parse_settings_text(line)
+
+
+def parse_settings_text(line: str) -> dict[str, int | str]:
+    """The nccl-tests settings named anywhere in ``line`` (gpufabric's table title carries them too)."""
     settings: dict[str, int | str] = {}
     for name, pattern in _SETTING_PATTERNS.items():
         if match := pattern.search(line):
             value = match.group(1)
-            settings[name] = int(value) if value.isdigit() else value
+            # A number too long to be a setting (over 4,300 digits Python refuses to convert) stays text.
+            settings[name] = int(value) if value.isdigit() and len(value) <= 18 else value
     return settings
 
 
@@ -79,7 +93,7 @@ def parse_device(line: str) -> Device | None:
         host=match["host"],
         index=int(match["index"]),
         bus_id=match["bus"],
-        name=match["name"] or None,
+        name=match["name"].strip() or None,
     )
 
 
@@ -98,6 +112,12 @@ def parse_tests_version(line: str) -> tuple[str, str | None] | None:
     return match["version"], nccl_version_from_code(int(library)) if library else None
 
 
+def parse_nranks(line: str) -> int | None:
+    """``NCCL INFO comm 0x5 rank 3 nranks 16 cudaDev 3 ... - Init COMPLETE`` -> 16."""
+    match = _NRANKS.search(line)
+    return int(match["nranks"]) if match and int(match["nranks"]) > 0 else None
+
+
 def parse_nccl_version(line: str) -> str | None:
     match = _NCCL_VERSION.search(line)
     return match["version"] if match else None
@@ -114,8 +134,10 @@ def parse_test_boundary(line: str) -> tuple[str, str] | None:
 
 def parse_footer(line: str) -> Footer | None:
     if match := _OUT_OF_BOUNDS.match(line):
-        return Footer(wrong_total=int(match["count"]))
+        return Footer(wrong_total=None if match["count"] == "N/A" else int(match["count"]))
     if match := _AVG_BUSBW.match(line):
+        if match["value"] == "N/A":
+            return Footer(ends_table=True)
         try:
             value = float(match["value"])
         except ValueError:

@@ -9,6 +9,12 @@ A table ends at ``# Avg bus bandwidth``. A table without it, or a data line cut 
 stopped early: the rows read so far are kept and the result says it is incomplete. A size that appears
 again in the same table (nccl-tests ``-N`` run cycles) becomes repeated samples of one row.
 
+Rows pasted without their column header start a table of their own, laid out from the row's shape
+(``layout_from_row``); gpufabric's own tables (``gpufabric_lines``) are read with their title, devices,
+versions, notes and INCOMPLETE/fault marks, so everything ``bench`` and ``show`` print reads back. The
+rank count is the highest ``Rank N`` index plus one or NCCL's ``nranks``, never the number of device
+lines shown (a pasted log of a 72-rank job may show a few).
+
 Two tables printed into one stream at once (ranks without launcher tags) are refused, not merged: a
 second column header before the first table ended, or sizes out of sweep order (``sweep_order``).
 """
@@ -16,54 +22,37 @@ second column header before the first table ended, or sizes out of sweep order (
 from __future__ import annotations
 
 import re
-import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpufabric.errors import InputError
 from gpufabric.results.model import (
-    UNKNOWN_COLLECTIVE,
     Device,
-    Measurement,
-    Row,
     RunMetadata,
     RunResult,
-    Series,
 )
+from gpufabric.results.readers import gpufabric_lines as ours
 from gpufabric.results.readers import nccl_header as header
 from gpufabric.results.readers.collective_names import (
     CollectiveName,
-    infer_from_rows,
-    name_from_file,
     program_name,
 )
 from gpufabric.results.readers.nccl_columns import (
-    Layout,
     layout_from_header,
+    layout_from_row,
     looks_like_data_line,
     parse_data_line,
 )
+from gpufabric.results.readers.nccl_series import MAX_TABLES, Table, tables_to_series
 from gpufabric.results.readers.prefixes import Source, split_prefixes
-from gpufabric.results.readers.sweep_order import SweepOrder
 
 _FAILURE = re.compile(r"Test (?:NCCL|CUDA) failure|Test failure|NCCL WARN |\bAborted\b")
 # Everything an unprefixed non-'#' line can carry that we read (old footers, versions, commands, errors).
-_INTERESTING = re.compile(r"Out of bounds|Avg bus|NCCL version|_perf| -t |Test |NCCL WARN|Aborted|nThread")
+_INTERESTING = re.compile(
+    r"Out of bounds|Avg bus|NCCL version|_perf| -t |Test |NCCL WARN|Aborted|nThread|nranks"
+)
 RowKey = tuple[int, int, str, str, int]
-
-
-@dataclass
-class _Table:
-    layout: Layout
-    program: CollectiveName | None
-    first_line: int
-    rows: dict[RowKey, list[Row]] = field(default_factory=dict)
-    order: SweepOrder = field(default_factory=SweepOrder)
-    avg_busbw: float | None = None
-    wrong_total: int | None = None
-    closed: bool = False
-    cut_line: int | None = None  # line number of a data line that was cut short
 
 
 @dataclass
@@ -74,11 +63,15 @@ class _SourceState:
     nccl_version: str | None = None
     program: CollectiveName | None = None  # from '# Collective test starting'
     preamble_since_header: bool = True  # a settings line or test boundary came after the last header
-    tables: list[_Table] = field(default_factory=list)
+    tables: list[Table] = field(default_factory=list)
     failure: str | None = None
+    discarded: int = 0  # tables past MAX_TABLES
+    title: ours.Title | None = None  # the last gpufabric title line, for the table header that follows
+    torch_version: str | None = None
+    cuda_version: str | None = None
 
     @property
-    def open_table(self) -> _Table | None:
+    def open_table(self) -> Table | None:
         return self.tables[-1] if self.tables and not self.tables[-1].closed else None
 
 
@@ -90,10 +83,15 @@ class NcclTextReader:
         self.sources: dict[Source, _SourceState] = {}
         self.mentioned: CollectiveName | None = None  # last '<name>_perf' seen anywhere
         self.nccl_version: str | None = None
+        self.nranks_logged: int | None = None  # the largest ``nranks`` NCCL printed
+        self.notes: list[str] = []  # gpufabric's ``# note:`` lines
+        self.incomplete: str | None = None  # gpufabric's ``# INCOMPLETE:`` line
+        self.fault: str | None = None
         self.lines = 0
 
-    def feed(self, raw: str) -> None:
-        self.lines += 1
+    def feed(self, raw: str, lineno: int | None = None) -> None:
+        """One raw line; ``lineno`` when the caller skipped lines that cannot matter (``line_scan``)."""
+        self.lines = self.lines + 1 if lineno is None else lineno
         source, text = split_prefixes(raw)
         stripped = text.strip()
         if not stripped:
@@ -102,18 +100,32 @@ class NcclTextReader:
         if state is None:
             state = self.sources[source] = _SourceState()
         table = state.open_table
-        if table is not None and looks_like_data_line(stripped):
-            row = parse_data_line(stripped, table.layout)
-            if row is None:
-                table.cut_line = self.lines
-            else:
-                previous = table.order.add((row.dtype, row.redop, row.root), row.size_bytes, self.lines)
-                if previous is not None:
-                    raise self._overlap(source, previous)
-                key = (row.size_bytes, row.count, row.dtype, row.redop, row.root)
-                table.rows.setdefault(key, []).append(row)
-            return
+        if looks_like_data_line(stripped):
+            if table is None and (layout := layout_from_row(stripped)) is not None:
+                table = Table(layout, state.program or self.mentioned, self.lines, headerless=True)
+                self._append(state, table)
+            if table is not None:
+                self._add_row(source, table, stripped)
+                return
         self._feed_other(source, state, stripped)
+
+    def _add_row(self, source: Source, table: Table, line: str) -> None:
+        if table.discard:
+            return  # a table past MAX_TABLES: not kept, so not parsed either
+        row = parse_data_line(line, table.layout)
+        if row is None:
+            table.cut_line = self.lines
+            return
+        if row.size == 0:
+            # Sizes below one element per rank all print as 0 (reduce_scatter from 8 B on 8 ranks): the
+            # first such row stands for them, and none of them places the sweep.
+            if row.key not in table.rows:
+                table.add(row)
+            return
+        previous = table.order.add((row.dtype, row.redop, row.root), row.size, self.lines)
+        if previous is not None:
+            raise self._overlap(source, previous)
+        table.add(row)
 
     def _overlap(self, source: Source, earlier_line: int) -> InputError:
         where = f"{self.path} (lines {earlier_line} and {self.lines})"
@@ -130,6 +142,8 @@ class NcclTextReader:
     def _feed_other(self, source: Source, state: _SourceState, line: str) -> None:
         if not line.startswith("#") and not _INTERESTING.search(line):
             return  # NCCL INFO chatter and the like: the bulk of a big log, skipped at one search
+        if line.startswith("# ") and self._feed_ours(state, line):
+            return
         if line.startswith("#") and (layout := layout_from_header(line)) is not None:
             open_table = state.open_table
             if open_table is not None and not state.preamble_since_header:
@@ -139,8 +153,9 @@ class NcclTextReader:
             if open_table is not None and not open_table.rows:
                 state.tables.pop()  # a program that stopped before its first row: keep the next one only
             # A table with rows left open here stopped without its footer: ``_series`` says it ended early.
-            state.tables.append(_Table(layout, state.program or self.mentioned, self.lines))
+            self._append(state, Table(layout, state.program or self.mentioned, self.lines, title=state.title))
             state.preamble_since_header = False
+            state.title = None
             return
         if (footer := header.parse_footer(line)) is not None:
             target = state.open_table or (state.tables[-1] if state.tables else None)
@@ -168,10 +183,54 @@ class NcclTextReader:
                 state.program = None
         elif (version := header.parse_nccl_version(line)) is not None:
             self.nccl_version = self.nccl_version or version
+        elif (nranks := header.parse_nranks(line)) is not None:
+            self.nranks_logged = max(nranks, self.nranks_logged or 0)
         elif ("_perf" in line or " -t " in line) and (name := program_name(line)):
             self.mentioned = CollectiveName(name, "named on the command line in the log")
         elif state.failure is None and (failure := _FAILURE.search(line)):
             state.failure = line[failure.start() :].strip()[:300]
+
+    def _append(self, state: _SourceState, table: Table) -> None:
+        """A new table; past MAX_TABLES its rows are not kept, and one discarded table stands for all."""
+        if sum(1 for t in state.tables if not t.discard) >= MAX_TABLES:
+            table.discard = True
+            state.discarded += 1
+            if state.tables and state.tables[-1].discard:
+                state.tables.pop()
+        state.tables.append(table)
+
+    def _feed_ours(self, state: _SourceState, line: str) -> bool:
+        """gpufabric's own lines around its tables; False for any other line."""
+        if (title := ours.parse_title(line)) is not None:
+            state.title = title
+            state.program = CollectiveName(
+                title.collective, "named by gpufabric's table title", title.inferred
+            )
+            state.preamble_since_header = True
+        elif (device := ours.parse_device(line)) is not None:
+            state.devices[device.rank if device.rank is not None else -1 - len(state.devices)] = device
+        elif (versions := ours.parse_versions(line)) is not None:
+            state.nccl_version = versions.get("nccl", state.nccl_version)
+            state.torch_version = versions.get("torch", state.torch_version)
+            state.cuda_version = versions.get("cuda", state.cuda_version)
+        elif (note := ours.parse_note(line)) is not None:
+            self.notes.append(note)
+        elif (why := ours.parse_incomplete(line)) is not None:
+            self.incomplete = why
+        elif (spec := ours.parse_fault(line)) is not None:
+            self.fault = spec
+        else:
+            return False
+        return True
+
+    def _nranks(self) -> int | None:
+        """The highest rank index any device line names, plus one, or NCCL's own ``nranks``; device lines
+        without a rank index (our CPU ranks) count one each."""
+        counts = [self.nranks_logged or 0]
+        for state in self.sources.values():
+            indexed = [rank for rank in state.devices if rank >= 0]
+            counts.append(max(indexed) + 1 if indexed else len(state.devices))
+        return max(counts) or None
 
     def result(self, label: str | None = None) -> RunResult:
         with_tables = [s for s in self.sources if any(t.rows for t in self.sources[s].tables)]
@@ -183,8 +242,16 @@ class NcclTextReader:
             )
         chosen_source = min(with_tables, key=lambda s: s.rank_order)
         state = self.sources[chosen_source]
-        nranks = len(state.devices) or None
-        series, notes, problems = self._series(state, nranks)
+        nranks = self._nranks()
+        series, notes, problems = tables_to_series(
+            self.path, state.tables, nranks, state.settings.get("iters")
+        )
+        if self.incomplete is not None:
+            problems.insert(0, self.incomplete)
+        if state.discarded:
+            notes.append(
+                f"kept the first {MAX_TABLES} tables of the log; {state.discarded} more were not read"
+            )
         if len(with_tables) > 1:
             notes.append(
                 f"{len(with_tables)} ranks printed tables; "
@@ -192,18 +259,23 @@ class NcclTextReader:
             )
         if state.failure and problems:
             problems.append(f"last error in the log: {state.failure}")
-        devices = [state.devices[k] for k in sorted(state.devices)]
+        devices = [state.devices[k] for k in sorted(state.devices, key=lambda k: (k < 0, abs(k)))]
+        title = next((t.title for t in state.tables if t.title is not None), None)
         metadata = RunMetadata(
-            engine="nccl-tests",
-            tool_version=state.tests_version,
+            engine="gpufabric" if title is not None and title.engine == "gpufabric" else "nccl-tests",
+            tool_version=title.version if title is not None else state.tests_version,
+            backend=title.backend if title is not None else None,
+            torch_version=state.torch_version,
+            cuda_version=state.cuda_version,
+            fault=self.fault,
             source_path=str(self.path),
             launcher=" > ".join(kind for kind, _ in chosen_source.tags) or None,  # e.g. "skypilot > mpirun"
-            world_size=nranks,
+            world_size=max((s.nranks or 0 for s in series), default=0) or nranks,
             hosts=list(dict.fromkeys(d.host for d in devices if d.host)),
             devices=devices,
             nccl_version=state.nccl_version or self.nccl_version,
-            settings=dict(state.settings),
-            notes=notes,
+            settings=dict(title.settings if title is not None else state.settings),
+            notes=[*self.notes, *notes],
         )
         return RunResult(
             label=label or self.path.stem,
@@ -212,68 +284,6 @@ class NcclTextReader:
             metadata=metadata,
             series=series,
         )
-
-    def _series(self, state: _SourceState, nranks: int | None) -> tuple[list[Series], list[str], list[str]]:
-        series: list[Series] = []
-        notes: list[str] = []
-        problems: list[str] = []
-        iters = state.settings.get("iters")
-        for table in (t for t in state.tables if t.rows):
-            rows = [
-                _merge_cycles(cycles, iters if isinstance(iters, int) else None)
-                for cycles in table.rows.values()
-            ]
-            name = table.program or _file_or_inferred(self.path, rows, nranks)
-            if name is None:
-                name = CollectiveName(
-                    UNKNOWN_COLLECTIVE,
-                    "not named in the log or file name, and not inferable from the numbers",
-                )
-            taken = sum(1 for s in series if s.collective.split("#")[0] == name.name)
-            collective = name.name if taken == 0 else f"{name.name}#{taken + 1}"
-            notes.append(f"{collective}: collective {name.evidence}")
-            if table.order.repeated():
-                notes.append(f"{collective}: repeated sizes read as repeated samples (nccl-tests -N cycles)")
-            if not table.closed or table.cut_line is not None:
-                last = max(r.size_bytes for r in rows)
-                where = f" (line {table.cut_line} is cut short)" if table.cut_line else ""
-                problems.append(
-                    f"{collective} table stops after {last} bytes without '# Avg bus bandwidth'{where}: "
-                    "the run ended early; rows read so far are kept"
-                )
-            series.append(
-                Series(
-                    collective=collective,
-                    collective_inferred=name.inferred,
-                    nranks=nranks,
-                    rows=rows,
-                    avg_busbw_gbs=table.avg_busbw,
-                    wrong_total=table.wrong_total,
-                )
-            )
-        return series, notes, problems
-
-
-def _file_or_inferred(path: Path, rows: list[Row], nranks: int | None) -> CollectiveName | None:
-    if name := name_from_file(path.name):
-        return CollectiveName(name, "named by the file name")
-    return infer_from_rows(rows, nranks)
-
-
-def _merge_cycles(cycles: list[Row], iters: int | None) -> Row:
-    """One row from the -N cycles of a size: the median cycle's printed numbers, every cycle as a sample."""
-    if len(cycles) == 1:
-        return cycles[0]
-    update: dict[str, Measurement | None] = {}
-    for placement in ("out_of_place", "in_place"):
-        measured = [m for c in cycles if (m := c.placement(placement)) is not None]
-        if not measured:
-            continue
-        times = [m.time_us for m in measured]
-        median = statistics.median_low(times)
-        typical = next(m for m in measured if m.time_us == median)
-        update[placement] = typical.model_copy(update={"samples_us": times, "iters_per_batch": iters})
-    return cycles[0].model_copy(update=update)
 
 
 def read_nccl_text(path: Path, lines: Iterable[str], label: str | None = None) -> RunResult:

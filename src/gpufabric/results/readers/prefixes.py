@@ -8,6 +8,11 @@ which tags its ranks). This module peels the wrappers off the front of a line, o
     kubectl          ``[pod/nccl-test-0/main] ``                (kubectl logs --prefix)
     mpirun           ``[1,0]<stdout>:``                         (mpirun --tag-output)
     Slurm            ``0: ``                                   (srun --label)
+    rank in brackets ``[0] ``, ``[default3]:``                (Intel MPI -prepend-rank, torchrun --tee)
+    pasted text      ``+`` of a diff, ``> `` of a quoted reply  (issue threads, review comments)
+
+A tag glued inside a line (two ranks' output interleaved mid-line: ``... -1[1,0]<stdout>:  12.3 ...``)
+is cut out of it, so the row it interrupted reads whole.
 
 ANSI colour codes and the CR of CRLF are removed everywhere. What remains is the line nccl-tests wrote,
 with its own leading spaces intact. The tags become a ``Source``: which rank wrote the line, so that
@@ -23,10 +28,13 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
 _TIMESTAMP = re.compile(
     r"^\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\]?\s+"
 )
-_SKYPILOT = re.compile(r"^\((?P<node>[\w.-]+), rank=(?P<rank>\d+), pid=\d+(?:, ip=[0-9a-fA-F.:]+)?\)\s?")
+_SKYPILOT = re.compile(r"^\((?P<node>[\w.-]+), rank=(?P<rank>\d{1,9}), pid=\d+(?:, ip=[0-9a-fA-F.:]+)?\)\s?")
 _KUBECTL = re.compile(r"^\[pod/(?P<pod>[^/\]\s]+)/(?P<container>[^\]\s]+)\]\s?")
-_MPIRUN = re.compile(r"^\[(?P<job>\d+),(?P<rank>\d+)\]<(?P<stream>stdout|stderr|stddiag)>:")
+_MPIRUN = re.compile(r"^\[(?P<job>\d{1,9}),(?P<rank>\d{1,9})\]<(?P<stream>stdout|stderr|stddiag)>:")
 _SLURM = re.compile(r"^\s{0,6}(?P<rank>\d{1,6}): ")
+_BRACKET_RANK = re.compile(r"^\[(?:default)?(?P<rank>\d{1,6})\]:?\s?")
+_PASTED = re.compile(r"^(?:\+|>)(?=[ \t#\d]|$)\s?")
+_GLUED_TAG = re.compile(r"\[\d{1,6},\d{1,6}\]<(?:stdout|stderr|stddiag)>:")
 _TRAILING_INDEX = re.compile(r"(\d+)$")
 
 
@@ -58,10 +66,16 @@ def clean(raw: str) -> str:
     return line
 
 
+def _indented_tag(line: str) -> bool:
+    return bool(_MPIRUN.match(line) or _SKYPILOT.match(line) or _KUBECTL.match(line))
+
+
 def split_prefixes(raw: str) -> tuple[Source, str]:
     """``"(head, rank=0, pid=1) [1,0]<stdout>:  1024"`` -> (Source(skypilot 0, mpirun 0), ``"  1024"``)."""
     line = clean(raw)
     tags: list[tuple[str, int]] = []
+    if line[:1] in " \t" and (indented := line.lstrip(" \t"))[:1] in "[(" and _indented_tag(indented):
+        line = indented  # a tagged log pasted indented (quoted in an issue, nested in a code block)
     while line:
         first = line[0]
         # Dispatch on the first character: most lines carry no prefix and must cost one comparison.
@@ -70,9 +84,13 @@ def split_prefixes(raw: str) -> tuple[Source, str]:
         elif first == "[" and (match := _MPIRUN.match(line)):
             tags.append(("mpirun", int(match["rank"])))
         elif first == "[" and (match := _KUBECTL.match(line)):
-            index = _TRAILING_INDEX.search(match["pod"])
+            index = _TRAILING_INDEX.search(match["pod"][-9:])  # a pod name's index, never 5,000 digits
             tags.append(("pod", int(index.group(1)) if index else 0))
-        elif (first.isdigit() or first == "[") and (match := _TIMESTAMP.match(line)):
+        elif first == "[" and (match := _BRACKET_RANK.match(line)):
+            tags.append(("rank", int(match["rank"])))
+        elif (first in "+>" and not tags and (match := _PASTED.match(line))) or (
+            (first.isdigit() or first == "[") and (match := _TIMESTAMP.match(line))
+        ):
             pass
         elif (first.isdigit() or first == " ") and not tags and (match := _SLURM.match(line)):
             # srun --label is the outermost wrapper when present; deeper "N: " text is the program's own.
@@ -80,4 +98,6 @@ def split_prefixes(raw: str) -> tuple[Source, str]:
         else:
             break
         line = line[match.end() :]
+    if "]<std" in line:
+        line = _GLUED_TAG.sub("", line)
     return Source(tuple(tags)), line
