@@ -208,7 +208,9 @@ def bench(
     ranks_here = on == "local" or (on == "mpirun" and not (hosts or hostfile))
     show = (lambda prefix, line: print(f"{prefix} {line}", file=sys.stderr)) if verbose else None
     if ab:
-        run_ab_mode(config, factory, nodes=nodes, rounds=rounds, instance_type=instance_type, ranks=ranks,
+        # Virtual nodes talk through NCCL's network transport on both sides, so the A/B that means
+        # something there is the across-nodes one (the net plugin vs NCCL_NET=Socket), not NVLink vs socket.
+        run_ab_mode(config, factory, nodes=max(nodes, virtual_nodes), rounds=rounds, instance_type=instance_type, ranks=ranks,
                     env=extra_env, timeout=timeout, show=show, fmt=fmt, out=out,
                     attest=_attester())  # fmt: skip
         return
