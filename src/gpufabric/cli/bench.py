@@ -210,9 +210,9 @@ def bench(
     if ab:
         # Virtual nodes talk through NCCL's network transport on both sides, so the A/B that means
         # something there is the across-nodes one (the net plugin vs NCCL_NET=Socket), not NVLink vs socket.
-        run_ab_mode(config, factory, nodes=max(nodes, virtual_nodes), rounds=rounds, instance_type=instance_type, ranks=ranks,
-                    env=extra_env, timeout=timeout, show=show, fmt=fmt, out=out,
-                    attest=_attester())  # fmt: skip
+        run_ab_mode(config, factory, nodes=max(nodes, virtual_nodes), rounds=rounds,
+                    instance_type=instance_type, ranks=ranks, env=extra_env, timeout=timeout,
+                    show=show, fmt=fmt, out=out, attest=_attester())  # fmt: skip
         return
     if engine == "nccl-tests":
         from gpufabric.cli import bench_nccl_tests
