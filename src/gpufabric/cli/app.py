@@ -14,6 +14,7 @@ from gpufabric import __version__
 from gpufabric.cli import bench, catalog, doctor, isolate, launch, nodes, plan, results, train, tune
 from gpufabric.errors import GpufabricError
 from gpufabric.launch.signals import Interrupted, stopping_on_signals
+from gpufabric.redact import scrubbed_std_streams
 
 app = typer.Typer(
     name="gpufabric",
@@ -48,7 +49,13 @@ def main() -> None:
     """Console-script entry point: the only place that turns errors into exit codes.
 
     SIGINT, SIGTERM and SIGHUP become ``Interrupted`` (see ``launch.signals``): the launchers stop every
-    rank on the way out, and the exit code is the shell's for that signal (130, 143, 129)."""
+    rank on the way out, and the exit code is the shell's for that signal (130, 143, 129). Everything
+    printed goes through ``redact.scrubbed_std_streams``: secrets never reach the terminal or a log."""
+    with scrubbed_std_streams():
+        _run()
+
+
+def _run() -> None:
     try:
         with stopping_on_signals():
             app()
