@@ -52,9 +52,7 @@ def check_output_path(path: Path | str) -> None:
     while not ancestor.exists() and ancestor != ancestor.parent:
         ancestor = ancestor.parent
     if not ancestor.is_dir():
-        raise NotADirectoryError(
-            errno.ENOTDIR, f"{ancestor} is a file, not a directory", str(ancestor)
-        )
+        raise NotADirectoryError(errno.ENOTDIR, f"{ancestor} is a file, not a directory", str(ancestor))
 
 
 def is_special(path: Path) -> bool:

@@ -7,6 +7,7 @@ watcher. No tight time is asserted: the ranks must be gone within 30 s of the ki
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -32,10 +33,8 @@ def _wait_until_gone(needle: str) -> list[int]:
 
 def _kill_leftovers(needle: str) -> None:
     for pid in alive_processes(needle):
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
 
 
 def test_sigkill_of_the_supervisor_mid_hang_takes_every_rank_with_it(tmp_path: Path) -> None:

@@ -82,7 +82,7 @@ _PRCTL_PID: int | None = None
 def parent_death_hook() -> Callable[[], None] | None:
     """The ``preexec_fn`` for children of this process (rebuilt after a fork: it captures our pid)."""
     global _PRCTL, _PRCTL_PID
-    if _PRCTL_PID != os.getpid():
+    if os.getpid() != _PRCTL_PID:
         _PRCTL, _PRCTL_PID = _load_prctl(), os.getpid()
     return _PRCTL
 

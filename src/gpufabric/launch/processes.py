@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from gpufabric.launch.base import LaunchOutcome, OutputSink, PlannedCommand, RankExit
 from gpufabric.launch.orphans import OrphanGuard
-from gpufabric.launch.output import LAST_LINES, LineRouter, OutputStreams, Started
+from gpufabric.launch.output import LAST_LINES, LineRouter, OutputStreams, Started, last_output_clause
 from gpufabric.launch.process_group import spawn, stop_all
 from gpufabric.launch.signals import Interrupted, deferred_signals
 
@@ -249,8 +249,7 @@ def _failure_line(
     first = next((e for e in bad if e.returncode is not None and e.returncode > 0), bad[0])
     where = f" on {first.host}" if first.host else ""
     how = describe_returncode(first.returncode)
-    meaningful = [line for line in first.last_lines if any(ch.isalnum() for ch in line)]
-    last = f"; last output: {meaningful[-1].strip()!r}" if meaningful else ""
+    last = last_output_clause(first.last_lines)
     return f"rank {first.rank}{where} {how}{last}"
 
 
