@@ -47,12 +47,13 @@ def check_output_path(path: Path | str) -> None:
     path = Path(path)
     target = real_target(path)
     if target.is_dir():
-        raise IsADirectoryError(errno.EISDIR, f"{path} is a directory; name a file in it", str(path))
-    ancestor = target.parent
-    while not ancestor.exists() and ancestor != ancestor.parent:
-        ancestor = ancestor.parent
-    if not ancestor.is_dir():
-        raise NotADirectoryError(errno.ENOTDIR, f"{ancestor} is a file, not a directory", str(ancestor))
+        raise IsADirectoryError(errno.EISDIR, f"{path} is a directory", str(path))
+    for start in (path, target):  # name the culprit as the user wrote it, when it is on that path
+        ancestor = start.parent
+        while not ancestor.exists() and ancestor != ancestor.parent:
+            ancestor = ancestor.parent
+        if not ancestor.is_dir():
+            raise NotADirectoryError(errno.ENOTDIR, f"{ancestor} is a file, not a directory", str(ancestor))
 
 
 def is_special(path: Path) -> bool:
@@ -108,7 +109,7 @@ def describe_write_error(path: Path | str, exc: OSError) -> str:
     """The cause of a failed write, one line: ``it is a directory``, ``out is a file, not a directory``,
     ``No space left on device``, ``Permission denied (/x)``."""
     if isinstance(exc, IsADirectoryError) or (not is_stdout(path) and Path(path).is_dir()):
-        return "it is a directory; name a file in it"
+        return "it is a directory"
     if isinstance(exc, NotADirectoryError) and exc.filename:
         return f"{exc.filename} is a file, not a directory"
     if isinstance(exc, FileExistsError) and exc.filename:
