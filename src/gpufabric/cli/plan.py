@@ -20,6 +20,7 @@ from gpufabric.cli._common import choice
 from gpufabric.cli.catalog import _dump, pipe_table
 from gpufabric.errors import InputError, UsageError
 from gpufabric.planner import Plan, PlanRequest, Platform, Tier, plan
+from gpufabric.textfile import read_text_file
 
 PLAN_FORMATS = ("yaml", "json", "env", "table")
 
@@ -40,9 +41,7 @@ def _labels(text: str | None) -> dict[str, str] | None:
 
 def _load_yaml(path: Path, flag: str) -> Any:
     try:
-        return yaml.safe_load(path.read_text())
-    except OSError as exc:
-        raise InputError(f"{flag}: cannot read {path}: {exc.strerror}") from exc
+        return yaml.safe_load(read_text_file(path, flag))
     except yaml.YAMLError as exc:
         raise InputError(f"{flag}: {path} is not valid YAML: {exc}") from exc
 
