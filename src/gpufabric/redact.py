@@ -27,7 +27,11 @@ import os
 import re
 import sys
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeVar
+
+from pydantic import BaseModel
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
 
 REDACTED = "<redacted>"
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASS|CREDENTIAL", re.IGNORECASE)
@@ -143,6 +147,27 @@ def redact_manifest(document: Any) -> Any:
             if isinstance(copy.get(key), dict):
                 copy[key] = {k: REDACTED for k in copy[key]}
     return copy
+
+
+def scrub_model(model: ModelT) -> ModelT:
+    """A copy of a pydantic document with ``scrub_known`` applied to every string in it (a doctor report
+    quoting log lines): done before rendering, since a table may wrap a secret over two lines."""
+    known = known_secret_values()
+
+    def clean(value: Any) -> Any:
+        if isinstance(value, str):
+            for secret in known:
+                value = value.replace(secret, REDACTED)
+            return scrub(value)
+        if isinstance(value, list):
+            return [clean(item) for item in value]
+        if isinstance(value, dict):
+            return {key: clean(item) for key, item in value.items()}
+        return value
+
+    data = model.model_dump(mode="json")
+    cleaned = clean(data)
+    return model if cleaned == data else type(model).model_validate(cleaned)
 
 
 def redact_argv(argv: Sequence[str]) -> list[str]:
