@@ -44,7 +44,7 @@ _SHAPES = [
     # Key=value pairs of connection strings (Azure storage/Service Bus, ADO.NET, ODBC, JDBC).
     r"(?P<c_keep>(?<![A-Za-z0-9])(?i:AccountKey|SharedAccessKey|SharedAccessSignature|Password|Pwd"
     r"|ClientSecret|AccessKey|SecretKey|ApiKey|api_key|access_token)[ \t]{0,4}=[ \t]{0,4})"
-    r"(?P<c_hide>[^;&\s'\"]{1,1024})",
+    r"(?P<c_hide>[^;&\r\n'\"]{1,1024})",  # values may hold spaces; ';' ends one
     # The signature of an Azure shared-access-signature URL (``...&sig=<base64>``).
     r"(?P<s_keep>[?&]sig=)(?P<s_hide>[A-Za-z0-9%+/=]{16,1024})",
     # Authorization: Bearer <token>: the scheme stays, the credential (20+ characters) goes.

@@ -63,6 +63,14 @@ def _run() -> None:
         message = " ".join(str(exc).split("\n"))
         print(f"Error: {message}", file=sys.stderr)
         sys.exit(exc.exit_code)
+    except OSError as exc:
+        if exc.filename is None:
+            raise  # not about a path the user gave: a bug, keep its traceback
+        # A path the OS refused before any check could word it (e.g. a name over 255 bytes): one line.
+        name = str(exc.filename)
+        where = name if len(name) <= 80 else f"{name[:60]}... ({len(name)} characters)"
+        print(f"Error: {where}: {exc.strerror or exc}", file=sys.stderr)
+        sys.exit(2)
     except Interrupted as exc:
         ranks = f"{exc.stopped_ranks} rank{'' if exc.stopped_ranks == 1 else 's'}"
         print(f"Error: interrupted: stopped {ranks} ({exc.signal_name})", file=sys.stderr)

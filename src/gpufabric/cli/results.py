@@ -67,7 +67,8 @@ COLLECTIVE_OF_HELP = (
 
 
 def _baseline(value: str | None) -> str | int | None:
-    return int(value) if value is not None and value.lstrip("-").isdigit() else value
+    # An index is a few digits; a longer number is a label (and int() refuses > 4300 digits).
+    return int(value) if value is not None and value.lstrip("-").isdigit() and len(value) < 20 else value
 
 
 @contextmanager
