@@ -106,10 +106,10 @@ def resolve_node(token: str, names: Sequence[str], index: dict[str, int], flag: 
     token = token.strip()
     if token in index:
         return index[token]
-    if token.isdigit() and int(token) < len(names):
+    if token.isdigit() and len(token) < 20 and int(token) < len(names):  # int() refuses > 4300 digits
         return int(token)
     raise UsageError(
-        f"{flag} {token!r}: no such node; give an index 0..{len(names) - 1} or a name such as {names[0]!r}"
+        f"{flag} {token[:40]!r}: no such node; give an index 0..{len(names) - 1} or a name such as {names[0]!r}"
     )
 
 
