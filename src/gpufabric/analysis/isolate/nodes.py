@@ -109,7 +109,8 @@ def resolve_node(token: str, names: Sequence[str], index: dict[str, int], flag: 
     if token.isdigit() and len(token) < 20 and int(token) < len(names):  # int() refuses > 4300 digits
         return int(token)
     raise UsageError(
-        f"{flag} {token[:40]!r}: no such node; give an index 0..{len(names) - 1} or a name such as {names[0]!r}"
+        f"{flag} {token[:40]!r}: no such node; "
+        f"give an index 0..{len(names) - 1} or a name such as {names[0]!r}"
     )
 
 
