@@ -35,10 +35,12 @@ class CaseTimeout(Exception):
 
 def odd_values(work: Path) -> list[str]:
     """Values that have broken parsers before: empty, signs, huge numbers, non-numbers, paths of every
-    kind (directory, device, missing, non-UTF-8 file), separators alone, control and bidi characters."""
+    kind (directory, device, missing, non-UTF-8 file), separators alone, control and bidi characters.
+    Every directory named is inside ``work`` (``..`` from its ``cwd`` too): an output option given a
+    directory writes there (``compare --plot DIR``), never into ``/`` or ``/tmp``."""
     return [
         "", " ", "0", "-1", "1e309", "nan", "inf", "-inf", "0x10", "9" * 5000, "x" * 5000, "1.5",
-        "é\u202eabc", "-", "/", str(work), "/dev/null", str(work / "missing.yaml"), str(work / "bad.bin"),
+        "é\u202eabc", "-", str(work), "/dev/null", str(work / "missing.yaml"), str(work / "bad.bin"),
         "a=b=c", ",", ",,", "=", "@", "@" + str(work / "bad.bin"), "@/nonexistent", ":", "1:2:3", "a:b",
         "%s%n", "${HOME}", "\t", "-x", "--", "[", "{", "!!int x", "*", "..",
     ]  # fmt: skip
@@ -125,7 +127,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="gpufabric-cli-fuzz-") as tmp:
         work = Path(tmp)
         prepare(work)
-        os.chdir(work)
+        (work / "cwd").mkdir()
+        os.chdir(work / "cwd")
         for number, args in enumerate(cases(work)):
             if limit is not None and total >= limit:
                 break
