@@ -6,6 +6,7 @@ nccl-tests parses ``-b 8 -e 2G`` with binary multiples (K = 1024). The seeds' ta
 
 from __future__ import annotations
 
+import math
 import re
 
 from gpufabric.errors import UsageError
@@ -24,6 +25,8 @@ def parse_size(text: str, *, flag: str = "size") -> int:
         )
     number, unit = match.groups()
     value = float(number) * _MULTIPLIERS[unit.upper()]
+    if not math.isfinite(value):  # "9" * 400 digits is a float overflow, not a size
+        raise UsageError(f"{flag}: {text[:40]!r}... is too large to be a size in bytes")
     if value != int(value):
         raise UsageError(f"{flag}: {text!r} is not a whole number of bytes")
     return int(value)

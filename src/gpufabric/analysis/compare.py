@@ -44,7 +44,8 @@ def resolve_baseline(baseline: str | int | None, labels: Sequence[str]) -> int:
     """``--baseline``: a label, or an index (0-based) into the runs; defaults to the last run."""
     if baseline is None:
         return len(labels) - 1
-    if isinstance(baseline, int) or str(baseline).lstrip("-").isdigit():
+    # An index has a few digits (int() refuses > 4300); anything longer is looked up as a label.
+    if isinstance(baseline, int) or (str(baseline).lstrip("-").isdigit() and len(str(baseline)) < 20):
         index = int(baseline)
         if 0 <= index < len(labels):
             return index

@@ -16,6 +16,7 @@ from gpufabric.bench.rundir import RESULT_NAME, STREAM_NAME, read_errors
 from gpufabric.bench.stages import StageWatchdog
 from gpufabric.errors import BenchTimeout, GpufabricError, InputError, RankFailure, UsageError
 from gpufabric.launch.base import LaunchOutcome, RankExit
+from gpufabric.launch.output import last_output_clause
 from gpufabric.launch.processes import describe_returncode
 from gpufabric.results.io import read_stream
 
@@ -40,9 +41,9 @@ def crashed_rank(outcome: LaunchOutcome, errors: list[dict[str, object]]) -> Ran
 
 
 def last_output(lines: list[str]) -> str:
-    """``; last output: '...'`` for the last line with any letter or digit in it, else ``""``."""
-    meaningful = [line for line in lines if any(ch.isalnum() for ch in line)]
-    return f"; last output: {meaningful[-1].strip()!r}" if meaningful else ""
+    """``; last output: '...'`` for the last line with any letter or digit in it (protocol records such as
+    ``GPUFABRIC_STAGE {...}`` left out), else ``""``."""
+    return last_output_clause(lines)
 
 
 def error_file_failure(errors: list[dict[str, object]], suffix: str = "") -> RankFailure | None:

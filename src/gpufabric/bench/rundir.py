@@ -18,6 +18,7 @@ from pathlib import Path
 
 from gpufabric.bench.stages import STAGES_DIR
 from gpufabric.errors import UsageError
+from gpufabric.outputs import check_output_path, describe_write_error, is_special, is_stdout, real_target
 
 CONFIG_NAME = "config.json"
 STREAM_NAME = "result.jsonl"
@@ -51,12 +52,22 @@ def check_fresh_run_dir(run_dir: Path, *, markers: Iterable[str] = (), flag: str
 
 
 def check_output_file(path: Path, *, flag: str = "--out") -> None:
-    """Refuse, before anything starts, an output file that is a directory or cannot be written."""
+    """Refuse, before anything starts, an output file that is a directory or cannot be written. ``-``
+    (standard output) and devices (``/dev/null``) are written in place; a symlink is written through
+    (``gpufabric.outputs``)."""
+    if is_stdout(path):
+        return
     if path.is_dir():
         raise UsageError(f"{flag}: {path} is a directory; name a file in it, e.g. {path / 'result.json'}")
     if path.exists() and not os.access(path, os.W_OK):
         raise UsageError(f"{flag}: {path} is not writable; choose another file or fix its permissions")
-    _check_writable(path, flag)
+    try:
+        check_output_path(path)
+    except OSError as exc:
+        raise UsageError(f"{flag}: {path}: {describe_write_error(path, exc)}; choose another path") from exc
+    if is_special(real_target(path)):
+        return
+    _check_writable(real_target(path), flag)
 
 
 def _check_writable(path: Path, flag: str) -> None:

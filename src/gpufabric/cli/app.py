@@ -14,6 +14,7 @@ from gpufabric import __version__
 from gpufabric.cli import bench, catalog, doctor, isolate, launch, nodes, plan, results, train, tune
 from gpufabric.errors import GpufabricError
 from gpufabric.launch.signals import Interrupted, stopping_on_signals
+from gpufabric.redact import scrubbed_std_streams
 
 app = typer.Typer(
     name="gpufabric",
@@ -48,7 +49,13 @@ def main() -> None:
     """Console-script entry point: the only place that turns errors into exit codes.
 
     SIGINT, SIGTERM and SIGHUP become ``Interrupted`` (see ``launch.signals``): the launchers stop every
-    rank on the way out, and the exit code is the shell's for that signal (130, 143, 129)."""
+    rank on the way out, and the exit code is the shell's for that signal (130, 143, 129). Everything
+    printed goes through ``redact.scrubbed_std_streams``: secrets never reach the terminal or a log."""
+    with scrubbed_std_streams():
+        _run()
+
+
+def _run() -> None:
     try:
         with stopping_on_signals():
             app()
@@ -56,6 +63,14 @@ def main() -> None:
         message = " ".join(str(exc).split("\n"))
         print(f"Error: {message}", file=sys.stderr)
         sys.exit(exc.exit_code)
+    except OSError as exc:
+        if exc.filename is None:
+            raise  # not about a path the user gave: a bug, keep its traceback
+        # A path the OS refused before any check could word it (e.g. a name over 255 bytes): one line.
+        name = str(exc.filename)
+        where = name if len(name) <= 80 else f"{name[:60]}... ({len(name)} characters)"
+        print(f"Error: {where}: {exc.strerror or exc}", file=sys.stderr)
+        sys.exit(2)
     except Interrupted as exc:
         ranks = f"{exc.stopped_ranks} rank{'' if exc.stopped_ranks == 1 else 's'}"
         print(f"Error: interrupted: stopped {ranks} ({exc.signal_name})", file=sys.stderr)

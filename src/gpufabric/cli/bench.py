@@ -30,6 +30,7 @@ from gpufabric.cli._common import choice, parse_env_pairs
 from gpufabric.cli.bench_ab import run_ab_mode
 from gpufabric.cli.bench_output import progress_bar
 from gpufabric.errors import CheckFailed, UsageError
+from gpufabric.outputs import is_stdout
 from gpufabric.report.nccl_table import FORMATS, render
 from gpufabric.units import parse_size
 
@@ -265,9 +266,10 @@ def bench(
             if exc.result_path is not None:
                 from gpufabric.results.io import read_result
 
-                typer.echo(render(read_result(exc.result_path), fmt), nl=False)
+                typer.echo(render(read_result(exc.result_path), fmt), nl=False, err=is_stdout(out or ""))
             raise
-    typer.echo(render(result, fmt), nl=False)
+    # ``--out -`` put the JSON document on stdout: the table goes to stderr, so stdout stays one document.
+    typer.echo(render(result, fmt), nl=False, err=is_stdout(out or ""))
     wrong = sum(s.wrong_total or 0 for s in result.series)
     if wrong:
         raise CheckFailed(

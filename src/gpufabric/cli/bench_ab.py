@@ -15,6 +15,7 @@ from gpufabric.bench.config import BenchConfig
 from gpufabric.bench.runner import Attester
 from gpufabric.errors import CheckFailed, GpufabricError
 from gpufabric.launch.base import Launcher, OutputSink
+from gpufabric.outputs import write_output
 
 
 def run_ab_mode(
@@ -45,9 +46,9 @@ def run_ab_mode(
     runs = run_ab(config, profiles, rounds=rounds, launcher=factory, nodes=nodes, ranks=ranks, env=env,
                   timeout_s=timeout, on_output=show, on_job=job, attest=attest)  # fmt: skip
     report = judge_ab(runs, instance_type=instance_type)
-    (Path(runs.root) / "ab.json").write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    write_output(Path(runs.root) / "ab.json", report.model_dump_json(indent=2) + "\n")
     if out is not None:
-        out.write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        write_output(out, report.model_dump_json(indent=2) + "\n")
     typer.echo(render_ab(report, fmt), nl=False)
     failed = [s for s in report.sides if s.proof.verdict.value == "fail"]
     if failed:

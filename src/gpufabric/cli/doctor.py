@@ -18,6 +18,7 @@ from rich.text import Text
 from gpufabric.analysis.doctor import EXPECT_CHOICES, DoctorReport, Verdict, doctor
 from gpufabric.analysis.preflight import preflight
 from gpufabric.errors import UsageError
+from gpufabric.redact import scrub_model
 from gpufabric.results.attestation import TransportClaims
 
 FORMATS = ("table", "json")
@@ -107,6 +108,7 @@ def doctor_command(
         if gpus is not None:
             raise UsageError("--gpus only applies to --preflight")
         report = doctor(inputs or [], expect=expect, instance_type=instance_type)
+    report = scrub_model(report)  # findings quote log lines: a URL with a password loses the password
     if fmt == "json":
         print(json.dumps(report.to_json_dict(), indent=2))
     else:

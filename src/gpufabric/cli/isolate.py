@@ -111,7 +111,9 @@ def isolate(
     slow_factor: float = typer.Option(0.5, "--slow-factor", help="simulator: a slow node's NIC fraction"),
     link_factor: float = typer.Option(0.5, "--link-factor", help="simulator: a slow link's fraction"),
     noise: float = typer.Option(0.03, "--noise", help="simulator: relative measurement noise (sigma)"),
-    seed: int = typer.Option(0, "--seed", help="seeds the simulator's noise and the search's grouping"),
+    seed: int = typer.Option(
+        0, "--seed", min=0, help="seeds the simulator's noise and the search's grouping"
+    ),
     group_size: int = typer.Option(2, "--group-size", help="nodes per group in the screen round"),
     link_sweep: bool | None = typer.Option(
         None,
@@ -159,7 +161,7 @@ def isolate(
     if group_size < 2:
         raise UsageError(f"--group-size {group_size}: a group needs at least 2 nodes; e.g. --group-size 2")
     drop = min_drop if min_drop is not None else (0.10 if simulate_run else REAL_MIN_DROP)
-    if k_sigma <= 0 or not 0 < drop <= MAX_MIN_DROP:
+    if not k_sigma > 0 or not 0 < drop <= MAX_MIN_DROP:  # "not >" also refuses nan
         raise UsageError(
             f"--k-sigma {k_sigma} / --min-drop {drop}: need k > 0 and 0 < min-drop <= {MAX_MIN_DROP}"
         )

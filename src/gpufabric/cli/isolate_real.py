@@ -28,6 +28,7 @@ from gpufabric.bench.stages import parse_stage_timeouts
 from gpufabric.bench.world import resolve_world, visible_gpu_count
 from gpufabric.errors import UsageError
 from gpufabric.launch.base import Launcher, LaunchOutcome, LaunchPlan, OutputSink, RankProgram
+from gpufabric.outputs import write_output
 from gpufabric.units import human_size, parse_size
 
 CPU_SIZE, GPU_SIZE = "1M", "64M"
@@ -228,7 +229,7 @@ def run_real(
         fault=fault.spec if fault else None, link_sweep=sweep, run_dir=str(run_dir),
         round_dirs=[str(runner.round_dir(r.round)) for r in runner.rounds], notes=notes,
     )  # fmt: skip
-    (run_dir / "isolate.json").write_text(answer.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    write_output(run_dir / "isolate.json", answer.model_dump_json(indent=2) + "\n")
     return answer
 
 

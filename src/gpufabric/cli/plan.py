@@ -23,6 +23,7 @@ from gpufabric.planner import Plan, PlanRequest, Platform, Tier, plan
 from gpufabric.planner.export import KINDS, files, one_kind
 from gpufabric.task.load import safe_yaml
 from gpufabric.task.model import check_pod_config_shape
+from gpufabric.textfile import read_text_file
 
 PLAN_FORMATS = ("yaml", "table", *KINDS)
 
@@ -46,11 +47,9 @@ def _labels(text: str | None) -> dict[str, str] | None:
 
 def _load_yaml(path: Path, flag: str) -> Any:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text_file(path, flag)
     except OSError as exc:
         raise InputError(f"{flag}: cannot read {path}: {exc.strerror}") from exc
-    except UnicodeDecodeError:
-        raise InputError(f"{flag}: {path} is not UTF-8 text; give a YAML file") from None
     return safe_yaml(text, source=f"{flag} {path}")
 
 

@@ -18,6 +18,7 @@ from rich.console import Console
 from gpufabric.analysis.compare import compare_runs
 from gpufabric.analysis.compare_model import PLACEMENT_NAMES, Comparison
 from gpufabric.errors import UsageError
+from gpufabric.outputs import describe_write_error, is_stdout, write_output
 from gpufabric.report import compare_render
 from gpufabric.report.html import build_report, write_report
 from gpufabric.report.nccl_table import render as render_run
@@ -66,7 +67,8 @@ COLLECTIVE_OF_HELP = (
 
 
 def _baseline(value: str | None) -> str | int | None:
-    return int(value) if value is not None and value.lstrip("-").isdigit() else value
+    # An index is a few digits; a longer number is a label (and int() refuses > 4300 digits).
+    return int(value) if value is not None and value.lstrip("-").isdigit() and len(value) < 20 else value
 
 
 @contextmanager
@@ -78,11 +80,8 @@ def _writing(flag: str, path: Path, *, directory: bool = False) -> Iterator[None
     except OSError as exc:
         if directory and path.exists() and not path.is_dir():
             cause = "it is a file, not a directory"
-        elif not directory and path.is_dir():
-            cause = "it is a directory"
         else:
-            culprit = f" ({exc.filename})" if exc.filename and Path(exc.filename) != path else ""
-            cause = f"{exc.strerror or type(exc).__name__}{culprit}"
+            cause = describe_write_error(path, exc)
         wanted = "a directory for the plot files (created if missing)" if directory else "a file path"
         raise UsageError(
             f"{flag} {path}: cannot write: {cause}; give {wanted} in a place you can write"
@@ -153,9 +152,9 @@ def compare(
     text = render(comparison)
     if output is not None:
         with _writing("--output", output):
-            output.parent.mkdir(parents=True, exist_ok=True)
-            output.write_text(text, encoding="utf-8")
-        console.print(f"wrote {output}", highlight=False)
+            write_output(output, text)
+        if not is_stdout(output):
+            console.print(f"wrote {output}", highlight=False)
     else:
         typer.echo(text, nl=False)
 
@@ -205,9 +204,10 @@ def report(
     )
     with _writing("--output", output):
         write_report(output, html_text)
-    Console(stderr=True).print(
-        f"wrote {output} ({len(html_text) // 1024} KB, self-contained)", highlight=False
-    )
+    if not is_stdout(output):
+        Console(stderr=True).print(
+            f"wrote {output} ({len(html_text) // 1024} KB, self-contained)", highlight=False
+        )
 
 
 def show(

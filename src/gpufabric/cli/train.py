@@ -15,6 +15,7 @@ from gpufabric.cli._common import choice, parse_env_pairs
 from gpufabric.errors import InputError, UsageError
 from gpufabric.launch.mpirun import MpirunOptions
 from gpufabric.launch.registry import LauncherSettings, check_launcher_name, make_launcher
+from gpufabric.outputs import is_stdout
 from gpufabric.train.config import MODEL_PRESETS, STRATEGIES, TrainConfig, check_backend, model_spec
 from gpufabric.train.render import FORMATS, render
 
@@ -109,12 +110,12 @@ def train_bench(
 
         profiles = ab_profiles(nodes=nodes, instance_type=instance_type)
         document = run_train_ab(config, profiles, env=parse_env_pairs(env), out=out, **common)
-        typer.echo(render(document, fmt), nl=False)
+        typer.echo(render(document, fmt), nl=False, err=is_stdout(out or ""))  # --out -: JSON on stdout
         return
     if instance_type is not None:
         raise UsageError("--instance-type: only --ab uses it; add --ab or drop --instance-type")
     result = run_train_bench(config, env=parse_env_pairs(env), out=out, **common)  # type: ignore[arg-type]
-    typer.echo(render(result, fmt), nl=False)
+    typer.echo(render(result, fmt), nl=False, err=is_stdout(out or ""))
 
 
 def register(app: typer.Typer) -> None:

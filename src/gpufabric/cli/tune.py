@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from gpufabric.errors import UsageError
+from gpufabric.outputs import write_output
 
 if TYPE_CHECKING:
     from gpufabric.bench.config import BenchConfig
@@ -94,9 +95,9 @@ def tune(
     )  # fmt: skip
     report = judge_tune(runs)
     document = report.model_dump_json(indent=2) + "\n"
-    (Path(runs.root) / "tune.json").write_text(document, encoding="utf-8")
+    write_output(Path(runs.root) / "tune.json", document)
     if out is not None:
-        out.write_text(document, encoding="utf-8")
+        write_output(out, document)
     typer.echo(document if fmt == "json" else tune_markdown(report), nl=False)
 
 

@@ -21,6 +21,7 @@ from typing import Any
 import yaml
 
 from gpufabric.errors import InputError, UsageError
+from gpufabric.textfile import read_text_file
 
 DEFAULT_KUBECONFIG = "~/.kube/config"
 GET_CREDENTIALS = (
@@ -61,11 +62,9 @@ def read_config(files: list[Path]) -> KubeConfig:
     merged = KubeConfig()
     for path in files:
         try:
-            doc = yaml.safe_load(path.read_text())
+            doc = yaml.safe_load(read_text_file(path, "kube config"))
         except yaml.YAMLError as exc:
             raise InputError(f"kube config {path} is not valid YAML: {' '.join(str(exc).split())}") from exc
-        except OSError as exc:
-            raise InputError(f"kube config {path} cannot be read: {exc.strerror}") from exc
         if not isinstance(doc, dict):
             raise InputError(f"kube config {path} is not a kube config (expected a mapping with 'contexts')")
         for entry in doc.get("contexts") or []:

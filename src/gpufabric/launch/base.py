@@ -16,7 +16,7 @@ from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from gpufabric.redact import redact_env, redact_manifest
+from gpufabric.redact import redact_argv, redact_env, redact_manifest, scrub
 
 
 class RankProgram(BaseModel):
@@ -63,11 +63,21 @@ class LaunchPlan(BaseModel):
     notes: list[str] = Field(default_factory=list)
 
     def redacted(self) -> LaunchPlan:
-        """A copy safe to print or store: secret-looking variables keep their names, lose their values."""
+        """A copy safe to print or store: secret-looking variables keep their names, lose their values;
+        secret shapes (a URL password, a token) are scrubbed from command lines, files, manifests (Secret
+        ``stringData`` included) and notes."""
         program = self.program.model_copy(update={"env": redact_env(self.program.env)})
-        commands = [c.model_copy(update={"env": redact_env(c.env)}) for c in self.commands]
+        commands = [
+            command.model_copy(update={"env": redact_env(command.env), "argv": redact_argv(command.argv)})
+            for command in self.commands
+        ]
         manifests = [redact_manifest(m) for m in self.manifests]
-        return self.model_copy(update={"program": program, "commands": commands, "manifests": manifests})
+        files = {path: scrub(content) for path, content in self.files.items()}
+        notes = [scrub(note) for note in self.notes]
+        return self.model_copy(
+            update={"program": program, "commands": commands, "manifests": manifests, "files": files,
+                    "notes": notes}
+        )  # fmt: skip
 
 
 class RankExit(BaseModel):

@@ -12,6 +12,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from gpufabric.errors import InputError, UsageError
+from gpufabric.textfile import read_text_file
 
 _HOST = re.compile(r"^[A-Za-z0-9_.\-\[\]:]+$")
 _HOSTFILE_LINE = re.compile(r"^(?P<host>\S+)(?:\s+(?:slots|max[-_]slots)\s*=\s*(?P<slots>\d+))*\s*$")
@@ -54,10 +55,7 @@ def _split_slots(part: str) -> tuple[str, int | None]:
 
 def parse_hostfile(path: Path) -> list[HostSlots]:
     """An OpenMPI hostfile: one host per line, optional ``slots=N``; ``#`` starts a comment."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"--hostfile {path}: cannot read it ({exc.strerror or exc})") from exc
+    text = read_text_file(path, "--hostfile")
     hosts: list[HostSlots] = []
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.split("#", 1)[0].strip()

@@ -20,7 +20,7 @@ from gpufabric.launch.base import LaunchOutcome, LaunchPlan, OutputSink, Planned
 from gpufabric.launch.identity import DEFAULT_MASTER_PORT, NodeLayout, dns_label, layout_env, new_task_id
 from gpufabric.launch.task_program import TASK_ID_VAR, is_task_program
 from gpufabric.planner.merge import merge_pod_config
-from gpufabric.redact import REDACTED, is_secret_name
+from gpufabric.redact import is_secret, redact_manifest
 
 JOB_NAME_LABEL = "gpufabric.io/job"
 MAIN_CONTAINER = "main"
@@ -84,7 +84,7 @@ class KubernetesLauncher:
                 "kubernetes needs a container image: set resources.image_id: docker:IMAGE in the task "
                 "or pass --image IMAGE"
             )
-        secrets = {k: v for k, v in env.items() if is_secret_name(k)}
+        secrets = {k: v for k, v in env.items() if is_secret(k, v)}
         pod, conflicts = pod_template(program, opts, name, env, sorted(secrets))
         manifests: list[dict[str, Any]] = []
         if secrets:
@@ -236,16 +236,9 @@ def _secret(name: str, namespace: str, values: dict[str, str]) -> dict[str, Any]
 
 
 def redacted_manifests(manifests: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Manifests safe to print: Secret values replaced (env values in pods reference the Secret)."""
-    result = []
-    for manifest in manifests:
-        if manifest.get("kind") == "Secret":
-            manifest = copy.deepcopy(manifest)
-            for field in ("stringData", "data"):
-                if field in manifest:
-                    manifest[field] = {key: REDACTED for key in manifest[field]}
-        result.append(manifest)
-    return result
+    """Manifests safe to print: Secret values replaced (env values in pods reference the Secret), secret
+    names and shapes redacted everywhere else (``gpufabric.redact``)."""
+    return [redact_manifest(manifest) for manifest in manifests]
 
 
 def validate_manifests(manifests: list[dict[str, Any]], version: str = SCHEMA_VERSION) -> None:

@@ -27,6 +27,7 @@ from typing import Any
 from gpufabric.errors import LaunchError
 from gpufabric.launch.base import LaunchOutcome, LaunchPlan, OutputSink, RankExit
 from gpufabric.launch.kubernetes import JOB_NAME_LABEL, MAIN_CONTAINER, KubernetesOptions
+from gpufabric.launch.output import last_output_clause
 from gpufabric.launch.processes import LAST_LINES, current_watchdog, describe_returncode
 from gpufabric.launch.signals import Interrupted
 
@@ -221,7 +222,7 @@ class _PodFollower:
             bad = [e for e in exits if e.returncode not in (0, None)]
             if bad:
                 first = bad[0]
-                last = f"; last output: {first.last_lines[-1]!r}" if first.last_lines else ""
+                last = last_output_clause(first.last_lines)
                 failure = f"rank {first.rank} on {first.host} {describe_returncode(first.returncode)}{last}"
         return LaunchOutcome(
             ok=failure is None, exits=exits, failure=failure, timed_out=timed_out, wall_s=wall_s

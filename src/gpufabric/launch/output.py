@@ -9,6 +9,7 @@ from __future__ import annotations
 import collections
 import os
 import queue
+import re
 import subprocess
 import threading
 import time
@@ -18,6 +19,24 @@ from dataclasses import dataclass, field
 from gpufabric.launch.base import OutputSink, PlannedCommand
 
 LAST_LINES = 20
+_PROTOCOL = re.compile(r"\s*GPUFABRIC_[A-Z]+ \{")
+"""Where the ranks' machine-readable lines start (``GPUFABRIC_STAGE {json}``, ``GPUFABRIC_PROGRESS
+{json}``): the supervisor reads them; a user never needs to see them quoted in a failure."""
+
+
+def strip_protocol(text: str) -> str:
+    """``text`` without a protocol record (a whole line, or one glued to the end of another line)."""
+    match = _PROTOCOL.search(text)
+    return text if match is None else text[: match.start()]
+
+
+def last_output_clause(lines: list[str]) -> str:
+    """``; last output: '...'`` for the last line (protocol records left out) with a letter or digit in it,
+    else ``""``: the tail of a failure message."""
+    stripped = [strip_protocol(line) for line in lines]
+    meaningful = [text for text in stripped if any(ch.isalnum() for ch in text)]
+    return f"; last output: {meaningful[-1].strip()!r}" if meaningful else ""
+
 
 LineRouter = Callable[[int, str], tuple[str, int | None, str]]
 """(command index, raw line) -> (prefix, rank the line belongs to or None, text)."""

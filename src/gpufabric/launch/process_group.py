@@ -2,7 +2,8 @@
 
 Each process gets its own session, so a stop reaches everything it started (``bash -c`` children, the
 daemons mpirun starts, which it forwards the signal to), and a stop signal sent to us does not reach the
-ranks on its own: we stop them, and say so.
+ranks on its own: we stop them, and say so. If we die without stopping them (SIGKILL), the kernel's
+parent-death signal and ``launch.orphans``' watcher do.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections.abc import Mapping, Sequence
 
 from gpufabric.errors import LaunchError
 from gpufabric.launch.base import PlannedCommand
+from gpufabric.launch.orphans import parent_death_hook
 
 TERMINATE_GRACE_S = 5.0
 
@@ -31,6 +33,7 @@ def spawn(command: PlannedCommand, env_base: Mapping[str, str]) -> subprocess.Po
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            preexec_fn=parent_death_hook(),  # dies with us, even if we are SIGKILLed (launch.orphans)
         )
     except FileNotFoundError as exc:
         raise LaunchError(f"cannot start {command.argv[0]!r}: not found on PATH ({exc.strerror})") from exc

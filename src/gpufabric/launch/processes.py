@@ -27,7 +27,8 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from gpufabric.launch.base import LaunchOutcome, OutputSink, PlannedCommand, RankExit
-from gpufabric.launch.output import LAST_LINES, LineRouter, OutputStreams, Started
+from gpufabric.launch.orphans import OrphanGuard
+from gpufabric.launch.output import LAST_LINES, LineRouter, OutputStreams, Started, last_output_clause
 from gpufabric.launch.process_group import spawn, stop_all
 from gpufabric.launch.signals import Interrupted, deferred_signals
 
@@ -87,8 +88,9 @@ def run_commands(
     env_base = dict(os.environ if base_env is None else base_env)
     started = time.monotonic()
     streams = OutputStreams(on_output, route_line)
+    guard = OrphanGuard()
     try:
-        reason = _spawn_all(commands, streams, env_base, started, timeout_s, watchdog)
+        reason = _spawn_all(commands, streams, env_base, started, timeout_s, watchdog, guard)
         if reason is not None:
             return _finish(streams, started, exit_details, timeout_s, timed_out=True, reason=reason)
         return _wait(streams, timeout_s, started, exit_details, watchdog)
@@ -98,6 +100,9 @@ def run_commands(
         if isinstance(exc, Interrupted):
             exc.stopped_ranks += sum(len(r.command.ranks) or 1 for r in alive)
         raise
+    finally:
+        # Every process was reaped or stopped above; until here, our death would have taken them along.
+        guard.release()
 
 
 def _spawn_all(
@@ -107,6 +112,7 @@ def _spawn_all(
     started: float,
     timeout_s: float | None,
     watchdog: Watchdog | None,
+    guard: OrphanGuard,
 ) -> str | None:
     """Start every command; the deadline and the watchdog bound this phase too (starting thousands of
     processes takes minutes). Returns why starting stopped early, or None when all were started."""
@@ -125,7 +131,9 @@ def _spawn_all(
             if reason:
                 return reason
         with deferred_signals():  # a stop signal during fork/exec must not orphan the child
-            streams.add(command, spawn(command, env_base))
+            proc = spawn(command, env_base)
+            guard.track(proc.pid)
+            streams.add(command, proc)
     return None
 
 
@@ -241,8 +249,7 @@ def _failure_line(
     first = next((e for e in bad if e.returncode is not None and e.returncode > 0), bad[0])
     where = f" on {first.host}" if first.host else ""
     how = describe_returncode(first.returncode)
-    meaningful = [line for line in first.last_lines if any(ch.isalnum() for ch in line)]
-    last = f"; last output: {meaningful[-1].strip()!r}" if meaningful else ""
+    last = last_output_clause(first.last_lines)
     return f"rank {first.rank}{where} {how}{last}"
 
 

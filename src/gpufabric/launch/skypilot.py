@@ -36,7 +36,7 @@ from gpufabric.launch.identity import DEFAULT_MASTER_PORT, dns_label
 from gpufabric.launch.processes import run_commands
 from gpufabric.launch.signals import Interrupted
 from gpufabric.launch.task_program import TASK_ID_VAR, is_task_program
-from gpufabric.redact import is_secret_name
+from gpufabric.redact import is_secret
 from gpufabric.task.model import Task
 
 YAML_NAME = "gpufabric-skypilot.yaml"
@@ -80,7 +80,7 @@ class SkyPilotLauncher:
         document = skypilot_task_document(program, opts)
         path = program.workdir / YAML_NAME
         cluster = dns_label(opts.cluster or program.label, max_length=30)
-        secret_names = sorted(k for k in program.env if is_secret_name(k))
+        secret_names = sorted(k for k, v in program.env.items() if is_secret(k, v))
         argv = [opts.sky, "launch", "-y", "-c", cluster, str(path)]
         for name in secret_names:
             argv += ["--env", name]
@@ -181,7 +181,7 @@ def skypilot_task_document(program: RankProgram, opts: SkyPilotOptions) -> dict[
     resources.setdefault("network_tier", opts.network_tier)
     if opts.accelerators and "accelerators" not in resources:
         resources["accelerators"] = _accelerators(opts.accelerators, program.gpus_per_node)
-    document["envs"] = {k: (None if is_secret_name(k) else v) for k, v in env.items()}
+    document["envs"] = {k: (None if is_secret(k, v) else v) for k, v in env.items()}
     return document
 
 

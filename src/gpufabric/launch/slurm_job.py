@@ -23,6 +23,7 @@ from pathlib import Path
 
 from gpufabric.errors import LaunchError
 from gpufabric.launch.base import LaunchOutcome, LaunchPlan, OutputSink, RankExit
+from gpufabric.launch.output import last_output_clause
 from gpufabric.launch.processes import current_watchdog, describe_returncode
 from gpufabric.launch.signals import Interrupted
 from gpufabric.launch.slurm import SlurmOptions
@@ -231,8 +232,7 @@ def _outcome(
         failed = [e for e in exits if e.returncode not in (0, None)]
         if failed:
             first = failed[0]
-            meaningful = [x for x in first.last_lines if any(c.isalnum() for c in x)]
-            last = f"; last output: {meaningful[-1].strip()!r}" if meaningful else ""
+            last = last_output_clause(first.last_lines)
             failure = (
                 f"rank {first.rank} on {first.host} {describe_returncode(first.returncode)} "
                 f"(Slurm job {job_id} {state}){last}"

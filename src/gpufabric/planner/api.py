@@ -138,7 +138,8 @@ def plan(request: PlanRequest) -> Plan:
     documents = redact_manifest(result.documents)
     if documents != result.documents:
         result.warnings.append(
-            "pod_config: literal values of secret-looking env names are redacted from the plan; "
+            "pod_config: literal secrets (values of secret-looking env names, passwords in URLs, "
+            "connection-string keys, tokens) are redacted from the plan; "
             "reference a Kubernetes Secret (valueFrom.secretKeyRef) instead"
         )
         result.documents = documents

@@ -21,6 +21,7 @@ from gpufabric import __version__
 from gpufabric.analysis.compare import effective_placement
 from gpufabric.analysis.compare_model import Comparison, Placement
 from gpufabric.errors import InputError
+from gpufabric.outputs import write_output
 from gpufabric.report import html_sections as sections
 from gpufabric.report.compare_render import title as table_title
 from gpufabric.report.plots import comparison_charts, run_charts, to_svg
@@ -147,13 +148,7 @@ def _run_count(runs: Sequence[RunResult], training: Sequence[TrainDocument], ab:
 
 
 def write_report(path: Path, html_text: str) -> Path:
-    """Atomic write (temp file + rename); on failure the temp file is removed and the OSError raised."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        tmp.write_text(html_text, encoding="utf-8")
-        tmp.replace(path)
-    except OSError:
-        tmp.unlink(missing_ok=True)
-        raise
+    """``outputs.write_output``: a regular file atomically (temp file + rename), through a symlink, to a
+    device or ``-`` in place, secrets scrubbed; a failure raises the OSError (the temp file is removed)."""
+    write_output(path, html_text)
     return path

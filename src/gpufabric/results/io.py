@@ -18,6 +18,8 @@ from typing import IO, Any
 from pydantic import BaseModel, ValidationError
 
 from gpufabric.errors import InputError
+from gpufabric.outputs import write_output
+from gpufabric.redact import scrub
 from gpufabric.results.attestation import Attestation
 from gpufabric.results.limits import MAX_JSON_BYTES, bounded_lines, check_json_size
 from gpufabric.results.model import Row, RunMetadata, RunResult, Series
@@ -29,11 +31,9 @@ def write_result(result: RunResult, path: Path) -> None:
 
 
 def write_model_json(model: BaseModel, path: Path) -> None:
-    """Any pydantic document as indented JSON, atomically (temp file + rename); parents are created."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(model.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    """Any pydantic document as indented JSON (``outputs.write_output``: a regular file atomically, through
+    symlinks, to devices and ``-`` in place; secrets scrubbed); parents are created."""
+    write_output(path, model.model_dump_json(indent=2) + "\n")
 
 
 def read_result(path: Path) -> RunResult:
@@ -76,7 +76,7 @@ class StreamWriter:
         self._fh: IO[str] = path.open("a", encoding="utf-8")
 
     def _write(self, record: dict[str, Any]) -> None:
-        self._fh.write(json.dumps(record, separators=(",", ":")) + "\n")
+        self._fh.write(scrub(json.dumps(record, separators=(",", ":"))) + "\n")
         self._fh.flush()
 
     def header(self, label: str, metadata: RunMetadata) -> None:

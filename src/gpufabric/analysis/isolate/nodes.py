@@ -15,6 +15,7 @@ from pathlib import Path
 from gpufabric.analysis.isolate.simulator import ClusterModel, LinkDegradation
 from gpufabric.errors import InputError, UsageError
 from gpufabric.launch.hosts import parse_hostfile
+from gpufabric.textfile import read_text_file
 
 SLURM_NODELIST = "SLURM_JOB_NODELIST"
 """The allocation's nodes in Slurm hostlist syntax; a real ``--on slurm`` run's default node source."""
@@ -74,10 +75,7 @@ def expand_nodelist(text: str, where: str) -> list[str]:
 
 
 def read_node_list(path: Path) -> list[str]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"--node-list {path}: cannot read it ({exc.strerror or exc})") from exc
+    text = read_text_file(path, "--node-list")
     names: list[str] = []
     for number, raw in enumerate(text.splitlines(), start=1):
         for item in split_hostlist(",".join(raw.split("#", 1)[0].split())):
@@ -108,10 +106,11 @@ def resolve_node(token: str, names: Sequence[str], index: dict[str, int], flag: 
     token = token.strip()
     if token in index:
         return index[token]
-    if token.isdigit() and int(token) < len(names):
+    if token.isdigit() and len(token) < 20 and int(token) < len(names):  # int() refuses > 4300 digits
         return int(token)
     raise UsageError(
-        f"{flag} {token!r}: no such node; give an index 0..{len(names) - 1} or a name such as {names[0]!r}"
+        f"{flag} {token[:40]!r}: no such node; "
+        f"give an index 0..{len(names) - 1} or a name such as {names[0]!r}"
     )
 
 

@@ -1,0 +1,118 @@
+"""Writing an output file the way a user expects, with secrets scrubbed from what is written.
+
+``write_output(path, text)``:
+
+- ``-`` is standard output;
+- a symlink is written *through* (its target changes, the link stays);
+- a regular file (or a new name) is replaced atomically: a temporary file beside the real target, then a
+  rename, so a reader never sees half a document; the old file's permission bits are kept;
+- a device, FIFO or socket (``/dev/null``, ``/dev/stdout``, a named pipe) is opened and written in place,
+  never replaced;
+- a directory is refused with ``IsADirectoryError``, and a path under a regular file with
+  ``NotADirectoryError`` naming that file.
+
+Every failure is an ``OSError`` whose ``strerror`` reads as one line; ``describe_write_error`` words it for
+a flag. The text goes through ``redact.scrub_known`` first (``gpufabric.redact``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import stat
+import sys
+import tempfile
+from pathlib import Path
+
+from gpufabric.redact import scrub_known
+
+STDOUT = "-"
+
+
+def is_stdout(path: Path | str) -> bool:
+    return str(path) == STDOUT
+
+
+def real_target(path: Path) -> Path:
+    """Where writing ``path`` lands: symlinks followed (also dangling ones), relative to the link."""
+    return Path(os.path.realpath(path))
+
+
+def check_output_path(path: Path | str) -> None:
+    """Raise the ``OSError`` that writing ``path`` would meet for its *kind*: a directory, a path under a
+    regular file, a missing parent directory that cannot be created. Touches nothing."""
+    if is_stdout(path):
+        return
+    path = Path(path)
+    target = real_target(path)
+    if target.is_dir():
+        raise IsADirectoryError(errno.EISDIR, f"{path} is a directory", str(path))
+    for start in (path, target):  # name the culprit as the user wrote it, when it is on that path
+        ancestor = start.parent
+        while not ancestor.exists() and ancestor != ancestor.parent:
+            ancestor = ancestor.parent
+        if not ancestor.is_dir():
+            raise NotADirectoryError(errno.ENOTDIR, f"{ancestor} is a file, not a directory", str(ancestor))
+
+
+def is_special(path: Path) -> bool:
+    """A device, FIFO or socket: written in place, never replaced."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+
+
+def write_output(path: Path | str, text: str) -> None:
+    """Write ``text`` (secrets scrubbed) to ``path`` as the module docstring says."""
+    text = scrub_known(text)
+    if is_stdout(path):
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    path = Path(path)
+    check_output_path(path)
+    target = real_target(path)
+    if is_special(target):
+        with open(target, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    _replace_atomically(target, text)
+
+
+def _replace_atomically(target: Path, text: str) -> None:
+    try:
+        mode: int | None = stat.S_IMODE(os.stat(target).st_mode)
+    except OSError:
+        mode = None
+    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        if mode is not None:
+            os.chmod(tmp_name, mode)
+        else:  # mkstemp makes 0600; a new output gets the usual 0666 & ~umask
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp_name, 0o666 & ~umask)
+        os.replace(tmp_name, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp_name)
+        raise
+
+
+def describe_write_error(path: Path | str, exc: OSError) -> str:
+    """The cause of a failed write, one line: ``it is a directory``, ``out is a file, not a directory``,
+    ``No space left on device``, ``Permission denied (/x)``."""
+    if isinstance(exc, IsADirectoryError) or (not is_stdout(path) and Path(path).is_dir()):
+        return "it is a directory"
+    if isinstance(exc, NotADirectoryError) and exc.filename:
+        return f"{exc.filename} is a file, not a directory"
+    if isinstance(exc, FileExistsError) and exc.filename:
+        return f"{exc.filename} is a file, not a directory"  # mkdir met a file where a directory goes
+    culprit = f" ({exc.filename})" if exc.filename and Path(str(exc.filename)) != Path(path) else ""
+    return f"{exc.strerror or type(exc).__name__}{culprit}"
