@@ -104,12 +104,14 @@ def host_world(
     default_cpu_ranks: int,
     cpu_hint: str = "--backend gloo",
     cuda_needs_gpu: bool = False,
+    share_gpus: bool = False,
 ) -> tuple[int, str, bool]:
     """(ranks, backend, on_gpu) for ranks started on this host, which has ``gpus`` visible GPUs.
 
     GPU ranks (one per GPU, nccl) unless ``device`` is cpu or ``backend`` is not nccl; else
     ``default_cpu_ranks`` gloo ranks. ``cpu_hint`` is the flag the ranks-over-GPUs message suggests;
-    ``cuda_needs_gpu`` refuses ``device == "cuda"`` on a host without GPUs. Raises ``UsageError``.
+    ``cuda_needs_gpu`` refuses ``device == "cuda"`` on a host without GPUs. ``share_gpus`` (virtual nodes)
+    lets several ranks share a GPU. Raises ``UsageError``.
     """
     on_gpu = gpus > 0 and device != "cpu" and backend in (None, "nccl")
     if backend == "nccl" and gpus == 0:
@@ -121,7 +123,7 @@ def host_world(
         ranks = gpus if on_gpu else default_cpu_ranks
     if ranks < 1:
         raise UsageError(f"--ranks: {ranks} must be at least 1")
-    if on_gpu and ranks > gpus:
+    if on_gpu and ranks > gpus and not share_gpus:
         raise UsageError(
             f"--ranks: {ranks} ranks but this host has {gpus} GPU(s); use --ranks {gpus} or fewer "
             f"(one process per GPU), or {cpu_hint} for CPU ranks"

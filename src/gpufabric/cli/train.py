@@ -44,7 +44,11 @@ def train_bench(
         None, "--busbw-from", help="predict comm from this bench result's all_reduce busbw (default: probe)"
     ),
     on: str = typer.Option("local", "--on", help="launcher: local, mpirun, slurm"),
-    nodes: int = typer.Option(1, "--nodes", min=1, help="nodes (mpirun/slurm) or virtual nodes (local)"),
+    nodes: int = typer.Option(1, "--nodes", min=1, help="nodes (mpirun/slurm) or GPU groups (local)"),
+    virtual_nodes: int = typer.Option(
+        0, "--virtual-nodes", min=0, help="local: split the ranks into N NCCL nodes (NCCL_HOSTID each)"
+    ),
+    mps: bool = typer.Option(False, "--mps", help="local, --virtual-nodes: run an MPS daemon for the job"),
     hosts: list[str] = typer.Option([], "--hosts", help="mpirun hosts (host or host:slots), repeatable"),
     out: Path | None = typer.Option(None, "--out", help="also write the JSON document here"),
     fmt: str = typer.Option("table", "--format", help=f"{', '.join(FORMATS)}"),
@@ -91,6 +95,13 @@ def train_bench(
     )
     busbw = read_busbw_table(busbw_from) if busbw_from is not None else None
     launcher = None
+    if (virtual_nodes or mps) and on != "local":
+        raise UsageError(f"--virtual-nodes/--mps: the local launcher's; drop them with --on {on}")
+    if mps and not virtual_nodes:
+        raise UsageError("--mps: for ranks that share a GPU; add --virtual-nodes N or drop --mps")
+    if virtual_nodes:
+        launcher = make_launcher("local", LauncherSettings(local_virtual_nodes=virtual_nodes, local_mps=mps))
+        nodes = virtual_nodes
     if on != "local":
         launcher = make_launcher(on, LauncherSettings(mpirun=MpirunOptions(hosts=hosts)))
     elif hosts:

@@ -67,6 +67,7 @@ def run_train_bench(
             default_cpu_ranks=DEFAULT_CPU_RANKS,
             cpu_hint="--device cpu",
             cuda_needs_gpu=True,
+            share_gpus=bool(getattr(launcher, "virtual_nodes", None)),
         )
     else:
         nranks, backend, on_gpu = remote_world(config, ranks=ranks, gpus_here=gpus)
