@@ -122,6 +122,10 @@ def launch_command(
     ),
     slurm_mpi: str | None = typer.Option(None, "--slurm-mpi", help="srun --mpi: pmix, pmi2 or none"),
     slurm_gpus: bool = typer.Option(True, "--slurm-gpus/--no-slurm-gpus", help="request --gpus-per-node"),
+    virtual_nodes: bool = typer.Option(
+        False, "--virtual-nodes", help="local: each node of the task is an NCCL virtual node (NCCL_HOSTID)"
+    ),
+    mps: bool = typer.Option(False, "--mps", help="local, --virtual-nodes: run an MPS daemon for the job"),
     namespace: str = typer.Option("default", "--namespace", help="kubernetes: namespace"),
     image: str | None = typer.Option(None, "--image", help="kubernetes: image (default: resources.image_id)"),
     kubeconfig: str | None = typer.Option(None, "--kubeconfig", help="kubernetes: kube config file"),
@@ -151,6 +155,13 @@ def launch_command(
         slurm_gpus=slurm_gpus, namespace=namespace, image=image, kubeconfig=kubeconfig, context=context,
         keep=keep, cluster=cluster,
     )  # fmt: skip
+    if (virtual_nodes or mps) and launcher_name != "local":
+        raise UsageError(f"--virtual-nodes/--mps: the local launcher's; drop them with --on {launcher_name}")
+    if mps and not virtual_nodes:
+        raise UsageError("--mps: for nodes that share a GPU; add --virtual-nodes or drop --mps")
+    if virtual_nodes:
+        settings.local_virtual_nodes = nodes or task.num_nodes
+        settings.local_mps = mps
     planner_notes: list[str] = []
     if instance_type is not None:
         if launcher_name != "kubernetes":

@@ -63,11 +63,9 @@ def virtual_node_commands(
         }
         if gpu_ids:
             first = (node * share) % len(gpu_ids)
-            env["CUDA_VISIBLE_DEVICES"] = (
-                gpu_ids[first + local % share]
-                if first + share <= len(gpu_ids)
-                else gpu_ids[(first + local % share) % len(gpu_ids)]
-            )
+            mine = [gpu_ids[(first + i) % len(gpu_ids)] for i in range(share)]
+            # One process per node (a task's node wrapper) sees the node's whole share; one per GPU sees one.
+            env["CUDA_VISIBLE_DEVICES"] = ",".join(mine) if per_node == 1 else mine[local % share]
             env["GPUFABRIC_GPUS_PER_NODE"] = str(share)
         commands.append(PlannedCommand(argv=list(program.argv), env=env, ranks=[rank]))
     ranks_per_gpu = -(-program.nranks // max(len(gpu_ids), 1)) if gpu_ids else 0

@@ -47,3 +47,22 @@ def test_mps_is_announced_and_missing_control_binary_is_one_line(monkeypatch: py
     monkeypatch.setenv("PATH", "/nonexistent")
     with pytest.raises(UsageError, match="--mps: nvidia-cuda-mps-control is not on PATH"):
         mps.check_available()
+
+
+def test_launch_task_nodes_become_virtual_nodes_with_their_gpu_share() -> None:
+    import json
+    import os
+    import subprocess
+    import sys
+
+    task = Path(__file__).parents[2] / "fixtures" / "launch" / "show_env.yaml"
+    proc = subprocess.run(
+        [sys.executable, "-m", "gpufabric.cli", "launch", str(task), "--virtual-nodes", "--dry-run",
+         "--format", "json"],
+        capture_output=True, text=True, timeout=120, check=False,
+        env={**os.environ, "CUDA_VISIBLE_DEVICES": "0,1,2,3"},
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    commands = json.loads(proc.stdout)["commands"]
+    assert [c["env"]["CUDA_VISIBLE_DEVICES"] for c in commands] == ["0,1", "2,3"]
+    assert len({c["env"]["NCCL_HOSTID"] for c in commands}) == 2
