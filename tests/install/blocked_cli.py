@@ -4,7 +4,8 @@ A meta path finder placed first answers every import of an optional dependency (
 urllib3, nccl4py's ``nccl``, cuda-core's ``cuda``, botocore, google) with ``ModuleNotFoundError``, the
 error a plain ``pip install gpufabric`` gives, even where the developer's virtualenv has them all. Then
 the console script's ``main`` runs with ARGS. ``--import-all`` instead imports every module under
-``gpufabric`` and prints, one per line, those that could not be imported and why.
+``gpufabric`` and prints, one per line, those that could not be imported and why; ``--help-all`` runs
+``--help`` of the app and of every command in this one process and prints one JSON line for each.
 """
 
 from __future__ import annotations
@@ -44,6 +45,23 @@ def import_all() -> int:
     return 0
 
 
+def help_all() -> int:
+    import json
+
+    import typer.main
+    from typer.testing import CliRunner
+
+    from gpufabric.cli.app import app
+
+    names = sorted(typer.main.get_command(app).commands)  # type: ignore[attr-defined]
+    for args in [["--help"], *[[name, "--help"] for name in names]]:
+        result = CliRunner().invoke(app, args)
+        failure = None if result.exception is None else repr(result.exception)
+        print(json.dumps({"args": args, "exit_code": result.exit_code, "exception": failure,
+                          "usage": "Usage" in result.output}))  # fmt: skip
+    return 0
+
+
 def block_optional() -> None:
     """Make every optional dependency absent in this process.
 
@@ -62,6 +80,8 @@ def main() -> None:
     block_optional()
     if sys.argv[1:] == ["--import-all"]:
         sys.exit(import_all())
+    if sys.argv[1:] == ["--help-all"]:
+        sys.exit(help_all())
     from gpufabric.cli.app import main as cli_main
 
     sys.argv = ["gpufabric", *sys.argv[1:]]
