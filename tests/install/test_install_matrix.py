@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from venvs import Venv, clean_env, tail, torch_pins, version_of
+from venvs import Venv, clean_env, resolved_names, tail, torch_pins, version_of
 
 pytestmark = pytest.mark.slow
 
@@ -192,13 +192,15 @@ def test_gpu_extra_installs_nccl4py_and_cuda_core(venvs: dict[str, Venv], tmp_pa
 def test_all_extra_resolves_to_every_extra(
     venvs: dict[str, Venv], gpufabric_wheel: Path, tmp_path: Path
 ) -> None:
-    venv = venvs["plain"].ready()
-    report = tmp_path / "all.json"
+    names = resolved_names("all", lambda report: resolve_all(venvs["plain"].ready(), gpufabric_wheel, report))
+    assert {"torch", "kubernetes", "kubernetes-validate", "nccl4py", "cuda-core", "cuda-bindings"} <= names
+
+
+def resolve_all(venv: Venv, wheel: Path, report: Path) -> None:
+    """``pip install --dry-run`` of ``gpufabric[all]`` in a clean venv; the resolution goes to ``report``."""
     argv = [
         str(venv.bin / "python"), "-m", "pip", "install", "--dry-run", "--ignore-installed", "-q",
-        "--report", str(report), *torch_pins(), f"{gpufabric_wheel}[all]",
+        "--report", str(report), *torch_pins(), f"{wheel}[all]",
     ]  # fmt: skip
     result = subprocess.run(argv, capture_output=True, text=True, env=clean_env(), timeout=540, check=False)
     assert result.returncode == 0, tail(result.stderr)
-    names = {item["metadata"]["name"].lower() for item in json.loads(report.read_text())["install"]}
-    assert {"torch", "kubernetes", "kubernetes-validate", "nccl4py", "cuda-core", "cuda-bindings"} <= names

@@ -13,6 +13,9 @@ layers so that a busy 2-core machine does not spend minutes per session reinstal
   layer's site-packages, and this session's wheel installed with ``--no-deps``. The console script, the
   package and its metadata are this checkout's; nothing else is on the path (no checkout, no dev venv).
 
+The resolution of ``gpufabric[all]`` (``pip install --dry-run``, a minute of index look-ups) is kept
+beside the layers, under the same key.
+
 ``GPUFABRIC_FRESH_VENVS=1`` skips the cache: every flavour is installed from scratch, exactly as a user
 would (minutes). The wheel is built from a clean copy of ``src/``, ``pyproject.toml`` and ``README.md``,
 so files left in a stale ``build/`` can never reach it. Where ``/opt/wheels`` holds a CPU wheel of torch
@@ -24,12 +27,13 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -167,6 +171,18 @@ def dependency_layer(name: str, extras: str, wheel: Path) -> tuple[Path, str | N
         if error is None:
             done.touch()
         return layer, error
+
+
+def resolved_names(name: str, resolve: Callable[[Path], None]) -> set[str]:
+    """The package names of a pip ``--report``: ``resolve(path)`` writes it, once per dependency set
+    (pyproject.toml's hash, as for the layers) unless ``GPUFABRIC_FRESH_VENVS=1``."""
+    report = CACHE / cache_key() / f"{name}-resolution.json"
+    if FRESH or not report.exists():
+        report.parent.mkdir(parents=True, exist_ok=True)
+        partial = report.with_suffix(f".{os.getpid()}.partial")
+        resolve(partial)
+        partial.replace(report)
+    return {item["metadata"]["name"].lower() for item in json.loads(report.read_text())["install"]}
 
 
 def create(name: str, extras: str, wheel: Path, root: Path) -> Venv:

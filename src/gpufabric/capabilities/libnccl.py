@@ -99,12 +99,11 @@ def banner_version(path: Path) -> tuple[str | None, str | None]:
     try:
         with path.open("rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
             match = _BANNER.search(data)
+            # groups() copies the bytes out: a match cannot be read once its mmap is closed
+            version, cuda = match.groups() if match else (None, None)
     except (OSError, ValueError):  # ValueError: mmap of an empty file
         return None, None
-    if match is None:
-        return None, None
-    cuda = match.group(2)
-    return match.group(1).decode(), cuda.decode() if cuda else None
+    return (version.decode() if version else None), (cuda.decode() if cuda else None)
 
 
 def find_libnccl(

@@ -1,0 +1,126 @@
+"""``require`` (the one-line error of a missing extra) and ``gpufabric env``'s probes, on staged directories
+and real programs on a staged PATH: the libnccl search order, its banner version, program versions."""
+
+from __future__ import annotations
+
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+
+from gpufabric._optional import EXTRAS, install_line, require
+from gpufabric.capabilities import find_libnccl, probe_environment
+from gpufabric.capabilities.libnccl import SONAME, banner_version
+from gpufabric.errors import UsageError
+
+# NCCL compiles this banner into libnccl (src/init.cc VERSION_STRING); nccl4py's nccl/core/utils.py reads
+# the CUDA variant from it the same way.
+BANNER = b"\x00garbage\x00NCCL version 2.28.9+cuda12.9\x00more"
+
+
+def fake_libnccl(directory: Path, banner: bytes = BANNER) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / SONAME
+    path.write_bytes(b"\x7fELF" + b"\x00" * 64 + banner)
+    return path
+
+
+def program(bin_dir: Path, name: str, script: str) -> None:
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    path = bin_dir / name
+    path.write_text(f"#!/bin/sh\n{script}\n")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+
+
+def test_require_names_the_extra_and_the_alternative(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "torch", None)  # what find_spec sees on a plain install
+    with pytest.raises(UsageError) as caught:
+        require("torch", extra="torch", for_what="gpufabric bench", instead="--engine nccl-tests")
+    assert str(caught.value) == (
+        'gpufabric bench needs torch, which is not installed: pip install "gpufabric[torch]"; '
+        "or use --engine nccl-tests"
+    )
+    assert caught.value.exit_code == 2
+
+
+def test_require_tells_a_broken_install_from_a_missing_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    package = tmp_path / "brokenwheel"
+    package.mkdir()
+    (package / "__init__.py").write_text(
+        "raise ImportError('libnccl.so.2: cannot open shared object file: No such file or directory')\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(UsageError) as caught:
+        require("brokenwheel", extra="gpu", for_what="the gpu engine")
+    message = str(caught.value)
+    assert "installed but does not import (libnccl.so.2: cannot open shared object file" in message
+    assert 'pip install --force-reinstall "gpufabric[gpu]"' in message
+
+
+def test_require_returns_the_module_when_installed() -> None:
+    assert require("yaml", extra="kubernetes", for_what="x").safe_load("a: 1") == {"a": 1}
+    with pytest.raises(ValueError, match="unknown extra 'tensorflow'"):
+        require("yaml", extra="tensorflow", for_what="x")
+
+
+def test_every_extra_of_pyproject_is_described() -> None:
+    import tomllib
+
+    pyproject = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text(encoding="utf-8"))
+    extras = pyproject["project"]["optional-dependencies"]
+    assert set(EXTRAS) | {"all", "dev"} == set(extras)
+    for name, extra in EXTRAS.items():
+        declared = {req.split(">")[0].split("=")[0].split("[")[0].strip() for req in extras[name]}
+        assert set(extra.distributions) <= declared, (name, declared)
+    assert extras["all"] == [f"gpufabric[{','.join(EXTRAS)}]"]
+    assert install_line("gpu") == 'pip install "gpufabric[gpu]"'
+
+
+def test_libnccl_is_searched_in_cuda_pathfinders_order(tmp_path: Path) -> None:
+    site = tmp_path / "site-packages"
+    ld_dir, home = tmp_path / "ld", tmp_path / "nccl-home"
+    fake_libnccl(ld_dir)
+    fake_libnccl(home / "build" / "lib")
+    environ = {"LD_LIBRARY_PATH": f"{tmp_path / 'empty'}:{ld_dir}", "NCCL_HOME": str(home)}
+    no_ldconfig: list[str] = []
+    found = find_libnccl(environ, site_dirs=[str(site)], ldconfig=lambda: no_ldconfig)
+    assert found is not None and found.found_via == "LD_LIBRARY_PATH" and found.path == str(ld_dir / SONAME)
+    # A wheel's copy (nvidia-nccl-cu12) comes first, as cuda-pathfinder looks there before the loader.
+    fake_libnccl(site / "nvidia" / "nccl" / "lib")
+    found = find_libnccl(environ, site_dirs=[str(site)], ldconfig=lambda: no_ldconfig)
+    assert found is not None and found.found_via == "site-packages"
+    assert (found.version, found.cuda) == ("2.28.9", "12.9")
+
+
+def test_libnccl_falls_back_to_nccl_home_and_reports_absence(tmp_path: Path) -> None:
+    home = tmp_path / "nccl-home"
+    fake_libnccl(home / "lib64", banner=b"NCCL version 2.21.5\x00")  # an old build: no +cuda part
+    no_ldconfig: list[str] = []
+    found = find_libnccl({"NCCL_HOME": str(home)}, site_dirs=[], ldconfig=lambda: no_ldconfig)
+    if found is not None and found.found_via == "system":  # this machine has a system NCCL: fine, it wins
+        return
+    assert found is not None and found.found_via == "NCCL_HOME" and found.version == "2.21.5"
+    assert found.cuda is None
+    empty = tmp_path / "empty.so"
+    empty.write_bytes(b"")
+    assert banner_version(empty) == (None, None)
+
+
+def test_env_lists_programs_with_their_versions_or_why_not(tmp_path: Path) -> None:
+    bin_dir = tmp_path / "bin"
+    program(bin_dir, "mpirun", "echo 'mpirun (Open MPI) 4.1.4'; echo; echo 'Report bugs to ...'")
+    # sbatch on a host without Slurm config: no version, the reason on stderr (seen on this project's CI).
+    program(bin_dir, "sbatch", "echo 'sbatch: fatal: Could not establish a configuration source' >&2; exit 1")
+    program(bin_dir, "all_reduce_perf", "exit 0")
+    report = probe_environment({"PATH": str(bin_dir)})
+    found = {c.name: c for c in report.capabilities}
+    assert found["mpirun"].installed and found["mpirun"].version == "mpirun (Open MPI) 4.1.4"
+    assert found["sbatch (Slurm)"].installed and found["sbatch (Slurm)"].version is None
+    assert "Could not establish a configuration source" in str(found["sbatch (Slurm)"].detail)
+    assert found["nccl-tests binaries"].installed and found["nccl-tests binaries"].detail == str(bin_dir)
+    sky = found["sky (SkyPilot)"]
+    assert not sky.installed and sky.how_to_add.startswith("pip install")
+    assert report.python == ".".join(str(v) for v in sys.version_info[:3])
