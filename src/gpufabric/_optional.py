@@ -2,7 +2,8 @@
 
 ``pip install gpufabric`` runs every command that needs no engine and no cluster client (readers,
 compare, report, catalog, plan, doctor, ``isolate --simulate``, ``launch --dry-run``). The rest need an
-extra, and import it only when they run, through ``require``:
+extra, and import it only when they run, through ``require`` (or check for it with ``ensure_installed``
+where only their ranks import it):
 
     torch        torch>=2.1: the torch.distributed engine (gloo on CPU, NCCL on GPUs), ``train-bench``
     kubernetes   the official client: ``nodes``, ``plan --from-cluster``, ``launch --on kubernetes``
@@ -71,13 +72,13 @@ def is_installed(module: str) -> bool:
         return False
 
 
-def require(module: str, *, extra: str, for_what: str, instead: str | None = None) -> ModuleType:
-    """Import ``module`` of the optional ``extra``, or raise the one line that says what to install.
+def ensure_installed(module: str, *, extra: str, for_what: str, instead: str | None = None) -> None:
+    """Raise the one line that says what to install when ``module`` of the optional ``extra`` is missing.
 
-    ``for_what`` names the command or mode that needs it (``"gpufabric nodes"``); ``instead``, a way to
-    do without it (``"--engine nccl-tests, which needs no torch"``). An installed module
-    that fails to import (a broken wheel, a missing system library) is reported with its own error, so a
-    reinstall is not suggested for a problem it would not fix.
+    Nothing is imported: the engine commands check here for what their ranks will import, so the
+    parent process never pays for torch. ``for_what`` names the command or mode that needs it
+    (``"gpufabric bench"``); ``instead``, a way to do without it (``"--engine nccl-tests, which needs no
+    torch"``).
     """
     if extra not in EXTRAS:
         raise ValueError(f"unknown extra {extra!r}; choose from {', '.join(EXTRAS)}")
@@ -87,6 +88,13 @@ def require(module: str, *, extra: str, for_what: str, instead: str | None = Non
             f"{for_what} needs {module.split('.')[0]}, which is not installed: {install_line(extra)}"
             + alternative
         )
+
+
+def require(module: str, *, extra: str, for_what: str, instead: str | None = None) -> ModuleType:
+    """``module`` imported, after ``ensure_installed``. An installed module that fails to import (a broken
+    wheel, a missing system library) is reported with its own error, so a reinstall is not suggested for
+    a problem it would not fix."""
+    ensure_installed(module, extra=extra, for_what=for_what, instead=instead)
     try:
         return importlib.import_module(module)
     except (ImportError, OSError) as exc:  # OSError: a shared library the wheel loads is missing

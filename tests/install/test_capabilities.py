@@ -4,6 +4,7 @@ and real programs on a staged PATH: the libnccl search order, its banner version
 from __future__ import annotations
 
 import stat
+import subprocess
 import sys
 from pathlib import Path
 
@@ -124,3 +125,13 @@ def test_env_lists_programs_with_their_versions_or_why_not(tmp_path: Path) -> No
     sky = found["sky (SkyPilot)"]
     assert not sky.installed and sky.how_to_add.startswith("pip install")
     assert report.python == ".".join(str(v) for v in sys.version_info[:3])
+
+
+def test_ensure_installed_checks_without_importing() -> None:
+    # The engine commands check for torch in the parent process; only their ranks may pay for importing it.
+    probe = (
+        "import sys\nfrom gpufabric._optional import ensure_installed\n"
+        "ensure_installed('torch', extra='torch', for_what='x')\nprint('torch' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

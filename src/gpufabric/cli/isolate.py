@@ -20,7 +20,7 @@ from pathlib import Path
 
 import typer
 
-from gpufabric._optional import require
+from gpufabric._optional import ensure_installed
 from gpufabric.analysis.isolate import (
     JudgeSettings,
     SearchOptions,
@@ -171,8 +171,8 @@ def isolate(
     if not simulate_run:
         from gpufabric.cli.isolate_real import RealRequest, render_real, run_real
 
-        require("torch", extra="torch", for_what="gpufabric isolate on real ranks",
-                instead="--simulate, which needs none")  # fmt: skip
+        ensure_installed("torch", extra="torch", for_what="gpufabric isolate on real ranks",
+                         instead="--simulate, which needs none")  # fmt: skip
 
         request = RealRequest(
             names=names, hostfile=hostfile, node_list=node_list is not None or source == SLURM_NODELIST,

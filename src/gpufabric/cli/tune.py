@@ -50,7 +50,7 @@ def tune(
     mps: bool = typer.Option(False, "--mps", help="local, --virtual-nodes: run an MPS daemon per job"),
 ) -> None:
     """Find the NCCL_SOCKET_NTHREADS x NCCL_NSOCKS_PERTHREAD (and channel count) that moves the most data."""
-    from gpufabric._optional import require
+    from gpufabric._optional import ensure_installed
     from gpufabric.analysis.nccl_log import attest_files
     from gpufabric.analysis.tune import judge_tune, tune_markdown
     from gpufabric.bench import BenchConfig
@@ -84,7 +84,7 @@ def tune(
     refuse_gloo(config, ranks, visible_gpu_count({**os.environ, **extra}))
     socket_path = ab_profiles(nodes=nodes, instance_type=instance_type).off
 
-    require("torch", extra="torch", for_what="gpufabric tune")
+    ensure_installed("torch", extra="torch", for_what="gpufabric tune")
 
     def progress(trial: object, total: int) -> None:
         print(f"tune: {getattr(trial, 'candidate', '?')} done ({total} job budget)", file=sys.stderr)
