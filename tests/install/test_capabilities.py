@@ -16,8 +16,11 @@ from gpufabric.capabilities.libnccl import SONAME, banner_version
 from gpufabric.errors import UsageError
 
 # NCCL compiles this banner into libnccl (src/init.cc VERSION_STRING); nccl4py's nccl/core/utils.py reads
-# the CUDA variant from it the same way.
-BANNER = b"\x00garbage\x00NCCL version 2.28.9+cuda12.9\x00more"
+# the CUDA variant from it the same way. Seen on the lent H100 (driver 580.159.04, 2026-11-25): torch's
+# nvidia-nccl-cu13 2.28.9 says "NCCL version 2.28.9+cuda13.0" and is the copy cuda.pathfinder's
+# load_nvidia_dynamic_lib("nccl") loaded (found_via site-packages); Ubuntu's libnccl2 2.28.3 in
+# /lib/x86_64-linux-gnu says "NCCL version 2.28.3", with no +cuda part.
+BANNER = b"\x00garbage\x00NCCL version 2.28.9+cuda13.0\x00more"
 
 
 def fake_libnccl(directory: Path, banner: bytes = BANNER) -> Path:
@@ -93,17 +96,17 @@ def test_libnccl_is_searched_in_cuda_pathfinders_order(tmp_path: Path) -> None:
     fake_libnccl(site / "nvidia" / "nccl" / "lib")
     found = find_libnccl(environ, site_dirs=[str(site)], ldconfig=lambda: no_ldconfig)
     assert found is not None and found.found_via == "site-packages"
-    assert (found.version, found.cuda) == ("2.28.9", "12.9")
+    assert (found.version, found.cuda) == ("2.28.9", "13.0")
 
 
 def test_libnccl_falls_back_to_nccl_home_and_reports_absence(tmp_path: Path) -> None:
     home = tmp_path / "nccl-home"
-    fake_libnccl(home / "lib64", banner=b"NCCL version 2.21.5\x00")  # an old build: no +cuda part
+    fake_libnccl(home / "lib64", banner=b"NCCL version 2.28.3\x00")  # as Ubuntu's libnccl2: no +cuda part
     no_ldconfig: list[str] = []
     found = find_libnccl({"NCCL_HOME": str(home)}, site_dirs=[], ldconfig=lambda: no_ldconfig)
     if found is not None and found.found_via == "system":  # this machine has a system NCCL: fine, it wins
         return
-    assert found is not None and found.found_via == "NCCL_HOME" and found.version == "2.21.5"
+    assert found is not None and found.found_via == "NCCL_HOME" and found.version == "2.28.3"
     assert found.cuda is None
     empty = tmp_path / "empty.so"
     empty.write_bytes(b"")
