@@ -7,7 +7,7 @@ where only their ranks import it):
 
     torch        torch>=2.1: the torch.distributed engine (gloo on CPU, NCCL on GPUs), ``train-bench``
     kubernetes   the official client: ``nodes``, ``plan --from-cluster``, ``launch --on kubernetes``
-    gpu          nccl4py + cuda-core: the torch-free NCCL engine
+    gpu          nccl4py + cuda-bindings (+ cuda-core): the direct NCCL engine, no torch in the ranks
     all          every extra above
 
 A missing extra is a ``UsageError`` (exit 2) that names the command, the package and the pip line, so the
@@ -48,7 +48,14 @@ EXTRAS: dict[str, Extra] = {
             ("kubernetes", "urllib3"),
             "nodes, plan --from-cluster, launch --on kubernetes",
         ),
-        Extra("gpu", ("nccl4py", "cuda-core"), ("nccl.core", "cuda.core"), "the torch-free NCCL engine"),
+        # bench/direct imports nccl4py's low-level bindings and cuda-bindings' runtime (cuda-core comes
+        # with nccl4py); nccl4py's own metadata leaves cuda-bindings to its cu12/cu13 extras.
+        Extra(
+            "gpu",
+            ("nccl4py", "cuda-bindings"),
+            ("nccl.bindings", "cuda.bindings"),
+            "the direct NCCL engine (no torch in the ranks)",
+        ),
     )
 }
 """Every extra but ``all`` (which is all of them)."""

@@ -83,34 +83,42 @@ def test_every_extra_of_pyproject_is_described() -> None:
     assert install_line("gpu") == 'pip install "gpufabric[gpu]"'
 
 
-def test_libnccl_is_searched_in_cuda_pathfinders_order(tmp_path: Path) -> None:
-    site = tmp_path / "site-packages"
-    ld_dir, home = tmp_path / "ld", tmp_path / "nccl-home"
-    fake_libnccl(ld_dir)
-    fake_libnccl(home / "build" / "lib")
-    environ = {"LD_LIBRARY_PATH": f"{tmp_path / 'empty'}:{ld_dir}", "NCCL_HOME": str(home)}
+def test_libnccl_is_searched_in_the_direct_engines_order(tmp_path: Path) -> None:
+    site, ld_dir, chosen = tmp_path / "site-packages", tmp_path / "ld", tmp_path / "chosen"
+    fake_libnccl(site / "nvidia" / "nccl" / "lib")
     no_ldconfig: list[str] = []
+    found = find_libnccl({}, site_dirs=[str(site)], ldconfig=lambda: no_ldconfig)
+    if found is not None and found.found_via == "system":  # this machine has a system NCCL: it wins
+        pytest.skip(f"a system libnccl ({found.path}) comes before every staged one here")
+    # Only a wheel's copy (nvidia-nccl-cu13, as torch brings): nccl4py's cuda-pathfinder finds it.
+    assert found is not None and found.found_via == "site-packages (a wheel's copy)"
+    assert (found.version, found.cuda) == ("2.28.9", "13.0")
+    # The system loader's NCCL (a container's, with its net plugin beside it) comes before any wheel's.
+    fake_libnccl(ld_dir, banner=b"NCCL version 2.28.3\x00")  # as Ubuntu's libnccl2: no +cuda part
+    environ = {"LD_LIBRARY_PATH": f"{tmp_path / 'empty'}:{ld_dir}"}
     found = find_libnccl(environ, site_dirs=[str(site)], ldconfig=lambda: no_ldconfig)
     assert found is not None and found.found_via == "LD_LIBRARY_PATH" and found.path == str(ld_dir / SONAME)
-    # A wheel's copy (nvidia-nccl-cu12) comes first, as cuda-pathfinder looks there before the loader.
-    fake_libnccl(site / "nvidia" / "nccl" / "lib")
-    found = find_libnccl(environ, site_dirs=[str(site)], ldconfig=lambda: no_ldconfig)
-    assert found is not None and found.found_via == "site-packages"
-    assert (found.version, found.cuda) == ("2.28.9", "13.0")
+    assert (found.version, found.cuda) == ("2.28.3", None)
+    # And --nccl-lib (GPUFABRIC_NCCL_LIB) before everything.
+    named = fake_libnccl(chosen)
+    found = find_libnccl({**environ, "GPUFABRIC_NCCL_LIB": str(named)}, site_dirs=[str(site)],
+                         ldconfig=lambda: no_ldconfig)  # fmt: skip
+    assert found is not None and found.found_via == "--nccl-lib"
 
 
 def test_libnccl_falls_back_to_nccl_home_and_reports_absence(tmp_path: Path) -> None:
     home = tmp_path / "nccl-home"
-    fake_libnccl(home / "lib64", banner=b"NCCL version 2.28.3\x00")  # as Ubuntu's libnccl2: no +cuda part
     no_ldconfig: list[str] = []
-    found = find_libnccl({"NCCL_HOME": str(home)}, site_dirs=[], ldconfig=lambda: no_ldconfig)
-    if found is not None and found.found_via == "system":  # this machine has a system NCCL: fine, it wins
-        return
-    assert found is not None and found.found_via == "NCCL_HOME" and found.version == "2.28.3"
-    assert found.cuda is None
+    if find_libnccl({}, site_dirs=[], ldconfig=lambda: no_ldconfig) is None:
+        fake_libnccl(home / "lib64")
+        found = find_libnccl({"NCCL_HOME": str(home)}, site_dirs=[], ldconfig=lambda: no_ldconfig)
+        assert found is not None and found.found_via == "NCCL_HOME"
     empty = tmp_path / "empty.so"
     empty.write_bytes(b"")
     assert banner_version(empty) == (None, None)
+    garbage = tmp_path / "garbage.so"
+    garbage.write_bytes(b"\x7fELF no banner here")
+    assert banner_version(garbage) == (None, None)
 
 
 def test_env_lists_programs_with_their_versions_or_why_not(tmp_path: Path) -> None:

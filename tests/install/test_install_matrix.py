@@ -5,7 +5,8 @@ each running the commands its flavour promises (README.md, Install).
   commands that need an extra say which in one line and exit 2.
 - ``[kubernetes]``: ``nodes`` against a local API endpoint through the real client; manifests checked.
 - ``[torch]``: a real 2-rank gloo ``bench`` and ``train-bench`` on this CPU.
-- ``[gpu]``: nccl4py and cuda-core install and are seen by ``gpufabric env`` (no GPU here to run them).
+- ``[gpu]``: nccl4py and cuda-bindings (the direct engine's imports) install and are seen by ``gpufabric
+  env`` (no GPU here to run them).
 - ``[all]``: resolved with ``pip install --dry-run`` (installing it would add ~1 GB of CUDA wheels to what
   the flavours above already prove); the resolution must bring every extra's packages.
 """
@@ -175,14 +176,14 @@ def test_torch_extra_runs_train_bench(venvs: dict[str, Venv], tmp_path: Path) ->
     assert len(document["step"]["samples_ms"]) == 2  # --steps 2, each timed
 
 
-def test_gpu_extra_installs_nccl4py_and_cuda_core(venvs: dict[str, Venv], tmp_path: Path) -> None:
+def test_gpu_extra_installs_the_direct_engines_bindings(venvs: dict[str, Venv], tmp_path: Path) -> None:
     venv = venvs["gpu"].ready()
     found = capabilities(venv, tmp_path)
     gpu = found["gpu engine"]
     assert gpu["installed"] is True, gpu
-    assert "nccl4py 0." in str(gpu["version"]) and "cuda-core 1." in str(gpu["version"]), gpu
+    assert "nccl4py 0." in str(gpu["version"]) and "cuda-bindings " in str(gpu["version"]), gpu
     assert found["torch engine"]["installed"] is False
-    # The extra carries the bindings cuda-core runs on (its own metadata leaves them to its cu12/cu13 extras).
+    # The extra carries cuda-bindings, which nccl4py leaves to its cu12/cu13 extras; bench/direct imports it.
     imported = venv.python(
         "import cuda.bindings, importlib.metadata as m; print(m.version('cuda-bindings'))", cwd=tmp_path
     )

@@ -1,17 +1,19 @@
-"""Which ``libnccl.so.2`` the NCCL engine would load, found without loading it.
+"""Which ``libnccl.so.2`` the direct NCCL engine would load, found without loading it.
 
-nccl4py loads NCCL through ``cuda.pathfinder.load_nvidia_dynamic_lib("nccl")``, which dlopens it: asking
-it would load a 300 MB library just to print a table. This module walks the same places in the same
-order (cuda-python's ``cuda_pathfinder/_dynamic_libs/search_steps.py`` and the ``nccl`` entry of
-``descriptor_catalog.py``, cuda-pathfinder 1.9) and only looks at files:
+``bench/direct/library.py`` loads NCCL itself before nccl4py, so that the NCCL that matters on a cluster
+(the image's or the system's, with its net plugin beside it) wins over a pip wheel's copy; only when
+neither is there does nccl4py find one through ``cuda.pathfinder.load_nvidia_dynamic_lib("nccl")``. Asking
+either would dlopen a 200 MB library just to print a table, so this module walks the same places in the
+same order and only looks at files:
 
-1. site-packages: ``nvidia/nccl/lib`` (the ``nvidia-nccl-cu12`` / ``-cu13`` wheels, which torch pulls in)
-2. ``$CONDA_PREFIX/lib``
-3. the dynamic loader's own search: ``LD_LIBRARY_PATH``, the ``ldconfig`` cache, the default directories
-4. ``$NCCL_HOME/lib``, ``lib64``, ``build/lib``
-5. ``$CUDA_PATH`` / ``$CUDA_HOME``: ``lib64``, ``lib``
+1. ``$GPUFABRIC_NCCL_LIB`` (``bench --nccl-lib``)
+2. the dynamic loader's own search: ``LD_LIBRARY_PATH``, the ``ldconfig`` cache, the default directories
+3. then cuda-pathfinder's (cuda-python's ``cuda_pathfinder/_dynamic_libs/search_steps.py`` and the
+   ``nccl`` entry of ``descriptor_catalog.py``, cuda-pathfinder 1.9): site-packages ``nvidia/nccl/lib``
+   (the ``nvidia-nccl-cu12`` / ``-cu13`` wheels, which torch pulls in), ``$CONDA_PREFIX/lib``,
+   ``$NCCL_HOME/lib``, ``lib64``, ``build/lib``, then ``$CUDA_PATH`` / ``$CUDA_HOME``
 
-The version is read from the banner NCCL compiles in (``NCCL version 2.28.9+cuda12.9``), as nccl4py's
+The version is read from the banner NCCL compiles in (``NCCL version 2.28.9+cuda13.0``), as nccl4py's
 ``nccl.core.utils`` does for the library it loaded.
 """
 
@@ -28,6 +30,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 SONAME = "libnccl.so.2"
+LIB_ENV = "GPUFABRIC_NCCL_LIB"  # bench --nccl-lib (bench/direct/library.py)
 SITE_PACKAGES_DIR = Path("nvidia/nccl/lib")
 DEFAULT_DIRS = ("/lib64", "/usr/lib64", "/lib", "/usr/lib", "/usr/lib/x86_64-linux-gnu", "/usr/local/lib")
 _BANNER = re.compile(rb"NCCL version (\d+\.\d+\.\d+)(?:\+cuda(\d+\.\d+))?")
@@ -38,7 +41,8 @@ class FoundLibrary(BaseModel):
 
     path: str
     found_via: str
-    """site-packages, CONDA_PREFIX, LD_LIBRARY_PATH, ldconfig, system, NCCL_HOME or CUDA_HOME"""
+    """--nccl-lib, LD_LIBRARY_PATH, ldconfig, system, site-packages (a wheel's copy), CONDA_PREFIX,
+    NCCL_HOME, CUDA_PATH or CUDA_HOME"""
     version: str | None = None
     cuda: str | None = None
     """the CUDA version NCCL was built for (``+cuda12.9``), when the banner says"""
@@ -73,10 +77,8 @@ def ldconfig_paths(soname: str = SONAME) -> list[str]:
 def _candidates(
     environ: Mapping[str, str], site_dirs: Iterable[str], ldconfig: Callable[[], list[str]]
 ) -> Iterator[tuple[Path, str]]:
-    for directory in site_dirs:
-        yield Path(directory) / SITE_PACKAGES_DIR / SONAME, "site-packages"
-    if environ.get("CONDA_PREFIX"):
-        yield Path(environ["CONDA_PREFIX"]) / "lib" / SONAME, "CONDA_PREFIX"
+    if environ.get(LIB_ENV):
+        yield Path(environ[LIB_ENV]), "--nccl-lib"
     for directory in environ.get("LD_LIBRARY_PATH", "").split(":"):
         if directory:
             yield Path(directory) / SONAME, "LD_LIBRARY_PATH"
@@ -84,6 +86,10 @@ def _candidates(
         yield Path(path), "ldconfig"
     for directory in DEFAULT_DIRS:
         yield Path(directory) / SONAME, "system"
+    for directory in site_dirs:
+        yield Path(directory) / SITE_PACKAGES_DIR / SONAME, "site-packages (a wheel's copy)"
+    if environ.get("CONDA_PREFIX"):
+        yield Path(environ["CONDA_PREFIX"]) / "lib" / SONAME, "CONDA_PREFIX"
     if environ.get("NCCL_HOME"):
         for rel in ("lib", "lib64", "build/lib"):
             yield Path(environ["NCCL_HOME"]) / rel / SONAME, "NCCL_HOME"
@@ -112,7 +118,7 @@ def find_libnccl(
     site_dirs: Iterable[str] | None = None,
     ldconfig: Callable[[], list[str]] = ldconfig_paths,
 ) -> FoundLibrary | None:
-    """The first ``libnccl.so.2`` in cuda-pathfinder's order, or None when there is none."""
+    """The first ``libnccl.so.2`` in the direct engine's order, or None when there is none."""
     sites = site_packages() if site_dirs is None else site_dirs
     for path, found_via in _candidates(environ, sites, ldconfig):
         if path.is_file():

@@ -19,7 +19,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from gpufabric import __version__
-from gpufabric._optional import install_line, is_installed
+from gpufabric._optional import EXTRAS, install_line, is_installed
 from gpufabric.capabilities.libnccl import find_libnccl
 
 Runner = Callable[[list[str]], tuple[str, str] | None]
@@ -148,7 +148,7 @@ def _libnccl(environ: Mapping[str, str]) -> Capability:
     return Capability(
         name="libnccl (NCCL)", installed=found is not None, version=version,
         detail=f"{found.path} (via {found.found_via})" if found else None,
-        enables="the gpu engine (torch CUDA wheels bring their own)",
+        enables="the direct NCCL engine (torch's CUDA wheels carry their own)",
         how_to_add="pip install nvidia-nccl-cu12 (or -cu13), or the system's libnccl2 package",
     )  # fmt: skip
 
@@ -161,8 +161,8 @@ def probe_environment(environ: Mapping[str, str], *, run: Runner = run_version) 
     if torch.installed:
         torch.detail = torch_build()
     capabilities = [
-        _python_package("gpu engine", ("nccl4py", "cuda-core"), ("nccl.core", "cuda.core"),
-                        "the torch-free NCCL engine", "gpu"),
+        _python_package("gpu engine", EXTRAS["gpu"].distributions, EXTRAS["gpu"].modules,
+                        "bench/tune --engine nccl: NCCL called directly", "gpu"),
         _libnccl(environ),
         torch,
         _python_package("kubernetes client", ("kubernetes",), ("kubernetes", "urllib3"),

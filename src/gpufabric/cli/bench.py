@@ -19,7 +19,6 @@ from pathlib import Path
 
 import typer
 
-from gpufabric._optional import ensure_installed
 from gpufabric.bench import BenchConfig, run_bench
 from gpufabric.bench.config import normalize_backend
 from gpufabric.bench.nccl_tests import NcclTestsSettings
@@ -208,10 +207,8 @@ def bench(
     nodes = bench_modes.host_count(hosts, hostfile)
     ranks_here = on == "local" or (on == "mpirun" and not (hosts or hostfile))
     show = (lambda prefix, line: print(f"{prefix} {line}", file=sys.stderr)) if verbose else None
-    if engine == "gpufabric" and not dry_run:
-        # The ranks run this python: refuse here, in one line, rather than let every rank die on import.
-        ensure_installed("torch", extra="torch", for_what=f"gpufabric bench{' --ab' if ab else ''}",
-                         instead=None if ab else "--engine nccl-tests, which needs no torch")  # fmt: skip
+    if engine != "nccl-tests" and not dry_run:
+        bench_modes.ensure_engine(config, on_gpu, for_what=f"gpufabric bench{' --ab' if ab else ''}")
     if ab:
         # Virtual nodes talk through NCCL's network transport on both sides, so the A/B that means
         # something there is the across-nodes one (the net plugin vs NCCL_NET=Socket), not NVLink vs socket.

@@ -50,14 +50,13 @@ def tune(
     mps: bool = typer.Option(False, "--mps", help="local, --virtual-nodes: run an MPS daemon per job"),
 ) -> None:
     """Find the NCCL_SOCKET_NTHREADS x NCCL_NSOCKS_PERTHREAD (and channel count) that moves the most data."""
-    from gpufabric._optional import ensure_installed
     from gpufabric.analysis.nccl_log import attest_files
     from gpufabric.analysis.tune import judge_tune, tune_markdown
     from gpufabric.bench import BenchConfig
     from gpufabric.bench.tune import run_tune
     from gpufabric.bench.world import visible_gpu_count
     from gpufabric.cli._common import parse_env_pairs
-    from gpufabric.cli.bench_modes import host_count, launcher_factory
+    from gpufabric.cli.bench_modes import ensure_engine, host_count, launcher_factory
     from gpufabric.planner import ab_profiles
     from gpufabric.units import parse_size
 
@@ -84,7 +83,7 @@ def tune(
     refuse_gloo(config, ranks, visible_gpu_count({**os.environ, **extra}))
     socket_path = ab_profiles(nodes=nodes, instance_type=instance_type).off
 
-    ensure_installed("torch", extra="torch", for_what="gpufabric tune")
+    ensure_engine(config, True, for_what="gpufabric tune")  # refuse_gloo above: NCCL ranks only
 
     def progress(trial: object, total: int) -> None:
         print(f"tune: {getattr(trial, 'candidate', '?')} done ({total} job budget)", file=sys.stderr)
