@@ -66,6 +66,18 @@ OPTIONAL_TOP_LEVEL: tuple[str, ...] = tuple(
 )
 
 
+# Import names whose PyPI package is named otherwise (the message names what pip installs).
+_PACKAGES = {"nccl": "nccl4py", "cuda.bindings": "cuda-bindings", "cuda.core": "cuda-core"}
+
+
+def package_name(module: str) -> str:
+    """The PyPI package that provides ``module`` (``nccl.bindings`` -> ``nccl4py``)."""
+    for prefix, package in _PACKAGES.items():
+        if module == prefix or module.startswith(prefix + "."):
+            return package
+    return module.split(".")[0]
+
+
 def install_line(extra: str) -> str:
     """The pip command that adds ``extra``, quoted for every shell (zsh globs bare brackets)."""
     return f'pip install "gpufabric[{extra}]"'
@@ -92,7 +104,7 @@ def ensure_installed(module: str, *, extra: str, for_what: str, instead: str | N
     if not is_installed(module):
         alternative = f"; or use {instead}" if instead else ""
         raise UsageError(
-            f"{for_what} needs {module.split('.')[0]}, which is not installed: {install_line(extra)}"
+            f"{for_what} needs {package_name(module)}, which is not installed: {install_line(extra)}"
             + alternative
         )
 

@@ -64,6 +64,13 @@ def test_require_tells_a_broken_install_from_a_missing_one(
     assert 'pip install --force-reinstall "gpufabric[gpu]"' in message
 
 
+def test_a_missing_gpu_engine_is_named_by_its_pypi_package(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "nccl", None)
+    with pytest.raises(UsageError) as caught:
+        require("nccl.bindings", extra="gpu", for_what="gpufabric bench --engine nccl")
+    assert 'needs nccl4py, which is not installed: pip install "gpufabric[gpu]"' in str(caught.value)
+
+
 def test_require_returns_the_module_when_installed() -> None:
     assert require("yaml", extra="kubernetes", for_what="x").safe_load("a: 1") == {"a": 1}
     with pytest.raises(ValueError, match="unknown extra 'tensorflow'"):
