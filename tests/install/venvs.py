@@ -6,8 +6,8 @@ layers so that a busy 2-core machine does not spend minutes per session reinstal
 
 - the flavour's dependencies: a virtualenv made with ``python -m venv`` and ``pip install WHEEL[EXTRA]``,
   then ``pip uninstall gpufabric``, so it holds exactly what the extra brings. It is kept in
-  ``~/.cache/gpufabric-install-matrix/<key>/`` where the key hashes pyproject.toml, the Python version and
-  the torch pin: a change to any dependency builds a new one. A file lock serializes sessions that build
+  ``~/.cache/gpufabric-install-matrix/<key>/`` where the key hashes pyproject.toml's dependencies and
+  extras, the Python version and the torch pin: a change to any dependency builds a new one. A file lock serializes sessions that build
   the same one.
 - the session's own virtualenv per flavour: ``python -m venv``, a ``.pth`` line naming the dependency
   layer's site-packages, and this session's wheel installed with ``--no-deps``. The console script, the
@@ -141,9 +141,14 @@ def site_packages(venv: Path) -> Path:
 
 
 def cache_key() -> str:
-    digest = hashlib.sha256((REPO / "pyproject.toml").read_bytes())
-    digest.update(f"{sys.version} {' '.join(torch_pins())}".encode())
-    return digest.hexdigest()[:16]
+    """What the layers depend on: pyproject's dependencies and extras (not its tool settings, which
+    change often), the Python version and the torch pin."""
+    import tomllib
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    fields = {k: project.get(k) for k in ("dependencies", "optional-dependencies", "requires-python")}
+    text = json.dumps(fields, sort_keys=True) + f"{sys.version} {' '.join(torch_pins())}"
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 @contextmanager
