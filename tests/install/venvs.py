@@ -7,8 +7,8 @@ layers so that a busy 2-core machine does not spend minutes per session reinstal
 - the flavour's dependencies: a virtualenv made with ``python -m venv`` and ``pip install WHEEL[EXTRA]``,
   then ``pip uninstall gpufabric``, so it holds exactly what the extra brings. It is kept in
   ``~/.cache/gpufabric-install-matrix/<key>/`` where the key hashes pyproject.toml's dependencies and
-  extras, the Python version and the torch pin: a change to any dependency builds a new one. A file lock serializes sessions that build
-  the same one.
+  extras, the Python version and the torch pin: a change to any dependency builds a new one. A file
+  lock serializes sessions that build the same one.
 - the session's own virtualenv per flavour: ``python -m venv``, a ``.pth`` line naming the dependency
   layer's site-packages, and this session's wheel installed with ``--no-deps``. The console script, the
   package and its metadata are this checkout's; nothing else is on the path (no checkout, no dev venv).
