@@ -9,7 +9,10 @@ from __future__ import annotations
 import subprocess
 import sys
 
-HEAVY = ("torch", "kubernetes", "kubernetes_validate", "jsonschema", "matplotlib", "botocore", "google")
+HEAVY = (
+    "torch", "kubernetes", "kubernetes_validate", "urllib3", "jsonschema", "matplotlib", "botocore", "google",
+    "nccl", "cuda",
+)  # fmt: skip
 
 
 def test_cli_import_pulls_in_no_optional_or_heavy_library() -> None:

@@ -15,7 +15,18 @@ from gpufabric.errors import (
     UsageError,
 )
 
-__version__ = "0.1.0"
+
+def _installed_version() -> str:
+    """The version pip installed (pyproject.toml's); a bare source tree on PYTHONPATH says so."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("gpufabric")
+    except PackageNotFoundError:
+        return "0+source"
+
+
+__version__ = _installed_version()
 
 __all__ = [
     "BenchTimeout",

@@ -11,7 +11,7 @@ import sys
 import typer
 
 from gpufabric import __version__
-from gpufabric.cli import bench, catalog, doctor, isolate, launch, nodes, plan, results, train, tune
+from gpufabric.cli import bench, catalog, doctor, env, isolate, launch, nodes, plan, results, train, tune
 from gpufabric.errors import GpufabricError
 from gpufabric.launch.signals import Interrupted, stopping_on_signals
 from gpufabric.redact import scrubbed_std_streams
@@ -41,7 +41,7 @@ def _root(
     """gpufabric: plan, launch, bench, doctor, compare, report."""
 
 
-for module in (bench, results, catalog, plan, doctor, launch, nodes, isolate, train, tune):
+for module in (bench, results, catalog, plan, doctor, launch, nodes, isolate, train, tune, env):
     module.register(app)
 
 
@@ -75,3 +75,7 @@ def _run() -> None:
         ranks = f"{exc.stopped_ranks} rank{'' if exc.stopped_ranks == 1 else 's'}"
         print(f"Error: interrupted: stopped {ranks} ({exc.signal_name})", file=sys.stderr)
         sys.exit(exc.exit_code)
+
+
+if __name__ == "__main__":  # python -m gpufabric.cli.app, as well as python -m gpufabric.cli
+    main()

@@ -208,6 +208,8 @@ def bench(
     nodes = bench_modes.host_count(hosts, hostfile)
     ranks_here = on == "local" or (on == "mpirun" and not (hosts or hostfile))
     show = (lambda prefix, line: print(f"{prefix} {line}", file=sys.stderr)) if verbose else None
+    if engine != "nccl-tests" and not dry_run:
+        bench_modes.ensure_engine(config, on_gpu, for_what=f"gpufabric bench{' --ab' if ab else ''}")
     if ab:
         # Virtual nodes talk through NCCL's network transport on both sides, so the A/B that means
         # something there is the across-nodes one (the net plugin vs NCCL_NET=Socket), not NVLink vs socket.

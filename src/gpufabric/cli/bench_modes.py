@@ -122,6 +122,20 @@ def rank_program(config: BenchConfig, nranks: int, on_gpu: bool, env: Mapping[st
                        workdir=run_dir, label=config.label)  # fmt: skip
 
 
+def ensure_engine(config: BenchConfig, on_gpu: bool, *, for_what: str) -> None:
+    """Refuse, in one line naming the extra, an engine whose packages are missing here, before any rank
+    starts (the ranks run this python and would each die on the import). Nothing is imported."""
+    from gpufabric._optional import ensure_installed
+    from gpufabric.bench.config import resolve_engine
+
+    if resolve_engine(config, "nccl" if on_gpu else (config.backend or "gloo")) == "nccl":
+        for module in ("nccl.bindings", "cuda.bindings"):  # what bench/direct imports
+            ensure_installed(module, extra="gpu", for_what=f"{for_what} (the direct NCCL engine)")
+        return
+    gpu_hint = 'the direct NCCL engine: pip install "gpufabric[gpu]"' if on_gpu else None
+    ensure_installed("torch", extra="torch", for_what=f"{for_what} on torch.distributed", instead=gpu_hint)
+
+
 def resolved_run_dir(config: BenchConfig) -> Path:
     """The absolute run directory: ``runs/<timestamp>-<label>/`` unless ``--run-dir`` named one."""
     from gpufabric.bench.runner import default_run_dir

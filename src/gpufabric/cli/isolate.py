@@ -20,6 +20,7 @@ from pathlib import Path
 
 import typer
 
+from gpufabric._optional import ensure_installed
 from gpufabric.analysis.isolate import (
     JudgeSettings,
     SearchOptions,
@@ -171,6 +172,9 @@ def isolate(
     judge = JudgeSettings(k_sigma=k_sigma, min_drop=drop, max_drop=max(JudgeSettings().max_drop, drop))
     if not simulate_run:
         from gpufabric.cli.isolate_real import RealRequest, render_real, run_real
+
+        ensure_installed("torch", extra="torch", for_what="gpufabric isolate on real ranks",
+                         instead="--simulate, which needs none")  # fmt: skip
 
         request = RealRequest(
             names=names, hostfile=hostfile, node_list=node_list is not None or source == SLURM_NODELIST,

@@ -16,6 +16,7 @@ from typing import Any
 import typer
 import yaml
 
+from gpufabric._optional import install_line
 from gpufabric.errors import BenchTimeout, LaunchError, RankFailure, UsageError
 from gpufabric.launch.base import LaunchPlan
 from gpufabric.launch.identity import new_task_id
@@ -184,7 +185,7 @@ def launch_command(
         try:
             validate_manifests(plan.manifests)
         except ImportError:
-            plan.notes.append("manifests not schema-checked: pip install kubernetes-validate")
+            plan.notes.append(f"manifests not schema-checked: {install_line('kubernetes')}")
     if dry_run:
         if plan_format == "json":
             document = plan.redacted().model_dump(mode="json")

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import typer
 
+from gpufabric._optional import ensure_installed
 from gpufabric.cli._common import choice, parse_env_pairs
 from gpufabric.errors import InputError, UsageError
 from gpufabric.launch.mpirun import MpirunOptions
@@ -76,6 +77,7 @@ def train_bench(
     check_launcher_name(on)
     choice("--on", on, ("local", "mpirun", "slurm"))
     check_backend(backend)  # before any rank starts: a third backend would only fail inside them
+    ensure_installed("torch", extra="torch", for_what="gpufabric train-bench")
     config = TrainConfig(
         model_name=model,
         model=model_spec(model, layers=layers, hidden=hidden),

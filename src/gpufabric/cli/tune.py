@@ -57,7 +57,7 @@ def tune(
     from gpufabric.bench.tune import run_tune
     from gpufabric.bench.world import visible_gpu_count
     from gpufabric.cli._common import parse_env_pairs
-    from gpufabric.cli.bench_modes import host_count, launcher_factory
+    from gpufabric.cli.bench_modes import ensure_engine, host_count, launcher_factory
     from gpufabric.planner import ab_profiles
     from gpufabric.units import parse_size
 
@@ -83,6 +83,8 @@ def tune(
         raise UsageError(f"--size: {target} B is not on the sweep -b {low} -e {top} -f {step_factor}")
     refuse_gloo(config, ranks, visible_gpu_count({**os.environ, **extra}))
     socket_path = ab_profiles(nodes=nodes, instance_type=instance_type).off
+
+    ensure_engine(config, True, for_what="gpufabric tune")  # refuse_gloo above: NCCL ranks only
 
     def progress(trial: object, total: int) -> None:
         print(f"tune: {getattr(trial, 'candidate', '?')} done ({total} job budget)", file=sys.stderr)

@@ -18,12 +18,13 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-import urllib3
-
-if TYPE_CHECKING:  # the kubernetes client is an optional extra: imported only when a cluster is asked for
+# The kubernetes client (and urllib3, which it brings) is the optional `kubernetes` extra: imported only
+# when a cluster is asked for, so `pip install gpufabric` runs every other command without it.
+if TYPE_CHECKING:
     from kubernetes import client
     from kubernetes.client.exceptions import ApiException
 
+from gpufabric._optional import require
 from gpufabric.errors import GpufabricError, UsageError
 from gpufabric.inventory.kube_config import (
     GET_CREDENTIALS,
@@ -40,14 +41,11 @@ PAGE_SIZE = 500
 
 def _kubernetes() -> tuple[Any, Any, Any, type[Exception]]:
     """The kubernetes client modules, or one clear line when the optional extra is not installed."""
-    try:
-        from kubernetes import client, config
-        from kubernetes.config import incluster_config
-        from kubernetes.config.config_exception import ConfigException
-    except ImportError as exc:
-        raise UsageError(
-            "listing Kubernetes nodes needs the kubernetes client: pip install 'gpufabric[kubernetes]'"
-        ) from exc
+    require("kubernetes", extra="kubernetes", for_what="listing Kubernetes nodes")
+    from kubernetes import client, config
+    from kubernetes.config import incluster_config
+    from kubernetes.config.config_exception import ConfigException
+
     return client, config, incluster_config, ConfigException
 
 
@@ -151,6 +149,7 @@ def list_nodes(
     timeout_s: float = 30.0,
 ) -> list[Any]:
     """Every ``V1Node`` matching ``selector``, following ``continue`` tokens page by page."""
+    import urllib3
     from kubernetes import client
     from kubernetes.client.exceptions import ApiException
 

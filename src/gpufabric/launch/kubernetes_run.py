@@ -24,6 +24,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from gpufabric._optional import require
 from gpufabric.errors import LaunchError
 from gpufabric.launch.base import LaunchOutcome, LaunchPlan, OutputSink, RankExit
 from gpufabric.launch.kubernetes import JOB_NAME_LABEL, MAIN_CONTAINER, KubernetesOptions
@@ -36,13 +37,10 @@ INDEX_LABEL = "batch.kubernetes.io/job-completion-index"
 
 def load_api_client(options: KubernetesOptions) -> Any:
     """An ApiClient from kube config (file or in-cluster); one line with the fix when there is none."""
-    try:
-        from kubernetes import client
-        from kubernetes import config as kube_config
-    except ImportError as exc:
-        raise LaunchError(
-            "the kubernetes client is not installed; pip install 'gpufabric[kubernetes]'"
-        ) from exc
+    require("kubernetes", extra="kubernetes", for_what="launch --on kubernetes")
+    from kubernetes import client
+    from kubernetes import config as kube_config
+
     config: Any = kube_config  # its loaders are untyped
     try:
         return config.new_client_from_config(config_file=options.kubeconfig, context=options.context)
@@ -67,6 +65,7 @@ def run_kubernetes_plan(
     on_output: OutputSink | None,
     timeout_s: float | None,
 ) -> LaunchOutcome:
+    require("kubernetes", extra="kubernetes", for_what="launch --on kubernetes")
     from kubernetes import client
 
     api = api_client if api_client is not None else load_api_client(options)
