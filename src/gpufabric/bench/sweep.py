@@ -11,34 +11,20 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import Any
 
 import torch
 
 from gpufabric.bench import ops
-from gpufabric.bench.batches import Samples, TimingNotes
+from gpufabric.bench.batches import TimingNotes
 from gpufabric.bench.config import BenchConfig
 from gpufabric.bench.fault import Fault, slowed_launch
-from gpufabric.bench.rundir import CHECK_NOTE
-from gpufabric.bench.semantics import bandwidths, layout
+from gpufabric.bench.rows import measurement, note_first_wrong
+from gpufabric.bench.semantics import layout
 from gpufabric.bench.timing import BatchTimer
 from gpufabric.results.model import Measurement, Row, Series
 
 RowSink = Callable[[str, Row], None]
 SizeHook = Callable[[str, int], None]
-
-
-def _measurement(shape: Any, samples: Samples, wrong: int | None, config: BenchConfig) -> Measurement:
-    time_us = samples.estimate_us(config.estimator)
-    algbw, busbw = bandwidths(shape, time_us)
-    return Measurement(
-        time_us=time_us,
-        algbw_gbs=algbw,
-        busbw_gbs=busbw,
-        wrong=wrong,
-        samples_us=samples.samples_us,
-        iters_per_batch=samples.iters_per_batch,
-    )
 
 
 def run_collective(
@@ -104,8 +90,8 @@ def run_collective(
                     table = timer.gather_check(local.wrong, local.index, local.expected, local.got)
                     wrong = int(sum(row[0] for row in table))
                     if wrong and rank == 0:
-                        _note_first_wrong(notes, collective, shape.size_bytes, in_place, table)
-            placed[in_place] = _measurement(shape, samples, wrong, config)
+                        note_first_wrong(notes, collective, shape.size_bytes, in_place, table)
+            placed[in_place] = measurement(shape, samples, wrong, config)
             if rank == 0:
                 timing_log.add(shape.size_bytes, in_place, samples)
         if rank != 0:
@@ -140,18 +126,3 @@ def _synchronizer(device: torch.device) -> Callable[[], None]:
     if device.type == "cuda":
         return lambda: torch.cuda.synchronize(device)
     return lambda: None
-
-
-def _note_first_wrong(
-    notes: list[str], collective: str, size: int, in_place: bool, table: list[list[float]]
-) -> None:
-    """The first bad rank of the first size that had wrong data (later ones only add to #wrong)."""
-    if any(note.startswith(CHECK_NOTE) for note in notes):
-        return
-    rank = next(r for r, row in enumerate(table) if row[0] > 0)
-    _, index, expected, got = table[rank]
-    placement = "in place" if in_place else "out of place"
-    notes.append(
-        f"{CHECK_NOTE}{collective} {size} B {placement}, rank {rank}, index {int(index)}: "
-        f"expected {expected:g}, got {got:g}"
-    )

@@ -58,6 +58,34 @@ def host_gpu_ids(environ: Mapping[str, str]) -> list[str]:
     return [str(i) for i, line in enumerate(x for x in out.stdout.splitlines() if x.startswith("GPU "))]
 
 
+def rank_env(
+    program: RankProgram,
+    *,
+    rank: int,
+    node: int,
+    local: int,
+    local_size: int,
+    port: int,
+    launcher: str,
+    nodes: int,
+) -> dict[str, str]:
+    """The variables every rank started here gets: torchrun's names, the rendezvous, our node facts."""
+    return {
+        **program.env,
+        "RANK": str(rank),
+        "WORLD_SIZE": str(program.nranks),
+        "LOCAL_RANK": str(local),
+        "LOCAL_WORLD_SIZE": str(local_size),
+        "NODE_RANK": str(node),
+        "GROUP_RANK": str(node),
+        "MASTER_ADDR": LOOPBACK,
+        "MASTER_PORT": str(port),
+        "GPUFABRIC_LAUNCHER": launcher,
+        "GPUFABRIC_NODE_RANK": str(node),
+        "GPUFABRIC_NUM_NODES": str(nodes),
+    }
+
+
 def virtual_gpus_warning(nodes: int, gpus_per_node: int) -> str:
     return (
         f"{WARNING_PREFIX}no GPU on this host: the {nodes} node(s) x {gpus_per_node} GPU(s) are virtual "
@@ -124,21 +152,9 @@ class LocalLauncher:
         for rank in range(program.nranks):
             node, local = divmod(rank, per_node)
             local_size = min(per_node, program.nranks - node * per_node)
-            env = {
-                **program.env,
-                "RANK": str(rank),
-                "WORLD_SIZE": str(program.nranks),
-                "LOCAL_RANK": str(local),
-                "LOCAL_WORLD_SIZE": str(local_size),
-                "NODE_RANK": str(node),
-                "GROUP_RANK": str(node),
-                "MASTER_ADDR": LOOPBACK,
-                "MASTER_PORT": str(port),
-                "GPUFABRIC_LAUNCHER": self.name,
-                "GPUFABRIC_NODE_RANK": str(node),
-                "GPUFABRIC_NUM_NODES": str(program.nodes),
-                "GPUFABRIC_GPUS_PER_NODE": str(program.gpus_per_node),
-            }
+            env = rank_env(program, rank=rank, node=node, local=local, local_size=local_size, port=port,
+                           launcher=self.name, nodes=program.nodes)  # fmt: skip
+            env["GPUFABRIC_GPUS_PER_NODE"] = str(program.gpus_per_node)
             if gpu_ids:
                 start = node * program.gpus_per_node
                 env["CUDA_VISIBLE_DEVICES"] = ",".join(gpu_ids[start : start + program.gpus_per_node])

@@ -19,7 +19,7 @@ import socket
 from gpufabric.errors import UsageError
 from gpufabric.launch.base import PlannedCommand, RankProgram
 
-LOOPBACK = "127.0.0.1"
+LOOPBACK = "127.0.0.1"  # the rendezvous of ranks on this host (as the local launcher's)
 
 
 def host_id(node: int) -> str:
@@ -39,28 +39,18 @@ def virtual_node_commands(
             f"--virtual-nodes: {nodes} nodes for {program.nranks} ranks leaves nodes empty; "
             f"use --ranks {nodes} or more, or --virtual-nodes {program.nranks} or fewer"
         )
+    from gpufabric.launch.local import rank_env
+
     per_node = -(-program.nranks // nodes)
     share = max(len(gpu_ids) // nodes, 1)
     commands = []
     for rank in range(program.nranks):
         node, local = divmod(rank, per_node)
         local_size = min(per_node, program.nranks - node * per_node)
-        env = {
-            **program.env,
-            "RANK": str(rank),
-            "WORLD_SIZE": str(program.nranks),
-            "LOCAL_RANK": str(local),
-            "LOCAL_WORLD_SIZE": str(local_size),
-            "NODE_RANK": str(node),
-            "GROUP_RANK": str(node),
-            "MASTER_ADDR": LOOPBACK,
-            "MASTER_PORT": str(port),
-            "GPUFABRIC_LAUNCHER": launcher,
-            "GPUFABRIC_NODE_RANK": str(node),
-            "GPUFABRIC_NUM_NODES": str(nodes),
-            "GPUFABRIC_VIRTUAL_NODE": str(node),
-            "NCCL_HOSTID": host_id(node),
-        }
+        env = rank_env(program, rank=rank, node=node, local=local, local_size=local_size, port=port,
+                       launcher=launcher, nodes=nodes)  # fmt: skip
+        env["GPUFABRIC_VIRTUAL_NODE"] = str(node)
+        env["NCCL_HOSTID"] = host_id(node)
         if gpu_ids:
             first = (node * share) % len(gpu_ids)
             mine = [gpu_ids[(first + i) % len(gpu_ids)] for i in range(share)]

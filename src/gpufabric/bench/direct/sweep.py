@@ -21,8 +21,8 @@ from gpufabric.bench.direct.cuda import Stream
 from gpufabric.bench.direct.library import NcclLibrary, require_version
 from gpufabric.bench.direct.timer import DirectTimer
 from gpufabric.bench.fault import Fault, slowed_launch
-from gpufabric.bench.rundir import CHECK_NOTE
-from gpufabric.bench.semantics import bandwidths, layout
+from gpufabric.bench.rows import measurement, note_first_wrong
+from gpufabric.bench.semantics import layout
 from gpufabric.errors import GpufabricError, UsageError
 from gpufabric.results.model import Measurement, Row, Series
 
@@ -56,19 +56,6 @@ def check_library(config: BenchConfig, collective: str, library: NcclLibrary) ->
         require_version(library, collectives.BF16_SINCE, "--dtype bfloat16")
     if config.op == "avg":
         require_version(library, collectives.AVG_SINCE, "--op avg")
-
-
-def _measurement(shape: Any, samples: Samples, wrong: int | None, config: BenchConfig) -> Measurement:
-    time_us = samples.estimate_us(config.estimator)
-    algbw, busbw = bandwidths(shape, time_us)
-    return Measurement(
-        time_us=time_us,
-        algbw_gbs=algbw,
-        busbw_gbs=busbw,
-        wrong=wrong,
-        samples_us=samples.samples_us,
-        iters_per_batch=samples.iters_per_batch,
-    )
 
 
 def run_collective(collective: str, config: BenchConfig, ctx: SweepContext, notes: list[str]) -> Series:
@@ -121,8 +108,8 @@ def run_collective(collective: str, config: BenchConfig, ctx: SweepContext, note
                     if all(row is not None for row in table):
                         wrong = int(sum(row[0] for row in table))
                         if wrong and ctx.rank == 0:
-                            _note_first_wrong(notes, collective, shape.size_bytes, in_place, table)
-                placed[in_place] = _measurement(shape, samples, wrong, config)
+                            note_first_wrong(notes, collective, shape.size_bytes, in_place, table)
+                placed[in_place] = measurement(shape, samples, wrong, config)
                 if ctx.rank == 0:
                     timing_log.add(shape.size_bytes, in_place, samples)
             if ctx.rank != 0:
@@ -161,18 +148,3 @@ def _measure(ctx: SweepContext, work: collectives.Workload, collective: str, siz
         raise GpufabricError(
             f"NCCL {collective} at {size} B failed on rank {ctx.rank}: {text[:300]}"
         ) from exc
-
-
-def _note_first_wrong(
-    notes: list[str], collective: str, size: int, in_place: bool, table: list[list[float]]
-) -> None:
-    """The first bad rank of the first size that had wrong data (later ones only add to #wrong)."""
-    if any(note.startswith(CHECK_NOTE) for note in notes):
-        return
-    rank = next(r for r, row in enumerate(table) if row[0] > 0)
-    _, index, expected, got = table[rank]
-    placement = "in place" if in_place else "out of place"
-    notes.append(
-        f"{CHECK_NOTE}{collective} {size} B {placement}, rank {rank}, index {int(index)}: "
-        f"expected {expected:g}, got {got:g}"
-    )
