@@ -29,8 +29,10 @@ from gpufabric.bench.world import visible_gpu_count
 from gpufabric.cli._common import choice, parse_env_pairs
 from gpufabric.cli.bench_ab import run_ab_mode
 from gpufabric.cli.bench_output import progress_bar
-from gpufabric.errors import CheckFailed, UsageError
+from gpufabric.errors import CheckFailed, GpufabricError, UsageError
+from gpufabric.launch.signals import Interrupted
 from gpufabric.report.nccl_table import FORMATS, render
+from gpufabric.results.model import RunResult
 from gpufabric.units import parse_size
 
 # Defaults when the user gives none: nccl-tests' usual sweep on GPUs; a quick one for CPU ranks.
@@ -245,8 +247,14 @@ def bench(
                 bench_modes.dry_run_text(launcher, bench_modes.rank_program(config, nranks, gpu, extra_env))
             )
             return
+        from gpufabric.cli.bench_stream import RowPrinter
+
+        # The run directory is fixed now, so the rows can be read back as they come and a stopped run
+        # can say where its partial result is.
+        config = config.model_copy(update={"run_dir": bench_modes.resolved_run_dir(config)})
+        printer = RowPrinter(config.run_dir, fmt)
         try:
-            with progress_bar(progress) as on_progress:
+            with progress_bar(progress, on_row=printer.update) as on_progress:
                 result = run_bench(
                     config,
                     launcher=launcher,
@@ -265,9 +273,19 @@ def bench(
             if exc.result_path is not None:
                 from gpufabric.results.io import read_result
 
-                typer.echo(render(read_result(exc.result_path), fmt), nl=False)
+                printer.finish(render(read_result(exc.result_path), fmt))
             raise
+        except (GpufabricError, Interrupted):
+            printer.stopped()  # whatever stopped it: what was measured, and where it is kept
+            raise
+        printer.finish(render(result, fmt))
+        _fail_on_wrong(result)
+        return
     typer.echo(render(result, fmt), nl=False)
+    _fail_on_wrong(result)
+
+
+def _fail_on_wrong(result: RunResult) -> None:
     wrong = sum(s.wrong_total or 0 for s in result.series)
     if wrong:
         raise CheckFailed(

@@ -9,18 +9,25 @@ from __future__ import annotations
 import contextlib
 import shutil
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from gpufabric.bench.runner import ProgressSink
 
 
 @contextlib.contextmanager
-def progress_bar(forced: bool | None) -> Iterator[ProgressSink | None]:
+def progress_bar(
+    forced: bool | None, on_row: Callable[[], None] | None = None
+) -> Iterator[ProgressSink | None]:
     """The sweep's progress bar on stderr, taken down however the run ends (an interrupt included, so
-    the bar's refresh thread cannot redraw it under the last error line)."""
+    the bar's refresh thread cannot redraw it under the last error line). ``on_row`` is called as each
+    size finishes (``cli/bench_stream.RowPrinter`` prints the new rows on stdout)."""
     show = forced if forced is not None else sys.stderr.isatty()
     if not show:
-        yield None
+        if on_row is None:
+            yield None
+        else:
+            row_done = on_row
+            yield lambda done, total, collective, size: row_done()
         return
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
@@ -35,6 +42,8 @@ def progress_bar(forced: bool | None) -> Iterator[ProgressSink | None]:
         TimeElapsedColumn(),
         console=console,
         transient=True,
+        # Rows printed on a terminal go above the bar; printed into a pipe they go straight there.
+        redirect_stdout=sys.stdout.isatty(),
     )
     state: dict[str, TaskID] = {}
 
@@ -43,6 +52,8 @@ def progress_bar(forced: bool | None) -> Iterator[ProgressSink | None]:
             bar.start()
             state["task"] = bar.add_task("bench", total=total)
         bar.update(state["task"], completed=done, description=f"{collective} {size} B")
+        if on_row is not None:
+            on_row()
         if done >= total:
             bar.stop()
 
