@@ -37,7 +37,8 @@ from gpufabric.units import parse_size
 
 # Defaults when the user gives none: nccl-tests' usual sweep on GPUs; a quick one for CPU ranks.
 GPU_DEFAULTS: dict[str, int | str] = {"min": "8", "max": "128M", "factor": 2, "iters": 20, "batches": 5}
-CPU_DEFAULTS: dict[str, int | str] = {"min": "8", "max": "64K", "factor": 8, "iters": 5, "batches": 3}
+# The CPU sweep steps x8 (few sizes) when that lands exactly on -e, else x2 (see ``default_step``).
+CPU_DEFAULTS: dict[str, int | str] = {"min": "8", "max": "32K", "factor": 8, "iters": 5, "batches": 3}
 # --engine nccl-tests: the seeds' command line (all_reduce_perf -b 8 -e 2G -f 2 -c 5 -w 5 -n 100).
 _SEED = NcclTestsSettings()
 NCCL_TESTS_DEFAULTS: dict[str, int | str] = {
@@ -47,6 +48,19 @@ NCCL_TESTS_DEFAULTS: dict[str, int | str] = {
     "iters": _SEED.iters,
     "batches": 1,  # nccl-tests times one loop of -n iterations
 }
+
+
+def default_step(min_bytes: int, max_bytes: int, preferred: int) -> int:
+    """The size step when -f is not given: ``preferred`` when min * preferred^k is exactly -e, else the
+    largest of 4 and 2 that is, else 2; so the sweep ends at the -e the user asked for (with x8 from 8,
+    ``-e 1M`` used to stop at 256 KB)."""
+    for factor in dict.fromkeys((preferred, 4, 2)):
+        size = max(min_bytes, 1)
+        while size < max_bytes:
+            size *= factor
+        if size == max_bytes:
+            return factor
+    return 2
 
 
 def parse_precision(text: str) -> float:
@@ -178,11 +192,15 @@ def bench(
     defaults = GPU_DEFAULTS if on_gpu else CPU_DEFAULTS
     if engine == "nccl-tests":
         defaults = NCCL_TESTS_DEFAULTS
+    low = parse_size(min_bytes or str(defaults["min"]), flag="-b/--min-bytes")
+    high = parse_size(max_bytes or str(defaults["max"]), flag="-e/--max-bytes")
     config = BenchConfig(
         collectives=collective,
-        min_bytes=parse_size(min_bytes or str(defaults["min"]), flag="-b/--min-bytes"),
-        max_bytes=parse_size(max_bytes or str(defaults["max"]), flag="-e/--max-bytes"),
-        step_factor=step_factor if step_factor is not None else int(defaults["factor"]),
+        min_bytes=low,
+        max_bytes=high,
+        step_factor=step_factor
+        if step_factor is not None
+        else default_step(low, high, int(defaults["factor"])),
         dtype=dtype,
         op=op,
         root=root,

@@ -98,8 +98,7 @@ class RowPrinter:
         stream = _shown(self.run_dir / STREAM_NAME)
         measured = f"{rows} size{'' if rows == 1 else 's'} measured" if rows else "no size measured"
         print(
-            f"partial result: {measured}, kept in {stream} (read it with `gpufabric show "
-            f"{_shown(final)}`)",
+            f"partial result: {measured}, kept in {stream} (read it with `gpufabric show {_shown(final)}`)",
             file=sys.stderr,
             flush=True,
         )
