@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import typer
 from rich.console import Console
 
-from gpufabric.analysis.compare import compare_runs
+from gpufabric.analysis.compare import compare_runs, no_common_size
 from gpufabric.analysis.compare_model import PLACEMENT_NAMES, Comparison
 from gpufabric.errors import UsageError
 from gpufabric.report import compare_render
@@ -133,8 +133,15 @@ def compare(
         collectives=collective or None,
         collective_of=collective_of,
     )
-    incomplete = [f"{r.label} ({r.failure})" for r in runs if not r.complete]
+    empty = [table for table in comparison.tables if not table.rows]
+    if empty and len(empty) == len(comparison.tables):
+        # An empty table and exit 0 read as "compared, all fine": say there is nothing in common.
+        raise UsageError("; ".join(no_common_size(table) for table in empty))
     console = Console(stderr=True)
+    for table in empty:
+        console.print(f"note: {no_common_size(table)}; left out", highlight=False)
+    comparison = comparison.model_copy(update={"tables": [t for t in comparison.tables if t.rows]})
+    incomplete = [f"{r.label} ({r.failure})" for r in runs if not r.complete]
     for item in incomplete:
         console.print(f"[yellow]warning:[/] incomplete run {item}", highlight=False)
     if plot is not None:
