@@ -48,5 +48,5 @@ def test_report_with_no_common_size_draws_no_empty_plot(tmp_path: Path) -> None:
     assert "no size was measured by every run" in html
     assert "Baseline:" not in html  # no comparison table, so none of its (empty) plots
     # Each run's own table is there instead (its sizes in the page).
-    assert "<h3 class=\"series-title\">small: all_reduce" in html
-    assert "<h3 class=\"series-title\">large: all_reduce" in html
+    assert '<h3 class="series-title">small: all_reduce' in html
+    assert '<h3 class="series-title">large: all_reduce' in html

@@ -124,7 +124,10 @@ def compare(
     plot: Path | None = typer.Option(None, "--plot", help="Also write busbw/latency/speed-up plots here."),
     plot_format: ImageFormatChoice = typer.Option(ImageFormatChoice.both, "--plot-format"),
 ) -> None:
-    """Compare runs size by size: busbw per run and each run's speed-up over the baseline, like the seeds."""
+    """Compare runs size by size: busbw per run and each run's speed-up over the baseline.
+
+    The layout of the speed-up tables in SkyPilot's EFA and GCP networking guides. Exits 2 when the runs
+    have no size in common (nothing to compare)."""
     runs = _read_all(files, label)
     comparison = compare_runs(
         runs,
