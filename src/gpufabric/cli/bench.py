@@ -258,12 +258,13 @@ def bench(
             from gpufabric.bench.world import preflight
 
             # The same checks as a real run, so a plan is never printed for a request it would refuse.
-            nranks, _backend, gpu, _fault = preflight(
+            nranks, chosen, gpu, _fault = preflight(
                 config, ranks=ranks, environ={**os.environ, **extra_env}, ranks_here=ranks_here
             )
-            typer.echo(
-                bench_modes.dry_run_text(launcher, bench_modes.rank_program(config, nranks, gpu, extra_env))
+            program = bench_modes.rank_program(
+                config, nranks, gpu, extra_env, launcher=launcher.name, backend=chosen
             )
+            typer.echo(bench_modes.dry_run_text(launcher, program))
             return
         from gpufabric.cli.bench_stream import RowPrinter
 
