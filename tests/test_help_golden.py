@@ -57,6 +57,7 @@ def test_help_matches_its_golden_and_speaks_to_users(path: tuple[str, ...]) -> N
     text = help_text(path)
     found = INTERNAL.search(text)
     assert found is None, f"`gpufabric {' '.join(path)} --help` says {found.group(0)!r}"
+    assert "<bool>" not in text  # a flag is shown as a flag: `--strict`, never `--strict <bool>`
     golden = golden_path(path)
     if REGEN:
         golden.parent.mkdir(parents=True, exist_ok=True)

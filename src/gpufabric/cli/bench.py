@@ -86,7 +86,12 @@ def bench(
     max_bytes: str | None = typer.Option(None, "-e", "--max-bytes", help="largest size"),
     step_factor: int | None = typer.Option(None, "-f", "--step-factor", help="size multiplier per step"),
     dtype: str = typer.Option("float", "-d", "--dtype", help="float, half, bfloat16, double, int8, ..."),
-    op: str = typer.Option("sum", "-o", "--op", help="sum, prod, max, min, avg"),
+    op: str = typer.Option(
+        "sum",
+        "-o",
+        "--op",
+        help="sum, prod, max, min, avg (-o is the op here, as in nccl-tests; the output file is --out)",
+    ),
     root: int = typer.Option(0, "-r", "--root", help="root rank of broadcast and reduce"),
     iters: int | None = typer.Option(None, "-n", "--iters", min=1, help="iterations per timed batch"),
     warmup: int = typer.Option(5, "-w", "--warmup", min=0, help="warm-up iterations per size"),
@@ -103,10 +108,12 @@ def bench(
     backend: str | None = typer.Option(None, "--backend", help="torch.distributed backend (nccl, gloo, ...)"),
     average: str = typer.Option("avg", "-a", "--average", help="reduce time across ranks: avg, min, max"),
     out: Path | None = typer.Option(None, "--out", help="also write the final JSON result here"),
-    fmt: str = typer.Option("table", "--format", help="table, json, csv, markdown"),
+    fmt: str = typer.Option("table", "--format", help="table, json, csv or markdown"),
     label: str = typer.Option("bench", "--label", help="name of this run in tables and run dir"),
     run_dir: Path | None = typer.Option(None, "--run-dir", help="default: runs/<timestamp>-<label>/"),
-    env: list[str] = typer.Option([], "--env", help="NAME=VALUE passed to every rank (repeatable)"),
+    env: list[str] = typer.Option(
+        [], "--env", help="NAME=VALUE passed to every rank, or NAME: its value here (repeatable)"
+    ),
     timeout: float | None = typer.Option(None, "--timeout", min=1, help="stop the whole job after seconds"),
     timeout_stage: str | None = typer.Option(
         None,

@@ -19,6 +19,7 @@ import contextlib
 import os
 import sys
 from pathlib import Path
+from typing import TextIO
 
 from gpufabric.bench.rundir import RESULT_NAME, STREAM_NAME
 from gpufabric.errors import GpufabricError
@@ -40,7 +41,7 @@ def _open_series_text(result: RunResult, fmt: str) -> str:
 class RowPrinter:
     """Prints new rows to ``stream`` (stdout) as rank 0 reports them; ``finish`` adds the rest."""
 
-    def __init__(self, run_dir: Path, fmt: str, stream: object = None) -> None:
+    def __init__(self, run_dir: Path, fmt: str, stream: TextIO | None = None) -> None:
         self.run_dir = run_dir
         self.fmt = fmt
         self.enabled = fmt in STREAMED_FORMATS
@@ -49,8 +50,8 @@ class RowPrinter:
 
     def _write(self, text: str) -> None:
         out = self._stream if self._stream is not None else sys.stdout
-        out.write(text)  # type: ignore[attr-defined]
-        out.flush()  # type: ignore[attr-defined]
+        out.write(text)
+        out.flush()
 
     def update(self) -> None:
         """Print the lines of rows finished since the last call (called on each progress event)."""

@@ -17,6 +17,7 @@ from rich.console import Console
 
 from gpufabric.analysis.compare import compare_runs, no_common_size
 from gpufabric.analysis.compare_model import PLACEMENT_NAMES, Comparison
+from gpufabric.cli._common import result_path
 from gpufabric.errors import UsageError
 from gpufabric.report import compare_render
 from gpufabric.report.html import build_report, write_report
@@ -56,7 +57,7 @@ def _check_labels(files: list[Path], labels: list[str]) -> None:
 
 def _read_all(files: list[Path], labels: list[str]) -> list[RunResult]:
     _check_labels(files, labels)
-    return [read_run(path, labels[i] if labels else None) for i, path in enumerate(files)]
+    return [read_run(result_path(path), labels[i] if labels else None) for i, path in enumerate(files)]
 
 
 COLLECTIVE_OF_HELP = (
@@ -102,7 +103,9 @@ def _write_plots(comparison: Comparison, directory: Path, image_format: ImageFor
 
 
 def compare(
-    files: list[Path] = typer.Argument(..., help="Two or more result files: nccl-tests logs or JSON, ours."),
+    files: list[Path] = typer.Argument(
+        ..., help="Two or more result files (nccl-tests logs or JSON, ours) or run directories (runs/<id>/)."
+    ),
     label: list[str] = typer.Option(
         [], "--label", "-l", help="Name per file, in order (default: file name)."
     ),
@@ -119,7 +122,7 @@ def compare(
     collective_of: str | None = typer.Option(None, "--collective-of", help=COLLECTIVE_OF_HELP),
     output_format: OutputFormat = typer.Option(OutputFormat.table, "--format", "-f"),
     output: Path | None = typer.Option(
-        None, "--output", "-o", help="Write the table here instead of stdout."
+        None, "--out", "--output", "-o", help="Write the table here instead of stdout."
     ),
     plot: Path | None = typer.Option(None, "--plot", help="Also write busbw/latency/speed-up plots here."),
     plot_format: ImageFormatChoice = typer.Option(ImageFormatChoice.both, "--plot-format"),
@@ -171,8 +174,12 @@ def compare(
 
 
 def report(
-    files: list[Path] = typer.Argument(..., help="One or more result files (nccl-tests logs or JSON, ours)."),
-    output: Path = typer.Option(Path("report.html"), "--output", "-o", help="The HTML file to write."),
+    files: list[Path] = typer.Argument(
+        ..., help="One or more result files (nccl-tests logs or JSON, ours) or run directories."
+    ),
+    output: Path = typer.Option(
+        Path("report.html"), "--out", "--output", "-o", help="The HTML file to write."
+    ),
     label: list[str] = typer.Option(
         [], "--label", "-l", help="Name per file, in order (default: file name)."
     ),
@@ -195,7 +202,8 @@ def report(
     ab: list[ABDocument] = []
     bench_files: list[Path] = []
     bench_labels: list[str] = []
-    for index, path in enumerate(files):
+    for index, given in enumerate(files):
+        path = result_path(given)
         if (train_doc := sniff_train_document(path)) is not None:
             training.append(train_doc)
         elif (ab_doc := sniff_ab_document(path)) is not None:
@@ -221,15 +229,18 @@ def report(
 
 
 def show(
-    file: Path = typer.Argument(..., help="Any supported file: nccl-tests text or -J JSON, our JSON/JSONL."),
+    file: Path = typer.Argument(
+        ..., help="Any supported file (nccl-tests text or -J JSON, our JSON/JSONL) or a run directory."
+    ),
     output_format: OutputFormat = typer.Option(OutputFormat.table, "--format", "-f"),
     label: str | None = typer.Option(None, "--label", "-l"),
 ) -> None:
     """Read one result file in any supported format and print it as an nccl-tests table (or md/csv/json)."""
-    run = read_run(file, label)
+    run = read_run(result_path(file), label)
     typer.echo(render_run(run, output_format.value), nl=False)
-    for note in run.metadata.notes:
-        typer.echo(f"# note: {note}", err=True)
+    if output_format is not OutputFormat.table:  # the table shows its notes itself
+        for note in run.metadata.notes:
+            typer.echo(f"# note: {note}", err=True)
 
 
 def register(app: typer.Typer) -> None:
