@@ -88,3 +88,15 @@ def test_json_is_printed_once_at_the_end_as_before(tmp_path: Path) -> None:
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == render(read_result(run_dir / "result.json"), "json")
+
+
+def test_with_the_progress_bar_on_stderr_stdout_is_still_exactly_the_csv(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    cli = [a for a in CLI if a != "--no-progress"]
+    proc = subprocess.run(
+        [*cli, "--progress", "-e", "4K", "--format", "csv", "--run-dir", str(run_dir)],
+        capture_output=True, text=True, timeout=180, check=False, env=_env(),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == render(read_result(run_dir / "result.json"), "csv")
+    assert "all_reduce" in proc.stderr  # the bar's description, drawn on stderr only

@@ -42,19 +42,22 @@ def progress_bar(
         TimeElapsedColumn(),
         console=console,
         transient=True,
-        # Rows printed on a terminal go above the bar; printed into a pipe they go straight there.
-        redirect_stdout=sys.stdout.isatty(),
+        redirect_stdout=False,  # rows go to stdout as they are, never re-wrapped to the bar's console
     )
     state: dict[str, TaskID] = {}
 
     def update(done: int, total: int, collective: str, size: int) -> None:
+        if on_row is not None:
+            # The bar is taken down while the new rows are printed, so a row never lands in (or under)
+            # the bar's line on a terminal shared by stdout and stderr.
+            bar.stop()
+            on_row()
         if "task" not in state:
-            bar.start()
             state["task"] = bar.add_task("bench", total=total)
         bar.update(state["task"], completed=done, description=f"{collective} {size} B")
-        if on_row is not None:
-            on_row()
-        if done >= total:
+        if done < total:
+            bar.start()
+        else:
             bar.stop()
 
     try:
