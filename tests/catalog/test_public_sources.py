@@ -45,3 +45,14 @@ def test_seed_words_become_the_guides_names() -> None:
     assert str(Provenance(kind="seed", ref="003_6daea02de48545cc.txt")) == (
         "public guide: SkyPilot's GCP/GKE GPU networking guide"
     )
+
+
+@pytest.mark.parametrize("fmt", ["yaml", "json", "table"])
+def test_plan_names_public_guides(fmt: str) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "gpufabric.cli", "plan", "--cloud", "aws", "--instance-type", "p4d.24xlarge",
+         "--platform", "vm", "--format", fmt],
+        capture_output=True, text=True, check=False, timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert INTERNAL.search(proc.stdout) is None, INTERNAL.search(proc.stdout)
