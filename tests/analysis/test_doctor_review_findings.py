@@ -176,10 +176,10 @@ def test_baseline_source_is_in_the_table(tmp_path: Path, busbw: float, verdict: 
     report = doctor([_p4d_result(tmp_path, busbw)], instance_type="p4d.24xlarge")
     bw = check(report, "busbw-baseline:all_reduce")
     assert bw.verdict is verdict
-    assert "source: seed file 000_ad727619b5058053.txt" in bw.cause
+    assert "source: public guide SkyPilot's EFA guide" in bw.cause
     out = io.StringIO()
     render_table(report, Console(file=out, width=400))
-    assert "source: seed file 000_ad727619b5058053.txt" in out.getvalue()
+    assert "source: public guide SkyPilot's EFA guide" in out.getvalue()
 
 
 # -- 7. counts named for what they count ----------------------------------------------------------------

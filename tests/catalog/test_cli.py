@@ -38,7 +38,7 @@ def test_catalog_list_aws_reproduces_seed000_table() -> None:
 
 
 def test_catalog_show_and_json() -> None:
-    out = run("catalog", "show", "a3-megagpu-8g")
+    out = run("catalog", "show", "a3-megagpu-8g", "--format", "yaml")
     assert out.returncode == 0 and yaml.safe_load(out.stdout)["fabric"] == "gpudirect-tcpxo"
     listed = json.loads(run("catalog", "list", "--cloud", "gcp", "--format", "json").stdout)
     assert {i["name"] for i in listed} >= {

@@ -1,5 +1,5 @@
 """``gpufabric bench --on skypilot --dry-run`` emits a task a SkyPilot cluster can run: ``python3`` (not
-this machine's venv path), ``setup`` installing gpufabric, the ranks' config carried by ``file_mounts``,
+this machine's venv path), ``setup`` installing gpufabric, the ranks' config written by the run script,
 ``resources.accelerators`` from the GPUs per node. The YAML is checked against SkyPilot's task schema
 (the fields we emit, transcribed from SkyPilot's sky/utils/schemas.py ``get_task_schema`` and the
 resources schema), and its ``run`` script really runs: on this host, as on a one-node cluster, with
@@ -76,16 +76,18 @@ def _dry_run(tmp_path: Path, *extra: str, env: dict[str, str] | None = None) -> 
 def test_bench_dry_run_emits_a_task_a_cloud_vm_can_run(tmp_path: Path) -> None:
     document, stdout = _dry_run(tmp_path)
     run_dir = (tmp_path / "run").resolve()
-    config = str(run_dir / "config.json")
+    # On the VM the run directory is under /tmp/gpufabric/runs (this machine's paths mean nothing there),
+    # and the run script writes the ranks' config there itself (nothing to carry in file_mounts).
+    there = "/tmp/gpufabric/runs/run"
     assert sys.executable not in document["run"] and ".venv" not in document["run"]
+    commands = [line for line in document["run"].splitlines() if not line.startswith("{")]  # not the config
+    assert not any(str(tmp_path) in line for line in commands) and "file_mounts" not in document
     launch_line = document["run"].splitlines()[-1]
-    assert launch_line.startswith("python3 -m torch.distributed.run --no-python ")
-    assert launch_line.endswith(f" python3 -m gpufabric.bench.rank --config {config}")
+    assert launch_line.endswith(f"exec python3 -m gpufabric.bench.rank --config {there}/config.json'")
+    assert "python3 -m torch.distributed.run --no-python " in document["run"]
     assert document["setup"] == f"python3 -m pip install '{DEFAULT_PIP_SPEC}'\n"
-    # The config travels to the same path there: it names its run directory, where results go.
-    assert document["file_mounts"] == {config: config}
-    assert document["run"].splitlines()[0] == f"mkdir -p {run_dir / 'nccl'}"  # NCCL_DEBUG_FILE's dir
-    assert f"rsync -Pavz bench:{run_dir}/ {run_dir}/" in stdout
+    assert document["envs"]["NCCL_DEBUG_FILE"] == f"{there}/nccl/nccl.%h.%p.log"
+    assert f"rsync -Pavz bench:{there}/ {run_dir}/" in stdout  # fetched back here
 
 
 def test_pip_spec_can_be_pinned(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ FIXTURES = Path(__file__).parents[1] / "fixtures"
 NCCL = FIXTURES / "nccl_tests"
 ALL_REDUCE = NCCL / "constructed_v2_17_timestamps.log"
 CYCLES = NCCL / "constructed_run_cycles.log"  # all_reduce too (inferred), other numbers
+SHARES_SIZES = NCCL / "constructed_kubectl_ansi_crlf.log"  # all_reduce, float sum, 4 and 8 MB as CYCLES
 ALL_GATHER = NCCL / "seed003_gib_rdma_h200_all_gather.log"
 NVLINK = FIXTURES / "gpu_h200x4" / "bench_allreduce_nvlink.json"
 SPEC = "slow:rank=1:factor=4"
@@ -56,7 +57,10 @@ def test_report_refuses_a_label_without_a_file(
 
 
 def test_two_of_three_runs_sharing_a_collective_are_compared_and_the_third_shown_alone() -> None:
-    runs = [read_run(ALL_REDUCE, "a"), read_run(CYCLES, "b"), read_run(ALL_GATHER, "g")]
+    # a and b share all_reduce float sum at 4 and 8 MB (ALL_REDUCE's sizes are bfloat16 below 4 MB: none
+    # in common with b, which the report says instead of drawing an empty table; see tests/report/
+    # test_no_common_size.py).
+    runs = [read_run(SHARES_SIZES, "a"), read_run(CYCLES, "b"), read_run(ALL_GATHER, "g")]
     html = build_report(runs)
     assert "No collective was measured" not in html
     headings = _headings(html)

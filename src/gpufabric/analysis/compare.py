@@ -241,3 +241,21 @@ def unique_labels(labels: list[str]) -> list[str]:
         seen[label] = seen.get(label, 0) + 1
         unique.append(label if seen[label] == 1 else f"{label} ({seen[label]})")
     return unique
+
+
+def no_common_size(table: CompareTable) -> str:
+    """Why ``table`` has no row: no size was measured by every run; what each run has instead."""
+    from gpufabric.units import human_size
+
+    def sizes(values: list[int]) -> str:
+        if not values:
+            return "none"
+        low, high = human_size(min(values)), human_size(max(values))
+        count = f"{len(values)} size{'' if len(values) == 1 else 's'}"
+        return f"{low}..{high} ({count})" if len(values) > 1 else f"{low} ({count})"
+
+    measured = "; ".join(f"{label}: {sizes(table.dropped.get(label, []))}" for label in table.labels)
+    return (
+        f"{table.collective} ({table.variant}): no size was measured by every run, so there is nothing "
+        f"to compare ({measured})"
+    )

@@ -90,7 +90,7 @@ def planned_binary(collective: str, nccl_tests_dir: Path | None = None) -> tuple
         assumed = (
             ""
             if nccl_tests_dir is not None
-            else " (where the seeds' images keep it; --nccl-tests-dir DIR names another)"
+            else " (where SkyPilot's and AWS's nccl-tests images keep it; --nccl-tests-dir DIR names another)"
         )
         return where / name, f"{name} was not found on this machine; the plan assumes {where / name}{assumed}"
 

@@ -38,6 +38,22 @@ def _progress(event: dict[str, Any]) -> None:
     print(PROGRESS_TAG + json.dumps(event, separators=(",", ":")), flush=True)
 
 
+def _na_notes(config: BenchConfig) -> list[str]:
+    """Why a column reads N/A, said once under the table rather than left for the reader to guess."""
+    from gpufabric.bench.ops import IN_PLACE_ONLY
+
+    notes = []
+    no_oop = [c for c in config.collectives if c in IN_PLACE_ONLY]
+    if no_oop:
+        notes.append(
+            f"out-of-place N/A ({', '.join(no_oop)}): torch.distributed has only the in-place form of "
+            "these; the nccl engine (--engine nccl, on GPUs) measures both"
+        )
+    if not config.check:
+        notes.append("#wrong N/A: results were not verified (--no-check)")
+    return notes
+
+
 def _translate_runtime_error(exc: Exception, config: BenchConfig, backend: str) -> GpufabricError:
     text = " ".join(str(exc).split())
     lowered = text.lower()
@@ -125,6 +141,8 @@ def run_rank(config: BenchConfig, identity: RankIdentity) -> int:
                 raise _translate_runtime_error(exc, config, backend) from exc
             if reporter is not None:
                 reporter.series(series)
+        if reporter is not None:
+            notes.extend(_na_notes(config))
         stages.enter("finish")
         if reporter is not None:
             reporter.finish(notes)

@@ -115,6 +115,7 @@ class RankReporter:
 
     def series(self, series: Series) -> None:
         self.all_series.append(series)
+        self.stream.series_end(series)
 
     def finish(self, notes: list[str]) -> RunResult:
         self.metadata.finished_at = datetime.now(timezone.utc)

@@ -7,8 +7,9 @@ page, a reference implementation, or one of our own measurements), so a reader c
 
 from __future__ import annotations
 
+import re
 from enum import StrEnum
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -52,15 +53,58 @@ class _Frozen(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+SEED_SOURCES: dict[str, str] = {
+    "000_ad727619b5058053.txt": "SkyPilot's EFA guide",
+    "001_1cfeb4405eda87d2.txt": "SkyPilot's EFA guide (Chinese edition, with nccl_efa.yaml)",
+    "002_f1aa62e1f349527f.txt": "AWS's P3dn EFA blog",
+    "003_6daea02de48545cc.txt": "SkyPilot's GCP/GKE GPU networking guide",
+    "004_803c6e2d2c32491a.txt": "Habana's Gaudi EFA blog",
+}
+"""The public documents the catalog's ``seed`` provenance files are copies of, by the name users know."""
+_SEED_WORDS = re.compile(r"\b(?:[Ss]eeds?[ _]?(?P<n>00[0-4])|(?P<file>00[0-4]_[0-9a-f]{16}\.txt))\b")
+
+
+def public_source(text: str) -> str:
+    """``text`` with each seed file name or "seed 00N" replaced by the public document's name."""
+
+    def name(match: re.Match[str]) -> str:
+        if match["file"]:
+            return SEED_SOURCES[match["file"]]
+        return next(v for k, v in SEED_SOURCES.items() if k.startswith(match["n"]))
+
+    return _SEED_WORDS.sub(name, text)
+
+
+def public_data(data: Any) -> Any:
+    """A dumped model (dicts, lists, strings) with every seed file name as its public document's name."""
+    if isinstance(data, str):
+        return public_source(data)
+    if isinstance(data, list):
+        return [public_data(item) for item in data]
+    if isinstance(data, dict):
+        return {
+            key: "public-guide" if key == "kind" and value == "seed" else public_data(value)
+            for key, value in data.items()
+        }
+    return data
+
+
 class Provenance(_Frozen):
-    """Where a fact comes from. ``ref`` is a seed file name, a URL, or a measurement id."""
+    """Where a fact comes from. ``ref`` is a source file name (kind ``seed``: a copy of a public guide, see
+    ``SEED_SOURCES``), a URL, or a measurement id."""
 
     kind: ProvenanceKind
     ref: str
     note: str = ""
 
+    @property
+    def source(self) -> str:
+        """The source as users know it: the public guide's name for a seed file, else ``ref``."""
+        return SEED_SOURCES.get(self.ref, self.ref) if self.kind == "seed" else self.ref
+
     def __str__(self) -> str:
-        return f"{self.kind}: {self.ref}" + (f" ({self.note})" if self.note else "")
+        kind = "public guide" if self.kind == "seed" else self.kind
+        return f"{kind}: {self.source}" + (f" ({public_source(self.note)})" if self.note else "")
 
 
 class LogMarker(_Frozen):

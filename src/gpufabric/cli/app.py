@@ -7,8 +7,10 @@ doctor.py, launch.py ...), so this file only wires them together and owns the er
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import typer
+from typer.core import TyperCommand, TyperGroup
 
 from gpufabric import __version__
 from gpufabric.cli import bench, catalog, doctor, env, isolate, launch, nodes, plan, results, train, tune
@@ -16,7 +18,43 @@ from gpufabric.errors import GpufabricError
 from gpufabric.launch.signals import Interrupted, stopping_on_signals
 from gpufabric.redact import scrubbed_std_streams
 
+
+def _flags_as_flags(params: list[Any]) -> None:
+    """An on/off flag (``--graph``, ``--check/--no-check``) is shown as a flag, without the ``<bool>`` that
+    made users write ``--strict true`` (which a flag refuses)."""
+    for param in params:
+        if getattr(param, "is_flag", False) and param.metavar is None:
+            param.metavar = ""
+
+
+class _Command(TyperCommand):
+    """Every command, with its flags shown as flags."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        _flags_as_flags(self.params)
+
+    def get_help_option(self, ctx: Any) -> Any:
+        option = super().get_help_option(ctx)
+        _flags_as_flags([option])
+        return option
+
+
+class _Group(TyperGroup):
+    """The root, with its flags shown as flags."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        _flags_as_flags(self.params)
+
+    def get_help_option(self, ctx: Any) -> Any:
+        option = super().get_help_option(ctx)
+        _flags_as_flags([option])
+        return option
+
+
 app = typer.Typer(
+    cls=_Group,
     name="gpufabric",
     help="Turn on, prove and measure the fastest GPU interconnect a cluster has.",
     no_args_is_help=True,
@@ -43,6 +81,9 @@ def _root(
 
 for module in (bench, results, catalog, plan, doctor, launch, nodes, isolate, train, tune, env):
     module.register(app)
+for _info in app.registered_commands:
+    if _info.cls in (None, TyperCommand):
+        _info.cls = _Command
 
 
 def main() -> None:

@@ -29,14 +29,17 @@ from gpufabric.bench.world import visible_gpu_count
 from gpufabric.cli._common import choice, parse_env_pairs
 from gpufabric.cli.bench_ab import run_ab_mode
 from gpufabric.cli.bench_output import progress_bar
-from gpufabric.errors import CheckFailed, UsageError
+from gpufabric.errors import CheckFailed, GpufabricError, UsageError
+from gpufabric.launch.signals import Interrupted
 from gpufabric.outputs import is_stdout
 from gpufabric.report.nccl_table import FORMATS, render
+from gpufabric.results.model import RunResult
 from gpufabric.units import parse_size
 
 # Defaults when the user gives none: nccl-tests' usual sweep on GPUs; a quick one for CPU ranks.
 GPU_DEFAULTS: dict[str, int | str] = {"min": "8", "max": "128M", "factor": 2, "iters": 20, "batches": 5}
-CPU_DEFAULTS: dict[str, int | str] = {"min": "8", "max": "64K", "factor": 8, "iters": 5, "batches": 3}
+# The CPU sweep steps x8 (few sizes) when that lands exactly on -e, else x2 (see ``default_step``).
+CPU_DEFAULTS: dict[str, int | str] = {"min": "8", "max": "32K", "factor": 8, "iters": 5, "batches": 3}
 # --engine nccl-tests: the seeds' command line (all_reduce_perf -b 8 -e 2G -f 2 -c 5 -w 5 -n 100).
 _SEED = NcclTestsSettings()
 NCCL_TESTS_DEFAULTS: dict[str, int | str] = {
@@ -46,6 +49,19 @@ NCCL_TESTS_DEFAULTS: dict[str, int | str] = {
     "iters": _SEED.iters,
     "batches": 1,  # nccl-tests times one loop of -n iterations
 }
+
+
+def default_step(min_bytes: int, max_bytes: int, preferred: int) -> int:
+    """The size step when -f is not given: ``preferred`` when min * preferred^k is exactly -e, else the
+    largest of 4 and 2 that is, else 2; so the sweep ends at the -e the user asked for (with x8 from 8,
+    ``-e 1M`` used to stop at 256 KB)."""
+    for factor in dict.fromkeys((preferred, 4, 2)):
+        size = max(min_bytes, 1)
+        while size < max_bytes:
+            size *= factor
+        if size == max_bytes:
+            return factor
+    return 2
 
 
 def parse_precision(text: str) -> float:
@@ -71,7 +87,12 @@ def bench(
     max_bytes: str | None = typer.Option(None, "-e", "--max-bytes", help="largest size"),
     step_factor: int | None = typer.Option(None, "-f", "--step-factor", help="size multiplier per step"),
     dtype: str = typer.Option("float", "-d", "--dtype", help="float, half, bfloat16, double, int8, ..."),
-    op: str = typer.Option("sum", "-o", "--op", help="sum, prod, max, min, avg"),
+    op: str = typer.Option(
+        "sum",
+        "-o",
+        "--op",
+        help="sum, prod, max, min, avg (-o is the op here, as in nccl-tests; the output file is --out)",
+    ),
     root: int = typer.Option(0, "-r", "--root", help="root rank of broadcast and reduce"),
     iters: int | None = typer.Option(None, "-n", "--iters", min=1, help="iterations per timed batch"),
     warmup: int = typer.Option(5, "-w", "--warmup", min=0, help="warm-up iterations per size"),
@@ -88,10 +109,12 @@ def bench(
     backend: str | None = typer.Option(None, "--backend", help="torch.distributed backend (nccl, gloo, ...)"),
     average: str = typer.Option("avg", "-a", "--average", help="reduce time across ranks: avg, min, max"),
     out: Path | None = typer.Option(None, "--out", help="also write the final JSON result here"),
-    fmt: str = typer.Option("table", "--format", help="table, json, csv, markdown"),
+    fmt: str = typer.Option("table", "--format", help="table, json, csv or markdown"),
     label: str = typer.Option("bench", "--label", help="name of this run in tables and run dir"),
     run_dir: Path | None = typer.Option(None, "--run-dir", help="default: runs/<timestamp>-<label>/"),
-    env: list[str] = typer.Option([], "--env", help="NAME=VALUE passed to every rank (repeatable)"),
+    env: list[str] = typer.Option(
+        [], "--env", help="NAME=VALUE passed to every rank, or NAME: its value here (repeatable)"
+    ),
     timeout: float | None = typer.Option(None, "--timeout", min=1, help="stop the whole job after seconds"),
     timeout_stage: str | None = typer.Option(
         None,
@@ -177,11 +200,15 @@ def bench(
     defaults = GPU_DEFAULTS if on_gpu else CPU_DEFAULTS
     if engine == "nccl-tests":
         defaults = NCCL_TESTS_DEFAULTS
+    low = parse_size(min_bytes or str(defaults["min"]), flag="-b/--min-bytes")
+    high = parse_size(max_bytes or str(defaults["max"]), flag="-e/--max-bytes")
     config = BenchConfig(
         collectives=collective,
-        min_bytes=parse_size(min_bytes or str(defaults["min"]), flag="-b/--min-bytes"),
-        max_bytes=parse_size(max_bytes or str(defaults["max"]), flag="-e/--max-bytes"),
-        step_factor=step_factor if step_factor is not None else int(defaults["factor"]),
+        min_bytes=low,
+        max_bytes=high,
+        step_factor=step_factor
+        if step_factor is not None
+        else default_step(low, high, int(defaults["factor"])),
         dtype=dtype,
         op=op,
         root=root,
@@ -241,15 +268,22 @@ def bench(
             from gpufabric.bench.world import preflight
 
             # The same checks as a real run, so a plan is never printed for a request it would refuse.
-            nranks, _backend, gpu, _fault = preflight(
+            nranks, chosen, gpu, _fault = preflight(
                 config, ranks=ranks, environ={**os.environ, **extra_env}, ranks_here=ranks_here
             )
-            typer.echo(
-                bench_modes.dry_run_text(launcher, bench_modes.rank_program(config, nranks, gpu, extra_env))
+            program = bench_modes.rank_program(
+                config, nranks, gpu, extra_env, launcher=launcher.name, backend=chosen
             )
+            typer.echo(bench_modes.dry_run_text(launcher, program))
             return
+        from gpufabric.cli.bench_stream import RowPrinter
+
+        # The run directory is fixed now, so the rows can be read back as they come and a stopped run
+        # can say where its partial result is.
+        config = config.model_copy(update={"run_dir": bench_modes.resolved_run_dir(config)})
+        printer = RowPrinter(config.run_dir, fmt, stream=sys.stderr if is_stdout(out or "") else None)
         try:
-            with progress_bar(progress) as on_progress:
+            with progress_bar(progress, on_row=printer.update) as on_progress:
                 result = run_bench(
                     config,
                     launcher=launcher,
@@ -268,10 +302,20 @@ def bench(
             if exc.result_path is not None:
                 from gpufabric.results.io import read_result
 
-                typer.echo(render(read_result(exc.result_path), fmt), nl=False, err=is_stdout(out or ""))
+                printer.finish(render(read_result(exc.result_path), fmt))
             raise
+        except (GpufabricError, Interrupted):
+            printer.stopped()  # whatever stopped it: what was measured, and where it is kept
+            raise
+        printer.finish(render(result, fmt))
+        _fail_on_wrong(result)
+        return
     # ``--out -`` put the JSON document on stdout: the table goes to stderr, so stdout stays one document.
     typer.echo(render(result, fmt), nl=False, err=is_stdout(out or ""))
+    _fail_on_wrong(result)
+
+
+def _fail_on_wrong(result: RunResult) -> None:
     wrong = sum(s.wrong_total or 0 for s in result.series)
     if wrong:
         raise CheckFailed(

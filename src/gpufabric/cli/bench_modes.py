@@ -108,18 +108,73 @@ def launcher_factory(
     return make
 
 
-def rank_program(config: BenchConfig, nranks: int, on_gpu: bool, env: Mapping[str, str]) -> RankProgram:
-    """The program ``run_bench`` would hand its launcher (for ``--dry-run``; nothing is written)."""
+# Launchers whose ranks run on machines that are not this one and share nothing with it (a pod from an
+# image, a fresh cloud VM): their dry run shows the program as it runs there.
+REMOTE_LAUNCHERS: tuple[str, ...] = ("kubernetes", "skypilot")
+REMOTE_PYTHON = "python3"  # the image's/VM's interpreter, never this machine's virtualenv path
+REMOTE_RUN_ROOT = "/tmp/gpufabric/runs"  # writable in any container or VM, whoever the user is
+
+
+def rank_program(
+    config: BenchConfig,
+    nranks: int,
+    on_gpu: bool,
+    env: Mapping[str, str],
+    *,
+    launcher: str = "local",
+    backend: str | None = None,
+) -> RankProgram:
+    """The program ``run_bench`` would hand its launcher (for ``--dry-run``; nothing is written).
+
+    For a remote launcher (``REMOTE_LAUNCHERS``) it is the program as it runs there: ``python3`` from the
+    image, the run directory under ``REMOTE_RUN_ROOT``, and the rank's config written there by the
+    command itself (this machine's files are not in the pod or on the VM)."""
     from gpufabric.bench.config import resolve_engine
     from gpufabric.bench.runner import nccl_debug_env, rank_module
 
-    run_dir = resolved_run_dir(config)
-    engine = resolve_engine(config, "nccl" if on_gpu else (config.backend or "gloo"))
+    chosen = backend or ("nccl" if on_gpu else (config.backend or "gloo"))
+    engine = resolve_engine(config, chosen)
     module = rank_module(config.model_copy(update={"engine": engine}))
-    argv = [sys.executable, "-m", module, "--config", str(run_dir / "config.json")]
-    full_env = {**env, **nccl_debug_env(run_dir, {}, env)}
-    return RankProgram(argv=argv, env=full_env, nranks=nranks, gpus_per_node=nranks if on_gpu else 0,
-                       workdir=run_dir, label=config.label)  # fmt: skip
+    local_dir = resolved_run_dir(config)
+    if launcher not in REMOTE_LAUNCHERS:
+        argv = [sys.executable, "-m", module, "--config", str(local_dir / "config.json")]
+        full_env = {**env, **nccl_debug_env(local_dir, {}, env)}
+        return RankProgram(argv=argv, env=full_env, nranks=nranks, gpus_per_node=nranks if on_gpu else 0,
+                           workdir=local_dir, label=config.label)  # fmt: skip
+    run_dir = f"{REMOTE_RUN_ROOT}/{local_dir.name}"
+    full_env = {**env, **nccl_debug_env(local_dir, {}, env)}
+    if "NCCL_DEBUG_FILE" not in env:
+        full_env["NCCL_DEBUG_FILE"] = f"{run_dir}/nccl/nccl.%h.%p.log"
+    return RankProgram(
+        argv=["sh", "-c", remote_script(config, run_dir, module, chosen, engine)],
+        env=full_env,
+        nranks=nranks,
+        gpus_per_node=nranks if on_gpu else 0,
+        workdir=local_dir,  # where a plan's files are written and results are fetched to, here
+        remote_workdir=run_dir,
+        label=config.label,
+    )
+
+
+def remote_script(config: BenchConfig, run_dir: str, module: str, backend: str, engine: str) -> str:
+    """Write the rank's config into the remote run directory, then start the rank with the image's
+    python. Written to a temporary name and renamed, so a rank never reads a half-written config while
+    another rank of the same node writes it."""
+    import shlex
+
+    from gpufabric.redact import redact_argv
+
+    remote = config.model_copy(
+        update={"run_dir": Path(run_dir), "backend": backend, "engine": engine,
+                "command": redact_argv(list(config.command))}
+    )  # fmt: skip
+    path = f"{run_dir}/config.json"
+    return (
+        f"mkdir -p {shlex.quote(run_dir)}/nccl\n"
+        f"cat > {shlex.quote(path)}.$$ <<'GPUFABRIC_CONFIG'\n{remote.model_dump_json()}\nGPUFABRIC_CONFIG\n"
+        f"mv {shlex.quote(path)}.$$ {shlex.quote(path)}\n"
+        f"exec {REMOTE_PYTHON} -m {module} --config {shlex.quote(path)}"
+    )
 
 
 def ensure_engine(config: BenchConfig, on_gpu: bool, *, for_what: str) -> None:

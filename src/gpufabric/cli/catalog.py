@@ -14,6 +14,7 @@ import typer
 import yaml
 
 from gpufabric.catalog import Cloud, InstanceType, get_instance, list_instances
+from gpufabric.catalog.model import public_data
 from gpufabric.cli._common import choice
 from gpufabric.errors import UsageError
 
@@ -25,6 +26,7 @@ _YAML_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
 def _dump(data: Any, fmt: str) -> str:
+    data = public_data(data)  # public guides by name, never the file names the catalog keeps them under
     if fmt == "json":
         return json.dumps(data, indent=2, sort_keys=False) + "\n"
     return yaml.dump(data, Dumper=_YAML_DUMPER, sort_keys=False, width=120)
@@ -67,6 +69,23 @@ def instances_table(instances: list[InstanceType], nic_header: str) -> str:
     return pipe_table(header, rows)
 
 
+def _fact(value: Any) -> str:
+    """One cell of ``catalog show``: lists and mappings on one line, provenance by public name."""
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={_fact(v)}" for k, v in value.items()) or "-"
+    if isinstance(value, list):
+        return "; ".join(_fact(v) for v in value) or "-"
+    return _cell(value)
+
+
+def instance_table(inst: InstanceType) -> str:
+    """``catalog show NAME``: one row per fact (``--format yaml|json`` for the whole model)."""
+    data = public_data(inst.model_dump(mode="json", exclude={"provenance"}))
+    rows = [[key, _fact(value)] for key, value in data.items() if value not in (None, [], {})]
+    rows += [["source", str(p)] for p in inst.provenance]
+    return pipe_table(["Fact", "Value"], rows)
+
+
 def catalog_command(
     action: str = typer.Argument("list", help="list, or show NAME"),
     name: str | None = typer.Argument(None, help="instance type for `show`"),
@@ -89,8 +108,10 @@ def catalog_command(
                     f"--cloud {wanted}: {inst.name} is an instance type of {inst.cloud.value}; use --cloud "
                     f"{inst.cloud.value}, drop --cloud, or `gpufabric catalog list --cloud {wanted}`"
                 )
-        data = inst.model_dump(mode="json")
-        sys.stdout.write(_dump(data, "yaml" if fmt == "table" else fmt))
+        if fmt == "table":
+            sys.stdout.write(instance_table(inst))
+        else:
+            sys.stdout.write(_dump(inst.model_dump(mode="json"), fmt))
         return
     if name:
         raise UsageError(f"catalog list: unexpected argument {name!r}; use `gpufabric catalog show {name}`")

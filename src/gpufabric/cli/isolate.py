@@ -113,7 +113,10 @@ def isolate(
     link_factor: float = typer.Option(0.5, "--link-factor", help="simulator: a slow link's fraction"),
     noise: float = typer.Option(0.03, "--noise", help="simulator: relative measurement noise (sigma)"),
     seed: int = typer.Option(
-        0, "--seed", min=0, help="seeds the simulator's noise and the search's grouping"
+        0,
+        "--seed",
+        min=0,
+        help="starts the random numbers of the simulator's noise and the search's grouping",
     ),
     group_size: int = typer.Option(2, "--group-size", help="nodes per group in the screen round"),
     link_sweep: bool | None = typer.Option(

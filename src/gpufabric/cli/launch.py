@@ -114,7 +114,9 @@ def launch_command(
     mpirun: str = typer.Option("mpirun", "--mpirun", help="mpirun: the mpirun to use"),
     mca: list[str] = typer.Option([], "--mca", help="mpirun: KEY=VALUE MCA parameter (repeatable)"),
     mca_preset: str | None = typer.Option(
-        None, "--mca-preset", help="mpirun: the seeds' flags: aws-efa, gcp-tcpx"
+        None,
+        "--mca-preset",
+        help="mpirun: the MCA flags of SkyPilot's guides: aws-efa (EFA guide), gcp-tcpx (GCP guide)",
     ),
     slurm_partition: str | None = typer.Option(None, "--slurm-partition"),
     slurm_time: str | None = typer.Option(None, "--slurm-time", help="sbatch --time, e.g. 00:30:00"),

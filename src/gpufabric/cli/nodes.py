@@ -180,7 +180,9 @@ def nodes(
     selector: str | None = typer.Option(
         None, "--selector", "-l", help="Label selector, e.g. node.kubernetes.io/instance-type=p5.48xlarge."
     ),
-    output: OutputFormat = typer.Option(OutputFormat.TABLE, "--format", "-o", help="Output format."),
+    output: OutputFormat = typer.Option(
+        OutputFormat.TABLE, "--format", "-o", help="Output format (-o as in kubectl get -o)."
+    ),
     columns: str | None = typer.Option(
         None,
         "--columns",

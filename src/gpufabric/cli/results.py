@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING
 import typer
 from rich.console import Console
 
-from gpufabric.analysis.compare import compare_runs
+from gpufabric.analysis.compare import compare_runs, no_common_size
 from gpufabric.analysis.compare_model import PLACEMENT_NAMES, Comparison
+from gpufabric.cli._common import result_path
 from gpufabric.errors import UsageError
 from gpufabric.outputs import describe_write_error, is_stdout, write_output
 from gpufabric.report import compare_render
@@ -57,7 +58,7 @@ def _check_labels(files: list[Path], labels: list[str]) -> None:
 
 def _read_all(files: list[Path], labels: list[str]) -> list[RunResult]:
     _check_labels(files, labels)
-    return [read_run(path, labels[i] if labels else None) for i, path in enumerate(files)]
+    return [read_run(result_path(path), labels[i] if labels else None) for i, path in enumerate(files)]
 
 
 COLLECTIVE_OF_HELP = (
@@ -101,7 +102,9 @@ def _write_plots(comparison: Comparison, directory: Path, image_format: ImageFor
 
 
 def compare(
-    files: list[Path] = typer.Argument(..., help="Two or more result files: nccl-tests logs or JSON, ours."),
+    files: list[Path] = typer.Argument(
+        ..., help="Two or more result files (nccl-tests logs or JSON, ours) or run directories (runs/<id>/)."
+    ),
     label: list[str] = typer.Option(
         [], "--label", "-l", help="Name per file, in order (default: file name)."
     ),
@@ -118,12 +121,15 @@ def compare(
     collective_of: str | None = typer.Option(None, "--collective-of", help=COLLECTIVE_OF_HELP),
     output_format: OutputFormat = typer.Option(OutputFormat.table, "--format", "-f"),
     output: Path | None = typer.Option(
-        None, "--output", "-o", help="Write the table here instead of stdout."
+        None, "--out", "--output", "-o", help="Write the table here instead of stdout."
     ),
     plot: Path | None = typer.Option(None, "--plot", help="Also write busbw/latency/speed-up plots here."),
     plot_format: ImageFormatChoice = typer.Option(ImageFormatChoice.both, "--plot-format"),
 ) -> None:
-    """Compare runs size by size: busbw per run and each run's speed-up over the baseline, like the seeds."""
+    """Compare runs size by size: busbw per run and each run's speed-up over the baseline.
+
+    The layout of the speed-up tables in SkyPilot's EFA and GCP networking guides. Exits 2 when the runs
+    have no size in common (nothing to compare)."""
     runs = _read_all(files, label)
     comparison = compare_runs(
         runs,
@@ -132,8 +138,15 @@ def compare(
         collectives=collective or None,
         collective_of=collective_of,
     )
-    incomplete = [f"{r.label} ({r.failure})" for r in runs if not r.complete]
+    empty = [table for table in comparison.tables if not table.rows]
+    if empty and len(empty) == len(comparison.tables):
+        # An empty table and exit 0 read as "compared, all fine": say there is nothing in common.
+        raise UsageError("; ".join(no_common_size(table) for table in empty))
     console = Console(stderr=True)
+    for table in empty:
+        console.print(f"note: {no_common_size(table)}; left out", highlight=False)
+    comparison = comparison.model_copy(update={"tables": [t for t in comparison.tables if t.rows]})
+    incomplete = [f"{r.label} ({r.failure})" for r in runs if not r.complete]
     for item in incomplete:
         console.print(f"[yellow]warning:[/] incomplete run {item}", highlight=False)
     if plot is not None:
@@ -160,8 +173,12 @@ def compare(
 
 
 def report(
-    files: list[Path] = typer.Argument(..., help="One or more result files (nccl-tests logs or JSON, ours)."),
-    output: Path = typer.Option(Path("report.html"), "--output", "-o", help="The HTML file to write."),
+    files: list[Path] = typer.Argument(
+        ..., help="One or more result files (nccl-tests logs or JSON, ours) or run directories."
+    ),
+    output: Path = typer.Option(
+        Path("report.html"), "--out", "--output", "-o", help="The HTML file to write."
+    ),
     label: list[str] = typer.Option(
         [], "--label", "-l", help="Name per file, in order (default: file name)."
     ),
@@ -184,7 +201,8 @@ def report(
     ab: list[ABDocument] = []
     bench_files: list[Path] = []
     bench_labels: list[str] = []
-    for index, path in enumerate(files):
+    for index, given in enumerate(files):
+        path = result_path(given)
         if (train_doc := sniff_train_document(path)) is not None:
             training.append(train_doc)
         elif (ab_doc := sniff_ab_document(path)) is not None:
@@ -211,15 +229,18 @@ def report(
 
 
 def show(
-    file: Path = typer.Argument(..., help="Any supported file: nccl-tests text or -J JSON, our JSON/JSONL."),
+    file: Path = typer.Argument(
+        ..., help="Any supported file (nccl-tests text or -J JSON, our JSON/JSONL) or a run directory."
+    ),
     output_format: OutputFormat = typer.Option(OutputFormat.table, "--format", "-f"),
     label: str | None = typer.Option(None, "--label", "-l"),
 ) -> None:
     """Read one result file in any supported format and print it as an nccl-tests table (or md/csv/json)."""
-    run = read_run(file, label)
+    run = read_run(result_path(file), label)
     typer.echo(render_run(run, output_format.value), nl=False)
-    for note in run.metadata.notes:
-        typer.echo(f"# note: {note}", err=True)
+    if output_format is not OutputFormat.table:  # the table shows its notes itself
+        for note in run.metadata.notes:
+            typer.echo(f"# note: {note}", err=True)
 
 
 def register(app: typer.Typer) -> None:

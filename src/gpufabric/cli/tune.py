@@ -39,11 +39,13 @@ def tune(
     on: str = typer.Option("local", "--on", help="launcher: local, mpirun, slurm"),
     hosts: list[str] = typer.Option([], "--hosts", help="mpirun: HOST[:SLOTS], comma-separated or repeated"),
     hostfile: Path | None = typer.Option(None, "--hostfile", help="mpirun: OpenMPI hostfile"),
-    env: list[str] = typer.Option([], "--env", help="NAME=VALUE passed to every rank (repeatable)"),
+    env: list[str] = typer.Option(
+        [], "--env", help="NAME=VALUE passed to every rank, or NAME: its value here (repeatable)"
+    ),
     timeout: float | None = typer.Option(None, "--timeout", min=1, help="stop each job after seconds"),
     run_dir: Path | None = typer.Option(None, "--run-dir", help="default: runs/<timestamp>-tune/"),
-    out: Path | None = typer.Option(None, "--out", help="also write the JSON report here"),
-    fmt: str = typer.Option("table", "--format", help="table, markdown, json"),
+    out: Path | None = typer.Option(None, "--out", "-o", help="also write the JSON report here"),
+    fmt: str = typer.Option("table", "--format", help="table, markdown or json"),
     verbose: bool = typer.Option(False, "-v", "--verbose", help="show the ranks' output on stderr"),
     virtual_nodes: int = typer.Option(
         0, "--virtual-nodes", min=0, help="local: split the ranks into N NCCL nodes (NCCL_HOSTID each)"

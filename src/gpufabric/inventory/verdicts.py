@@ -90,7 +90,7 @@ def _efa_findings(node: NodeInfo, shape: InstanceType, exp: FabricExpectation, a
             f"{short(name)} expects {shape.nic_count} EFA, node advertises {advertised}: "
             f"only {advertised} of {shape.nic_count} EFA interfaces attached, so NCCL gets about "
             f"{advertised}/{shape.nic_count} of the bandwidth "
-            "(seed 000: 2x p4d gave 20 GB/s with 1 EFA, 78 GB/s with 4); "
+            "(SkyPilot's EFA guide: 2x p4d gave 20 GB/s with 1 EFA, 78 GB/s with 4); "
             "attach one EFA per network card in the launch template",
         )
     elif advertised > shape.nic_count:
@@ -183,7 +183,7 @@ def node_report(node: NodeInfo) -> NodeReport:
         add(
             "info",
             f"{shape.name} has no inter-node fabric: NCCL uses TCP sockets "
-            "(tune NCCL_SOCKET_NTHREADS and NCCL_NSOCKS_PERTHREAD, seed 002)",
+            "(tune NCCL_SOCKET_NTHREADS and NCCL_NSOCKS_PERTHREAD, as AWS's P3dn EFA blog shows)",
         )
         ready = True
     elif shape.fabric is FabricName.EFA:

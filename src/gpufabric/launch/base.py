@@ -30,6 +30,11 @@ class RankProgram(BaseModel):
     nodes: int = Field(default=1, ge=1, description="nodes (real or, for local, virtual)")
     gpus_per_node: int = Field(default=0, ge=0, description="GPUs each node gives its ranks; 0 on CPU")
     workdir: Path = Field(description="run directory shared by the ranks (results, logs, stage files)")
+    remote_workdir: str | None = Field(
+        default=None,
+        description="the run directory on machines that share nothing with this one (a pod, a fresh VM), "
+        "when it differs from workdir (which stays this machine's: plan files, fetched results)",
+    )
     label: str = "gpufabric"
 
     @property

@@ -94,9 +94,10 @@ class SkyPilotLauncher:
             f"tear down when done: {opts.sky} down {cluster}",
         ]
         if not is_task_program(program):
+            there = program.remote_workdir or program.workdir
             notes.append(
-                f"results stay on the head node in {program.workdir}; fetch them with "
-                f"rsync -Pavz {cluster}:{program.workdir}/ {program.workdir}/"
+                f"results stay on the head node in {there}; fetch them with "
+                f"rsync -Pavz {cluster}:{there}/ {program.workdir}/"
             )
             if program.gpus_per_node and "accelerators" not in document.get("resources", {}):
                 notes.append(

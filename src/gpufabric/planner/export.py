@@ -78,8 +78,16 @@ def files(result: Plan) -> dict[str, str]:
     if "docker.run" in docs:
         out["docker-run.sh"] = _docker_script(result)
     out["env.sh"] = "\n".join(result.env_lines()) + "\n"
-    out["plan.json"] = result.model_dump_json(indent=2, exclude={"request"}) + "\n"
+    out["plan.json"] = plan_json(result)
     return out
+
+
+def plan_json(result: Plan) -> str:
+    """The whole plan as JSON, its sources named as users know them (public guides, not file names)."""
+    from gpufabric.catalog.model import public_data
+
+    data = public_data(result.model_dump(mode="json", exclude={"request"}))
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
 def one_kind(result: Plan, kind: str, *, fabric_off: bool = False) -> str:
@@ -88,7 +96,7 @@ def one_kind(result: Plan, kind: str, *, fabric_off: bool = False) -> str:
     if kind == "env":
         return "\n".join(result.env_lines(fabric_off=fabric_off)) + "\n"
     if kind == "json":
-        return result.model_dump_json(indent=2, exclude={"request"}) + "\n"
+        return plan_json(result)
     platform = {"sky": "skypilot", "k8s": "kubernetes", "sbatch": "slurm"}[kind]
     if kind == "sky" and "skypilot.task" in docs:
         return _yaml(docs["skypilot.task"])

@@ -23,7 +23,7 @@ _RENDERED = {
 
 def _cite(provenance: tuple[Provenance, ...]) -> str:
     public = [p for p in provenance if p.kind != "seed"] or list(provenance)
-    return "; ".join(p.ref if p.kind != "seed" else (p.note or "a public guide") for p in public[:2])
+    return "; ".join(p.source for p in public[:2])
 
 
 def attach_sources(plan: Plan) -> None:

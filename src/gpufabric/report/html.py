@@ -18,7 +18,7 @@ from pathlib import Path
 from string import Template
 
 from gpufabric import __version__
-from gpufabric.analysis.compare import effective_placement
+from gpufabric.analysis.compare import effective_placement, no_common_size
 from gpufabric.analysis.compare_model import Comparison, Placement
 from gpufabric.errors import InputError
 from gpufabric.outputs import write_output
@@ -66,13 +66,24 @@ def build_report(
     body: list[str] = _fault_banner(runs)
     body += ["<h2>Runs</h2>", sections.runs_overview(runs)] if runs else []
     body.extend(_ab_verdicts(ab))
-    if comparisons:
+    # A table with no size in common would draw empty plots: say why it is missing, show each run's own.
+    empty = [table for compared in comparisons for table in compared.tables if not table.rows]
+    comparisons = [
+        compared.model_copy(update={"tables": [t for t in compared.tables if t.rows]})
+        for compared in comparisons
+    ]
+    comparisons = [compared for compared in comparisons if compared.tables]
+    if empty and comparison is None:
+        names = {table.collective for table in empty}
+        single = [*single, *((run, s) for run in runs for s in run.series if s.collective in names)]
+    if comparisons or empty:
         body.append("<h2>Comparison</h2>")
         body.extend(_comparison(compared) for compared in comparisons)
+        body.extend(f'<p class="note">Note: {escape(no_common_size(table))}.</p>' for table in empty)
         body.extend(f'<p class="note">Note: {escape(note)}</p>' for note in groups.notes)
     if single:
         body.append("<h2>Results</h2>" if not comparisons else "<h2>Measured by one run only</h2>")
-        if not comparisons and len(runs) >= 2:
+        if not comparisons and not empty and len(runs) >= 2:
             body.append(f'<p class="note">{escape(_nothing_in_common(runs))}</p>')
         body.extend(_results(run, series, placement, named=len(runs) >= 2) for run, series in single)
     body.append(train_section(training))

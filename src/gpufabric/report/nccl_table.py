@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from collections.abc import Mapping
 from typing import Literal
 
@@ -150,10 +151,41 @@ def render_series(result: RunResult, series: Series) -> str:
     return "\n".join(lines)
 
 
+# Per-collective warm-up notes (``bench.batches.TimingNotes``): kept whole in the result's notes, shown
+# in the table as one summary line, so a sweep of every collective does not end in a screen of them.
+_WARMUP_NOTE = re.compile(
+    r"^(?P<collective>[\w?() ]+): (?:warm-up stabilisation discarded (?P<batches>\d+) batch\(es\)"
+    r"|batches never agreed within )"
+)
+
+
+def _table_notes(notes: list[str]) -> list[str]:
+    """The notes as the table shows them: each one, but the warm-up ones summed up in one line."""
+    shown: list[str] = []
+    discarded, collectives, unsettled = 0, set(), False
+    for note in notes:
+        match = _WARMUP_NOTE.match(note)
+        if match is None:
+            shown.append(note)
+            continue
+        collectives.add(match["collective"])
+        if match["batches"]:
+            discarded += int(match["batches"])
+        else:
+            unsettled = True
+    if collectives:
+        settled = "; some sizes never settled" if unsettled else ""
+        shown.append(
+            f"warm-up: {discarded} unsteady batch(es) discarded in {len(collectives)} collective(s)"
+            f"{settled} (each size's detail: the result's notes, `gpufabric show RUN --format json`)"
+        )
+    return shown
+
+
 def render_table(result: RunResult) -> str:
     """Every series as an nccl-tests-shaped block, plus the run's notes and failure if any."""
     blocks = [render_series(result, series) for series in result.series]
-    tail = [f"# note: {note}" for note in result.metadata.notes]
+    tail = [f"# note: {note}" for note in _table_notes(result.metadata.notes)]
     if not result.complete:
         tail.append(f"# INCOMPLETE: {result.failure or 'the run stopped early'}")
     return "\n".join([*blocks, *tail]) + "\n"

@@ -87,6 +87,17 @@ class StreamWriter:
             {"record": "row", "collective": collective, "nranks": nranks, "row": row.model_dump(mode="json")}
         )
 
+    def series_end(self, series: Series) -> None:
+        """A finished series' summary (nccl-tests' footer), so a stream read mid-run shows it as final."""
+        self._write(
+            {
+                "record": "series",
+                "collective": series.collective,
+                "avg_busbw_gbs": series.avg_busbw_gbs,
+                "wrong_total": series.wrong_total,
+            }
+        )
+
     def attestation(self, attestation: Attestation) -> None:
         self._write({"record": "attestation", "attestation": attestation.model_dump(mode="json")})
 
@@ -118,6 +129,9 @@ class _StreamState:
             name = record["collective"]
             target = self.series.setdefault(name, Series(collective=name, nranks=record.get("nranks")))
             target.rows.append(Row.model_validate(record["row"]))
+        elif kind == "series" and record["collective"] in self.series:
+            done = self.series[record["collective"]]
+            done.avg_busbw_gbs, done.wrong_total = record.get("avg_busbw_gbs"), record.get("wrong_total")
         elif kind == "attestation":
             self.attestation = Attestation.model_validate(record["attestation"])
         elif kind == "end":

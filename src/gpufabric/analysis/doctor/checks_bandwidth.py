@@ -17,7 +17,7 @@ FAIL_BELOW = 0.5
 
 # How a reader should weigh a baseline: a number from a seed file, a vendor's page, or our own run.
 _SOURCE_KIND = {
-    "seed": "seed file",
+    "seed": "public guide",
     "vendor-doc": "vendor doc",
     "reference-implementation": "reference implementation",
     "public-code": "public code",
@@ -26,8 +26,9 @@ _SOURCE_KIND = {
 
 
 def _sources(base: Baseline) -> str:
-    """The baseline's provenance in a few words for the table: 'seed file 000.md; vendor doc <url>'."""
-    shown = list(dict.fromkeys(f"{_SOURCE_KIND.get(p.kind, p.kind)} {p.ref}" for p in base.provenance))
+    """The baseline's provenance in a few words for the table: "public guide SkyPilot's EFA guide; vendor
+    doc <url>"."""
+    shown = list(dict.fromkeys(f"{_SOURCE_KIND.get(p.kind, p.kind)} {p.source}" for p in base.provenance))
     return "; ".join(shown) or "unknown"
 
 
