@@ -194,7 +194,7 @@ def test_nccl_tests_missing_binary_is_one_line_with_the_fix(
     [(["--on", "kubernets"], "--on 'kubernets' is not a launcher; did you mean 'kubernetes'?"),
      (["--on", "skypilot"], "--on skypilot: bench runs through local, mpirun, slurm; add --dry-run"),
      (["--hosts", "a,b"], "--hosts/--hostfile: only --on mpirun places ranks on hosts"),
-     (["--engine", "nccl"], "--engine: unknown value 'nccl'; choose from gpufabric, nccl-tests")],
+     (["--engine", "ncl"], "--engine: unknown value 'ncl'; choose from gpufabric, nccl, torch, nccl-tests")],
 )  # fmt: skip
 def test_launcher_bad_input_is_one_line_and_exit_2(args: list[str], named: str, tmp_path: Path) -> None:
     done = _bench(args, tmp_path)
