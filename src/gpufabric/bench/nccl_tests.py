@@ -15,18 +15,15 @@ import shutil
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from gpufabric.collectives import NcclTestsProgram
 from gpufabric.errors import InputError, LaunchError, UsageError
 from gpufabric.launch.base import Launcher, LaunchOutcome, OutputSink, RankProgram
 from gpufabric.results.model import RunResult
 
-Collective = Literal[
-    "all_reduce", "all_gather", "reduce_scatter", "alltoall", "broadcast", "reduce", "sendrecv",
-    "gather", "scatter", "hypercube",
-]  # fmt: skip
+Collective = NcclTestsProgram  # every *_perf program (gpufabric.collectives), alltoallv included
 DEFAULT_DIRS = (Path("/opt/nccl-tests/build"),)
 JSON_HELP_MARKER = "-J,--output_file"
 
