@@ -1,6 +1,9 @@
 """gpufabric: turn on, prove and measure the fastest GPU interconnect a cluster has.
 
-The public API is re-exported here; the CLI (``gpufabric.cli``) calls only this surface.
+This module exports only the error types (``gpufabric.errors``) and ``__version__``. Each package names
+its own entry points in its ``__init__`` (``gpufabric.bench.run_bench``, ``gpufabric.results.read_result``,
+``gpufabric.catalog.get_instance``, ...); there is no curated public API, and the CLI
+(``gpufabric.cli``) imports the packages' modules directly, not only those names.
 Data flows one way: catalog -> planner -> launch -> bench -> results -> analysis -> report.
 """
 

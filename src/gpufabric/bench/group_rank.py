@@ -19,14 +19,12 @@ import argparse
 import dataclasses
 import os
 import sys
-import time
 from typing import Any
 
 import torch
 import torch.distributed as dist
 
 from gpufabric.bench import ops
-from gpufabric.bench.batches import BatchTime
 from gpufabric.bench.config import BenchConfig
 from gpufabric.bench.fault import Fault, check_world, fault_from_env, slowed_launch, timing_under, trigger
 from gpufabric.bench.groups import ROUND_RESULT, GroupResult, GroupRound, RoundResult, write_round
@@ -42,48 +40,10 @@ class GroupTimer(BatchTimer):
     """``BatchTimer`` for one group: ``rank``/``world_size`` are group-local, control on ``group``."""
 
     def __init__(self, config: BenchConfig, device: torch.device, ranks: list[int], rank: int, group: Any):
-        super().__init__(config, device, world_size=len(ranks), rank=ranks.index(rank))
-        self.group = group
-        self.leader = ranks[0]  # the group's local rank 0, as a global rank (what broadcast takes)
-
-    def reduce_time(self, seconds: float) -> float:
-        mode = self.config.time_reduction
-        op = {"avg": dist.ReduceOp.SUM, "min": dist.ReduceOp.MIN, "max": dist.ReduceOp.MAX}[mode]
-        value = self._tensor([seconds])
-        dist.all_reduce(value, op=op, group=self.group)
-        result = float(value.item())
-        return result / self.world_size if mode == "avg" else result
-
-    def any_rank(self, flag: bool) -> bool:
-        value = self._tensor([1.0 if flag else 0.0])
-        dist.all_reduce(value, op=dist.ReduceOp.MAX, group=self.group)
-        return bool(value.item() > 0)
-
-    def decide(self, values: list[int]) -> list[int]:
-        tensor = self._tensor([float(v) for v in values])
-        dist.broadcast(tensor, src=self.leader, group=self.group)
-        return [int(v) for v in tensor.tolist()]
-
-    def sum_int(self, value: int) -> int:
-        tensor = self._tensor([float(value)])
-        dist.all_reduce(tensor, op=dist.ReduceOp.SUM, group=self.group)
-        return int(tensor.item())
-
-    def gather_check(self, wrong: int, index: int, expected: float, got: float) -> list[list[float]]:
-        table = torch.zeros((self.world_size, 4), dtype=torch.float64, device=self.device)
-        table[self.rank] = self._tensor([float(wrong), float(index), expected, got])
-        dist.all_reduce(table, op=dist.ReduceOp.SUM, group=self.group)
-        return [[float(v) for v in row] for row in table.tolist()]
-
-    def run_batch(self, work: ops.Workload, iters: int, graph: Any = None, hold_s: float = 0.0) -> BatchTime:
-        if self.cuda:  # the CUDA path aligns with an untimed launch of the work itself: already grouped
-            return super().run_batch(work, iters, graph, hold_s)
-        dist.barrier(group=self.group)  # the CPU path's alignment, on the group (BatchTimer: the world)
-        start = time.perf_counter()
-        for _ in range(iters):
-            work.launch()
-        elapsed = time.perf_counter() - start
-        return BatchTime(elapsed / iters, elapsed)
+        # leader: the group's local rank 0, as a global rank (what broadcast takes)
+        super().__init__(
+            config, device, world_size=len(ranks), rank=ranks.index(rank), group=group, leader=ranks[0]
+        )
 
 
 def measure_group(

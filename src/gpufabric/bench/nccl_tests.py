@@ -15,18 +15,16 @@ import shutil
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from gpufabric.collectives import NcclTestsProgram
 from gpufabric.errors import InputError, LaunchError, UsageError
 from gpufabric.launch.base import Launcher, LaunchOutcome, OutputSink, RankProgram
+from gpufabric.mpirun_tag import MPIRUN_TAG
 from gpufabric.results.model import RunResult
 
-Collective = Literal[
-    "all_reduce", "all_gather", "reduce_scatter", "alltoall", "broadcast", "reduce", "sendrecv",
-    "gather", "scatter", "hypercube",
-]  # fmt: skip
+Collective = NcclTestsProgram  # every *_perf program (gpufabric.collectives), alltoallv included
 DEFAULT_DIRS = (Path("/opt/nccl-tests/build"),)
 JSON_HELP_MARKER = "-J,--output_file"
 
@@ -173,8 +171,6 @@ class NcclTestsRun(BaseModel):
     mismatch: str | None = None
 
 
-# mpirun --tag-output tags every chunk it reads, so another rank's chunk can land in the middle of a line.
-_MID_LINE_TAG = re.compile(r"\[\d+,(?P<rank>\d+)\]<(?:stdout|stderr|stddiag)>:")
 _RANK_PREFIX = re.compile(r"^[\[(](?:rank|node) (?P<rank>\d+)[\])]$")
 
 
@@ -197,9 +193,10 @@ class RankZeroLog:
             rank: int | None = -1  # some other tagged writer: never part of rank 0's table
         else:
             rank = int(match["rank"]) if match else None  # None: the launcher's own lines
-        pieces = _MID_LINE_TAG.split(line)  # [text, rank, text, rank, text ...]
-        owners = [rank, *(int(r) for r in pieces[1::2])]
-        texts = pieces[0::2]
+        # mpirun --tag-output tags every chunk it reads, so another rank's chunk can land mid-line.
+        pieces = MPIRUN_TAG.split(line)  # [text, job, rank, stream, text, job, rank, stream, text ...]
+        owners = [rank, *(int(r) for r in pieces[2::4])]
+        texts = pieces[0::4]
         for index, (owner, text) in enumerate(zip(owners, texts, strict=True)):
             if index < len(texts) - 1:  # cut off by the next tag: the rest comes on a later line
                 self._pending[owner] = self._pending.get(owner, "") + text

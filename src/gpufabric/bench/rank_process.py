@@ -1,4 +1,4 @@
-"""What every rank process of the engine shares (``bench.rank``, ``bench.group_rank``): the backend and
+"""What every rank process shares (``bench.rank``, ``bench.group_rank``, ``train.rank``): the backend and
 device it runs on, the watched join of the world, and the exit protocol the parent reads.
 
 The exit protocol: a rank that fails writes ``<run_dir>/errors/rank<N>.json`` (kind + one-line message),

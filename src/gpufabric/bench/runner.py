@@ -1,4 +1,5 @@
-"""``run_bench``: the library call behind ``gpufabric bench`` (and later ``bench --ab``, ``tune``, ``--on``).
+"""``run_bench``: the library call that runs one sweep through any launcher (``--on``); ``gpufabric bench``,
+``bench --ab`` (``bench.ab``: one call per side and round) and ``tune`` (``bench.tune``) measure through it.
 
 It checks the request, prepares the run directory (``config.json``, ``nccl/`` for NCCL's per-rank debug
 logs), hands a ``RankProgram`` to a launcher (the local one by default), follows rank 0's progress

@@ -13,34 +13,13 @@ Pure arithmetic, no torch, so it is tested directly. Every rule cites nccl-tests
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
-CollectiveName = Literal[
-    "all_reduce",
-    "all_gather",
-    "reduce_scatter",
-    "alltoall",
-    "broadcast",
-    "reduce",
-    "sendrecv",
-    "gather",
-    "scatter",
-    "alltoallv",
-]
-COLLECTIVES: tuple[CollectiveName, ...] = (
-    "all_reduce",
-    "all_gather",
-    "reduce_scatter",
-    "alltoall",
-    "broadcast",
-    "reduce",
-    "sendrecv",
-)
-"""What ``-c all`` runs: the collectives every engine measures (the torch engine has no gather, scatter
-or alltoallv with nccl-tests' layouts)."""
-DIRECT_ONLY: tuple[CollectiveName, ...] = ("gather", "scatter", "alltoallv")
-"""nccl-tests 2.19's other binaries, measured by the direct NCCL engine (and nccl-tests itself) only."""
-ALL_COLLECTIVES: tuple[CollectiveName, ...] = COLLECTIVES + DIRECT_ONLY
+# The names are defined once, in ``gpufabric.collectives``; re-exported here for the engines' callers.
+from gpufabric.collectives import ALL_COLLECTIVES as ALL_COLLECTIVES
+from gpufabric.collectives import COLLECTIVES as COLLECTIVES
+from gpufabric.collectives import DIRECT_ONLY as DIRECT_ONLY
+from gpufabric.collectives import CollectiveName as CollectiveName
+
 # Collectives that take a reduction operator (nccl-tests prints "none" in the redop column otherwise).
 REDUCING: frozenset[str] = frozenset({"all_reduce", "reduce_scatter", "reduce"})
 # Collectives that take a root (nccl-tests prints -1 otherwise).

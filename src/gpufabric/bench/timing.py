@@ -62,14 +62,29 @@ _cuda: Any = torch.cuda
 
 
 class BatchTimer:
-    """Times batches of one workload; one instance per rank, used identically on every rank."""
+    """Times batches of one workload; one instance per rank, used identically on every rank.
 
-    def __init__(self, config: BenchConfig, device: torch.device, world_size: int, rank: int) -> None:
+    Its control traffic runs on ``group`` (None: the world) with ``leader`` (a global rank) deciding; a
+    group's timer (``bench.group_rank``) passes its sub-communicator, its rank in it and its first rank.
+    """
+
+    def __init__(
+        self,
+        config: BenchConfig,
+        device: torch.device,
+        world_size: int,
+        rank: int,
+        *,
+        group: Any = None,
+        leader: int = 0,
+    ) -> None:
         self.config = config
         self.device = device
         self.cuda = device.type == "cuda"
         self.world_size = world_size
         self.rank = rank
+        self.group = group
+        self.leader = leader
         self.hold_everywhere = self.cuda and config.hold_stream
         self._sleep_cycles_per_s: float | None = None
 
@@ -88,32 +103,32 @@ class BatchTimer:
         mode = self.config.time_reduction
         op = {"avg": dist.ReduceOp.SUM, "min": dist.ReduceOp.MIN, "max": dist.ReduceOp.MAX}[mode]
         value = self._tensor([seconds])
-        dist.all_reduce(value, op=op)
+        dist.all_reduce(value, op=op, group=self.group)
         result = float(value.item())
         return result / self.world_size if mode == "avg" else result
 
     def any_rank(self, flag: bool) -> bool:
         """True on every rank when ``flag`` is True on any rank."""
         value = self._tensor([1.0 if flag else 0.0])
-        dist.all_reduce(value, op=dist.ReduceOp.MAX)
+        dist.all_reduce(value, op=dist.ReduceOp.MAX, group=self.group)
         return bool(value.item() > 0)
 
     def decide(self, values: list[int]) -> list[int]:
-        """Rank 0's integers, broadcast to everyone."""
+        """The leader's integers (rank 0 of the world or the group), broadcast to everyone."""
         tensor = self._tensor([float(v) for v in values])
-        dist.broadcast(tensor, src=0)
+        dist.broadcast(tensor, src=self.leader, group=self.group)
         return [int(v) for v in tensor.tolist()]
 
     def sum_int(self, value: int) -> int:
         tensor = self._tensor([float(value)])
-        dist.all_reduce(tensor, op=dist.ReduceOp.SUM)
+        dist.all_reduce(tensor, op=dist.ReduceOp.SUM, group=self.group)
         return int(tensor.item())
 
     def gather_check(self, wrong: int, index: int, expected: float, got: float) -> list[list[float]]:
         """Every rank's (wrong, index, expected, got), on every rank (a sum of one-hot rows)."""
         table = torch.zeros((self.world_size, 4), dtype=torch.float64, device=self.device)
         table[self.rank] = self._tensor([float(wrong), float(index), expected, got])
-        dist.all_reduce(table, op=dist.ReduceOp.SUM)
+        dist.all_reduce(table, op=dist.ReduceOp.SUM, group=self.group)
         return [[float(v) for v in row] for row in table.tolist()]
 
     # --- timed regions ---
@@ -131,8 +146,8 @@ class BatchTimer:
 
     def run_batch(self, work: Workload, iters: int, graph: Any = None, hold_s: float = 0.0) -> BatchTime:
         """One timed batch on this rank."""
-        if not self.cuda:
-            dist.barrier()
+        if not self.cuda:  # the CPU path aligns the ranks (of the group) with a barrier
+            dist.barrier(group=self.group)
             start = time.perf_counter()
             for _ in range(iters):
                 work.launch()

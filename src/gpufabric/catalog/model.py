@@ -13,6 +13,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from gpufabric.collectives import EngineCollective
+
 
 class Cloud(StrEnum):
     """Who sells the shape. ``aws``/``gcp`` have VM renderers; the others are InfiniBand/RoCE providers."""
@@ -44,9 +46,7 @@ NetworkFamily = Literal["socket", "ib", "ofi", "tcpx", "tcpxo", "gib"]
 """NCCL's network as the doctor classifies a log (results.attestation.NetworkKind without 'other')."""
 AcceleratorKind = Literal["nvidia-gpu", "habana-gaudi", "aws-trainium"]
 ProvenanceKind = Literal["seed", "vendor-doc", "reference-implementation", "public-code", "measurement"]
-Collective = Literal[
-    "all_reduce", "all_gather", "reduce_scatter", "alltoall", "broadcast", "reduce", "sendrecv"
-]
+Collective = EngineCollective  # the names are defined once, in gpufabric.collectives
 
 
 class _Frozen(BaseModel):

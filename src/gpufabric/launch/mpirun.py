@@ -22,6 +22,7 @@ from gpufabric.launch.hosts import HostSlots, parse_hostfile, parse_hosts
 from gpufabric.launch.identity import DEFAULT_MASTER_PORT, NodeLayout, layout_env, new_task_id
 from gpufabric.launch.processes import run_commands
 from gpufabric.launch.task_program import TASK_ID_VAR, is_task_program
+from gpufabric.mpirun_tag import MPIRUN_TAG
 
 # The MCA flags of the seeds' nccl-tests launches (skypilot-network-tier.md §6).
 SEED_MCA_PRESETS: dict[str, list[tuple[str, str]]] = {
@@ -31,7 +32,6 @@ SEED_MCA_PRESETS: dict[str, list[tuple[str, str]]] = {
 LOCALHOST = "localhost"
 LOCAL_ADDRESS = "127.0.0.1"
 
-_TAG = re.compile(r"^\[(\d+),(\d+)\]<(stdout|stderr|stddiag)>:(.*)$")  # no space added by mpirun
 _PROCESS_NAME = re.compile(r"Process name:\s*\[\[\d+,\d+\],(\d+)\]")
 _EXIT_CODE = re.compile(r"Exit code:\s*(-?\d+)")
 _NOT_STARTED = re.compile(
@@ -149,12 +149,12 @@ class MpirunLauncher:
         failed: dict[str, int] = {}
 
         def route(index: int, line: str) -> tuple[str, int | None, str]:
-            match = _TAG.match(line)
+            match = MPIRUN_TAG.match(line)
             if match:
-                rank = int(match.group(2))
+                rank = int(match["rank"])
                 prefix = f"(node {rank})" if node_tag else f"[rank {rank}]"
                 # mpirun tags every chunk it reads, so a block-buffered writer gets a tag mid-line.
-                body = match.group(4).replace(f"[{match.group(1)},{rank}]<{match.group(3)}>:", "")
+                body = line[match.end() :].replace(f"[{match['job']},{rank}]<{match['stream']}>:", "")
                 return prefix, rank, body
             name = _PROCESS_NAME.search(line)
             if name:

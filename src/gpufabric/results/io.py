@@ -36,6 +36,20 @@ def write_model_json(model: BaseModel, path: Path) -> None:
     write_output(path, model.model_dump_json(indent=2) + "\n")
 
 
+def sniff_json(path: Path, limit_bytes: int | None) -> Any:
+    """The parsed content of ``path`` when it is a ``.json`` file (of at most ``limit_bytes``; None: any
+    size) that parses, else None: the file check every "is this one of our documents?" sniff starts with
+    (an A/B document, a train-bench document), so an unreadable file is left to the other readers."""
+    try:
+        if path.suffix.lower() != ".json" or not path.is_file():
+            return None
+        if limit_bytes is not None and path.stat().st_size > limit_bytes:
+            return None
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):  # ValueError: bad JSON, bad UTF-8, a 5,000-digit int
+        return None
+
+
 def read_result(path: Path) -> RunResult:
     """Read one of our JSON documents (not JSONL: see ``read_stream``)."""
     check_json_size(path, "gpufabric result document")

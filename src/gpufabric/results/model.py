@@ -17,21 +17,14 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from gpufabric.collectives import COLLECTIVES
 from gpufabric.redact import redact_argv
 from gpufabric.results.attestation import Attestation
 
 SCHEMA_VERSION = 1
 
 # The collectives our engine runs; readers accept any name nccl-tests prints (gather, scatter, hypercube...).
-ENGINE_COLLECTIVES = (
-    "all_reduce",
-    "all_gather",
-    "reduce_scatter",
-    "alltoall",
-    "broadcast",
-    "reduce",
-    "sendrecv",
-)
+ENGINE_COLLECTIVES = COLLECTIVES
 
 
 UNKNOWN_COLLECTIVE = "unknown"  # the name of a table whose collective nothing names or implies

@@ -17,19 +17,16 @@ import argparse
 import gc
 import os
 import sys
-import traceback
 from collections.abc import MutableMapping
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from gpufabric.bench.identity import RankIdentity, rank_identity
-from gpufabric.bench.rundir import NCCL_LOG_DIR, write_error
+from gpufabric.bench.identity import RankIdentity
+from gpufabric.bench.rank_process import run_as_rank
+from gpufabric.bench.rundir import NCCL_LOG_DIR
 from gpufabric.errors import GpufabricError, UsageError
 from gpufabric.train.config import RESULT_NAME, TrainConfig, rank_backend, validate
-
-EXIT_USAGE = 2
-EXIT_FAILURE = 1
 
 
 def drop_unset(environ: MutableMapping[str, str], names: list[str]) -> list[str]:
@@ -192,23 +189,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--config", required=True, type=Path, help="<run_dir>/train_config.json")
     args = parser.parse_args(argv)
     config = TrainConfig.model_validate_json(args.config.read_text(encoding="utf-8"))
-    rank = -1
-    try:
-        identity = rank_identity(os.environ)
-        rank = identity.rank
-        return run_rank(config, identity)
-    except UsageError as exc:
-        write_error(config.run_dir, rank, "usage", str(exc))
-        print(f"Error: {exc}", file=sys.stderr, flush=True)
-        return EXIT_USAGE
-    except GpufabricError as exc:
-        write_error(config.run_dir, rank, "failure", str(exc))
-        print(f"Error: {exc}", file=sys.stderr, flush=True)
-        return EXIT_FAILURE
-    except Exception as exc:  # keep the traceback in the rank's output, one line in the error file
-        traceback.print_exc()
-        write_error(config.run_dir, rank, "failure", " ".join(f"{type(exc).__name__}: {exc}".split())[:400])
-        return EXIT_FAILURE
+    # The bench ranks' exit protocol (error file, one line on stderr, exit 2 or 1), defined once there.
+    return run_as_rank(config.run_dir, lambda identity: run_rank(config, identity))
 
 
 def _exit_after_teardown(code: int) -> None:

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gpufabric.errors import InputError
 from gpufabric.results.attestation import Attestation
-from gpufabric.results.io import write_model_json
+from gpufabric.results.io import sniff_json, write_model_json
 from gpufabric.results.model import RunMetadata
 from gpufabric.train.config import ModelSpec, Strategy
 
@@ -176,12 +176,7 @@ _SNIFF_LIMIT = 64 << 20  # a train document is kilobytes; never parse a large be
 def is_train_result(path: Path) -> bool:
     """True when ``path`` is a train-bench document (``train.json`` or an A/B), so a reader of benchmark
     results can refuse it with ``not_a_bench_result`` instead of a schema error."""
-    try:
-        if path.suffix.lower() != ".json" or not path.is_file() or path.stat().st_size > _SNIFF_LIMIT:
-            return False
-        return is_train_document(json.loads(path.read_text(encoding="utf-8")))
-    except (OSError, ValueError, RecursionError):
-        return False
+    return is_train_document(sniff_json(path, _SNIFF_LIMIT))
 
 
 def not_a_bench_result(path: Path) -> str:
@@ -198,13 +193,7 @@ def sniff_train_document(path: Path) -> TrainDocument | None:
     Lets ``gpufabric report`` take benchmark runs and training runs in one argument list; only small JSON
     files are parsed here, anything else is left to the benchmark readers.
     """
-    if path.suffix.lower() != ".json" or not path.is_file():
-        return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
-        return None
-    return read_train_document(path) if is_train_document(data) else None
+    return read_train_document(path) if is_train_document(sniff_json(path, None)) else None
 
 
 def read_train_document(path: Path) -> TrainDocument:

@@ -1,9 +1,10 @@
 """The one seam between the search and the cluster: "measure these disjoint groups at the same time".
 
-The search (``search.py``) only ever calls ``GroupMeasurer.measure``; the simulator (``simulator.py``)
-implements it now, and an engine-backed measurer (sub-communicators over real ranks, like nccl-tests'
-``NCCL_TESTS_SPLIT``) implements it later. One call is one *parallel round*: the groups are disjoint and
-all run their collective at once, so the round count the search reports is honest.
+The search (``search.py``) only ever calls ``GroupMeasurer.measure``. Two implement it: the simulator
+(``simulator.py``) and ``engine_measurer.EngineMeasurer`` on real ranks (one job per round through a
+launcher, one sub-communicator per group, like nccl-tests' ``NCCL_TESTS_SPLIT``: ``bench.groups``).
+One call is one *parallel round*: the groups are disjoint and all run their collective at once, so the
+round count the search reports is honest.
 
 Node ids are indices into the node list (``nodes.NodeSet``); names are for people, ids for arithmetic.
 """

@@ -8,13 +8,12 @@ depending on the analysis layer's model.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from gpufabric.errors import InputError
-from gpufabric.results.io import result_from_dict
+from gpufabric.results.io import result_from_dict, sniff_json
 from gpufabric.results.model import RunResult
 
 _SNIFF_LIMIT = 256 << 20  # an A/B document holds two pooled runs; anything larger is not one
@@ -42,12 +41,7 @@ def is_ab_document(data: Any) -> bool:
 
 def sniff_ab_document(path: Path) -> ABDocument | None:
     """The A/B document in ``path`` if it is one, else None (left to the other readers)."""
-    try:
-        if path.suffix.lower() != ".json" or not path.is_file() or path.stat().st_size > _SNIFF_LIMIT:
-            return None
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):  # ValueError: bad JSON, bad UTF-8, a 5,000-digit int
-        return None
+    data = sniff_json(path, _SNIFF_LIMIT)
     if not is_ab_document(data):
         return None
     runs = data["runs"]

@@ -21,21 +21,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from gpufabric.collectives import NCCL_TESTS_PROGRAMS
 from gpufabric.results.model import Row
 
-KNOWN_PROGRAMS = (
-    "all_reduce",
-    "all_gather",
-    "reduce_scatter",
-    "alltoall",
-    "alltoallv",
-    "broadcast",
-    "reduce",
-    "sendrecv",
-    "gather",
-    "scatter",
-    "hypercube",
-)
+KNOWN_PROGRAMS: tuple[str, ...] = NCCL_TESTS_PROGRAMS
 _PROGRAM = re.compile(r"\b(" + "|".join(sorted(KNOWN_PROGRAMS, key=len, reverse=True)) + r")_perf(?:_mpi)?\b")
 _GIB_FLAG = re.compile(r"(?:^|\s)-t\s+(" + "|".join(KNOWN_PROGRAMS) + r")\b")
 _FILE_NAME = re.compile(r"(?:^|[^a-z])(" + "|".join(sorted(KNOWN_PROGRAMS, key=len, reverse=True)) + r")")

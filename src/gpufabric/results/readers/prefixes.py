@@ -24,17 +24,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from gpufabric.mpirun_tag import MPIRUN_TAG
+
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
 _TIMESTAMP = re.compile(
     r"^\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\]?\s+"
 )
 _SKYPILOT = re.compile(r"^\((?P<node>[\w.-]+), rank=(?P<rank>\d{1,9}), pid=\d+(?:, ip=[0-9a-fA-F.:]+)?\)\s?")
 _KUBECTL = re.compile(r"^\[pod/(?P<pod>[^/\]\s]+)/(?P<container>[^\]\s]+)\]\s?")
-_MPIRUN = re.compile(r"^\[(?P<job>\d{1,9}),(?P<rank>\d{1,9})\]<(?P<stream>stdout|stderr|stddiag)>:")
 _SLURM = re.compile(r"^\s{0,6}(?P<rank>\d{1,6}): ")
 _BRACKET_RANK = re.compile(r"^\[(?:default)?(?P<rank>\d{1,6})\]:?\s?")
 _PASTED = re.compile(r"^(?:\+|>)(?=[ \t#\d]|$)\s?")
-_GLUED_TAG = re.compile(r"\[\d{1,6},\d{1,6}\]<(?:stdout|stderr|stddiag)>:")
 _TRAILING_INDEX = re.compile(r"(\d+)$")
 
 
@@ -67,7 +67,7 @@ def clean(raw: str) -> str:
 
 
 def _indented_tag(line: str) -> bool:
-    return bool(_MPIRUN.match(line) or _SKYPILOT.match(line) or _KUBECTL.match(line))
+    return bool(MPIRUN_TAG.match(line) or _SKYPILOT.match(line) or _KUBECTL.match(line))
 
 
 def split_prefixes(raw: str) -> tuple[Source, str]:
@@ -81,7 +81,7 @@ def split_prefixes(raw: str) -> tuple[Source, str]:
         # Dispatch on the first character: most lines carry no prefix and must cost one comparison.
         if first == "(" and (match := _SKYPILOT.match(line)):
             tags.append(("skypilot", int(match["rank"])))
-        elif first == "[" and (match := _MPIRUN.match(line)):
+        elif first == "[" and (match := MPIRUN_TAG.match(line)):
             tags.append(("mpirun", int(match["rank"])))
         elif first == "[" and (match := _KUBECTL.match(line)):
             index = _TRAILING_INDEX.search(match["pod"][-9:])  # a pod name's index, never 5,000 digits
@@ -99,5 +99,5 @@ def split_prefixes(raw: str) -> tuple[Source, str]:
             break
         line = line[match.end() :]
     if "]<std" in line:
-        line = _GLUED_TAG.sub("", line)
+        line = MPIRUN_TAG.sub("", line)
     return Source(tuple(tags)), line

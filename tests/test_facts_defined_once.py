@@ -1,0 +1,83 @@
+"""Each fact the layers share is defined once (issue 21): the collectives' names, mpirun's output tag and
+the ranks' exit protocol. A second copy drifts: the nccl-tests engine's own collective list once lacked
+alltoallv, which ``-c`` accepts, and planning it ended in a pydantic traceback."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import gpufabric
+from gpufabric import collectives
+from gpufabric.bench import semantics
+from gpufabric.bench.nccl_tests import NcclTestsSettings, RankZeroLog
+from gpufabric.mpirun_tag import MPIRUN_TAG
+from gpufabric.results.model import ENGINE_COLLECTIVES
+from gpufabric.results.readers.prefixes import split_prefixes
+
+SRC = Path(gpufabric.__file__).parent
+HOME = {
+    "collectives": SRC / "collectives.py",
+    "mpirun tag": SRC / "mpirun_tag.py",
+    "exit protocol": SRC / "bench" / "rank_process.py",
+}
+
+
+def _modules() -> list[Path]:
+    return sorted(SRC.rglob("*.py"))
+
+
+def _strings(node: ast.AST) -> set[str]:
+    """The string constants directly inside a tuple/list/set literal or a ``Literal[...]`` subscript."""
+    if isinstance(node, ast.Subscript):
+        node = node.slice
+    if not isinstance(node, ast.Tuple | ast.List | ast.Set):
+        return set()
+    return {e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)}
+
+
+def test_no_module_but_collectives_spells_out_the_collective_list() -> None:
+    every = set(collectives.COLLECTIVES)
+    copies = [
+        f"{path.relative_to(SRC)}:{node.lineno}"
+        for path in _modules()
+        if path != HOME["collectives"]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if every <= _strings(node)
+    ]
+    assert copies == [], f"import the names from gpufabric.collectives instead: {copies}"
+
+
+def test_the_old_names_are_the_one_list() -> None:
+    assert semantics.COLLECTIVES is collectives.COLLECTIVES
+    assert semantics.ALL_COLLECTIVES is collectives.ALL_COLLECTIVES
+    assert ENGINE_COLLECTIVES is collectives.COLLECTIVES
+    assert set(collectives.ALL_COLLECTIVES) < set(collectives.NCCL_TESTS_PROGRAMS)
+
+
+@pytest.mark.parametrize("name", collectives.ALL_COLLECTIVES)
+def test_the_nccl_tests_engine_takes_every_collective_bench_accepts(name: str) -> None:
+    assert NcclTestsSettings(collective=name).collective == name
+
+
+def test_only_mpirun_tag_spells_out_the_tag_and_only_rank_process_the_exit_codes() -> None:
+    tag = [p for p in _modules() if "stdout|stderr|stddiag" in p.read_text(encoding="utf-8")]
+    assert tag == [HOME["mpirun tag"]]
+    codes = [p for p in _modules() if "EXIT_USAGE = " in p.read_text(encoding="utf-8")]
+    assert codes == [HOME["exit protocol"]]
+
+
+def test_the_three_users_of_the_tag_read_a_line_alike(tmp_path: Path) -> None:
+    """The launcher routes by it, the nccl-tests engine keeps rank 0's table by it, the readers peel it."""
+    glued = "[1,0]<stdout>:   1024   256 float sum[1,1]<stdout>:rank one"
+    assert MPIRUN_TAG.match(glued) is not None
+    source, text = split_prefixes(glued)
+    assert source.tags == (("mpirun", 0),) and text == "   1024   256 float sumrank one"
+    log = RankZeroLog(tmp_path / "rank0.log")
+    log("[rank 0]", "   1024   256 float sum[1,1]<stdout>:rank one")
+    log("[rank 1]", "more of rank one")
+    log("[rank 0]", " rest of row 0")
+    log.close()
+    assert (tmp_path / "rank0.log").read_text(encoding="utf-8") == "   1024   256 float sum rest of row 0\n"
