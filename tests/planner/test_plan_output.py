@@ -97,7 +97,7 @@ def test_out_refuses_a_file(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("content", "expected"),
     [
-        (b"\xff\xfe\x00", "is not UTF-8 text"),
+        (b"\xff\xfe\x00", "not UTF-8 text (byte 0xff"),
         (b"spec:\n  containers: [3]\n", "pod_config.spec.containers[0] must be a mapping"),
         (b"a: !!int x\n", "a YAML value cannot be converted"),
     ],
