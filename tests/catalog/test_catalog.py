@@ -200,3 +200,15 @@ def test_unknown_provider_and_unknown_shape() -> None:
         {"topology.k8s.aws/zone-id": "x", "node.kubernetes.io/instance-type": "m5.large"}
     )
     assert detection is not None and detection.instance is None and detection.fabric is FabricName.SOCKET
+
+
+def test_a_yaml_value_that_cannot_be_built_is_one_catalog_error() -> None:
+    """A date with month 13 (found by the catalog-data fuzz, seed 865118) is a CatalogError, not a
+    ValueError from PyYAML's timestamp constructor."""
+    import pytest
+
+    from gpufabric.catalog.loader import entries_from_text
+    from gpufabric.errors import CatalogError
+
+    with pytest.raises(CatalogError, match="cannot be converted"):
+        entries_from_text("shapes:\n- name: x\n  since: 2026-13-01\n", "shapes.yaml", "shapes")

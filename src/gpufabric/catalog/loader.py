@@ -46,6 +46,11 @@ def entries_from_text(text: str, file_name: str, key: str) -> list[dict[str, Any
         where = f" line {mark.line + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise CatalogError(f"catalog data {file_name}{where}: not valid YAML ({problem})") from exc
+    except (ValueError, TypeError, OverflowError, RecursionError) as exc:
+        # A value YAML's resolver types but cannot build: a date with month 13, a 5,000-digit integer.
+        raise CatalogError(
+            f"catalog data {file_name}: a YAML value cannot be converted ({str(exc)[:120]})"
+        ) from None
     entries = document.get(key) if isinstance(document, dict) else None
     if not isinstance(entries, list):
         raise CatalogError(f"catalog data {file_name}: expected a list under '{key}'")
