@@ -212,6 +212,40 @@ def should_stop(
     return None
 
 
+HARD_BATCH_CAP = 10_000
+"""Batches per size after which rank 0 stops whatever the rules say (a safety net, reported as "cap")."""
+
+
+def stop_code(log: BatchLog, config: BenchConfig, *, elapsed_s: float, ran: int) -> int:
+    """Rank 0's decision after a batch, as the integer it broadcasts (0: run another; else an index into
+    ``STOP_REASONS``)."""
+    why = should_stop(
+        log.samples_us, config=config, elapsed_s=elapsed_s, settled=log.settled, batches_run=ran
+    )
+    if why is None and ran >= HARD_BATCH_CAP:
+        why = "cap"
+    return STOP_REASONS.index(why) if why else 0
+
+
+def samples_of(
+    log: BatchLog, config: BenchConfig, *, iters: int, reason: str, warmup: int, unheld: int = 0
+) -> Samples:
+    """What one size's batches leave: in fixed mode the last ``batches`` kept samples (batches=1: the
+    agreeing pair's newer half), in adaptive mode all of them."""
+    kept = log.samples_us
+    if not config.adaptive and len(kept) > config.batches:
+        kept = kept[-config.batches :]
+    return Samples(
+        iters_per_batch=iters,
+        samples_us=kept,
+        stopped_by=reason,
+        discarded_us=log.discarded_us,
+        stable=log.stable,
+        unheld=unheld,
+        warmup_iters=warmup,
+    )
+
+
 def batch_iters(per_iter_s: float, config: BenchConfig) -> int:
     """Iterations per batch: enough for ``batch_floor_s`` of work, capped at ``max_iters_per_batch``;
     never below ``iters`` in fixed mode (``-n`` is a floor there, as the user asked for it)."""

@@ -14,20 +14,18 @@ Every rank announces the stages it enters (rendezvous, init, first collective, e
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import socket
 import sys
 from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
 from gpufabric.bench.config import BenchConfig, validate
 from gpufabric.bench.fault import Fault, check_world, fault_from_env, timing_under, trigger
 from gpufabric.bench.identity import RankIdentity
-from gpufabric.bench.rank_process import join_world, rank_device, run_as_rank
+from gpufabric.bench.rank_process import bench_rank_main, join_world, rank_device
 from gpufabric.bench.rundir import PROGRESS_TAG
 from gpufabric.bench.stages import StageReporter
 from gpufabric.errors import GpufabricError, UsageError
@@ -191,11 +189,7 @@ def _own_nccl_log(environ: Mapping[str, str]) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m gpufabric.bench.rank")
-    parser.add_argument("--config", required=True, type=Path, help="<run_dir>/config.json")
-    args = parser.parse_args(argv)
-    config = BenchConfig.model_validate_json(args.config.read_text(encoding="utf-8"))
-    return run_as_rank(config.run_dir, lambda identity: run_rank(config, identity))
+    return bench_rank_main("gpufabric.bench.rank", run_rank, argv)
 
 
 if __name__ == "__main__":

@@ -109,3 +109,17 @@ def _failed(run_dir: Path, rank: int, kind: str, message: str, code: int) -> int
     write_error(run_dir, rank, kind, message)
     print(f"Error: {message}", file=sys.stderr, flush=True)
     return code
+
+
+def bench_rank_main(
+    prog: str, run_rank: Callable[[BenchConfig, RankIdentity], int], argv: list[str] | None = None
+) -> int:
+    """The command line of a benchmark rank program (``python -m <prog> --config <run_dir>/config.json``):
+    read the config every rank shares, then ``run_rank`` under the exit protocol. Both engines' ranks."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog=f"python -m {prog}")
+    parser.add_argument("--config", required=True, type=Path, help="<run_dir>/config.json")
+    args = parser.parse_args(argv)
+    config = BenchConfig.model_validate_json(args.config.read_text(encoding="utf-8"))
+    return run_as_rank(config.run_dir, lambda identity: run_rank(config, identity))

@@ -47,7 +47,9 @@ from gpufabric.bench.batches import (  # noqa: F401  (re-exported: the torch eng
     relative_ci95,
     relative_ci95_median,
     relative_diff,
+    samples_of,
     should_stop,
+    stop_code,
 )
 from gpufabric.bench.config import BenchConfig
 from gpufabric.bench.ops import Workload
@@ -56,7 +58,6 @@ _SLEEP_CAP_S = 0.2
 # A hold that keeps missing (the host cannot enqueue a batch while the GPU sleeps, e.g. a full launch
 # queue) is given up on after this many discarded batches: later batches are kept as they are.
 _MAX_UNHELD = 4
-_HARD_BATCH_CAP = 10_000
 # torch.cuda's Event/Stream/_sleep are untyped; one Any-typed handle keeps mypy strict elsewhere.
 _cuda: Any = torch.cuda
 
@@ -231,31 +232,13 @@ class BatchTimer:
                 log.add(value_us)
             code = 0
             if self.rank == 0:
-                why = should_stop(
-                    log.samples_us,
-                    config=config,
-                    elapsed_s=time.monotonic() - started,
-                    settled=log.settled,
-                    batches_run=ran,
-                )
-                if why is None and ran >= _HARD_BATCH_CAP:
-                    why = "cap"
-                code = STOP_REASONS.index(why) if why else 0
+                code = stop_code(log, config, elapsed_s=time.monotonic() - started, ran=ran)
             (code,) = self.decide([code])
             if code:
                 reason = STOP_REASONS[code]
                 break
         if graph is not None:
             del graph
-        kept = log.samples_us
-        if not config.adaptive and len(kept) > config.batches:
-            kept = kept[-config.batches :]  # batches=1: the agreeing pair's newer half
-        return Samples(
-            iters_per_batch=plan.iters_per_batch,
-            samples_us=kept,
-            stopped_by=reason,
-            discarded_us=log.discarded_us,
-            stable=log.stable,
-            unheld=unheld,
-            warmup_iters=plan.warmup,
+        return samples_of(
+            log, config, iters=plan.iters_per_batch, reason=reason, warmup=plan.warmup, unheld=unheld
         )

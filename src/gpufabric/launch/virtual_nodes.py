@@ -19,8 +19,6 @@ import socket
 from gpufabric.errors import UsageError
 from gpufabric.launch.base import PlannedCommand, RankProgram
 
-LOOPBACK = "127.0.0.1"  # the rendezvous of ranks on this host (as the local launcher's)
-
 
 def host_id(node: int) -> str:
     """``NCCL_HOSTID`` of virtual node ``node``: unique per node, readable in NCCL's log."""
@@ -39,7 +37,7 @@ def virtual_node_commands(
             f"--virtual-nodes: {nodes} nodes for {program.nranks} ranks leaves nodes empty; "
             f"use --ranks {nodes} or more, or --virtual-nodes {program.nranks} or fewer"
         )
-    from gpufabric.launch.local import rank_env
+    from gpufabric.launch.local import LOOPBACK, rank_env
 
     per_node = -(-program.nranks // nodes)
     share = max(len(gpu_ids) // nodes, 1)

@@ -8,11 +8,9 @@ through cuda-bindings, the job's side channel over TCP (``control``).
 
 from __future__ import annotations
 
-import argparse
 import ctypes
 import os
 import sys
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -21,13 +19,13 @@ from gpufabric import __version__
 from gpufabric.bench.config import BenchConfig, validate
 from gpufabric.bench.direct import cuda, library
 from gpufabric.bench.direct.control import ControlPlane
-from gpufabric.bench.direct.sweep import SweepContext, run_collective
+from gpufabric.bench.direct.sweep import SweepContext, check_library, run_collective
 from gpufabric.bench.direct.timer import DirectTimer
 from gpufabric.bench.fault import check_world, fault_from_env, timing_under, trigger
 from gpufabric.bench.identity import RankIdentity
 from gpufabric.bench.metadata import driver_version, node_name, topology
 from gpufabric.bench.rank import _own_nccl_log, _progress
-from gpufabric.bench.rank_process import run_as_rank
+from gpufabric.bench.rank_process import bench_rank_main
 from gpufabric.bench.stages import StageReporter
 from gpufabric.errors import GpufabricError, UsageError
 from gpufabric.results.model import Row
@@ -70,6 +68,7 @@ def run_rank(config: BenchConfig, identity: RankIdentity) -> int:
     """Join, sweep, write; returns the process exit status."""
     validate(config, nranks=identity.world_size, backend="nccl", on_gpu=True)
     nccl_lib = library.load()
+    check_library(config, nccl_lib)  # what this NCCL cannot do is refused before anything starts
     info = cuda.use_device(_device_index(identity))
     fault = fault_from_env(os.environ)
     check_world(fault, identity.world_size)
@@ -177,11 +176,7 @@ def _destroy(nccl: Any, comm: Any) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m gpufabric.bench.direct.rank")
-    parser.add_argument("--config", required=True, type=Path, help="<run_dir>/config.json")
-    args = parser.parse_args(argv)
-    config = BenchConfig.model_validate_json(args.config.read_text(encoding="utf-8"))
-    return run_as_rank(config.run_dir, lambda identity: run_rank(config, identity))
+    return bench_rank_main("gpufabric.bench.direct.rank", run_rank, argv)
 
 
 if __name__ == "__main__":

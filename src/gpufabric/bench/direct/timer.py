@@ -17,13 +17,11 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from gpufabric.bench.batches import STOP_REASONS, BatchLog, Samples, batch_iters, should_stop
+from gpufabric.bench.batches import STOP_REASONS, BatchLog, Samples, batch_iters, samples_of, stop_code
 from gpufabric.bench.config import BenchConfig
 from gpufabric.bench.direct.collectives import Workload
 from gpufabric.bench.direct.control import ControlPlane
 from gpufabric.bench.direct.cuda import Graph, Stream
-
-_HARD_BATCH_CAP = 10_000
 
 
 @dataclass
@@ -95,16 +93,7 @@ class DirectTimer:
                 log.add(value_us)
                 code = 0
                 if self.rank == 0:
-                    why = should_stop(
-                        log.samples_us,
-                        config=config,
-                        elapsed_s=time.monotonic() - started,
-                        settled=log.settled,
-                        batches_run=ran,
-                    )
-                    if why is None and ran >= _HARD_BATCH_CAP:
-                        why = "cap"
-                    code = STOP_REASONS.index(why) if why else 0
+                    code = stop_code(log, config, elapsed_s=time.monotonic() - started, ran=ran)
                 code = int(self.control.broadcast(code))
                 if code:
                     reason = STOP_REASONS[code]
@@ -112,14 +101,4 @@ class DirectTimer:
         finally:
             if graph is not None:
                 graph.destroy()
-        kept = log.samples_us
-        if not config.adaptive and len(kept) > config.batches:
-            kept = kept[-config.batches :]
-        return Samples(
-            iters_per_batch=iters,
-            samples_us=kept,
-            stopped_by=reason,
-            discarded_us=log.discarded_us,
-            stable=log.stable,
-            warmup_iters=warmup,
-        )
+        return samples_of(log, config, iters=iters, reason=reason, warmup=warmup)
