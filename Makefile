@@ -39,8 +39,8 @@ demo: $(STAMP)
 	$(BIN)/gpufabric bench
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks tools
+	$(BIN)/ruff format --check src tests benchmarks tools
 
 types: $(STAMP)
 	$(BIN)/mypy

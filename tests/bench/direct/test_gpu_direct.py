@@ -58,6 +58,16 @@ def test_one_rank_every_collective_both_columns(tmp_path: Path) -> None:
     assert result.metadata.settings["engine"].startswith("nccl (direct")
     assert result.metadata.torch_version is None
     assert Path(str(result.metadata.settings["nccl_library"])).name.startswith("libnccl")
+    assert "--check ran on the GPU" in " ".join(result.metadata.notes)  # nccl-tests' way, not the host
+
+
+@pytest.mark.parametrize("dtype", ["half", "bfloat16", "f8e4m3", "f8e5m2", "int8", "double"])
+def test_every_dtype_checks_clean_on_the_device(tmp_path: Path, dtype: str) -> None:
+    for op in ("sum", "avg", "max"):
+        config = _config(tmp_path, collectives=["all_reduce", "reduce_scatter", "all_gather"], dtype=dtype,
+                         op=op, run_dir=tmp_path / op)  # fmt: skip
+        result = run_bench(config, launcher=LocalLauncher(), ranks=1)
+        assert all(s.wrong_total == 0 for s in result.series), (dtype, op)
 
 
 @pytest.mark.skipif(shutil.which("nvidia-cuda-mps-control") is None, reason="no MPS control binary")
@@ -75,8 +85,15 @@ def test_corrupt_fault_is_counted(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("GPUFABRIC_FAULT", "corrupt:rank=0")
     from gpufabric.errors import CheckFailed
 
-    with pytest.raises(CheckFailed):
+    with pytest.raises(CheckFailed) as failed:
         run_bench(_config(tmp_path, collectives=["all_reduce"]), launcher=LocalLauncher(), ranks=1)
+    from gpufabric.results.io import read_result
+
+    assert failed.value.result_path is not None
+    partial = read_result(failed.value.result_path)
+    rows = partial.series[0].rows
+    # One damaged element per checked column, found by the device kernel.
+    assert rows and all(m.wrong == 1 for row in rows for m in (row.out_of_place, row.in_place) if m)
 
 
 @pytest.mark.skipif(shutil.which("nvidia-cuda-mps-control") is None, reason="no MPS control binary")

@@ -50,7 +50,7 @@ def test_e5m2_stores_the_nearest_value() -> None:
 
 
 def test_fp8_tables_follow_the_ocp_formats() -> None:
-    e4m3, e5m2 = values._FP8["f8e4m3"], values._FP8["f8e5m2"]
+    e4m3, e5m2 = values.FP8_VALUES["f8e4m3"], values.FP8_VALUES["f8e5m2"]
     assert e4m3[0x38] == 1.0 and e4m3[0x7E] == 448.0 and np.isnan(e4m3[0x7F])
     assert e5m2[0x3C] == 1.0 and e5m2[0x7B] == 57344.0 and np.isnan(e5m2[0x7C])
 

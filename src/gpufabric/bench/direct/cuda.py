@@ -92,19 +92,10 @@ class DeviceBuffer:
         _checked("cudaMemset", rt.cudaMemset(self.ptr, 0, self.nbytes))
 
     def upload(self, offset: int, values: np.ndarray) -> None:
-        data = np.ascontiguousarray(values)
-        if data.nbytes:
-            rt = runtime()
-            kind = rt.cudaMemcpyKind.cudaMemcpyHostToDevice
-            _checked("cudaMemcpy", rt.cudaMemcpy(self.ptr + offset, data.ctypes.data, data.nbytes, kind))
+        copy_to_device(self.ptr + offset, values)
 
     def download(self, offset: int, nbytes: int) -> np.ndarray:
-        out = np.empty(nbytes, dtype=np.uint8)
-        if nbytes:
-            rt = runtime()
-            kind = rt.cudaMemcpyKind.cudaMemcpyDeviceToHost
-            _checked("cudaMemcpy", rt.cudaMemcpy(out.ctypes.data, self.ptr + offset, nbytes, kind))
-        return out
+        return copy_from_device(self.ptr + offset, nbytes)
 
     def zero(self) -> None:
         _checked("cudaMemset", runtime().cudaMemset(self.ptr, 0, self.nbytes))
@@ -113,6 +104,26 @@ class DeviceBuffer:
         if self.ptr:
             _checked("cudaFree", runtime().cudaFree(self.ptr))
             self.ptr = 0
+
+
+def copy_to_device(ptr: int, values: np.ndarray) -> None:
+    """A blocking copy of ``values`` to device address ``ptr``; the device is synchronised after it, so
+    work on any stream sees the bytes (a copy from pageable memory may return before its DMA ends)."""
+    data = np.ascontiguousarray(values)
+    if data.nbytes:
+        rt = runtime()
+        kind = rt.cudaMemcpyKind.cudaMemcpyHostToDevice
+        _checked("cudaMemcpy", rt.cudaMemcpy(ptr, data.ctypes.data, data.nbytes, kind))
+        _checked("cudaDeviceSynchronize", rt.cudaDeviceSynchronize())
+
+
+def copy_from_device(ptr: int, nbytes: int) -> np.ndarray:
+    out = np.empty(nbytes, dtype=np.uint8)
+    if nbytes:
+        rt = runtime()
+        kind = rt.cudaMemcpyKind.cudaMemcpyDeviceToHost
+        _checked("cudaMemcpy", rt.cudaMemcpy(out.ctypes.data, ptr, nbytes, kind))
+    return out
 
 
 class Stream:

@@ -19,6 +19,7 @@ from gpufabric import __version__
 from gpufabric.bench.config import BenchConfig, validate
 from gpufabric.bench.direct import cuda, library
 from gpufabric.bench.direct.control import ControlPlane
+from gpufabric.bench.direct.device_check import DeviceChecker
 from gpufabric.bench.direct.sweep import SweepContext, check_library, run_collective
 from gpufabric.bench.direct.timer import DirectTimer
 from gpufabric.bench.fault import check_world, fault_from_env, timing_under, trigger
@@ -115,6 +116,11 @@ def run_rank(config: BenchConfig, identity: RankIdentity) -> int:
                 "1 rank: nothing crosses a link, so busbw is 0 by definition and times are local copies; "
                 "run with 2 or more GPUs or ranks to measure a fabric"
             )
+        checker = None
+        if config.check:
+            checker, where = DeviceChecker.load()
+            if reporter is not None:
+                notes.append(f"--check ran {where}")
         total = len(config.collectives) * len(config.sizes())
         timer = DirectTimer(config, stream, control, identity.rank, identity.world_size)
         first = {"value": True}
@@ -137,6 +143,7 @@ def run_rank(config: BenchConfig, identity: RankIdentity) -> int:
             fault=fault,
             on_size=on_size,
             on_row=None,
+            checker=checker,
         )
         if reporter is not None:
             rank0 = reporter
@@ -150,6 +157,8 @@ def run_rank(config: BenchConfig, identity: RankIdentity) -> int:
             series = run_collective(collective, config, context, notes)
             if reporter is not None:
                 reporter.series(series)
+        if checker is not None:
+            checker.close()
         stages.enter("finish")
         if reporter is not None:
             reporter.finish(notes)

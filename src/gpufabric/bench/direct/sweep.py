@@ -18,6 +18,7 @@ from gpufabric.bench.direct import check as checking
 from gpufabric.bench.direct import collectives
 from gpufabric.bench.direct.control import ControlPlane
 from gpufabric.bench.direct.cuda import Stream
+from gpufabric.bench.direct.device_check import DeviceChecker
 from gpufabric.bench.direct.library import NcclLibrary, require_version
 from gpufabric.bench.direct.timer import DirectTimer
 from gpufabric.bench.fault import Fault, slowed_launch
@@ -42,6 +43,8 @@ class SweepContext:
     fault: Fault | None
     on_size: Callable[[str, int], None] | None
     on_row: Callable[[str, Row], None] | None
+    checker: DeviceChecker | None = None
+    """``--check`` on the GPU; None: on the host."""
 
     @property
     def version(self) -> tuple[int, ...]:
@@ -94,12 +97,12 @@ def run_collective(collective: str, config: BenchConfig, ctx: SweepContext, note
                 slowed = [slowed_launch(fault, ctx.rank, call, ctx.stream.synchronize) for call in work.calls]
                 if all(call is not None for call in slowed):
                     work.calls = [call for call in slowed if call is not None]
-                samples = _measure(ctx, work, collective, shape.size_bytes)
+                samples = _measure(ctx, work, collective, shape.size_bytes, warm=not in_place)
                 wrong: int | None = None
                 if config.check:
                     local = checking.run_check(
                         work, buffers, ctx.stream, dtype=config.dtype, op=op_name, root=max(root, 0),
-                        rank=ctx.rank, corrupt=corrupt,
+                        rank=ctx.rank, corrupt=corrupt, device=ctx.checker,
                     )  # fmt: skip
                     table = ctx.control.allgather(
                         None if local is None else [local.wrong, local.index, local.expected, local.got]
@@ -134,9 +137,11 @@ def run_collective(collective: str, config: BenchConfig, ctx: SweepContext, note
     return series
 
 
-def _measure(ctx: SweepContext, work: collectives.Workload, collective: str, size: int) -> Samples:
+def _measure(
+    ctx: SweepContext, work: collectives.Workload, collective: str, size: int, *, warm: bool
+) -> Samples:
     try:
-        return ctx.timer.measure(work)
+        return ctx.timer.measure(work, warm=warm or not ctx.timer.exact)
     except ctx.nccl.NCCLError as exc:
         text = " ".join(str(exc).split())
         if "invalid argument" in text.lower() or "InvalidArgument" in text:

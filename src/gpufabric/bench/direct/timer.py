@@ -73,17 +73,37 @@ class DirectTimer:
         self.stream.synchronize()
         return graph
 
-    def measure(self, work: Workload) -> Samples:
-        """Warm-up, stabilisation, batches until rank 0 says stop."""
+    @property
+    def exact(self) -> bool:
+        """``--batches 1`` in fixed mode is nccl-tests' loop exactly: ``-w`` warm-up launches once per
+        size (before the out-of-place column only, as its ``TimeTest`` warms each size once), then one
+        ``-n`` batch per column, no stabilisation batches."""
         config = self.config
-        warmup = max(config.warmup, 1)
-        first = self.run_batch(work, warmup)
-        iters = batch_iters(first, config)
-        if config.batch_floor_s > 0:
-            iters = int(self.control.broadcast(iters))  # every rank must run the same count
+        return not config.adaptive and config.batches == 1 and config.batch_floor_s == 0
+
+    def warm(self, work: Workload, iters: int) -> None:
+        """nccl-tests' warm-up: ``iters`` launches, then wait for them."""
+        for call in work.batch(iters):
+            call()
+        self.stream.synchronize()
+
+    def measure(self, work: Workload, *, warm: bool = True) -> Samples:
+        """Warm-up, stabilisation, batches until rank 0 says stop. ``warm=False`` (the in-place column
+        of an exact sweep) skips the warm-up, as nccl-tests does."""
+        config = self.config
+        exact = self.exact
+        if exact:
+            warmup = config.warmup if warm else 0
+            if warmup:
+                self.warm(work, warmup)
+            iters = config.iters
+        else:
+            warmup = max(config.warmup, 1)
+            first = self.run_batch(work, warmup)
+            iters = batch_iters(first, config)
+            if config.batch_floor_s > 0:
+                iters = int(self.control.broadcast(iters))  # every rank must run the same count
         graph = self.capture(work, iters) if config.graph else None
-        # --batches 1 is nccl-tests' loop exactly (-w warm-up, then one -n batch): no stabilisation batches.
-        exact = not config.adaptive and config.batches == 1
         log = BatchLog(config.stable_tol, 0 if exact else config.max_unstable_batches)
         ran, reason, started = 0, "", time.monotonic()
         try:

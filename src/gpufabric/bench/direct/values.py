@@ -52,7 +52,7 @@ def _fp8_table(exponent_bits: int, mantissa_bits: int) -> np.ndarray:
     return values
 
 
-_FP8 = {"f8e4m3": _fp8_table(4, 3), "f8e5m2": _fp8_table(5, 2)}
+FP8_VALUES = {"f8e4m3": _fp8_table(4, 3), "f8e5m2": _fp8_table(5, 2)}
 
 
 def encode(values: np.ndarray, dtype: str) -> np.ndarray:
@@ -61,7 +61,7 @@ def encode(values: np.ndarray, dtype: str) -> np.ndarray:
         return values.astype(NUMPY_TYPES[dtype])
     if dtype == "bfloat16":
         return (values.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
-    table = _FP8[dtype]
+    table = FP8_VALUES[dtype]
     finite = np.flatnonzero(~np.isnan(table[:128]))  # non-negative codes; the check values are >= 0
     out = np.empty(values.shape, dtype=np.uint8)
     for value in np.unique(values):
@@ -76,7 +76,7 @@ def decode(raw: np.ndarray, dtype: str) -> np.ndarray:
         return raw.view(NUMPY_TYPES[dtype]).astype(np.float64)
     if dtype == "bfloat16":
         return (raw.view(np.uint16).astype(np.uint32) << 16).view(np.float32).astype(np.float64)
-    decoded: np.ndarray = _FP8[dtype][raw.view(np.uint8)]
+    decoded: np.ndarray = FP8_VALUES[dtype][raw.view(np.uint8)]
     return decoded
 
 
@@ -85,15 +85,21 @@ def itemsize(dtype: str) -> int:
     return int((found if found is not None else _BITS[dtype]).itemsize)
 
 
+def period(nranks: int) -> int:
+    """Elements after which every input and expected value repeats: they depend on the index modulo 3
+    and modulo ``nranks`` only."""
+    return 3 * max(nranks, 1)
+
+
 def _tiled(make: Any, nranks: int, start: int, count: int) -> np.ndarray:
     """``make(idx)`` for ``start .. start+count``, computed on one period and tiled: every value here
     depends on the index modulo 3 or modulo nranks, so a 256 MB buffer costs one copy, not arithmetic."""
-    period = 3 * max(nranks, 1)
-    if count <= 4 * period:
+    cycle = period(nranks)
+    if count <= 4 * cycle:
         result: np.ndarray = make(np.arange(start, start + count, dtype=np.int64))
         return result
-    one = make(np.arange(start, start + period, dtype=np.int64))
-    tiled: np.ndarray = np.tile(one, -(-count // period))[:count]  # np.resize concatenates: 50x slower
+    one = make(np.arange(start, start + cycle, dtype=np.int64))
+    tiled: np.ndarray = np.tile(one, -(-count // cycle))[:count]  # np.resize concatenates: 50x slower
     return tiled
 
 
@@ -136,10 +142,10 @@ def _tiled_bytes(make: Any, nranks: int, start: int, count: int, dtype: str) -> 
     """``encode(make(idx), dtype)`` as bytes for ``start .. start+count``: one period encoded, then the
     bytes tiled (a 256 MB buffer is one copy, never an int64 array of 32M elements)."""
     width = itemsize(dtype)
-    period = 3 * max(nranks, 1)
-    if count <= 4 * period:
+    cycle = period(nranks)
+    if count <= 4 * cycle:
         return encode(make(np.arange(start, start + count, dtype=np.int64)), dtype).view(np.uint8)
-    one = encode(make(np.arange(start, start + period, dtype=np.int64)), dtype).view(np.uint8)
+    one = encode(make(np.arange(start, start + cycle, dtype=np.int64)), dtype).view(np.uint8)
     return repeat_bytes(one, count * width)
 
 
@@ -189,7 +195,7 @@ def find_wrong_bytes(raw: np.ndarray, expected_raw: np.ndarray, dtype: str, op: 
     word = np.dtype(f"u{itemsize(dtype)}")
     if dtype in FLOAT_DTYPES and op == "avg":
         got, expected = decode(raw, dtype), decode(expected_raw, dtype)
-        tolerance = 4 * _epsilon(dtype) * np.maximum(np.abs(expected), 1.0)
+        tolerance = 4 * epsilon(dtype) * np.maximum(np.abs(expected), 1.0)
         mask = ~(np.abs(got - expected) <= tolerance)
     else:
         mask = raw.view(word) != expected_raw.view(word)
@@ -204,7 +210,7 @@ def find_wrong_bytes(raw: np.ndarray, expected_raw: np.ndarray, dtype: str, op: 
     )
 
 
-def _epsilon(dtype: str) -> float:
+def epsilon(dtype: str) -> float:
     if dtype in NUMPY_TYPES:
         return float(np.finfo(NUMPY_TYPES[dtype]).eps)
     return {"bfloat16": 2.0**-7, "f8e4m3": 2.0**-3, "f8e5m2": 2.0**-2}[dtype]
