@@ -7,6 +7,8 @@ its own entry points in its ``__init__`` (``gpufabric.bench.run_bench``, ``gpufa
 Data flows one way: catalog -> planner -> launch -> bench -> results -> analysis -> report.
 """
 
+from typing import TYPE_CHECKING
+
 from gpufabric.errors import (
     BenchTimeout,
     CatalogError,
@@ -29,7 +31,18 @@ def _installed_version() -> str:
         return "0+source"
 
 
-__version__ = _installed_version()
+if TYPE_CHECKING:
+    __version__: str
+
+
+def __getattr__(name: str) -> str:
+    # Looked up on first use: importlib.metadata costs a rank process ~0.1-0.4 s of start-up.
+    if name == "__version__":
+        global __version__
+        __version__ = _installed_version()
+        return __version__
+    raise AttributeError(f"module 'gpufabric' has no attribute {name!r}")
+
 
 __all__ = [
     "BenchTimeout",

@@ -14,7 +14,7 @@ import subprocess
 from collections.abc import Mapping
 from typing import Any
 
-from gpufabric import __version__
+import gpufabric
 from gpufabric.results.model import Device
 
 RELEVANT_ENV_PREFIXES = (
@@ -113,7 +113,7 @@ def static_metadata(environ: Mapping[str, str], on_gpu: bool) -> dict[str, Any]:
     import torch
 
     return {
-        "tool_version": __version__,
+        "tool_version": gpufabric.__version__,
         "torch_version": torch.__version__,
         "cuda_version": torch.version.cuda,
         "nccl_version": nccl_version() if on_gpu else None,

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from gpufabric import __version__
+import gpufabric
 from gpufabric.bench.config import BenchConfig, validate
 from gpufabric.bench.direct import cuda, library
 from gpufabric.bench.direct.control import ControlPlane
@@ -94,7 +94,7 @@ def run_rank(config: BenchConfig, identity: RankIdentity) -> int:
             from gpufabric.bench.report_writer import RankReporter
 
             static = {
-                "tool_version": __version__,
+                "tool_version": gpufabric.__version__,
                 "torch_version": None,
                 "cuda_version": info.cuda_runtime,
                 "nccl_version": nccl_lib.version,

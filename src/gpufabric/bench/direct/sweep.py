@@ -145,9 +145,11 @@ def _measure(
     except ctx.nccl.NCCLError as exc:
         text = " ".join(str(exc).split())
         if "invalid argument" in text.lower() or "InvalidArgument" in text:
+            config = ctx.timer.config
             raise UsageError(
-                f"{collective} at {size} B: NCCL refused the call ({text[:160]}); this NCCL "
-                f"({ctx.library.version}) may not support --dtype/--op here: try --dtype float --op sum"
+                f"{collective} at {size} B: NCCL {ctx.library.version} refused --dtype {config.dtype} "
+                f"--op {config.op} ({text[:120]}); NCCL has no such reduction here (NCCL 2.28 has no avg "
+                "for fp8, for one): use another --op or --dtype"
             ) from exc
         raise GpufabricError(
             f"NCCL {collective} at {size} B failed on rank {ctx.rank}: {text[:300]}"
