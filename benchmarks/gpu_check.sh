@@ -100,6 +100,6 @@ sort -t'|' -k2 -n -r "$OUT/importtime-rank.txt" | head -15 >> "$LOG"
 timeout 60 python3 -m cProfile -o "$OUT/cli-1size.prof" -m gpufabric.cli bench --engine nccl -b 8 -e 8 -n 5 -w 1 --batches 1 --no-check --run-dir "$OUT/r1p" >/dev/null 2>&1
 python3 -c "import pstats; pstats.Stats('$OUT/cli-1size.prof').sort_stats('cumulative').print_stats(25)" > "$OUT/cli-1size.txt" 2>&1
 
-tar -czf "$OUT/runs.tgz" -C "$OUT" c1 r8 o2-2--check o2-2--no-check nt2-1.txt nt2-2.txt nt8.txt rss-nt.txt rss-ours.txt gpu-nt.txt gpu-ours.txt 2>/dev/null && rm -rf "$OUT"/nt2-* "$OUT"/nt8.txt "$OUT"/rss-* "$OUT"/gpu-*.txt "$OUT"/c1 "$OUT"/r8 "$OUT"/o2-* "$OUT"/big* "$OUT"/r1 "$OUT"/r1p
+tar -czf "$OUT/runs.tgz" -C "$OUT" c1 r8 o2-2--check o2-2--no-check nt2-1.txt nt2-2.txt nt8.txt rss-nt.txt rss-ours.txt gpu-nt.txt gpu-ours.txt cli-1size.prof importtime-rank.txt nccl-tests-build.log 2>/dev/null && rm -rf "$OUT"/nt2-* "$OUT"/nt8.txt "$OUT"/rss-* "$OUT"/gpu-*.txt "$OUT"/cli-1size.prof "$OUT"/importtime-rank.txt "$OUT"/nccl-tests-build.log "$OUT"/c1 "$OUT"/r8 "$OUT"/o2-* "$OUT"/big* "$OUT"/r1 "$OUT"/r1p
 echo "================ summary"
 printf '%s\n' "${SUMMARY[@]}"
