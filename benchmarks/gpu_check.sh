@@ -14,7 +14,10 @@ record() { SUMMARY+=("$1"); echo "-> $1" | tee -a "$LOG" "$OUT/summary.txt" >/de
 now() { date +%s.%N; }
 since() { python3 -c "print(round($(now)-$1,2))"; }
 
-timeout 120 python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl >>"$LOG" 2>&1
+timeout 120 python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl >>"$LOG" 2>&1
+# As pip installs for users: byte-compiled (the image sets no .pyc writing otherwise, which costs every start).
+PYTHONDONTWRITEBYTECODE= python3 -m compileall -q -j 0 src /tmp/site >/dev/null 2>&1; echo "PYTHONDONTWRITEBYTECODE=${PYTHONDONTWRITEBYTECODE:-unset}" >>"$LOG"
+unset PYTHONDONTWRITEBYTECODE
 export PYTHONPATH="/tmp/site:$PWD/src"
 GF="python3 -m gpufabric.cli"
 NCCL_DIR=$(python3 -c "import nvidia.nccl; print(list(nvidia.nccl.__path__)[0])" 2>/dev/null)

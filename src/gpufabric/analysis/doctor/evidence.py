@@ -14,6 +14,7 @@ stands for its result; any other directory for the ``*.log`` files under it.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cache
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
@@ -40,18 +41,17 @@ EXPECT_CHOICES: tuple[str, ...] = tuple(f.value for f in FabricName)
 ExpectChoice = str
 
 
-def _network_of() -> dict[FabricName, NetworkKind]:
+# Read from the catalog on first use, not at import: loading its data costs every CLI start ~0.7 s.
+@cache
+def network_of() -> dict[FabricName, NetworkKind]:
     """How each inter-node fabric shows up as NCCL's network (the catalog's ``network`` family)."""
     return {f.name: f.network for f in list_fabrics() if f.network is not None}
 
 
-def _plugin_fabrics() -> frozenset[FabricName]:
+@cache
+def plugin_fabrics() -> frozenset[FabricName]:
     """Fabrics that only exist through an external NCCL net plugin (the catalog's ``plugin``)."""
     return frozenset(f.name for f in list_fabrics() if f.plugin)
-
-
-NETWORK_OF: dict[FabricName, NetworkKind] = _network_of()
-PLUGIN_FABRICS = _plugin_fabrics()
 
 
 class Expectation(BaseModel):
@@ -65,7 +65,7 @@ class Expectation(BaseModel):
 
     @property
     def network(self) -> NetworkKind | None:
-        return NETWORK_OF.get(self.fabric) if self.fabric else None
+        return network_of().get(self.fabric) if self.fabric else None
 
     @property
     def intra_node_only(self) -> bool:
@@ -73,7 +73,7 @@ class Expectation(BaseModel):
 
     @property
     def needs_plugin(self) -> bool:
-        return self.fabric in PLUGIN_FABRICS
+        return self.fabric in plugin_fabrics()
 
     @property
     def gdr_expected(self) -> bool:
@@ -87,7 +87,7 @@ def _check_agrees(key: str, fabric: FabricName, instance: InstanceType) -> None:
     is the shape's own fabric (or one NCCL sees as the same network: ib for a RoCE shape), sockets (the
     fabric-off side of an A/B), the shape's intra-node link (a one-host run), or a fabric the catalog
     publishes a baseline for on this shape."""
-    network, shape_network = NETWORK_OF.get(fabric), NETWORK_OF.get(instance.fabric)
+    network, shape_network = network_of().get(fabric), network_of().get(instance.fabric)
     same_network = network is not None and network == shape_network
     published = any(curve.fabric == fabric for curve in list_baseline_curves(instance.name))
     if fabric in (instance.fabric, FabricName.SOCKET, instance.intra_node) or same_network or published:
