@@ -144,9 +144,12 @@ def bench(
         None, "--nccl-lib", help="nccl engine: the libnccl.so.2 to load (default: LD_LIBRARY_PATH, system)"
     ),
     virtual_nodes: int = typer.Option(
-        0, "--virtual-nodes", min=0, help="local: split the ranks into N NCCL nodes (NCCL_HOSTID each)"
+        0,
+        "--virtual-nodes",
+        min=0,
+        help="local, mpirun: split this host's ranks into N NCCL nodes (NCCL_HOSTID each)",
     ),
-    mps: bool = typer.Option(False, "--mps", help="local, --virtual-nodes: run an MPS daemon for the job"),
+    mps: bool = typer.Option(False, "--mps", help="--virtual-nodes: run an MPS daemon for the job"),
     self_test: bool = typer.Option(
         False,
         "--self-test",
@@ -247,8 +250,14 @@ def bench(
     if engine == "nccl-tests":
         from gpufabric.cli import bench_nccl_tests
 
-        bench_nccl_tests.refuse_gpufabric_only_flags(config, ranks=ranks, timeout_stage=timeout_stage)
-        gpus = gpus_per_node or visible_gpu_count({**os.environ, **extra_env})
+        # With virtual nodes --ranks is mpirun's -np (nccl_tests_layout); otherwise the GPUs decide.
+        bench_nccl_tests.refuse_gpufabric_only_flags(
+            config, ranks=None if virtual_nodes else ranks, timeout_stage=timeout_stage
+        )
+        nodes, gpus = bench_modes.nccl_tests_layout(
+            on, virtual_nodes=virtual_nodes, ranks=ranks, gpus_per_node=gpus_per_node,
+            visible_gpus=visible_gpu_count({**os.environ, **extra_env}), nodes=nodes,
+        )  # fmt: skip
         if dry_run:  # print the command lines; run nothing, not even the binaries' --help
             plan_text = bench_nccl_tests.nccl_tests_dry_run(
                 config, launcher=factory(), nccl_tests_dir=nccl_tests_dir, nodes=nodes, gpus_per_node=gpus,
