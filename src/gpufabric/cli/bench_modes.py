@@ -13,6 +13,7 @@ from pathlib import Path
 from gpufabric.bench.config import BenchConfig
 from gpufabric.errors import UsageError
 from gpufabric.launch.base import Launcher, RankProgram
+from gpufabric.results.model import RunResult
 
 ENGINES: tuple[str, ...] = ("gpufabric", "nccl", "torch", "nccl-tests")
 """``gpufabric``: our default (the direct NCCL engine on GPUs when the ``gpu`` extra is installed, else
@@ -22,34 +23,38 @@ VIRTUAL_NODE_LAUNCHERS: tuple[str, ...] = ("local", "mpirun")
 """Launchers that place every rank on this host, so they can split them into virtual nodes."""
 
 
-SELF_TEST_NOTE = (
-    "self-test: 2 virtual nodes on one host (NCCL_HOSTID per node), so NCCL's inter-node path runs "
-    "through this node's own network stack: the net plugin, the NICs, PCIe and GPUDirect RDMA in a "
-    "loopback. It cannot prove the switch fabric, cabling or another node's NICs, and its bandwidth is "
-    "not a cluster figure"
-)
-
-
 def self_test_shape(
-    virtual_nodes: int, mps: bool, ranks: int | None, on: str
+    virtual_nodes: int, mps: bool, ranks: int | None, on: str, instance_type: str | None = None
 ) -> tuple[int, bool, int | None]:
     """``--self-test``: two virtual nodes of half this host's GPUs each (two ranks sharing one GPU, with
-    MPS, on a one-GPU host); prints what the mode proves and what it cannot, on stderr."""
+    MPS, on a one-GPU host); prints what the mode proves and what it cannot, on stderr. A misspelt
+    ``--instance-type`` (the shape whose catalog figures the result is read against) stops it here."""
     import os
     import sys
 
+    from gpufabric.bench.self_test import SELF_TEST_NOTE, check_instance
     from gpufabric.bench.world import visible_gpu_count
 
-    if on != "local":
-        raise UsageError(f"--self-test: runs on this node (--on local); drop --on {on}")
+    if on not in VIRTUAL_NODE_LAUNCHERS:
+        raise UsageError(f"--self-test: runs on this node (--on local or --on mpirun); drop --on {on}")
     if virtual_nodes not in (0, 2):
         raise UsageError("--self-test: is two virtual nodes; drop --virtual-nodes")
+    check_instance(instance_type)
     gpus = visible_gpu_count(os.environ)
     if gpus == 0:
         raise UsageError("--self-test: needs this node's GPUs and NCCL; none is visible here")
     print(f"note: {SELF_TEST_NOTE}", file=sys.stderr)
     shared = gpus == 1
     return 2, mps or shared, ranks if ranks is not None else max(gpus, 2)
+
+
+def print_self_test_figures(instance_type: str | None, config: BenchConfig, result: RunResult | None) -> None:
+    """On stderr, next to the result (or the dry run's plan): the catalog's expected figures for this
+    node's shape, what they mean here, and what the loopback cannot prove."""
+    from gpufabric.bench.self_test import check_instance, self_test_lines
+
+    lines = self_test_lines(check_instance(instance_type), config.collectives, config.sizes(), result)
+    print("\n".join(lines), file=sys.stderr)
 
 
 def nccl_tests_layout(
