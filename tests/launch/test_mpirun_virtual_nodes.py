@@ -245,3 +245,27 @@ def test_nccl_tests_engine_counts_every_process_on_virtual_nodes(tmp_path: Path)
     assert "the table has 2 rank(s), the job launched 4 (4 process(es) x 1 GPU(s))" in done.stderr
     host_ids = [_recorded(build, r)["NCCL_HOSTID"] for r in range(4)]
     assert host_ids == [f"{HOST}-vnode{n}" for n in (0, 0, 1, 1)]
+
+
+def test_nccl_tests_dry_run_on_four_processes(tmp_path: Path) -> None:
+    """The plan as it would run: -np 4, two rows of the table (2 processes per virtual node, each on its
+    GPU share with NCCL_TESTS_DEVICE=0), the binary with -g 1; nothing is started."""
+    args = ["--engine", "nccl-tests", "--on", "mpirun", "--virtual-nodes", "2", "--ranks", "4",
+            "--nccl-tests-dir", str(tmp_path / "absent"), "-c", "all_gather", "-b", "8", "-e", "1M",
+            "--dry-run", "--run-dir", str(tmp_path / "run")]  # fmt: skip
+    done = _bench(args, tmp_path, CUDA_VISIBLE_DEVICES="0")
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert " -np 4 -H localhost:4 " in out
+    placement = "CUDA_VISIBLE_DEVICES=0 GPUFABRIC_GPUS_PER_NODE=1 NCCL_TESTS_DEVICE=0;;"
+    assert (
+        f"\n0|1) export GPUFABRIC_VIRTUAL_NODE=0 GPUFABRIC_NODE_RANK=0 NCCL_HOSTID={HOST}-vnode0 {placement}"
+        in out
+    )
+    assert (
+        f"\n2|3) export GPUFABRIC_VIRTUAL_NODE=1 GPUFABRIC_NODE_RANK=1 NCCL_HOSTID={HOST}-vnode1 {placement}"
+        in out
+    )
+    binary = str(tmp_path / "absent" / "all_gather_perf")
+    assert f"{WRAPPER_NAME} {binary} -b 8 -e 1048576 -f 2 -g 1 " in out
+    assert "all_gather_perf was not found on this machine" in out  # a dry run needs no binary here
