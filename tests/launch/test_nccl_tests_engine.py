@@ -1,8 +1,9 @@
 """nccl-tests as an engine: the seeds' exact command lines, -J detection from the usage text, binary
 lookup, and the run path (launcher -> rank-0 log -> result readers) on real recorded output.
 
-Not run here (no GPU, no nccl-tests build): a real ``all_reduce_perf``. The gpu-marked test at the
-end runs it when a binary is found; the lead runs it on the GPU machine.
+Not run here (no GPU, no nccl-tests build): a real ``all_reduce_perf``. The gpu-marked tests at the
+end run the real binaries when found (``GPUFABRIC_NCCL_TESTS_DIR``, PATH or /opt/nccl-tests/build): on
+this host alone, and on 2 and 4 processes over 2 virtual nodes through mpirun with MPS.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from gpufabric.bench.nccl_tests import (
 from gpufabric.errors import UsageError
 from gpufabric.launch.base import RankProgram
 from gpufabric.launch.mpirun import MpirunLauncher
+from gpufabric.results.model import RunResult
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 HELP = FIXTURES / "launch" / "nccl_tests_help"
@@ -136,3 +138,81 @@ def test_real_all_reduce_perf_on_this_host(
     run = run_nccl_tests(LocalLauncher(), program, timeout_s=300)
     assert run.outcome.ok, run.outcome.failure
     assert run.result is not None and run.result.series[0].rows[-1].size_bytes == 64 << 20
+
+
+def _nccl_tests_dir() -> Path:
+    """The real build (GPUFABRIC_NCCL_TESTS_DIR, else PATH, else /opt/nccl-tests/build); skip without it."""
+    directory = os.environ.get("GPUFABRIC_NCCL_TESTS_DIR")
+    try:
+        return locate_binary("all_reduce", Path(directory) if directory else None).parent
+    except UsageError as exc:
+        pytest.skip(str(exc))
+
+
+# Each sweep: -b -e -f, then what our flags add (dtype, op, root, --check, --graph); nccl-tests' -J is on
+# where the binary lists it (the CLI probes --help); test_real_binaries_without_json covers -J off.
+VNODE_SWEEPS = [
+    (["-b", "8", "-e", "1M", "-f", "4"], ["-d", "bfloat16", "-o", "max", "-r", "1", "--check"]),
+    (["-b", "1K", "-e", "64K", "-f", "2"], ["-d", "float", "-o", "sum", "--graph", "--no-check"]),
+]
+VNODE_COLLECTIVES = "all_reduce,all_gather,reduce_scatter,alltoall,broadcast,reduce,sendrecv,gather,scatter"
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("ranks", [2, 4])
+@pytest.mark.parametrize(("sweep", "flags"), VNODE_SWEEPS)
+def test_real_binaries_on_virtual_nodes_through_mpirun(
+    tmp_path: Path, ranks: int, sweep: list[str], flags: list[str]
+) -> None:
+    """Every *_perf binary on 2 virtual nodes (2 or 4 processes on this host's GPUs, MPS on) through our
+    driver; the output must match the command (sizes, counts, type, op, root) and read back through
+    show, compare and doctor."""
+    from typer.testing import CliRunner
+
+    from gpufabric.cli.app import app
+    from gpufabric.launch.mps import CONTROL
+
+    build = _nccl_tests_dir()
+    if shutil.which("mpirun") is None or shutil.which(CONTROL) is None:
+        pytest.skip(f"needs OpenMPI's mpirun and {CONTROL}")
+    run_dir = tmp_path / "run"
+    runner = CliRunner()
+    args = ["bench", "--engine", "nccl-tests", "--on", "mpirun", "--virtual-nodes", "2", "--mps",
+            "--ranks", str(ranks), "--nccl-tests-dir", str(build), "-c", VNODE_COLLECTIVES, *sweep, *flags,
+            "-n", "5", "-w", "2", "--timeout", "400", "--format", "json",
+            "--run-dir", str(run_dir)]  # fmt: skip
+    done = runner.invoke(app, args)
+    assert done.exit_code == 0, done.output
+    result = RunResult.model_validate_json((run_dir / "result.json").read_text())
+    assert result.complete and result.metadata.world_size == ranks
+    assert {d.host.rsplit("/", 1)[-1] for d in result.metadata.devices if d.host} == {"vnode0", "vnode1"}
+    assert sorted(s.collective for s in result.series) == sorted(VNODE_COLLECTIVES.split(","))
+    if "--check" in flags:
+        assert all(s.wrong_total == 0 for s in result.series)
+    shown = runner.invoke(app, ["show", str(run_dir), "--format", "csv"])
+    assert shown.exit_code == 0 and "all_reduce" in shown.output
+    compared = runner.invoke(app, ["compare", str(run_dir), str(run_dir / "result.json"), "-c", "all_reduce"])
+    assert compared.exit_code == 0, compared.output
+    doctor = runner.invoke(app, ["doctor", str(run_dir), "--format", "json"])
+    assert doctor.exit_code in (0, 1), doctor.output
+    assert "virtual nodes on one host" in doctor.output
+
+
+@pytest.mark.gpu
+def test_real_binaries_without_json(tmp_path: Path) -> None:
+    """-J off: the text table is read (2 processes on 2 virtual nodes, MPS on), and it matches."""
+    from gpufabric.launch.mpirun import MpirunOptions
+    from gpufabric.launch.mps import CONTROL
+
+    build = _nccl_tests_dir()
+    if shutil.which("mpirun") is None or shutil.which(CONTROL) is None:
+        pytest.skip(f"needs OpenMPI's mpirun and {CONTROL}")
+    settings = NcclTestsSettings(collective="all_gather", min_bytes="8", max_bytes="4M", step_factor=4,
+                                 iters=5, warmup_iters=2, check_iters=1)  # fmt: skip
+    program = nccl_tests_program(build / "all_gather_perf", settings, launcher_name="mpirun",
+                                 workdir=tmp_path, nodes=2, gpus_per_node=1, json_output=False)  # fmt: skip
+    assert "-J" not in program.argv
+    run = run_nccl_tests(MpirunLauncher(MpirunOptions(virtual_nodes=2, mps=True)), program, timeout_s=300)
+    assert run.outcome.ok, run.outcome.failure
+    assert run.mismatch is None and run.result is not None
+    assert run.result.metadata.hosts and all("/vnode" in h for h in run.result.metadata.hosts)

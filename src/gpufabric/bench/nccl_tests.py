@@ -251,9 +251,26 @@ def run_nccl_tests(
     if outcome.ok and result is not None:
         expect = Expectation.from_command(program.argv, processes=program.nranks, launcher=launcher.name)
         problem = mismatch(result, expect)
+    virtual_nodes = getattr(launcher, "virtual_nodes", None)
+    if result is not None and virtual_nodes:
+        name_virtual_nodes(result, program.nranks, virtual_nodes)
     return NcclTestsRun(
         result=result, outcome=outcome, log_path=log.path, json_path=json_path, mismatch=problem
     )
+
+
+def name_virtual_nodes(result: RunResult, nranks: int, nodes: int) -> None:
+    """nccl-tests prints the real host name for every rank; on virtual nodes each rank's node is
+    ``host/vnodeK`` as in our engine's results (ranks split into ``nodes`` contiguous groups, as the
+    launcher placed them), so doctor and compare count the nodes NCCL saw."""
+    per_node = -(-nranks // nodes)
+    meta = result.metadata
+    for device in meta.devices:
+        if device.host and device.rank is not None and "/vnode" not in device.host:
+            device.host = f"{device.host}/vnode{device.rank // per_node}"
+    named = sorted({d.host for d in meta.devices if d.host})
+    if named:
+        meta.hosts = named
 
 
 def _json_path(argv: list[str]) -> Path | None:

@@ -127,7 +127,10 @@ def bench(
     ab: bool = typer.Option(False, "--ab", help="run with the fabric on and off; print speed-up + verdict"),
     rounds: int = typer.Option(2, "--rounds", help="--ab: on/off rounds, ABBA order (2 = on,off,off,on)"),
     instance_type: str | None = typer.Option(
-        None, "--instance-type", help="--ab: shape whose fabric is switched (default: NVLink/PCIe here)"
+        None,
+        "--instance-type",
+        help="--ab: shape whose fabric is switched (default: NVLink/PCIe here); --self-test: this node's "
+        "shape, for the catalog's expected figures",
     ),
     on: str = typer.Option(
         "local", "--on", help="launcher: local, mpirun, slurm (kubernetes, skypilot: --dry-run)"
@@ -144,9 +147,12 @@ def bench(
         None, "--nccl-lib", help="nccl engine: the libnccl.so.2 to load (default: LD_LIBRARY_PATH, system)"
     ),
     virtual_nodes: int = typer.Option(
-        0, "--virtual-nodes", min=0, help="local: split the ranks into N NCCL nodes (NCCL_HOSTID each)"
+        0,
+        "--virtual-nodes",
+        min=0,
+        help="local, mpirun: split this host's ranks into N NCCL nodes (NCCL_HOSTID each)",
     ),
-    mps: bool = typer.Option(False, "--mps", help="local, --virtual-nodes: run an MPS daemon for the job"),
+    mps: bool = typer.Option(False, "--mps", help="--virtual-nodes: run an MPS daemon for the job"),
     self_test: bool = typer.Option(
         False,
         "--self-test",
@@ -167,7 +173,7 @@ def bench(
 
     choice("--engine", engine, bench_modes.ENGINES)
     if self_test:
-        virtual_nodes, mps, ranks = bench_modes.self_test_shape(virtual_nodes, mps, ranks, on)
+        virtual_nodes, mps, ranks = bench_modes.self_test_shape(virtual_nodes, mps, ranks, on, instance_type)
     if ab and engine not in ("gpufabric", "nccl", "torch"):
         raise UsageError(
             "--ab: runs on the gpufabric engine only; drop --engine nccl-tests, or compare two nccl-tests "
@@ -175,8 +181,10 @@ def bench(
         )
     if ab and dry_run:
         raise UsageError("--dry-run: prints one job's plan; drop --ab (the A/B runs that job per side)")
-    if instance_type is not None and not ab:
-        raise UsageError("--instance-type: only --ab uses it; add --ab or drop --instance-type")
+    if instance_type is not None and not (ab or self_test):
+        raise UsageError(
+            "--instance-type: only --ab uses it (and --self-test); add one of them or drop --instance-type"
+        )
     if ab:
         choice("--format", fmt, ("table", "markdown", "json"))
     choice("--format", fmt, FORMATS)
@@ -247,14 +255,22 @@ def bench(
     if engine == "nccl-tests":
         from gpufabric.cli import bench_nccl_tests
 
-        bench_nccl_tests.refuse_gpufabric_only_flags(config, ranks=ranks, timeout_stage=timeout_stage)
-        gpus = gpus_per_node or visible_gpu_count({**os.environ, **extra_env})
+        # With virtual nodes --ranks is mpirun's -np (nccl_tests_layout); otherwise the GPUs decide.
+        bench_nccl_tests.refuse_gpufabric_only_flags(
+            config, ranks=None if virtual_nodes else ranks, timeout_stage=timeout_stage
+        )
+        nodes, gpus = bench_modes.nccl_tests_layout(
+            on, virtual_nodes=virtual_nodes, ranks=ranks, gpus_per_node=gpus_per_node,
+            visible_gpus=visible_gpu_count({**os.environ, **extra_env}), nodes=nodes,
+        )  # fmt: skip
         if dry_run:  # print the command lines; run nothing, not even the binaries' --help
             plan_text = bench_nccl_tests.nccl_tests_dry_run(
                 config, launcher=factory(), nccl_tests_dir=nccl_tests_dir, nodes=nodes, gpus_per_node=gpus,
                 env=extra_env,
             )  # fmt: skip
             typer.echo(plan_text)
+            if self_test:
+                bench_modes.print_self_test_figures(instance_type, config, None)
             return
         result = bench_nccl_tests.run_nccl_tests_engine(
             config, launcher=factory(), nccl_tests_dir=nccl_tests_dir, nodes=nodes, gpus_per_node=gpus,
@@ -275,6 +291,8 @@ def bench(
                 config, nranks, gpu, extra_env, launcher=launcher.name, backend=chosen
             )
             typer.echo(bench_modes.dry_run_text(launcher, program))
+            if self_test:
+                bench_modes.print_self_test_figures(instance_type, config, None)
             return
         from gpufabric.cli.bench_stream import RowPrinter
 
@@ -308,10 +326,14 @@ def bench(
             printer.stopped()  # whatever stopped it: what was measured, and where it is kept
             raise
         printer.finish(render(result, fmt))
+        if self_test:
+            bench_modes.print_self_test_figures(instance_type, config, result)
         _fail_on_wrong(result)
         return
     # ``--out -`` put the JSON document on stdout: the table goes to stderr, so stdout stays one document.
     typer.echo(render(result, fmt), nl=False, err=is_stdout(out or ""))
+    if self_test:
+        bench_modes.print_self_test_figures(instance_type, config, result)
     _fail_on_wrong(result)
 
 

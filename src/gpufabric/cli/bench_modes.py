@@ -13,41 +13,86 @@ from pathlib import Path
 from gpufabric.bench.config import BenchConfig
 from gpufabric.errors import UsageError
 from gpufabric.launch.base import Launcher, RankProgram
+from gpufabric.results.model import RunResult
 
 ENGINES: tuple[str, ...] = ("gpufabric", "nccl", "torch", "nccl-tests")
 """``gpufabric``: our default (the direct NCCL engine on GPUs when the ``gpu`` extra is installed, else
 torch.distributed); ``nccl`` and ``torch`` name one of ours; ``nccl-tests`` runs NVIDIA's binaries."""
 RUNNING_LAUNCHERS: tuple[str, ...] = ("local", "mpirun", "slurm")
-
-
-SELF_TEST_NOTE = (
-    "self-test: 2 virtual nodes on one host (NCCL_HOSTID per node), so NCCL's inter-node path runs "
-    "through this node's own network stack: the net plugin, the NICs, PCIe and GPUDirect RDMA in a "
-    "loopback. It cannot prove the switch fabric, cabling or another node's NICs, and its bandwidth is "
-    "not a cluster figure"
-)
+VIRTUAL_NODE_LAUNCHERS: tuple[str, ...] = ("local", "mpirun")
+"""Launchers that place every rank on this host, so they can split them into virtual nodes."""
 
 
 def self_test_shape(
-    virtual_nodes: int, mps: bool, ranks: int | None, on: str
+    virtual_nodes: int, mps: bool, ranks: int | None, on: str, instance_type: str | None = None
 ) -> tuple[int, bool, int | None]:
     """``--self-test``: two virtual nodes of half this host's GPUs each (two ranks sharing one GPU, with
-    MPS, on a one-GPU host); prints what the mode proves and what it cannot, on stderr."""
+    MPS, on a one-GPU host); prints what the mode proves and what it cannot, on stderr. A misspelt
+    ``--instance-type`` (the shape whose catalog figures the result is read against) stops it here."""
     import os
     import sys
 
+    from gpufabric.bench.self_test import SELF_TEST_NOTE, check_instance
     from gpufabric.bench.world import visible_gpu_count
 
-    if on != "local":
-        raise UsageError(f"--self-test: runs on this node (--on local); drop --on {on}")
+    if on not in VIRTUAL_NODE_LAUNCHERS:
+        raise UsageError(f"--self-test: runs on this node (--on local or --on mpirun); drop --on {on}")
     if virtual_nodes not in (0, 2):
         raise UsageError("--self-test: is two virtual nodes; drop --virtual-nodes")
+    check_instance(instance_type)
     gpus = visible_gpu_count(os.environ)
     if gpus == 0:
         raise UsageError("--self-test: needs this node's GPUs and NCCL; none is visible here")
     print(f"note: {SELF_TEST_NOTE}", file=sys.stderr)
     shared = gpus == 1
     return 2, mps or shared, ranks if ranks is not None else max(gpus, 2)
+
+
+def print_self_test_figures(instance_type: str | None, config: BenchConfig, result: RunResult | None) -> None:
+    """On stderr, next to the result (or the dry run's plan): the catalog's expected figures for this
+    node's shape, what they mean here, and what the loopback cannot prove."""
+    from gpufabric.bench.self_test import check_instance, self_test_lines
+
+    lines = self_test_lines(check_instance(instance_type), config.collectives, config.sizes(), result)
+    print("\n".join(lines), file=sys.stderr)
+
+
+def nccl_tests_layout(
+    on: str,
+    *,
+    virtual_nodes: int,
+    ranks: int | None,
+    gpus_per_node: int | None,
+    visible_gpus: int,
+    nodes: int,
+) -> tuple[int, int]:
+    """(nodes, GPU slots per node) of an nccl-tests job: one process per slot under MPI, ``-g 1``.
+
+    Without virtual nodes: the hosts, and ``--gpus-per-node`` (default: this host's GPUs). With
+    ``--virtual-nodes N`` (mpirun on this host): N nodes; the processes are ``--ranks R`` (mpirun's
+    ``-np``, R/N per node), else N x ``--gpus-per-node G``, else this host's GPUs split over the nodes
+    (at least one process per node: on one GPU, ``--virtual-nodes 2`` is 2 processes sharing it)."""
+    if not virtual_nodes:
+        return nodes, gpus_per_node or visible_gpus
+    if on == "local":
+        raise UsageError(
+            "--virtual-nodes with --engine nccl-tests: one process per rank needs MPI; use --on mpirun "
+            "(nccl-tests built with make MPI=1)"
+        )
+    if ranks is None:
+        return virtual_nodes, gpus_per_node or (max(visible_gpus // virtual_nodes, 1) if visible_gpus else 0)
+    if ranks % virtual_nodes:
+        raise UsageError(
+            f"--ranks: {ranks} processes do not split evenly over {virtual_nodes} virtual nodes; use a "
+            f"multiple of {virtual_nodes}"
+        )
+    per_node = ranks // virtual_nodes
+    if gpus_per_node is not None and gpus_per_node != per_node:
+        raise UsageError(
+            f"--ranks {ranks} and --gpus-per-node {gpus_per_node} disagree: {virtual_nodes} virtual nodes x "
+            f"{gpus_per_node} = {virtual_nodes * gpus_per_node} processes; give one of them"
+        )
+    return virtual_nodes, per_node
 
 
 def host_count(hosts: list[str], hostfile: Path | None) -> int:
@@ -77,9 +122,15 @@ def launcher_factory(
     from gpufabric.launch.registry import LauncherSettings, check_launcher_name, make_launcher
 
     name = check_launcher_name(on)
-    if (virtual_nodes or mps) and name != "local":
+    if (virtual_nodes or mps) and name not in VIRTUAL_NODE_LAUNCHERS:
         raise UsageError(
-            f"--virtual-nodes/--mps: the local launcher's (ranks on this host); drop them with --on {name}"
+            "--virtual-nodes/--mps: split ranks on this host (--on local or --on mpirun); drop them with "
+            f"--on {name}"
+        )
+    if virtual_nodes and (hosts or hostfile):
+        raise UsageError(
+            "--virtual-nodes: places every rank on this host; drop --hosts/--hostfile (ranks on other hosts "
+            "are real nodes already) or drop --virtual-nodes"
         )
     if mps and not virtual_nodes:
         raise UsageError("--mps: for ranks that share a GPU; add --virtual-nodes N or drop --mps")
@@ -98,6 +149,8 @@ def launcher_factory(
         settings.mpirun.mpirun = mpirun
         settings.local_virtual_nodes = virtual_nodes or None
         settings.local_mps = mps
+        settings.mpirun.virtual_nodes = virtual_nodes
+        settings.mpirun.mps = mps
         settings.kubernetes.image = image
         if not (hosts or hostfile):
             # Ranks on this host: a free port, so concurrent jobs here never share a rendezvous.

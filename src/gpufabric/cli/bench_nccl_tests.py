@@ -27,7 +27,7 @@ GPUFABRIC_ONLY: dict[str, str] = {
     "batches": "--batches is the gpufabric engine's; nccl-tests times one loop of -n iterations per size "
     "(set -n/--iters, or use --engine gpufabric)",
     "ranks": "--ranks is the gpufabric engine's; nccl-tests runs one rank per GPU (set --gpus-per-node N, "
-    "and --hosts for more nodes)",
+    "and --hosts for more nodes; with --on mpirun --virtual-nodes N, --ranks R is mpirun's -np)",
     "backend": "--backend is the gpufabric engine's; nccl-tests always runs NCCL (drop --backend, or use "
     "--engine gpufabric for other backends)",
     "timeout_stage": "--timeout-stage is the gpufabric engine's stage watchdog; nccl-tests: bound the whole "

@@ -21,7 +21,6 @@ import shutil
 import socket
 import subprocess
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 
 from gpufabric.errors import UsageError
 from gpufabric.launch.base import LaunchOutcome, LaunchPlan, OutputSink, PlannedCommand, RankProgram
@@ -190,8 +189,9 @@ class LocalLauncher:
         if not self.mps:
             return run_commands(plan.commands, on_output=on_output, timeout_s=timeout_s, base_env=base)
         from gpufabric.launch.mps import mps_daemon
+        from gpufabric.launch.virtual_nodes import mps_root
 
-        with mps_daemon(Path(plan.program.workdir) / "mps") as mps_env:
+        with mps_daemon(mps_root(plan.program)) as mps_env:
             return run_commands(
                 plan.commands, on_output=on_output, timeout_s=timeout_s, base_env={**base, **mps_env}
             )

@@ -4,14 +4,21 @@ the environment, ``--tag-output`` tells the ranks' lines apart, and the rank ide
 
 With no hosts, every rank runs on this host (``-H localhost:N``), as ``--on mpirun --ranks N`` promises.
 The seeds' MCA flags are presets (``SEED_MCA_PRESETS``); a plan passes them in ``MpirunOptions.mca``.
+
+``virtual_nodes`` (this host only) splits the ranks into NCCL nodes exactly as the local launcher does
+(``gpufabric.launch.virtual_nodes``): the program runs under ``sh -c RANK_TABLE``, which exports each
+rank's ``NCCL_HOSTID``, node and GPU share by ``OMPI_COMM_WORLD_RANK``; ``mps`` starts a private MPS
+control daemon before mpirun and stops it afterwards, its directories passed to the ranks with ``-x``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
 import socket
+from collections.abc import Iterator
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -54,13 +61,23 @@ class MpirunOptions(BaseModel):
     oversubscribe: bool | None = Field(default=None, description="None: only when ranks exceed cores here")
     allow_run_as_root: bool | None = Field(default=None, description="None: when running as root")
     master_port: int = DEFAULT_MASTER_PORT
+    virtual_nodes: int = Field(default=0, ge=0, description="this host's ranks as N NCCL nodes; 0: off")
+    mps: bool = Field(default=False, description="virtual nodes: a private MPS daemon for the job")
 
 
 class MpirunLauncher:
     name = "mpirun"
 
-    def __init__(self, options: MpirunOptions | None = None) -> None:
+    def __init__(self, options: MpirunOptions | None = None, *, gpu_ids: list[str] | None = None) -> None:
         self.options = options or MpirunOptions()
+        self.gpu_ids = gpu_ids
+        """virtual nodes: the GPUs to hand out; None: this host's (``host_gpu_ids``) when the program
+        wants GPUs"""
+
+    @property
+    def virtual_nodes(self) -> int | None:
+        """As ``LocalLauncher.virtual_nodes``: NCCL nodes this host's ranks are split into (None: off)."""
+        return self.options.virtual_nodes or None
 
     # --- render ------------------------------------------------------------------------------
 
@@ -83,10 +100,16 @@ class MpirunLauncher:
 
     def render(self, program: RankProgram) -> LaunchPlan:
         opts = self.options
+        if opts.virtual_nodes and (opts.hosts or opts.hostfile):
+            raise UsageError(
+                "--virtual-nodes: places every rank on this host; drop --hosts/--hostfile (ranks on other "
+                "hosts are real nodes already) or drop --virtual-nodes"
+            )
         hosts = self._hosts(program)
         per_node = program.ranks_per_node
         local = not hosts
-        addresses = [LOCAL_ADDRESS] * program.nodes if local else [h.host for h in hosts]
+        node_count = opts.virtual_nodes or program.nodes
+        addresses = [LOCAL_ADDRESS] * node_count if local else [h.host for h in hosts]
         layout = NodeLayout(
             node_addresses=addresses,
             gpus_per_node=program.gpus_per_node,
@@ -95,6 +118,10 @@ class MpirunLauncher:
             master_port=opts.master_port,
         )
         env = {**program.env, **layout_env(layout)}
+        program_argv = list(program.argv)
+        notes: list[str] = []
+        if opts.virtual_nodes:
+            program_argv, notes = self._virtual_nodes(program, env)
         argv = [opts.mpirun]
         as_root = opts.allow_run_as_root if opts.allow_run_as_root is not None else os.geteuid() == 0
         if as_root:
@@ -120,7 +147,7 @@ class MpirunLauncher:
         for name in sorted(env):
             argv += ["-x", name]
         argv += opts.extra_args
-        argv += program.argv
+        argv += program_argv
         command = PlannedCommand(
             argv=argv,
             env=env,
@@ -128,13 +155,23 @@ class MpirunLauncher:
             ranks=list(range(program.nranks)),
             host=None if not local else socket.gethostname(),
         )
-        notes = [
-            f"{program.nranks} ranks, {per_node} per node, on "
-            + ("this host" if local else ", ".join(addresses))
-        ]
+        if not notes:
+            notes = [
+                f"{program.nranks} ranks, {per_node} per node, on "
+                + ("this host" if local else ", ".join(addresses))
+            ]
         if is_task_program(program):
             notes.append("task: one process per node runs setup then run, with SKYPILOT_* set")
         return LaunchPlan(launcher=self.name, program=program, commands=[command], notes=notes)
+
+    def _virtual_nodes(self, program: RankProgram, env: dict[str, str]) -> tuple[list[str], list[str]]:
+        from gpufabric.launch.local import host_gpu_ids
+        from gpufabric.launch.virtual_nodes import mpirun_virtual_nodes
+
+        gpu_ids: list[str] = []
+        if program.gpus_per_node:
+            gpu_ids = self.gpu_ids if self.gpu_ids is not None else host_gpu_ids(os.environ)
+        return mpirun_virtual_nodes(program, self.options.virtual_nodes, gpu_ids, env, mps=self.options.mps)
 
     # --- execute -----------------------------------------------------------------------------
 
@@ -145,7 +182,7 @@ class MpirunLauncher:
         self._check_ready(command)
         program = plan.program
         node_tag = is_task_program(program)
-        hosts_by_rank = _hosts_by_rank(command, program)
+        hosts_by_rank = _hosts_by_rank(command, program, self.options.virtual_nodes)
         failed: dict[str, int] = {}
 
         def route(index: int, line: str) -> tuple[str, int | None, str]:
@@ -178,9 +215,10 @@ class MpirunLauncher:
                 result.append(RankExit(rank=rank, host=hosts_by_rank[rank], returncode=code))
             return result
 
-        outcome = run_commands(
-            [command], on_output=on_output, timeout_s=timeout_s, route_line=route, exit_details=exits
-        )
+        with self._mps(program):
+            outcome = run_commands(
+                [command], on_output=on_output, timeout_s=timeout_s, route_line=route, exit_details=exits
+            )
         if not outcome.ok and "start_error" in failed and "rank" not in failed and not outcome.timed_out:
             tail = outcome.exits[0].last_lines if outcome.exits else []
             reason = next((line.strip() for line in tail if _NOT_STARTED.search(line)), "see output above")
@@ -189,6 +227,18 @@ class MpirunLauncher:
                 "accepts passwordless ssh and has OpenMPI at the same path"
             )
         return outcome
+
+    @contextlib.contextmanager
+    def _mps(self, program: RankProgram) -> Iterator[None]:
+        """``--mps``: the daemon whose directories the plan passed with ``-x``, up for the whole job."""
+        if not (self.options.virtual_nodes and self.options.mps):
+            yield
+            return
+        from gpufabric.launch.mps import mps_daemon
+        from gpufabric.launch.virtual_nodes import mps_root
+
+        with mps_daemon(mps_root(program)):
+            yield
 
     def _check_ready(self, command: PlannedCommand) -> None:
         if shutil.which(command.argv[0]) is None:
@@ -211,13 +261,17 @@ class MpirunLauncher:
         return [h.host for h in parse_hosts(self.options.hosts)]
 
 
-def _hosts_by_rank(command: PlannedCommand, program: RankProgram) -> list[str | None]:
+def _hosts_by_rank(command: PlannedCommand, program: RankProgram, virtual_nodes: int) -> list[str | None]:
+    """Each rank's node as exit reports name it: the host, or ``host/vnodeK`` (as in results)."""
     addresses = command.env.get("GPUFABRIC_NODE_IPS", "").split(",")
     local = command.host is not None
     per_node = program.ranks_per_node
+    per_virtual = -(-program.nranks // max(virtual_nodes, 1))
     result: list[str | None] = []
     for rank in range(program.nranks):
-        if local:
+        if local and virtual_nodes:
+            result.append(f"{command.host}/vnode{rank // per_virtual}")
+        elif local:
             result.append(command.host)
         else:
             node = min(rank // per_node, len(addresses) - 1)

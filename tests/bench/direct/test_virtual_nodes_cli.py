@@ -11,7 +11,7 @@ import pytest
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["bench", "--virtual-nodes", "2", "--on", "mpirun", "--dry-run"], "--virtual-nodes/--mps"),
+        (["bench", "--virtual-nodes", "2", "--on", "slurm", "--dry-run"], "--virtual-nodes/--mps"),
         (["bench", "--mps", "--dry-run"], "--mps: for ranks that share a GPU"),
         (["bench", "--self-test"], "--self-test: needs this node's GPUs"),
         (["bench", "--engine", "nccl", "--backend", "gloo", "--dry-run"], "--engine nccl"),
