@@ -28,3 +28,5 @@ timeout "${PYTEST_TIMEOUT:-420}" python3 -m pytest -m gpu -v -p no:cacheprovider
   >"$OUT/pytest-gpu.log" 2>&1
 echo "pytest: exit $?"
 tail -40 "$OUT/pytest-gpu.log"
+# Few files come back from the device: the run directories travel as one archive.
+tar -czf "$OUT/pt.tgz" -C "$OUT" pt 2>/dev/null && rm -rf "$OUT/pt"
