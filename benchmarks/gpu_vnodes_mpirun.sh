@@ -22,7 +22,7 @@ mkdir -p /tmp/ncclhome/lib && ln -sf "$NCCL_DIR/include" /tmp/ncclhome/include \
      CUDA_HOME=/usr/local/cuda NVCC_GENCODE="-gencode=arch=compute_90,code=sm_90" \
      CPPFLAGS="-I/usr/lib/x86_64-linux-gnu/openmpi/include" ) >"$OUT/nccl-tests-build.log" 2>&1
 echo "build: exit $? ($(ls $NT/build/*_perf 2>/dev/null | wc -l) binaries)"
-export GPUFABRIC_NCCL_TESTS_DIR="$PWD/$NT/build"
+export GPUFABRIC_NCCL_TESTS_DIR="$PWD/$NT/build" PATH="$PWD/$NT/build:$PATH"
 timeout "${PYTEST_TIMEOUT:-420}" python3 -m pytest -m gpu -v -p no:cacheprovider -o addopts="-ra" \
   --basetemp="$OUT/pt" --durations=0 tests/launch/test_nccl_tests_engine.py -k "${K:-virtual or without_json}" \
   >"$OUT/pytest-gpu.log" 2>&1

@@ -28,6 +28,9 @@ from gpufabric.launch.base import RankProgram
 from gpufabric.launch.mpirun import MpirunLauncher
 from gpufabric.results.model import RunResult
 
+# Read at import: the autouse fixture scrubs GPUFABRIC_* from every test's environment.
+NCCL_TESTS_DIR = os.environ.get("GPUFABRIC_NCCL_TESTS_DIR")
+
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 HELP = FIXTURES / "launch" / "nccl_tests_help"
 SEED_LOG = FIXTURES / "nccl_tests" / "seed003_skypilot_rdma_h200_all_gather.log"
@@ -113,7 +116,7 @@ def test_real_all_reduce_perf_on_this_host(
     """On a GPU host with nccl-tests: the seeds' command via --on local, read back with -J if supported."""
     from gpufabric.launch.local import LocalLauncher
 
-    directory = os.environ.get("GPUFABRIC_NCCL_TESTS_DIR")
+    directory = NCCL_TESTS_DIR
     try:
         binary = locate_binary("all_reduce", Path(directory) if directory else None)
     except UsageError as exc:
@@ -142,7 +145,7 @@ def test_real_all_reduce_perf_on_this_host(
 
 def _nccl_tests_dir() -> Path:
     """The real build (GPUFABRIC_NCCL_TESTS_DIR, else PATH, else /opt/nccl-tests/build); skip without it."""
-    directory = os.environ.get("GPUFABRIC_NCCL_TESTS_DIR")
+    directory = NCCL_TESTS_DIR
     try:
         return locate_binary("all_reduce", Path(directory) if directory else None).parent
     except UsageError as exc:
