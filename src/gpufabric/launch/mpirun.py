@@ -37,6 +37,7 @@ SEED_MCA_PRESETS: dict[str, list[tuple[str, str]]] = {
     "gcp-tcpx": [("btl", "tcp,self"), ("btl_tcp_if_include", "eth0")],
 }
 LOCALHOST = "localhost"
+RSH_AGENT = "plm_rsh_agent"
 LOCAL_ADDRESS = "127.0.0.1"
 
 _PROCESS_NAME = re.compile(r"Process name:\s*\[\[\d+,\d+\],(\d+)\]")
@@ -144,6 +145,9 @@ class MpirunLauncher:
         argv += ["--bind-to", "none"]
         for key, value in opts.mca:
             argv += ["--mca", key, value]
+        no_agent = local and _needs_local_agent(opts)
+        if no_agent:
+            argv += ["--mca", RSH_AGENT, shutil.which("false") or "/bin/false"]
         for name in sorted(env):
             argv += ["-x", name]
         argv += opts.extra_args
@@ -160,6 +164,11 @@ class MpirunLauncher:
                 f"{program.nranks} ranks, {per_node} per node, on "
                 + ("this host" if local else ", ".join(addresses))
             ]
+        if no_agent:
+            notes.append(
+                "no ssh or rsh here (a container, often): every rank is on this host, so mpirun's remote "
+                f"agent is set to false ({RSH_AGENT}); OpenMPI stops at start without one"
+            )
         if is_task_program(program):
             notes.append("task: one process per node runs setup then run, with SKYPILOT_* set")
         return LaunchPlan(launcher=self.name, program=program, commands=[command], notes=notes)
@@ -259,6 +268,15 @@ class MpirunLauncher:
         if self.options.hostfile:
             return [h.host for h in parse_hostfile(self.options.hostfile)]
         return [h.host for h in parse_hosts(self.options.hosts)]
+
+
+def _needs_local_agent(opts: MpirunOptions) -> bool:
+    """True when OpenMPI would refuse to start for want of ssh/rsh although every rank is local: its rsh
+    launcher looks the agent up at start ("plm_rsh_agent: ssh : rsh ... could not be found") even for
+    -H localhost. Not when the user set the agent (``--mca`` or ``OMPI_MCA_plm_rsh_agent``)."""
+    if any(key == RSH_AGENT for key, _ in opts.mca) or f"OMPI_MCA_{RSH_AGENT}" in os.environ:
+        return False
+    return shutil.which("ssh") is None and shutil.which("rsh") is None
 
 
 def _hosts_by_rank(command: PlannedCommand, program: RankProgram, virtual_nodes: int) -> list[str | None]:
