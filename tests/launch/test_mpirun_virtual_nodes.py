@@ -226,6 +226,9 @@ def test_nccl_tests_engine_on_two_virtual_nodes(tmp_path: Path) -> None:
     assert [len(s.rows) for s in result.series] == [26]
     # nccl-tests printed its host ("vm") for both ranks; the result names their virtual nodes.
     assert result.metadata.hosts == ["vm/vnode0", "vm/vnode1"]
+    # NCCL writes NCCL_DEBUG_FILE only into an existing directory (else its log goes to stdout, and
+    # doctor has nothing to attest): the driver makes it.
+    assert (tmp_path / "run" / "nccl").is_dir()
     ranks = [_recorded(build, rank) for rank in (0, 1)]
     assert [r["NCCL_HOSTID"] for r in ranks] == [f"{HOST}-vnode0", f"{HOST}-vnode1"]
     assert [(r["CUDA_VISIBLE_DEVICES"], r["NCCL_TESTS_DEVICE"]) for r in ranks] == [("0", "0")] * 2
@@ -240,7 +243,7 @@ def test_nccl_tests_engine_counts_every_process_on_virtual_nodes(tmp_path: Path)
     args = ["--engine", "nccl-tests", "--on", "mpirun", "--virtual-nodes", "2", "--ranks", "4",
             "--nccl-tests-dir", str(build), "-c", "all_reduce", "-b", "8", "-e", "256M", "-f", "2",
             "--run-dir", str(tmp_path / "run")]  # fmt: skip
-    done = _bench(args, tmp_path, CUDA_VISIBLE_DEVICES="0")
+    done = _bench(args, tmp_path, CUDA_VISIBLE_DEVICES="0,1,2,3")
     assert done.returncode == 1, done.stderr
     assert "the table has 2 rank(s), the job launched 4 (4 process(es) x 1 GPU(s))" in done.stderr
     host_ids = [_recorded(build, r)["NCCL_HOSTID"] for r in range(4)]
@@ -248,24 +251,35 @@ def test_nccl_tests_engine_counts_every_process_on_virtual_nodes(tmp_path: Path)
 
 
 def test_nccl_tests_dry_run_on_four_processes(tmp_path: Path) -> None:
-    """The plan as it would run: -np 4, two rows of the table (2 processes per virtual node, each on its
-    GPU share with NCCL_TESTS_DEVICE=0), the binary with -g 1; nothing is started."""
+    """The plan as it would run: -np 4, one row of the table per process (2 processes per virtual node,
+    each on its own GPU of the node's share, with NCCL_TESTS_DEVICE=0), the binary with -g 1; nothing is
+    started."""
     args = ["--engine", "nccl-tests", "--on", "mpirun", "--virtual-nodes", "2", "--ranks", "4",
             "--nccl-tests-dir", str(tmp_path / "absent"), "-c", "all_gather", "-b", "8", "-e", "1M",
             "--dry-run", "--run-dir", str(tmp_path / "run")]  # fmt: skip
-    done = _bench(args, tmp_path, CUDA_VISIBLE_DEVICES="0")
+    done = _bench(args, tmp_path, CUDA_VISIBLE_DEVICES="0,1,2,3")
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert " -np 4 -H localhost:4 " in out
-    placement = "CUDA_VISIBLE_DEVICES=0 GPUFABRIC_GPUS_PER_NODE=1 NCCL_TESTS_DEVICE=0;;"
-    assert (
-        f"\n0|1) export GPUFABRIC_VIRTUAL_NODE=0 GPUFABRIC_NODE_RANK=0 NCCL_HOSTID={HOST}-vnode0 {placement}"
-        in out
-    )
-    assert (
-        f"\n2|3) export GPUFABRIC_VIRTUAL_NODE=1 GPUFABRIC_NODE_RANK=1 NCCL_HOSTID={HOST}-vnode1 {placement}"
-        in out
-    )
+    for rank in range(4):
+        node = rank // 2
+        assert (
+            f"\n{rank}) export GPUFABRIC_VIRTUAL_NODE={node} GPUFABRIC_NODE_RANK={node} "
+            f"NCCL_HOSTID={HOST}-vnode{node} CUDA_VISIBLE_DEVICES={rank} GPUFABRIC_GPUS_PER_NODE=2 "
+            "NCCL_TESTS_DEVICE=0;;"
+        ) in out
     binary = str(tmp_path / "absent" / "all_gather_perf")
     assert f"{WRAPPER_NAME} {binary} -b 8 -e 1048576 -f 2 -g 1 " in out
     assert "all_gather_perf was not found on this machine" in out  # a dry run needs no binary here
+
+
+def test_two_ranks_of_a_node_on_one_gpu_are_refused(tmp_path: Path) -> None:
+    """NCCL refuses two ranks of one node on one GPU ("Duplicate GPU detected", seen on the lent H100):
+    one line naming the fix before anything starts."""
+    args = ["--engine", "nccl-tests", "--on", "mpirun", "--virtual-nodes", "2", "--ranks", "4",
+            "--nccl-tests-dir", str(tmp_path / "absent"), "-c", "all_gather", "--dry-run",
+            "--run-dir", str(tmp_path / "run")]  # fmt: skip
+    done = _bench(args, tmp_path, CUDA_VISIBLE_DEVICES="0")
+    assert done.returncode == 2
+    assert "NCCL refuses two ranks of a node on one GPU (Duplicate GPU): use --virtual-nodes 4" in done.stderr
+    assert "Traceback" not in done.stderr

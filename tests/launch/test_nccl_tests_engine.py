@@ -167,9 +167,9 @@ VNODE_COLLECTIVES = "all_reduce,all_gather,reduce_scatter,alltoall,broadcast,red
 def test_real_binaries_on_virtual_nodes_through_mpirun(
     tmp_path: Path, ranks: int, sweep: list[str], flags: list[str]
 ) -> None:
-    """Every *_perf binary on 2 virtual nodes (2 or 4 processes on this host's GPUs, MPS on) through our
-    driver; the output must match the command (sizes, counts, type, op, root) and read back through
-    show, compare and doctor."""
+    """Every *_perf binary on 2 or 4 processes through our driver, one virtual node per process (MPS on):
+    on one GPU a node cannot hold two ranks (NCCL: "Duplicate GPU"). The output must match the command
+    (sizes, counts, type, op, root) and read back through show, compare and doctor."""
     from typer.testing import CliRunner
 
     from gpufabric.cli.app import app
@@ -180,7 +180,7 @@ def test_real_binaries_on_virtual_nodes_through_mpirun(
         pytest.skip(f"needs OpenMPI's mpirun and {CONTROL}")
     run_dir = tmp_path / "run"
     runner = CliRunner()
-    args = ["bench", "--engine", "nccl-tests", "--on", "mpirun", "--virtual-nodes", "2", "--mps",
+    args = ["bench", "--engine", "nccl-tests", "--on", "mpirun", "--virtual-nodes", str(ranks), "--mps",
             "--ranks", str(ranks), "--nccl-tests-dir", str(build), "-c", VNODE_COLLECTIVES, *sweep, *flags,
             "-n", "5", "-w", "2", "--timeout", "400", "--format", "json",
             "--run-dir", str(run_dir)]  # fmt: skip
@@ -188,7 +188,9 @@ def test_real_binaries_on_virtual_nodes_through_mpirun(
     assert done.exit_code == 0, done.output
     result = RunResult.model_validate_json((run_dir / "result.json").read_text())
     assert result.complete and result.metadata.world_size == ranks
-    assert {d.host.rsplit("/", 1)[-1] for d in result.metadata.devices if d.host} == {"vnode0", "vnode1"}
+    assert {d.host.rsplit("/", 1)[-1] for d in result.metadata.devices if d.host} == {
+        f"vnode{k}" for k in range(ranks)
+    }
     assert sorted(s.collective for s in result.series) == sorted(VNODE_COLLECTIVES.split(","))
     if "--check" in flags:
         assert all(s.wrong_total == 0 for s in result.series)

@@ -231,6 +231,9 @@ def run_nccl_tests(
 
     plan = launcher.render(program)
     program.workdir.mkdir(parents=True, exist_ok=True)
+    debug_file = program.env.get("NCCL_DEBUG_FILE")
+    if debug_file:  # NCCL never creates the directory: without it, every rank's log goes to stdout
+        Path(debug_file).parent.mkdir(parents=True, exist_ok=True)
     json_path = _json_path(program.argv)
     if json_path is not None:
         # nccl-tests never overwrites: it would write FILE.json.0 and leave an old FILE.json to be read.

@@ -87,6 +87,13 @@ def nccl_tests_layout(
             f"multiple of {virtual_nodes}"
         )
     per_node = ranks // virtual_nodes
+    if visible_gpus and per_node > max(visible_gpus // virtual_nodes, 1):
+        # Within one node NCCL refuses two ranks on one GPU ("Duplicate GPU detected").
+        raise UsageError(
+            f"--ranks {ranks} on {virtual_nodes} virtual nodes puts {per_node} processes of one node on "
+            f"{max(visible_gpus // virtual_nodes, 1)} GPU(s); NCCL refuses two ranks of a node on one GPU "
+            f"(Duplicate GPU): use --virtual-nodes {ranks}"
+        )
     if gpus_per_node is not None and gpus_per_node != per_node:
         raise UsageError(
             f"--ranks {ranks} and --gpus-per-node {gpus_per_node} disagree: {virtual_nodes} virtual nodes x "
