@@ -44,7 +44,9 @@ def _recorded(path: Path) -> str:
     return render_plan_text(LaunchPlan.model_validate_json(path.read_text()))
 
 
-def test_the_run_executes_the_prepared_plan_and_records_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_run_executes_the_prepared_plan_and_records_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("NCCL_DEBUG", "WARN")
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
     request = BenchRequest(max_bytes="1K", step_factor=8, iters=1, batches=1, warmup=0, backend="gloo",
@@ -80,7 +82,8 @@ def test_nccl_tests_dry_run_prints_the_plan_the_run_records(tmp_path: Path) -> N
     build.mkdir()
     binary = build / "all_reduce_perf"
     binary.write_text(
-        f'#!/bin/sh\necho "NCCL_DEBUG=$NCCL_DEBUG" > {build}/env.txt\nexec {sys.executable} {FAKE} nompi "$@"\n'
+        f'#!/bin/sh\necho "NCCL_DEBUG=$NCCL_DEBUG" > {build}/env.txt\n'
+        f'exec {sys.executable} {FAKE} nompi "$@"\n'
     )
     binary.chmod(0o755)
     args = ["--engine", "nccl-tests", "--gpus-per-node", "1", "--nccl-tests-dir", str(build), "-b", "1K",

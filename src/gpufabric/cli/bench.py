@@ -21,14 +21,11 @@ from pathlib import Path
 
 import typer
 
-from gpufabric.bench.execution import Attester
-from gpufabric.bench.rundir import check_fresh_run_dir, check_output_file
-from gpufabric.bench.stages import parse_stage_timeouts
+from gpufabric.bench import Attester, check_fresh_run_dir, check_output_file, parse_stage_timeouts
 from gpufabric.cli._common import choice, parse_env_pairs
 from gpufabric.errors import CheckFailed
-from gpufabric.report.ab_render import AB_FORMATS
-from gpufabric.report.nccl_table import FORMATS
-from gpufabric.results.model import RunResult
+from gpufabric.report import AB_FORMATS, FORMATS
+from gpufabric.results import RunResult
 
 
 def bench(
@@ -181,7 +178,7 @@ def _fail_on_wrong(result: RunResult) -> None:
 
 def _attester() -> Attester | None:
     try:
-        from gpufabric.analysis.nccl_log import attest_files
+        from gpufabric.analysis import attest_files
     except ImportError:  # the analysis layer is optional for bench
         return None
     return attest_files

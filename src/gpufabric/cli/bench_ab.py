@@ -10,7 +10,7 @@ import sys
 import typer
 
 from gpufabric.jobs import BenchRequest, Execution, ab_failure, run_ab_job
-from gpufabric.report.ab_render import render_ab
+from gpufabric.report import render_ab
 
 
 def show_ab(request: BenchRequest, execution: Execution, *, rounds: int, instance_type: str | None,

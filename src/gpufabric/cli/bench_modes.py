@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 import typer
 
 from gpufabric.errors import CheckFailed, GpufabricError, UsageError
-from gpufabric.launch.base import Launcher
-from gpufabric.results.model import RunResult
+from gpufabric.launch import Launcher
+from gpufabric.results import RunResult
 
 if TYPE_CHECKING:
     from gpufabric.jobs import PreparedBench
@@ -39,7 +39,7 @@ def self_test_shape(
     import os
     import sys
 
-    from gpufabric.bench.world import visible_gpu_count
+    from gpufabric.bench import visible_gpu_count
 
     if on != "local":
         raise UsageError(f"--self-test: runs on this node (--on local); drop --on {on}")
@@ -55,7 +55,7 @@ def self_test_shape(
 
 def host_count(hosts: list[str], hostfile: Path | None) -> int:
     """Nodes named by ``--hosts``/``--hostfile`` (1 when none: every rank on this host)."""
-    from gpufabric.launch.hosts import parse_hostfile, parse_hosts
+    from gpufabric.launch import parse_hostfile, parse_hosts
 
     if hosts and hostfile:
         raise UsageError("--hosts and --hostfile both given; use one of them")
@@ -138,13 +138,13 @@ def dry_run_text(prepared: PreparedBench) -> str:
 def run_and_show(prepared: PreparedBench, *, fmt: str, progress: bool | None, out: Path | None) -> RunResult:
     """Run ``prepared``; our engine's rows are printed as they come (``bench_stream.RowPrinter``), with
     the progress bar on stderr, and what a stopped run measured is shown before its error."""
-    from gpufabric.bench.runner import PreparedSweep
+    from gpufabric.bench import PreparedSweep
     from gpufabric.cli.bench_output import progress_bar
     from gpufabric.cli.bench_stream import RowPrinter
     from gpufabric.jobs import run_bench_job, with_progress
-    from gpufabric.launch.signals import Interrupted
+    from gpufabric.launch import Interrupted
     from gpufabric.outputs import is_stdout
-    from gpufabric.report.nccl_table import render
+    from gpufabric.report import render
 
     to_stderr = is_stdout(out or "")  # ``--out -`` put the JSON document on stdout: the table goes to stderr
     if not isinstance(prepared, PreparedSweep):  # nccl-tests: the table once every binary has run
@@ -160,7 +160,7 @@ def run_and_show(prepared: PreparedBench, *, fmt: str, progress: bool | None, ou
     except CheckFailed as exc:
         # The run finished with wrong data: show its table (kept on disk), then fail with the detail.
         if exc.result_path is not None:
-            from gpufabric.results.io import read_result
+            from gpufabric.results import read_result
 
             printer.finish(render(read_result(exc.result_path), fmt))
         raise

@@ -11,7 +11,9 @@ from pathlib import Path
 
 import typer
 
-FORMATS: tuple[str, ...] = ("table", "markdown", "json")
+from gpufabric.report import Format, choices
+
+FORMATS: tuple[str, ...] = choices(Format.TABLE, Format.MARKDOWN, Format.JSON)
 
 
 def tune(
@@ -45,8 +47,7 @@ def tune(
     mps: bool = typer.Option(False, "--mps", help="local, --virtual-nodes: run an MPS daemon per job"),
 ) -> None:
     """Find the NCCL_SOCKET_NTHREADS x NCCL_NSOCKS_PERTHREAD (and channel count) that moves the most data."""
-    from gpufabric.analysis.nccl_log import attest_files
-    from gpufabric.analysis.tune import tune_markdown
+    from gpufabric.analysis import attest_files, tune_markdown
     from gpufabric.cli._common import choice, parse_env_pairs
     from gpufabric.cli.bench_modes import host_count, launcher_factory
     from gpufabric.jobs import Execution, TuneRequest, run_tune_job
