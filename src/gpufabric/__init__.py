@@ -1,10 +1,12 @@
 """gpufabric: turn on, prove and measure the fastest GPU interconnect a cluster has.
 
 This module exports only the error types (``gpufabric.errors``) and ``__version__``. Each package names
-its own entry points in its ``__init__`` (``gpufabric.bench.run_bench``, ``gpufabric.results.read_result``,
-``gpufabric.catalog.get_instance``, ...); there is no curated public API, and the CLI
-(``gpufabric.cli``) imports the packages' modules directly, not only those names.
-Data flows one way: catalog -> planner -> launch -> bench -> results -> analysis -> report.
+its public API in its ``__init__``'s ``__all__`` (``gpufabric.jobs.prepare_bench``,
+``gpufabric.bench.BenchConfig``, ``gpufabric.results.read_result``, ``gpufabric.report.render``, ...).
+The CLI's bench, ``--ab`` and tune modules import only those names; the other CLI modules still reach
+into some modules directly, and ``tests/cli/test_public_names.py`` keeps that count from growing.
+Data flows one way: catalog -> planner -> launch -> bench -> results -> analysis -> jobs -> cli (which
+renders through report). ``docs/DESIGN.md`` draws the packages and the path of one size.
 """
 
 from typing import TYPE_CHECKING

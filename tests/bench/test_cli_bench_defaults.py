@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gpufabric.cli.bench import default_step
+from gpufabric.jobs.bench_request import default_step
 from gpufabric.report.nccl_table import render
 from gpufabric.results.io import read_result
 from gpufabric.results.model import RunMetadata, RunResult

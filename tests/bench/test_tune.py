@@ -16,6 +16,7 @@ import pytest
 
 from gpufabric.analysis.tune import judge_tune, tune_markdown
 from gpufabric.bench import BenchConfig
+from gpufabric.bench.execution import Execution
 from gpufabric.bench.tune import (
     Candidate,
     Trial,
@@ -114,8 +115,8 @@ def test_measuring_path_on_real_gloo_ranks_carries_each_candidates_env(tmp_path:
     config = BenchConfig(min_bytes=1024, max_bytes=1024, iters=2, batches=3, warmup=1, label="tune",
                          run_dir=tmp_path / "tune")  # fmt: skip
     path = ab_profiles(nodes=1).off
-    runs = run_tune(config, path, size_bytes=1024, budget=3, ranks=2,
-                    env={"NCCL_SOCKET_NTHREADS": "9"})  # fmt: skip
+    runs = run_tune(config, path, size_bytes=1024, budget=3,
+                    execution=Execution(ranks=2, env={"NCCL_SOCKET_NTHREADS": "9"}))  # fmt: skip
     assert [t.candidate for t in runs.trials] == ["default", "1x1", "1x4"]
     results = {t.candidate: read_result(Path(t.run_dir) / "result.json") for t in runs.trials}
     assert "NCCL_SOCKET_NTHREADS" not in results["default"].metadata.env  # defaults mean NCCL's defaults

@@ -25,8 +25,8 @@ FORBIDDEN = (
 SHELL_ARGV_ALLOWED = {
     "src/gpufabric/launch/task_program.py": "the task's own setup/run, quoted, inside the node wrapper",
     "src/gpufabric/planner/gke.py": "Google's fixed RxDM sidecar entrypoint (no user input)",
-    "src/gpufabric/cli/bench_modes.py": "a remote rank's start script: paths shlex-quoted, the config as a "
-    "quoted heredoc of one JSON line",
+    "src/gpufabric/bench/rank_program.py": "a remote rank's start script: paths shlex-quoted, the config as "
+    "a quoted heredoc of one JSON line",
 }
 SUBPROCESS_CALLS = {"run", "Popen", "check_output", "check_call", "call"}
 

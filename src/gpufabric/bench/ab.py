@@ -17,16 +17,15 @@ Judging (speed-up table, verdict, proof that each side used the transport it cla
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from gpufabric.bench.adapt import AdaptedLauncher
 from gpufabric.bench.config import BenchConfig
-from gpufabric.bench.runner import Attester, ProgressSink, default_run_dir, run_bench
+from gpufabric.bench.execution import Execution
+from gpufabric.bench.runner import prepare_sweep, resolved_run_dir, run_sweep
 from gpufabric.errors import UsageError
-from gpufabric.launch.base import Launcher, OutputSink
 from gpufabric.planner.ab import ABProfiles, FabricProfile
 from gpufabric.results.io import write_result
 from gpufabric.results.model import Measurement, Row, RunResult, Series
@@ -34,8 +33,6 @@ from gpufabric.results.model import Measurement, Row, RunResult, Series
 ON_LABEL = "fabric-on"
 OFF_LABEL = "fabric-off"
 MAX_ROUNDS = 16
-
-LauncherFactory = Callable[[], Launcher]
 
 
 class ABRound(BaseModel):
@@ -153,31 +150,20 @@ def run_ab(
     profiles: ABProfiles,
     *,
     rounds: int = 2,
-    launcher: LauncherFactory | None = None,
-    nodes: int = 1,
-    ranks: int | None = None,
-    env: Mapping[str, str] | None = None,
-    timeout_s: float | None = None,
-    on_output: OutputSink | None = None,
-    on_progress: ProgressSink | None = None,
+    execution: Execution | None = None,
     on_job: Callable[[int, int, str], None] | None = None,
-    attest: Attester | None = None,
-    environ: Mapping[str, str] | None = None,
 ) -> ABRuns:
     """Run ``config`` with ``profiles.on`` and ``profiles.off`` in ``rounds`` ABBA rounds; pool each side.
 
-    ``launcher`` makes a fresh launcher per job (local when None); ``on_job(done, total, side)`` is
-    called before each job. Every job's own result stays in ``<root>/r<N>-<side>/``; the pooled sides are
-    written to ``<root>/fabric-on.json`` and ``<root>/fabric-off.json``.
+    ``execution`` says where and how every job runs (a fresh launcher per job; local by default); each
+    side adds its profile's environment and removals to it. ``on_job(done, total, side)`` is called before
+    each job. Every job's own result stays in ``<root>/r<N>-<side>/``; the pooled sides are written to
+    ``<root>/fabric-on.json`` and ``<root>/fabric-off.json``.
     """
     if not 1 <= rounds <= MAX_ROUNDS:
         raise UsageError(f"--rounds: {rounds} is out of range; choose 1..{MAX_ROUNDS} (2 = on,off,off,on)")
-    root = (
-        default_run_dir(config.label, root=config.run_dir)
-        if config.run_dir == Path("runs")
-        else config.run_dir
-    )
-    root = root.resolve()
+    execution = execution or Execution()
+    root = resolved_run_dir(config.run_dir, config.label)
     sides: dict[str, FabricProfile] = {ON_LABEL: profiles.on, OFF_LABEL: profiles.off}
     done: dict[str, list[RunResult]] = {ON_LABEL: [], OFF_LABEL: []}
     order = round_order(rounds)
@@ -188,24 +174,15 @@ def run_ab(
             on_job(number, len(order), side)
         run_dir = root / f"r{index}-{side}"
         job_config = config.model_copy(update={"run_dir": run_dir, "label": side})
-        inner = launcher() if launcher is not None else _local()
-        result = run_bench(
-            job_config,
-            launcher=AdaptedLauncher(inner, nodes=nodes, unset=profile.unset),
-            ranks=ranks,
-            env=profile.apply(dict(env or {})),
-            timeout_s=timeout_s,
-            on_output=on_output,
-            on_progress=on_progress,
-            attest=attest,
-            environ=environ,
+        job = execution.replace(
+            env=profile.apply(dict(execution.env)), unset=(*execution.unset, *profile.unset), out=None
         )
-        done[side].append(result)
+        done[side].append(run_sweep(prepare_sweep(job_config, job)))
         jobs.append(ABRound(round=index, side=side, run_dir=str(run_dir)))
     pooled = {side: pool_results(results, side) for side, results in done.items()}
     for side, result in pooled.items():
-        if attest is not None and result.metadata.log_files:
-            result.attestation = attest([Path(p) for p in result.metadata.log_files])
+        if execution.attest is not None and result.metadata.log_files:
+            result.attestation = execution.attest([Path(p) for p in result.metadata.log_files])
         write_result(result, root / f"{side}.json")
     return ABRuns(
         fabric=profiles.fabric,
@@ -215,14 +192,8 @@ def run_ab(
         off_description=profiles.off.description,
         off_env=dict(profiles.off.env),
         off_unset=list(profiles.off.unset),
-        nodes=nodes,
+        nodes=execution.nodes,
         rounds=rounds,
         order=jobs,
         root=str(root),
     )
-
-
-def _local() -> Launcher:
-    from gpufabric.launch.local import LocalLauncher
-
-    return LocalLauncher()

@@ -1,6 +1,7 @@
-"""Fit ``run_bench``'s rank program to where and how it runs, without touching the engine.
+"""Fit a sweep's rank program to where and how it runs, without touching the engine.
 
-``run_bench`` builds a one-node ``RankProgram`` for this host. Two things it cannot know travel here, as
+``runner.prepare_sweep`` builds a one-node ``RankProgram`` for this host (``Execution.job_launcher`` wraps
+every job's launcher in this one). Two things it cannot know travel here, as
 a ``Launcher`` that wraps the chosen one (the Launcher interface is the seam, so every backend gets them):
 
 - the node layout across real hosts (``--on mpirun --hosts a,b``: 2 nodes, ranks split evenly, each
@@ -54,6 +55,12 @@ class AdaptedLauncher:
         self.name = inner.name
         self.nodes = nodes
         self.unset = tuple(unset)
+
+    @property
+    def virtual_nodes(self) -> int | None:
+        """The inner launcher's virtual nodes (None: real nodes), read by whoever names a result's nodes."""
+        nodes = getattr(self.inner, "virtual_nodes", None)
+        return nodes if isinstance(nodes, int) and nodes > 0 else None
 
     def adapt(self, program: RankProgram) -> RankProgram:
         update: dict[str, object] = {"argv": unset_argv(program.argv, self.unset)}

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from gpufabric.collectives import NcclTestsProgram
 from gpufabric.errors import InputError, LaunchError, UsageError
-from gpufabric.launch.base import Launcher, LaunchOutcome, OutputSink, RankProgram
+from gpufabric.launch.base import Launcher, LaunchOutcome, LaunchPlan, OutputSink, RankProgram
 from gpufabric.mpirun_tag import MPIRUN_TAG
 from gpufabric.results.model import RunResult
 
@@ -223,13 +223,15 @@ def run_nccl_tests(
     *,
     on_output: OutputSink | None = None,
     timeout_s: float | None = None,
+    plan: LaunchPlan | None = None,
 ) -> NcclTestsRun:
-    """Execute ``program`` (from ``nccl_tests_program``), read its JSON (``-J``) or its text table, and
-    compare what it printed with what its command line asked for (``NcclTestsRun.mismatch``)."""
+    """Execute ``program`` (from ``nccl_tests_program``; ``plan``: the launcher's rendering of it, when
+    already made), read its JSON (``-J``) or its text table, and compare what it printed with what its
+    command line asked for (``NcclTestsRun.mismatch``)."""
     from gpufabric.bench.nccl_tests_verify import Expectation, mismatch
     from gpufabric.results.readers import read_run
 
-    plan = launcher.render(program)
+    plan = plan if plan is not None else launcher.render(program)
     program.workdir.mkdir(parents=True, exist_ok=True)
     debug_file = program.env.get("NCCL_DEBUG_FILE")
     if debug_file:  # NCCL never creates the directory: without it, every rank's log goes to stdout

@@ -1,6 +1,7 @@
 """The run directory's layout, shared by the rank side and the caller (no torch here).
 
 <run_dir>/config.json          the BenchConfig every rank reads
+<run_dir>/plan.json            the launch plan the run executed, redacted (what --dry-run prints)
 <run_dir>/result.jsonl         rank 0's stream: header, one row per finished size, end
 <run_dir>/result.json          rank 0's final RunResult
 <run_dir>/nccl/nccl.<host>.<pid>.log   NCCL_DEBUG output, one file per rank
@@ -21,6 +22,7 @@ from gpufabric.errors import UsageError
 from gpufabric.outputs import check_output_path, describe_write_error, is_special, is_stdout, real_target
 
 CONFIG_NAME = "config.json"
+PLAN_NAME = "plan.json"
 STREAM_NAME = "result.jsonl"
 RESULT_NAME = "result.json"
 NCCL_LOG_DIR = "nccl"

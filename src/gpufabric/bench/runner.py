@@ -1,25 +1,25 @@
-"""``run_bench``: the library call that runs one sweep through any launcher (``--on``); ``gpufabric bench``,
-``bench --ab`` (``bench.ab``: one call per side and round) and ``tune`` (``bench.tune``) measure through it.
+"""One sweep of the engine through any launcher, in two steps: ``prepare_sweep`` (pure: the checks, the run
+directory's path, the rank program, the launch plan) and ``run_sweep`` (write the run directory, execute
+that plan, read rank 0's result). ``bench --dry-run`` prints the first; the real run executes the same
+object and records its plan as ``plan.json`` in the run directory. ``run_bench`` is both in one call;
+``gpufabric.jobs`` (bench, ``--ab``, tune) and the isolate measurer run through these.
 
-It checks the request, prepares the run directory (``config.json``, ``nccl/`` for NCCL's per-rank debug
-logs), hands a ``RankProgram`` to a launcher (the local one by default), follows rank 0's progress
-lines, and returns the ``RunResult`` rank 0 wrote. On failure it says which rank failed and why, using
-the one-line error file the rank left behind.
-
-Every stage is bounded (``gpufabric.bench.stages``): the ranks' stage reports feed a ``StageWatchdog``
-that ``run_commands`` polls, so a hang ends as ``BenchTimeout`` naming the stage, collective, size and
-the ranks that did not arrive. Whatever ends a run early, ``result.json`` is still written, marked
+``run_sweep`` follows rank 0's progress lines and returns the ``RunResult`` rank 0 wrote. On failure it
+says which rank failed and why, using the one-line error file the rank left behind. Every stage is
+bounded (``gpufabric.bench.stages``): the ranks' stage reports feed a ``StageWatchdog`` that
+``run_commands`` polls, so a hang ends as ``BenchTimeout`` naming the stage, collective, size and the
+ranks that did not arrive. Whatever ends a run early, ``result.json`` is still written, marked
 incomplete, with every size rank 0 streamed before the end (even when rank 0 itself died).
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
-import os
 import re
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import TypeVar
@@ -27,33 +27,35 @@ from typing import TypeVar
 from pydantic import BaseModel
 
 from gpufabric.bench.config import BenchConfig, resolve_engine
+from gpufabric.bench.execution import Attester, Execution, ProgressSink
 from gpufabric.bench.failure import diagnose_failure
 from gpufabric.bench.fault import Fault
+from gpufabric.bench.rank_program import nccl_debug_env, rank_module, rank_program
+from gpufabric.bench.run_end import keep_partial, write_out, wrong_data, wrong_data_line
 from gpufabric.bench.rundir import (
-    CHECK_NOTE,
     CONFIG_NAME,
     NCCL_LOG_DIR,
+    PLAN_NAME,
     PROGRESS_TAG,
     RESULT_NAME,
-    STREAM_NAME,
     check_fresh_run_dir,
     check_output_file,
 )
 from gpufabric.bench.stages import STAGE_TAG, StageTimeouts, StageWatchdog
 from gpufabric.bench.world import preflight
-from gpufabric.errors import CheckFailed, GpufabricError, InputError, UsageError
-from gpufabric.launch.base import Launcher, OutputSink, RankProgram
+from gpufabric.errors import GpufabricError, UsageError
+from gpufabric.launch.base import Launcher, LaunchPlan, OutputSink, RankProgram
 from gpufabric.launch.processes import watching
 from gpufabric.launch.signals import Interrupted
 from gpufabric.redact import redact_argv
-from gpufabric.results.attestation import Attestation
-from gpufabric.results.io import read_result, read_stream, write_result
-from gpufabric.results.model import RunMetadata, RunResult
+from gpufabric.results.io import read_result, write_result
+from gpufabric.results.model import RunResult
 
-ProgressSink = Callable[[int, int, str, int], None]
-"""Called with (rows done, rows expected, collective, size in bytes) as rank 0 finishes each size."""
-Attester = Callable[[Sequence[Path]], Attestation]
-"""Turns the run's NCCL logs into an ``Attestation`` (``gpufabric.analysis.nccl_log.attest_files``)."""
+__all__ = [
+    "Attester", "Execution", "PreparedSweep", "ProgressSink", "default_run_dir", "nccl_debug_env",
+    "prepare_run_dir", "prepare_sweep", "rank_module", "record_plan", "resolved_run_dir", "run_bench",
+    "run_sweep",
+]  # fmt: skip
 
 
 def default_run_dir(label: str, *, root: Path = Path("runs"), now: datetime | None = None) -> Path:
@@ -62,100 +64,108 @@ def default_run_dir(label: str, *, root: Path = Path("runs"), now: datetime | No
     return root / f"{stamp}-{safe}"
 
 
+def resolved_run_dir(run_dir: Path, label: str) -> Path:
+    """The absolute run directory: ``runs`` (the default) means a fresh ``runs/<timestamp>-<label>/``."""
+    return (default_run_dir(label, root=run_dir) if run_dir == Path("runs") else run_dir).resolve()
+
+
 ConfigT = TypeVar("ConfigT", bound=BaseModel)
 
 
-def prepare_run_dir(config: ConfigT, *, backend: str, config_name: str) -> tuple[ConfigT, Path]:
-    """Resolve ``config.run_dir`` (``runs`` means a fresh ``runs/<stamp>-<label>``), create it with its NCCL
-    log dir, and write the config every rank reads, with the backend chosen and the command line recorded
-    (redacted). Shared by ``gpufabric bench`` and ``gpufabric train-bench``; returns (config, its path).
-    A directory that already holds a run is refused (``rundir.check_fresh_run_dir``), never merged."""
-    run_dir: Path = getattr(config, "run_dir")  # noqa: B009 - any run config: BenchConfig, TrainConfig
-    if run_dir == Path("runs"):
-        run_dir = default_run_dir(getattr(config, "label"))  # noqa: B009
-    run_dir = run_dir.resolve()
+def resolve_run_config(config: ConfigT, *, backend: str, config_name: str) -> tuple[ConfigT, Path]:
+    """``config`` as the ranks will read it (absolute run directory, the backend chosen, the command line
+    redacted) and the path it will be written to. Writes nothing; a directory that already holds a run
+    is refused (``rundir.check_fresh_run_dir``), never merged."""
+    run_dir = resolved_run_dir(getattr(config, "run_dir"), getattr(config, "label"))  # noqa: B009
     check_fresh_run_dir(run_dir, markers=[config_name])
+    command = getattr(config, "command")  # noqa: B009 - any run config: BenchConfig, TrainConfig
+    config = config.model_copy(
+        update={"run_dir": run_dir, "backend": backend, "command": redact_argv(command or list(sys.argv))}
+    )
+    return config, run_dir / config_name
+
+
+def write_run_config(config: BaseModel, config_path: Path) -> None:
+    """Create the run directory with its NCCL log dir and write the config every rank reads."""
+    run_dir = config_path.parent
     try:
         (run_dir / NCCL_LOG_DIR).mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UsageError(f"--run-dir: cannot create {run_dir} ({exc.strerror}); choose another path") from exc
-    command = getattr(config, "command")  # noqa: B009
-    config = config.model_copy(
-        update={"run_dir": run_dir, "backend": backend, "command": redact_argv(command or list(sys.argv))}
-    )
-    config_path = run_dir / config_name
     config_path.write_text(config.model_dump_json(indent=2) + "\n", encoding="utf-8")
+
+
+def prepare_run_dir(config: ConfigT, *, backend: str, config_name: str) -> tuple[ConfigT, Path]:
+    """``resolve_run_config`` then ``write_run_config`` (``gpufabric train-bench``); (config, its path)."""
+    config, config_path = resolve_run_config(config, backend=backend, config_name=config_name)
+    write_run_config(config, config_path)
     return config, config_path
 
 
-def rank_module(config: BenchConfig) -> str:
-    """The rank program of ``config``'s (resolved) engine."""
-    return "gpufabric.bench.direct.rank" if config.engine == "nccl" else "gpufabric.bench.rank"
+@dataclasses.dataclass(frozen=True)
+class PreparedSweep:
+    """One sweep, decided and not started: what ``bench --dry-run`` prints and what ``run_sweep`` runs.
+
+    ``config`` is the one every rank reads (at ``config_path``, written only by ``run_sweep``);
+    ``plan`` is the launcher's rendering of ``program``, executed as it is."""
+
+    config: BenchConfig
+    config_path: Path
+    program: RankProgram
+    plan: LaunchPlan
+    launcher: Launcher
+    execution: Execution
+    nranks: int
+    fault: Fault | None
 
 
-def nccl_debug_env(run_dir: Path, environ: Mapping[str, str], extra: Mapping[str, str]) -> dict[str, str]:
-    """NCCL_DEBUG=INFO into per-rank files under the run directory, unless the user chose otherwise."""
-    merged = {**environ, **extra}
-    env: dict[str, str] = {}
-    if "NCCL_DEBUG" not in merged:
-        env["NCCL_DEBUG"] = "INFO"
-    if "NCCL_DEBUG_SUBSYS" not in merged:
-        env["NCCL_DEBUG_SUBSYS"] = "INIT,NET,ENV"
-    if "NCCL_DEBUG_FILE" not in merged:
-        env["NCCL_DEBUG_FILE"] = str(run_dir.resolve() / NCCL_LOG_DIR / "nccl.%h.%p.log")
-    return env
-
-
-def run_bench(
-    config: BenchConfig,
-    *,
-    launcher: Launcher | None = None,
-    ranks: int | None = None,
-    env: Mapping[str, str] | None = None,
-    timeout_s: float | None = None,
-    on_output: OutputSink | None = None,
-    on_progress: ProgressSink | None = None,
-    attest: Attester | None = None,
-    out: Path | None = None,
-    environ: Mapping[str, str] | None = None,
-    stage_timeouts: StageTimeouts | None = None,
-    ranks_here: bool | None = None,
-) -> RunResult:
-    """Run the benchmark described by ``config`` and return rank 0's ``RunResult``.
-
-    ``ranks_here``: every rank runs on this host, so its memory bounds ``-e`` (default: the launcher is
-    the local one).
-
-    ``timeout_s`` bounds the whole job; ``stage_timeouts`` each stage (defaults: ``StageTimeouts()``).
-    Raises ``BenchTimeout`` (a stage or the job ran out of time), ``RankFailure`` (a rank died or
-    failed), ``CheckFailed`` (``--check`` found wrong data; the result is kept) or ``UsageError``.
-    """
-    from gpufabric.launch.local import LocalLauncher
-
-    base = os.environ if environ is None else environ
-    extra = dict(env or {})
-    if out is not None:
-        check_output_file(out)  # before the sweep, not after it
-    if ranks_here is None:
-        ranks_here = launcher is None or launcher.name == "local"
+def prepare_sweep(config: BenchConfig, execution: Execution) -> PreparedSweep:
+    """Every check a run makes before it starts, the run directory's path, the rank program and the
+    launch plan. Starts nothing, writes nothing (the launcher's ``render`` is pure)."""
+    base = execution.base_environ()
+    extra = dict(execution.env)
+    if execution.out is not None:
+        check_output_file(execution.out)  # before the sweep, not after it
+    launcher = execution.job_launcher()
+    ranks_here = execution.ranks_here if execution.ranks_here is not None else launcher.name == "local"
     nranks, backend, on_gpu, fault = preflight(
-        config, ranks=ranks, environ={**base, **extra}, ranks_here=ranks_here
+        config, ranks=execution.ranks, environ={**base, **extra}, ranks_here=ranks_here
     )
-    stages = stage_timeouts or StageTimeouts()
+    config = config.model_copy(update={"engine": resolve_engine(config, backend)})
+    config, config_path = resolve_run_config(config, backend=backend, config_name=CONFIG_NAME)
+    program = rank_program(config, config_path, nranks=nranks, on_gpu=on_gpu, environ=base, env=extra,
+                           launcher=launcher.name)  # fmt: skip
+    plan = launcher.render(program)
+    return PreparedSweep(config=config, config_path=config_path, program=program, plan=plan,
+                         launcher=launcher, execution=execution, nranks=nranks, fault=fault)  # fmt: skip
+
+
+def record_plan(plan: LaunchPlan, run_dir: Path) -> Path:
+    """The plan as executed, redacted, in ``<run_dir>/plan.json`` (what ``--dry-run`` would have printed)."""
+    path = run_dir / PLAN_NAME
+    path.write_text(plan.redacted().model_dump_json(indent=2) + "\n", encoding="utf-8")
+    return path
+
+
+def run_sweep(prepared: PreparedSweep) -> RunResult:
+    """Run ``prepared`` (its plan, unchanged) and return rank 0's ``RunResult``.
+
+    Raises ``BenchTimeout`` (a stage or the job ran out of time), ``RankFailure`` (a rank died or
+    failed), ``CheckFailed`` (``--check`` found wrong data; the result is kept) or ``UsageError``."""
+    execution, config, nranks, fault = prepared.execution, prepared.config, prepared.nranks, prepared.fault
+    out, attest, on_output, on_progress = (
+        execution.out,
+        execution.attest,
+        execution.on_output,
+        execution.on_progress,
+    )
+    stages = execution.stage_timeouts or StageTimeouts()
+    timeout_s = execution.timeout_s
     if stages.total is not None:
         timeout_s = stages.total if timeout_s is None else min(timeout_s, stages.total)
-    config = config.model_copy(update={"engine": resolve_engine(config, backend)})
-    config, config_path = prepare_run_dir(config, backend=backend, config_name=CONFIG_NAME)
+    write_run_config(config, prepared.config_path)
     run_dir = config.run_dir
-    program = RankProgram(
-        argv=[sys.executable, "-m", rank_module(config), "--config", str(config_path)],
-        env={**extra, **nccl_debug_env(run_dir, base, extra)},
-        nranks=nranks,
-        gpus_per_node=nranks if on_gpu else 0,
-        workdir=run_dir,
-        label=config.label,
-    )
-    launcher = launcher or LocalLauncher()
+    record_plan(prepared.plan, run_dir)
     expected_rows = len(config.collectives) * len(config.sizes())
     done = 0
     watchdog = StageWatchdog(nranks, stages)
@@ -180,11 +190,10 @@ def run_bench(
         if on_output is not None:
             on_output(prefix, line)
 
-    plan = launcher.render(program)
     watchdog.started = watchdog.clock()  # the launch stage starts now, not when the config was written
     with watching(watchdog.check):
         try:
-            outcome = launcher.execute(plan, on_output=sink, timeout_s=timeout_s)
+            outcome = prepared.launcher.execute(prepared.plan, on_output=sink, timeout_s=timeout_s)
         except Interrupted as interrupted:
             # The ranks are already stopped; keep what they measured, then let the CLI say so.
             with contextlib.suppress(GpufabricError, OSError):
@@ -215,72 +224,30 @@ def run_bench(
     return result
 
 
-def wrong_data_line(result: RunResult) -> str | None:
-    """One line naming how many elements were wrong and the first bad rank, index, expected and got."""
-    wrong = sum(s.wrong_total or 0 for s in result.series)
-    if not wrong:
-        return None
-    first = next((n.removeprefix(CHECK_NOTE) for n in result.metadata.notes if n.startswith(CHECK_NOTE)), "")
-    where = f"; first: {first}" if first else ""
-    return f"--check: {wrong} wrong element(s){where}"
-
-
-def wrong_data(result: RunResult, path: Path) -> CheckFailed | None:
-    """``CheckFailed`` with ``wrong_data_line`` when any element was wrong; the result stays at ``path``."""
-    line = wrong_data_line(result)
-    return None if line is None else CheckFailed(f"{line}; result kept in {path}", result_path=path)
-
-
-def keep_partial(
+def run_bench(
     config: BenchConfig,
-    run_dir: Path,
-    failure: str,
     *,
-    out: Path | None,
-    world_size: int,
-    fault: Fault | None,
+    launcher: Launcher | None = None,
+    ranks: int | None = None,
+    env: Mapping[str, str] | None = None,
+    timeout_s: float | None = None,
+    on_output: OutputSink | None = None,
+    on_progress: ProgressSink | None = None,
+    attest: Attester | None = None,
+    out: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+    stage_timeouts: StageTimeouts | None = None,
+    ranks_here: bool | None = None,
 ) -> RunResult:
-    """Write ``result.json`` for a run that ended early: complete=False, ``failure`` set, every size
-    rank 0 streamed. Built here, by the parent, so it exists even when rank 0 died."""
-    final = run_dir / RESULT_NAME
-    result: RunResult | None = None
-    if final.exists():
-        try:
-            result = read_result(final)
-        except InputError:
-            result = None
-    if result is None or result.complete:
-        stream = run_dir / STREAM_NAME
-        try:
-            result = read_stream(stream) if stream.exists() else None
-        except InputError:
-            result = None
-    if result is None:
-        result = RunResult(
-            label=config.label,
-            metadata=RunMetadata(
-                engine="gpufabric",
-                command=list(config.command),
-                backend=config.backend,
-                world_size=world_size,
-                fault=fault.spec if fault else None,
-                notes=["no size finished: rank 0 wrote no result stream"],
-            ),
-        )
-    result = result.model_copy(update={"label": config.label, "complete": False, "failure": failure})
-    write_result(result, final)
-    if out is not None:
-        # The run's own error is what the user must see; --out was checked before the run started.
-        with contextlib.suppress(OSError):
-            write_result(result, out)
-    return result
+    """Run the benchmark described by ``config`` and return rank 0's ``RunResult``: ``prepare_sweep``
+    then ``run_sweep``, with the ``Execution`` spelled as keywords (the library's one-call entry point).
 
-
-def write_out(result: RunResult, out: Path, *, kept: Path) -> None:
-    """``--out``, checked before the run; a failure now (disk full, the directory gone) is one line."""
-    try:
-        write_result(result, out)
-    except OSError as exc:
-        raise UsageError(
-            f"--out: cannot write {out} ({exc.strerror or exc}); the result is kept in {kept}"
-        ) from exc
+    ``launcher`` runs this one job (local when None); ``ranks_here`` defaults to "the launcher is the
+    local one"; ``timeout_s`` bounds the whole job, ``stage_timeouts`` each stage."""
+    execution = Execution(
+        launcher=None if launcher is None else (lambda: launcher),
+        ranks=ranks, env=dict(env or {}), environ=environ, timeout_s=timeout_s,
+        stage_timeouts=stage_timeouts, ranks_here=ranks_here, out=out, on_output=on_output,
+        on_progress=on_progress, attest=attest,
+    )  # fmt: skip
+    return run_sweep(prepare_sweep(config, execution))

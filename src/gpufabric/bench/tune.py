@@ -19,16 +19,15 @@ engine through the chosen launcher.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from gpufabric.bench.adapt import AdaptedLauncher
 from gpufabric.bench.config import BenchConfig
-from gpufabric.bench.runner import Attester, default_run_dir, run_bench
+from gpufabric.bench.execution import Execution
+from gpufabric.bench.runner import prepare_sweep, resolved_run_dir, run_sweep
 from gpufabric.errors import UsageError
-from gpufabric.launch.base import Launcher, OutputSink
 from gpufabric.planner.ab import FabricProfile
 from gpufabric.results.model import Measurement, RunResult
 
@@ -166,37 +165,19 @@ def search(
 
 
 def engine_measure(
-    config: BenchConfig,
-    path: FabricProfile,
-    *,
-    size_bytes: int,
-    root: Path,
-    launcher: Callable[[], Launcher] | None = None,
-    nodes: int = 1,
-    ranks: int | None = None,
-    env: Mapping[str, str] | None = None,
-    timeout_s: float | None = None,
-    on_output: OutputSink | None = None,
-    attest: Attester | None = None,
+    config: BenchConfig, path: FabricProfile, *, size_bytes: int, root: Path, execution: Execution
 ) -> Measure:
     """A ``Measure`` that runs one engine job per call, with the path's env plus the candidate's."""
     collective = config.collectives[0]
 
     def measure(candidate: Candidate, round_no: int) -> Trial:
         run_dir = root / f"r{round_no}-{candidate.name}"
-        job = config.model_copy(update={"run_dir": run_dir, "label": f"tune-{candidate.name}"})
-        inner = launcher() if launcher is not None else _local()
-        unset = (set(path.unset) | set(TUNED_VARS)) - set(candidate.env)
-        base = {k: v for k, v in path.apply(dict(env or {})).items() if k not in TUNED_VARS}
-        result = run_bench(
-            job,
-            launcher=AdaptedLauncher(inner, nodes=nodes, unset=unset),
-            ranks=ranks,
-            env={**base, **candidate.env},
-            timeout_s=timeout_s,
-            on_output=on_output,
-            attest=attest,
-        )
+        job_config = config.model_copy(update={"run_dir": run_dir, "label": f"tune-{candidate.name}"})
+        unset = (set(execution.unset) | set(path.unset) | set(TUNED_VARS)) - set(candidate.env)
+        base = {k: v for k, v in path.apply(dict(execution.env)).items() if k not in TUNED_VARS}
+        job = execution.replace(env={**base, **candidate.env}, unset=tuple(sorted(unset)), out=None,
+                                on_progress=None)  # fmt: skip
+        result = run_sweep(prepare_sweep(job_config, job))
         return trial_from(result, candidate.name, round_no, collective, size_bytes, str(run_dir))
 
     return measure
@@ -233,17 +214,14 @@ def run_tune(
     repeats: int = 3,
     measure: Measure | None = None,
     on_trial: Callable[[Trial, int], None] | None = None,
-    **engine: object,
+    execution: Execution | None = None,
 ) -> TuneRuns:
-    """Search, then return every trial; ``engine`` goes to ``engine_measure`` when ``measure`` is None."""
-    root = (
-        default_run_dir(config.label, root=config.run_dir)
-        if config.run_dir == Path("runs")
-        else config.run_dir
-    )
-    root = root.resolve()
+    """Search, then return every trial; jobs run per ``execution`` (local by default) when ``measure``
+    is None."""
+    root = resolved_run_dir(config.run_dir, config.label)
     if measure is None:
-        measure = engine_measure(config, path, size_bytes=size_bytes, root=root, **engine)  # type: ignore[arg-type]
+        measure = engine_measure(config, path, size_bytes=size_bytes, root=root,
+                                 execution=execution or Execution())  # fmt: skip
     candidates, trials, rounds = search(measure, budget=budget, repeats=repeats, on_trial=on_trial)
     return TuneRuns(
         collective=config.collectives[0],
@@ -256,9 +234,3 @@ def run_tune(
         rounds=rounds,
         root=str(root),
     )
-
-
-def _local() -> Launcher:
-    from gpufabric.launch.local import LocalLauncher
-
-    return LocalLauncher()

@@ -1,6 +1,7 @@
 """What this host can run, decided before any rank starts: its GPUs, memory and cores, the world
-(ranks, backend, GPU or CPU) a request resolves to, and ``preflight``, every check shared by ``run_bench`` and
-``bench --dry-run`` so a plan is never printed for a request that would be refused.
+(ranks, backend, GPU or CPU) a request resolves to, and ``preflight``, every check made before anything
+starts, by ``runner.prepare_sweep`` (so ``bench --dry-run``, which prints what that returned, never shows a
+plan for a request a run would refuse).
 """
 
 from __future__ import annotations
@@ -57,8 +58,8 @@ def usable_cores() -> int:
 def preflight(
     config: BenchConfig, *, ranks: int | None, environ: Mapping[str, str], ranks_here: bool
 ) -> tuple[int, str, bool, Fault | None]:
-    """(ranks, backend, on_gpu, fault): every check that can be made before anything starts, shared by
-    ``run_bench`` and ``bench --dry-run`` so a plan is never printed for a request that would be refused.
+    """(ranks, backend, on_gpu, fault): every check that can be made before anything starts, made once by
+    ``runner.prepare_sweep`` for the dry run and the run alike.
     ``ranks_here``: the ranks run on this host, so their buffers must fit its (GPU) memory."""
     nranks, backend, on_gpu = resolve_world(config, ranks, visible_gpu_count(environ))
     validate(config, nranks=nranks, backend=backend, on_gpu=on_gpu)

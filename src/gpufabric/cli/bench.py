@@ -1,4 +1,5 @@
-"""``gpufabric bench``: parse nccl-tests-style flags, call ``gpufabric.bench.run_bench``, render the result.
+"""``gpufabric bench``: parse nccl-tests-style flags into a ``BenchRequest`` and an ``Execution``, hand them
+to ``gpufabric.jobs`` (``prepare_bench`` then ``run_bench_job``), render the result.
 
 With no arguments: every GPU of this host, one process each, NCCL; with no GPU, 4 CPU ranks on gloo
 with small sizes, so it runs anywhere. The table goes to stdout; the progress bar to stderr (only on a
@@ -6,73 +7,25 @@ terminal, or with ``--progress``).
 
 ``--on mpirun|slurm [--hosts|--hostfile]`` runs the same ranks through another launcher and produces the
 same result document; ``--engine nccl-tests`` runs NVIDIA's binaries instead of our engine; ``--ab`` runs
-the sweep with the fabric on and off (``gpufabric.bench.ab``) and prints the speed-up table and verdict
-(``gpufabric.analysis.ab_judge``). Those paths are wired in ``cli/bench_modes.py`` and ``cli/bench_ab.py``;
-the table and the progress bar are drawn by ``cli/bench_output.py``.
+the sweep with the fabric on and off (``gpufabric.jobs.run_ab_job``) and prints the speed-up table and
+verdict. ``--dry-run`` prints the plan ``prepare_bench`` returned, which is the one a run executes (and
+records as ``plan.json`` in its run directory). The launcher choice, the dry-run text and the streamed
+table are in ``cli/bench_modes.py``; ``--ab``'s rendering in ``cli/bench_ab.py``; the progress bar in
+``cli/bench_output.py``.
 """
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
 import typer
 
-from gpufabric.bench import BenchConfig, run_bench
-from gpufabric.bench.config import normalize_backend
-from gpufabric.bench.nccl_tests import NcclTestsSettings
-from gpufabric.bench.rundir import check_fresh_run_dir, check_output_file
-from gpufabric.bench.runner import Attester
-from gpufabric.bench.stages import parse_stage_timeouts
-from gpufabric.bench.world import visible_gpu_count
+from gpufabric.bench import Attester, check_fresh_run_dir, check_output_file, parse_stage_timeouts
 from gpufabric.cli._common import choice, parse_env_pairs
-from gpufabric.cli.bench_ab import run_ab_mode
-from gpufabric.cli.bench_output import progress_bar
-from gpufabric.errors import CheckFailed, GpufabricError, UsageError
-from gpufabric.launch.signals import Interrupted
-from gpufabric.outputs import is_stdout
-from gpufabric.report.nccl_table import FORMATS, render
-from gpufabric.results.model import RunResult
-from gpufabric.units import parse_size
-
-# Defaults when the user gives none: nccl-tests' usual sweep on GPUs; a quick one for CPU ranks.
-GPU_DEFAULTS: dict[str, int | str] = {"min": "8", "max": "128M", "factor": 2, "iters": 20, "batches": 5}
-# The CPU sweep steps x8 (few sizes) when that lands exactly on -e, else x2 (see ``default_step``).
-CPU_DEFAULTS: dict[str, int | str] = {"min": "8", "max": "32K", "factor": 8, "iters": 5, "batches": 3}
-# --engine nccl-tests: the seeds' command line (all_reduce_perf -b 8 -e 2G -f 2 -c 5 -w 5 -n 100).
-_SEED = NcclTestsSettings()
-NCCL_TESTS_DEFAULTS: dict[str, int | str] = {
-    "min": _SEED.min_bytes,
-    "max": _SEED.max_bytes,
-    "factor": _SEED.step_factor,
-    "iters": _SEED.iters,
-    "batches": 1,  # nccl-tests times one loop of -n iterations
-}
-
-
-def default_step(min_bytes: int, max_bytes: int, preferred: int) -> int:
-    """The size step when -f is not given: ``preferred`` when min * preferred^k is exactly -e, else the
-    largest of 4 and 2 that is, else 2; so the sweep ends at the -e the user asked for (with x8 from 8,
-    ``-e 1M`` used to stop at 256 KB)."""
-    for factor in dict.fromkeys((preferred, 4, 2)):
-        size = max(min_bytes, 1)
-        while size < max_bytes:
-            size *= factor
-        if size == max_bytes:
-            return factor
-    return 2
-
-
-def parse_precision(text: str) -> float:
-    raw = text.strip()
-    try:
-        value = float(raw[:-1]) / 100 if raw.endswith("%") else float(raw)
-    except ValueError as exc:
-        raise UsageError(f"--precision: {text!r} is not a percentage; write e.g. 1% or 0.01") from exc
-    if not 0 < value < 1:
-        raise UsageError(f"--precision: {text!r} must be between 0% and 100% (exclusive), e.g. 1%")
-    return value
+from gpufabric.errors import CheckFailed
+from gpufabric.report import AB_FORMATS, FORMATS
+from gpufabric.results import RunResult
 
 
 def bench(
@@ -170,170 +123,60 @@ def bench(
 ) -> None:
     """Measure NCCL collectives like nccl-tests (size, count, time, algbw, busbw, #wrong)."""
     from gpufabric.cli import bench_modes
+    from gpufabric.jobs import ENGINES, BenchRequest, Execution, prepare_bench
 
-    choice("--engine", engine, bench_modes.ENGINES)
+    choice("--engine", engine, ENGINES)
     if self_test:
         virtual_nodes, mps, ranks = bench_modes.self_test_shape(virtual_nodes, mps, ranks, on, instance_type)
-    if ab and engine not in ("gpufabric", "nccl", "torch"):
-        raise UsageError(
-            "--ab: runs on the gpufabric engine only; drop --engine nccl-tests, or compare two nccl-tests "
-            "runs with `gpufabric compare ON.json OFF.json`"
-        )
-    if ab and dry_run:
-        raise UsageError("--dry-run: prints one job's plan; drop --ab (the A/B runs that job per side)")
-    if instance_type is not None and not (ab or self_test):
-        raise UsageError(
-            "--instance-type: only --ab uses it (and --self-test); add one of them or drop --instance-type"
-        )
-    if ab:
-        choice("--format", fmt, ("table", "markdown", "json"))
-    choice("--format", fmt, FORMATS)
-    choice("-a/--average", average, ("avg", "min", "max"))
+    bench_modes.refuse_flag_combinations(
+        ab=ab, engine=engine, dry_run=dry_run, instance_type=instance_type, self_test=self_test
+    )
+    choice("--format", fmt, AB_FORMATS if ab else FORMATS)
     # Output paths are checked before anything runs, whatever the mode: a sweep must not end in a
     # traceback because --out names a directory.
     if out is not None:
         check_output_file(out)
     if run_dir is not None:
         check_fresh_run_dir(run_dir.resolve())
-    extra_env = parse_env_pairs(env)
-    if nccl_lib is not None:
-        if engine in ("torch", "nccl-tests"):
-            raise UsageError(
-                f"--nccl-lib: the nccl engine's; drop it with --engine {engine} (set LD_LIBRARY_PATH)"
-            )
-        extra_env["GPUFABRIC_NCCL_LIB"] = str(nccl_lib.resolve())
-    backend = normalize_backend(backend)
-    wants_cpu = backend not in (None, "nccl")
-    on_gpu = visible_gpu_count({**os.environ, **extra_env}) > 0 and not wants_cpu
-    defaults = GPU_DEFAULTS if on_gpu else CPU_DEFAULTS
-    if engine == "nccl-tests":
-        defaults = NCCL_TESTS_DEFAULTS
-    low = parse_size(min_bytes or str(defaults["min"]), flag="-b/--min-bytes")
-    high = parse_size(max_bytes or str(defaults["max"]), flag="-e/--max-bytes")
-    config = BenchConfig(
-        collectives=collective,
-        min_bytes=low,
-        max_bytes=high,
-        step_factor=step_factor
-        if step_factor is not None
-        else default_step(low, high, int(defaults["factor"])),
-        dtype=dtype,
-        op=op,
-        root=root,
-        iters=iters if iters is not None else int(defaults["iters"]),
-        warmup=warmup,
-        batches=batches if batches is not None else int(defaults["batches"]),
-        precision=parse_precision(precision) if precision is not None else None,
-        budget_s=budget,
-        graph=graph,
-        check=check,
-        time_reduction=average,
-        backend=backend,
-        label=label,
-        run_dir=run_dir or Path("runs"),
-        command=["gpufabric", *sys.argv[1:]],
-        engine="auto" if engine in ("gpufabric", "nccl-tests") else engine,
-        virtual_nodes=virtual_nodes,
-        mps=mps,
-    )
+    request = BenchRequest(
+        collectives=collective, min_bytes=min_bytes, max_bytes=max_bytes, step_factor=step_factor,
+        dtype=dtype, op=op, root=root, iters=iters, warmup=warmup, batches=batches, precision=precision,
+        budget_s=budget, graph=graph, check=check, backend=backend, average=average, label=label,
+        run_dir=run_dir or Path("runs"), command=["gpufabric", *sys.argv[1:]], engine=engine,
+        nccl_lib=nccl_lib, virtual_nodes=virtual_nodes, mps=mps, nccl_tests_dir=nccl_tests_dir,
+        gpus_per_node=gpus_per_node,
+    )  # fmt: skip
     factory = bench_modes.launcher_factory(
         on, hosts=hosts, hostfile=hostfile, mpirun=mpirun, dry_run=dry_run, image=image,
         virtual_nodes=virtual_nodes, mps=mps,
     )  # fmt: skip
     nodes = bench_modes.host_count(hosts, hostfile)
-    ranks_here = on == "local" or (on == "mpirun" and not (hosts or hostfile))
-    show = (lambda prefix, line: print(f"{prefix} {line}", file=sys.stderr)) if verbose else None
-    if engine != "nccl-tests" and not dry_run:
-        bench_modes.ensure_engine(config, on_gpu, for_what=f"gpufabric bench{' --ab' if ab else ''}")
+    execution = Execution(
+        launcher=factory,
+        nodes=max(nodes, virtual_nodes) if ab else nodes,
+        ranks=ranks,
+        env=parse_env_pairs(env),
+        timeout_s=timeout,
+        stage_timeouts=parse_stage_timeouts(timeout_stage) if timeout_stage is not None else None,
+        ranks_here=on == "local" or (on == "mpirun" and not (hosts or hostfile)),
+        out=out,
+        on_output=(lambda prefix, line: print(f"{prefix} {line}", file=sys.stderr)) if verbose else None,
+        attest=_attester(),
+    )
     if ab:
-        # Virtual nodes talk through NCCL's network transport on both sides, so the A/B that means
-        # something there is the across-nodes one (the net plugin vs NCCL_NET=Socket), not NVLink vs socket.
-        run_ab_mode(config, factory, nodes=max(nodes, virtual_nodes), rounds=rounds,
-                    instance_type=instance_type, ranks=ranks, env=extra_env, timeout=timeout,
-                    show=show, fmt=fmt, out=out, attest=_attester())  # fmt: skip
+        from gpufabric.cli.bench_ab import show_ab
+
+        show_ab(request, execution, rounds=rounds, instance_type=instance_type, fmt=fmt)
         return
-    if engine == "nccl-tests":
-        from gpufabric.cli import bench_nccl_tests
-
-        # With virtual nodes --ranks is mpirun's -np (nccl_tests_layout); otherwise the GPUs decide.
-        bench_nccl_tests.refuse_gpufabric_only_flags(
-            config, ranks=None if virtual_nodes else ranks, timeout_stage=timeout_stage
-        )
-        nodes, gpus = bench_modes.nccl_tests_layout(
-            on, virtual_nodes=virtual_nodes, ranks=ranks, gpus_per_node=gpus_per_node,
-            visible_gpus=visible_gpu_count({**os.environ, **extra_env}), nodes=nodes,
-        )  # fmt: skip
-        if dry_run:  # print the command lines; run nothing, not even the binaries' --help
-            plan_text = bench_nccl_tests.nccl_tests_dry_run(
-                config, launcher=factory(), nccl_tests_dir=nccl_tests_dir, nodes=nodes, gpus_per_node=gpus,
-                env=extra_env,
-            )  # fmt: skip
-            typer.echo(plan_text)
-            if self_test:
-                bench_modes.print_self_test_figures(instance_type, config, None)
-            return
-        result = bench_nccl_tests.run_nccl_tests_engine(
-            config, launcher=factory(), nccl_tests_dir=nccl_tests_dir, nodes=nodes, gpus_per_node=gpus,
-            env=extra_env, timeout_s=timeout, on_output=show, out=out,
-        )  # fmt: skip
-    else:
-        from gpufabric.bench.adapt import AdaptedLauncher
-
-        launcher = AdaptedLauncher(factory(), nodes=nodes)
-        if dry_run:
-            from gpufabric.bench.world import preflight
-
-            # The same checks as a real run, so a plan is never printed for a request it would refuse.
-            nranks, chosen, gpu, _fault = preflight(
-                config, ranks=ranks, environ={**os.environ, **extra_env}, ranks_here=ranks_here
-            )
-            program = bench_modes.rank_program(
-                config, nranks, gpu, extra_env, launcher=launcher.name, backend=chosen
-            )
-            typer.echo(bench_modes.dry_run_text(launcher, program))
-            if self_test:
-                bench_modes.print_self_test_figures(instance_type, config, None)
-            return
-        from gpufabric.cli.bench_stream import RowPrinter
-
-        # The run directory is fixed now, so the rows can be read back as they come and a stopped run
-        # can say where its partial result is.
-        config = config.model_copy(update={"run_dir": bench_modes.resolved_run_dir(config)})
-        printer = RowPrinter(config.run_dir, fmt, stream=sys.stderr if is_stdout(out or "") else None)
-        try:
-            with progress_bar(progress, on_row=printer.update) as on_progress:
-                result = run_bench(
-                    config,
-                    launcher=launcher,
-                    ranks=ranks,
-                    env=extra_env,
-                    timeout_s=timeout,
-                    stage_timeouts=parse_stage_timeouts(timeout_stage),
-                    on_output=show,
-                    on_progress=on_progress,
-                    attest=_attester(),
-                    out=out,
-                    ranks_here=ranks_here,
-                )
-        except CheckFailed as exc:
-            # The run finished with wrong data: show its table (kept on disk), then fail with the detail.
-            if exc.result_path is not None:
-                from gpufabric.results.io import read_result
-
-                printer.finish(render(read_result(exc.result_path), fmt))
-            raise
-        except (GpufabricError, Interrupted):
-            printer.stopped()  # whatever stopped it: what was measured, and where it is kept
-            raise
-        printer.finish(render(result, fmt))
+    prepared = prepare_bench(request, execution)
+    if dry_run:  # exactly the plan a run of this request executes; nothing started, nothing written
+        typer.echo(bench_modes.dry_run_text(prepared), nl=False)
         if self_test:
-            bench_modes.print_self_test_figures(instance_type, config, result)
-        _fail_on_wrong(result)
+            bench_modes.print_self_test_figures(instance_type, prepared.config, None)
         return
-    # ``--out -`` put the JSON document on stdout: the table goes to stderr, so stdout stays one document.
-    typer.echo(render(result, fmt), nl=False, err=is_stdout(out or ""))
+    result = bench_modes.run_and_show(prepared, fmt=fmt, progress=progress, out=out)
     if self_test:
-        bench_modes.print_self_test_figures(instance_type, config, result)
+        bench_modes.print_self_test_figures(instance_type, prepared.config, result)
     _fail_on_wrong(result)
 
 
@@ -347,7 +190,7 @@ def _fail_on_wrong(result: RunResult) -> None:
 
 def _attester() -> Attester | None:
     try:
-        from gpufabric.analysis.nccl_log import attest_files
+        from gpufabric.analysis import attest_files
     except ImportError:  # the analysis layer is optional for bench
         return None
     return attest_files

@@ -1,23 +1,26 @@
-"""The parts of ``gpufabric bench`` beyond one local sweep: where it runs (``--on``, ``--hosts``), the run
-directory, ``--dry-run`` (the nccl-tests engine is wired in ``cli/bench_nccl_tests.py``). Parse and wire
-only; the work is in ``gpufabric.bench`` and ``gpufabric.launch``. Nothing heavy is imported at module
+"""The parts of ``gpufabric bench`` beyond its flags: where it runs (``--on``, ``--hosts``, the launcher
+factory), flags that cannot go together, ``--self-test``'s shape, the ``--dry-run`` text and the rows as
+they come. Parse and render only; the work is in ``gpufabric.jobs``. Nothing heavy is imported at module
 level (the CLI must start without torch).
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from gpufabric.bench.config import BenchConfig
-from gpufabric.errors import UsageError
-from gpufabric.launch.base import Launcher, RankProgram
-from gpufabric.results.model import RunResult
+import typer
 
-ENGINES: tuple[str, ...] = ("gpufabric", "nccl", "torch", "nccl-tests")
-"""``gpufabric``: our default (the direct NCCL engine on GPUs when the ``gpu`` extra is installed, else
-torch.distributed); ``nccl`` and ``torch`` name one of ours; ``nccl-tests`` runs NVIDIA's binaries."""
+from gpufabric.bench import BenchConfig
+from gpufabric.errors import CheckFailed, GpufabricError, UsageError
+from gpufabric.launch import Launcher
+from gpufabric.results import RunResult
+
+if TYPE_CHECKING:
+    from gpufabric.jobs import PreparedBench
+
 RUNNING_LAUNCHERS: tuple[str, ...] = ("local", "mpirun", "slurm")
 VIRTUAL_NODE_LAUNCHERS: tuple[str, ...] = ("local", "mpirun")
 """Launchers that place every rank on this host, so they can split them into virtual nodes."""
@@ -32,8 +35,7 @@ def self_test_shape(
     import os
     import sys
 
-    from gpufabric.bench.self_test import SELF_TEST_NOTE, check_instance
-    from gpufabric.bench.world import visible_gpu_count
+    from gpufabric.bench import SELF_TEST_NOTE, check_instance, visible_gpu_count
 
     if on not in VIRTUAL_NODE_LAUNCHERS:
         raise UsageError(f"--self-test: runs on this node (--on local or --on mpirun); drop --on {on}")
@@ -51,60 +53,15 @@ def self_test_shape(
 def print_self_test_figures(instance_type: str | None, config: BenchConfig, result: RunResult | None) -> None:
     """On stderr, next to the result (or the dry run's plan): the catalog's expected figures for this
     node's shape, what they mean here, and what the loopback cannot prove."""
-    from gpufabric.bench.self_test import check_instance, self_test_lines
+    from gpufabric.bench import check_instance, self_test_lines
 
     lines = self_test_lines(check_instance(instance_type), config.collectives, config.sizes(), result)
     print("\n".join(lines), file=sys.stderr)
 
 
-def nccl_tests_layout(
-    on: str,
-    *,
-    virtual_nodes: int,
-    ranks: int | None,
-    gpus_per_node: int | None,
-    visible_gpus: int,
-    nodes: int,
-) -> tuple[int, int]:
-    """(nodes, GPU slots per node) of an nccl-tests job: one process per slot under MPI, ``-g 1``.
-
-    Without virtual nodes: the hosts, and ``--gpus-per-node`` (default: this host's GPUs). With
-    ``--virtual-nodes N`` (mpirun on this host): N nodes; the processes are ``--ranks R`` (mpirun's
-    ``-np``, R/N per node), else N x ``--gpus-per-node G``, else this host's GPUs split over the nodes
-    (at least one process per node: on one GPU, ``--virtual-nodes 2`` is 2 processes sharing it)."""
-    if not virtual_nodes:
-        return nodes, gpus_per_node or visible_gpus
-    if on == "local":
-        raise UsageError(
-            "--virtual-nodes with --engine nccl-tests: one process per rank needs MPI; use --on mpirun "
-            "(nccl-tests built with make MPI=1)"
-        )
-    if ranks is None:
-        return virtual_nodes, gpus_per_node or (max(visible_gpus // virtual_nodes, 1) if visible_gpus else 0)
-    if ranks % virtual_nodes:
-        raise UsageError(
-            f"--ranks: {ranks} processes do not split evenly over {virtual_nodes} virtual nodes; use a "
-            f"multiple of {virtual_nodes}"
-        )
-    per_node = ranks // virtual_nodes
-    if visible_gpus and per_node > max(visible_gpus // virtual_nodes, 1):
-        # Within one node NCCL refuses two ranks on one GPU ("Duplicate GPU detected").
-        raise UsageError(
-            f"--ranks {ranks} on {virtual_nodes} virtual nodes puts {per_node} processes of one node on "
-            f"{max(visible_gpus // virtual_nodes, 1)} GPU(s); NCCL refuses two ranks of a node on one GPU "
-            f"(Duplicate GPU): use --virtual-nodes {ranks}"
-        )
-    if gpus_per_node is not None and gpus_per_node != per_node:
-        raise UsageError(
-            f"--ranks {ranks} and --gpus-per-node {gpus_per_node} disagree: {virtual_nodes} virtual nodes x "
-            f"{gpus_per_node} = {virtual_nodes * gpus_per_node} processes; give one of them"
-        )
-    return virtual_nodes, per_node
-
-
 def host_count(hosts: list[str], hostfile: Path | None) -> int:
     """Nodes named by ``--hosts``/``--hostfile`` (1 when none: every rank on this host)."""
-    from gpufabric.launch.hosts import parse_hostfile, parse_hosts
+    from gpufabric.launch import parse_hostfile, parse_hosts
 
     if hosts and hostfile:
         raise UsageError("--hosts and --hostfile both given; use one of them")
@@ -125,8 +82,7 @@ def launcher_factory(
     mps: bool = False,
 ) -> Callable[[], Launcher]:
     """A fresh launcher per job (A/B rounds and tune candidates are separate jobs)."""
-    from gpufabric.launch.local import free_port
-    from gpufabric.launch.registry import LauncherSettings, check_launcher_name, make_launcher
+    from gpufabric.launch import LauncherSettings, check_launcher_name, free_port, make_launcher
 
     name = check_launcher_name(on)
     if (virtual_nodes or mps) and name not in VIRTUAL_NODE_LAUNCHERS:
@@ -168,101 +124,65 @@ def launcher_factory(
     return make
 
 
-# Launchers whose ranks run on machines that are not this one and share nothing with it (a pod from an
-# image, a fresh cloud VM): their dry run shows the program as it runs there.
-REMOTE_LAUNCHERS: tuple[str, ...] = ("kubernetes", "skypilot")
-REMOTE_PYTHON = "python3"  # the image's/VM's interpreter, never this machine's virtualenv path
-REMOTE_RUN_ROOT = "/tmp/gpufabric/runs"  # writable in any container or VM, whoever the user is
+def refuse_flag_combinations(
+    *, ab: bool, engine: str, dry_run: bool, instance_type: str | None, self_test: bool = False
+) -> None:
+    """Flags that cannot go together, refused before anything else is read."""
+    from gpufabric.jobs import AB_ENGINES
+
+    if ab and engine not in AB_ENGINES:
+        raise UsageError(
+            "--ab: runs on the gpufabric engine only; drop --engine nccl-tests, or compare two nccl-tests "
+            "runs with `gpufabric compare ON.json OFF.json`"
+        )
+    if ab and dry_run:
+        raise UsageError("--dry-run: prints one job's plan; drop --ab (the A/B runs that job per side)")
+    if instance_type is not None and not (ab or self_test):
+        raise UsageError(
+            "--instance-type: only --ab uses it (and --self-test); add one of them or drop --instance-type"
+        )
 
 
-def rank_program(
-    config: BenchConfig,
-    nranks: int,
-    on_gpu: bool,
-    env: Mapping[str, str],
-    *,
-    launcher: str = "local",
-    backend: str | None = None,
-) -> RankProgram:
-    """The program ``run_bench`` would hand its launcher (for ``--dry-run``; nothing is written).
-
-    For a remote launcher (``REMOTE_LAUNCHERS``) it is the program as it runs there: ``python3`` from the
-    image, the run directory under ``REMOTE_RUN_ROOT``, and the rank's config written there by the
-    command itself (this machine's files are not in the pod or on the VM)."""
-    from gpufabric.bench.config import resolve_engine
-    from gpufabric.bench.runner import nccl_debug_env, rank_module
-
-    chosen = backend or ("nccl" if on_gpu else (config.backend or "gloo"))
-    engine = resolve_engine(config, chosen)
-    module = rank_module(config.model_copy(update={"engine": engine}))
-    local_dir = resolved_run_dir(config)
-    if launcher not in REMOTE_LAUNCHERS:
-        argv = [sys.executable, "-m", module, "--config", str(local_dir / "config.json")]
-        full_env = {**env, **nccl_debug_env(local_dir, {}, env)}
-        return RankProgram(argv=argv, env=full_env, nranks=nranks, gpus_per_node=nranks if on_gpu else 0,
-                           workdir=local_dir, label=config.label)  # fmt: skip
-    run_dir = f"{REMOTE_RUN_ROOT}/{local_dir.name}"
-    full_env = {**env, **nccl_debug_env(local_dir, {}, env)}
-    if "NCCL_DEBUG_FILE" not in env:
-        full_env["NCCL_DEBUG_FILE"] = f"{run_dir}/nccl/nccl.%h.%p.log"
-    return RankProgram(
-        argv=["sh", "-c", remote_script(config, run_dir, module, chosen, engine)],
-        env=full_env,
-        nranks=nranks,
-        gpus_per_node=nranks if on_gpu else 0,
-        workdir=local_dir,  # where a plan's files are written and results are fetched to, here
-        remote_workdir=run_dir,
-        label=config.label,
-    )
-
-
-def remote_script(config: BenchConfig, run_dir: str, module: str, backend: str, engine: str) -> str:
-    """Write the rank's config into the remote run directory, then start the rank with the image's
-    python. Written to a temporary name and renamed, so a rank never reads a half-written config while
-    another rank of the same node writes it."""
-    import shlex
-
-    from gpufabric.redact import redact_argv
-
-    remote = config.model_copy(
-        update={"run_dir": Path(run_dir), "backend": backend, "engine": engine,
-                "command": redact_argv(list(config.command))}
-    )  # fmt: skip
-    path = f"{run_dir}/config.json"
-    return (
-        f"mkdir -p {shlex.quote(run_dir)}/nccl\n"
-        f"cat > {shlex.quote(path)}.$$ <<'GPUFABRIC_CONFIG'\n{remote.model_dump_json()}\nGPUFABRIC_CONFIG\n"
-        f"mv {shlex.quote(path)}.$$ {shlex.quote(path)}\n"
-        f"exec {REMOTE_PYTHON} -m {module} --config {shlex.quote(path)}"
-    )
-
-
-def ensure_engine(config: BenchConfig, on_gpu: bool, *, for_what: str) -> None:
-    """Refuse, in one line naming the extra, an engine whose packages are missing here, before any rank
-    starts (the ranks run this python and would each die on the import). Nothing is imported."""
-    from gpufabric._optional import ensure_installed
-    from gpufabric.bench.config import resolve_engine
-
-    if resolve_engine(config, "nccl" if on_gpu else (config.backend or "gloo")) == "nccl":
-        for module in ("nccl.bindings", "cuda.bindings"):  # what bench/direct imports
-            ensure_installed(module, extra="gpu", for_what=f"{for_what} (the direct NCCL engine)")
-        return
-    gpu_hint = 'the direct NCCL engine: pip install "gpufabric[gpu]"' if on_gpu else None
-    ensure_installed("torch", extra="torch", for_what=f"{for_what} on torch.distributed", instead=gpu_hint)
-
-
-def resolved_run_dir(config: BenchConfig) -> Path:
-    """The absolute run directory: ``runs/<timestamp>-<label>/`` unless ``--run-dir`` named one."""
-    from gpufabric.bench.runner import default_run_dir
-
-    run_dir = config.run_dir
-    return (default_run_dir(config.label, root=run_dir) if run_dir == Path("runs") else run_dir).resolve()
-
-
-def dry_run_text(launcher: Launcher, program: RankProgram) -> str:
+def dry_run_text(prepared: PreparedBench) -> str:
+    """``--dry-run``'s output: the notes and launch plans of ``prepared``, as people read them."""
     from gpufabric.cli.launch import render_plan_text
+    from gpufabric.jobs import notes_of, plans_of
 
-    if launcher.name == "kubernetes":  # one rank per pod: a pod is a node with one GPU (or none)
-        gpus = 1 if program.gpus_per_node else 0
-        program = program.model_copy(update={"nodes": program.nranks, "gpus_per_node": gpus})
-    return render_plan_text(launcher.render(program))
+    header = "".join(f"# {note}\n" for note in notes_of(prepared))
+    return header + "\n".join(render_plan_text(plan) for plan in plans_of(prepared))
+
+
+def run_and_show(prepared: PreparedBench, *, fmt: str, progress: bool | None, out: Path | None) -> RunResult:
+    """Run ``prepared``; our engine's rows are printed as they come (``bench_stream.RowPrinter``), with
+    the progress bar on stderr, and what a stopped run measured is shown before its error."""
+    from gpufabric.bench import PreparedSweep
+    from gpufabric.cli.bench_output import progress_bar
+    from gpufabric.cli.bench_stream import RowPrinter
+    from gpufabric.jobs import run_bench_job, with_progress
+    from gpufabric.launch import Interrupted
+    from gpufabric.outputs import is_stdout
+    from gpufabric.report import render
+
+    to_stderr = is_stdout(out or "")  # ``--out -`` put the JSON document on stdout: the table goes to stderr
+    if not isinstance(prepared, PreparedSweep):  # nccl-tests: the table once every binary has run
+        result = run_bench_job(prepared)
+        typer.echo(render(result, fmt), nl=False, err=to_stderr)
+        return result
+    # The run directory is fixed already, so the rows can be read back as they come and a stopped run
+    # can say where its partial result is.
+    printer = RowPrinter(prepared.config.run_dir, fmt, stream=sys.stderr if to_stderr else None)
+    try:
+        with progress_bar(progress, on_row=printer.update) as on_progress:
+            result = run_bench_job(with_progress(prepared, on_progress))
+    except CheckFailed as exc:
+        # The run finished with wrong data: show its table (kept on disk), then fail with the detail.
+        if exc.result_path is not None:
+            from gpufabric.results import read_result
+
+            printer.finish(render(read_result(exc.result_path), fmt))
+        raise
+    except (GpufabricError, Interrupted):
+        printer.stopped()  # whatever stopped it: what was measured, and where it is kept
+        raise
+    printer.finish(render(result, fmt))
+    return result

@@ -11,7 +11,7 @@ import shutil
 import sys
 from collections.abc import Callable, Iterator
 
-from gpufabric.bench.runner import ProgressSink
+from gpufabric.bench import ProgressSink
 
 
 @contextlib.contextmanager

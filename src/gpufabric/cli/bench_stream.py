@@ -21,10 +21,10 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from gpufabric.bench.rundir import RESULT_NAME, STREAM_NAME
+from gpufabric.bench import RESULT_NAME, STREAM_NAME
 from gpufabric.errors import GpufabricError
-from gpufabric.report.nccl_table import render
-from gpufabric.results.model import RunResult
+from gpufabric.report import render
+from gpufabric.results import RunResult
 
 STREAMED_FORMATS: tuple[str, ...] = ("table", "csv")
 
@@ -57,7 +57,7 @@ class RowPrinter:
         """Print the lines of rows finished since the last call (called on each progress event)."""
         if not self.enabled:
             return
-        from gpufabric.results.io import read_stream
+        from gpufabric.results import read_stream
 
         try:
             partial = read_stream(self.run_dir / STREAM_NAME)
@@ -84,7 +84,7 @@ class RowPrinter:
 
     def stopped(self) -> None:
         """The run ended early: print what it measured and say where it is kept (stderr)."""
-        from gpufabric.results.io import read_result
+        from gpufabric.results import read_result
 
         final = self.run_dir / RESULT_NAME
         try:

@@ -17,8 +17,9 @@ from gpufabric.catalog import Cloud, InstanceType, get_instance, list_instances
 from gpufabric.catalog.model import public_data
 from gpufabric.cli._common import choice
 from gpufabric.errors import UsageError
+from gpufabric.report.formats import Format, choices
 
-CATALOG_FORMATS = ("table", "yaml", "json")
+CATALOG_FORMATS = choices(Format.TABLE, Format.YAML, Format.JSON)
 
 
 # libyaml's emitter when PyYAML was built with it: the pure-Python one takes seconds on a big plan.

@@ -19,9 +19,10 @@ from gpufabric.analysis.doctor import EXPECT_CHOICES, DoctorReport, Verdict, doc
 from gpufabric.analysis.preflight import preflight
 from gpufabric.errors import UsageError
 from gpufabric.redact import scrub_model
+from gpufabric.report.formats import Format, choices
 from gpufabric.results.attestation import TransportClaims
 
-FORMATS = ("table", "json")
+FORMATS = choices(Format.TABLE, Format.JSON)
 _STYLE = {
     Verdict.PASS: "green",
     Verdict.WARN: "yellow",

@@ -12,8 +12,9 @@ import typer
 
 from gpufabric.capabilities import EnvironmentReport, probe_environment
 from gpufabric.cli._common import choice
+from gpufabric.report.formats import Format, choices
 
-FORMATS = ("table", "json")
+FORMATS = choices(Format.TABLE, Format.JSON)
 
 
 def render_table(report: EnvironmentReport) -> None:

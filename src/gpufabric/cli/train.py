@@ -6,6 +6,7 @@ The result table goes to stdout; ``-v`` streams the ranks' output to stderr. No 
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -106,6 +107,10 @@ def train_bench(
     if virtual_nodes:
         launcher = make_launcher("local", LauncherSettings(local_virtual_nodes=virtual_nodes, local_mps=mps))
         nodes = virtual_nodes
+        if ranks is None:  # at least one rank per virtual node (on one GPU they share it), as bench does
+            from gpufabric.bench import visible_gpu_count
+
+            ranks = max(visible_gpu_count(os.environ), virtual_nodes)
     if on != "local":
         launcher = make_launcher(on, LauncherSettings(mpirun=MpirunOptions(hosts=hosts)))
     elif hosts:

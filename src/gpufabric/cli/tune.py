@@ -1,25 +1,19 @@
 """``gpufabric tune``: search socket-transport settings on this host's (or the hosts') socket path and print
-the best environment to export with its gain over NCCL's defaults. Parse, call ``gpufabric.bench.tune``
-(measuring) and ``gpufabric.analysis.tune`` (judging), render. No torch is imported here.
+the best environment to export with its gain over NCCL's defaults. Parse into a ``TuneRequest`` and an
+``Execution``, call ``gpufabric.jobs.run_tune_job`` (measure, judge, keep ``tune.json``), render. No torch
+is imported here.
 """
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import typer
 
-from gpufabric.errors import UsageError
-from gpufabric.outputs import write_output
+from gpufabric.report import Format, choices
 
-if TYPE_CHECKING:
-    from gpufabric.bench.config import BenchConfig
-
-PATHS: tuple[str, ...] = ("socket",)
-FORMATS: tuple[str, ...] = ("table", "markdown", "json")
+FORMATS: tuple[str, ...] = choices(Format.TABLE, Format.MARKDOWN, Format.JSON)
 
 
 def tune(
@@ -53,73 +47,34 @@ def tune(
     mps: bool = typer.Option(False, "--mps", help="local, --virtual-nodes: run an MPS daemon per job"),
 ) -> None:
     """Find the NCCL_SOCKET_NTHREADS x NCCL_NSOCKS_PERTHREAD (and channel count) that moves the most data."""
-    from gpufabric.analysis.nccl_log import attest_files
-    from gpufabric.analysis.tune import judge_tune, tune_markdown
-    from gpufabric.bench import BenchConfig
-    from gpufabric.bench.tune import run_tune
-    from gpufabric.bench.world import visible_gpu_count
-    from gpufabric.cli._common import parse_env_pairs
-    from gpufabric.cli.bench_modes import ensure_engine, host_count, launcher_factory
-    from gpufabric.planner import ab_profiles
-    from gpufabric.units import parse_size
+    from gpufabric.analysis import attest_files, tune_markdown
+    from gpufabric.cli._common import choice, parse_env_pairs
+    from gpufabric.cli.bench_modes import host_count, launcher_factory
+    from gpufabric.jobs import Execution, TuneRequest, run_tune_job
 
-    if path not in PATHS:
-        raise UsageError(f"--path: unknown path {path!r}; choose from {', '.join(PATHS)}")
-    if fmt not in FORMATS:
-        raise UsageError(f"--format: unknown value {fmt!r}; choose from {', '.join(FORMATS)}")
+    choice("--format", fmt, FORMATS)
+    request = TuneRequest(
+        path=path, size=size, min_bytes=min_bytes, max_bytes=max_bytes, step_factor=step_factor,
+        collective=collective, budget=budget, repeats=repeats, iters=iters, warmup=warmup, batches=batches,
+        instance_type=instance_type, run_dir=run_dir or Path("runs"), command=["gpufabric", *sys.argv[1:]],
+        virtual_nodes=virtual_nodes, mps=mps,
+    )  # fmt: skip
     extra = parse_env_pairs(env)
     nodes = host_count(hosts, hostfile)
     factory = launcher_factory(on, hosts=hosts, hostfile=hostfile, mpirun="mpirun", dry_run=False,
                                virtual_nodes=virtual_nodes, mps=mps)  # fmt: skip
-    top = parse_size(max_bytes or size or "256M", flag="-e/--max-bytes")
-    target = parse_size(size, flag="--size") if size else top
-    low = parse_size(min_bytes, flag="-b/--min-bytes") if min_bytes else target
-    if not low <= target <= top:
-        raise UsageError(f"--size: {target} B lies outside -b {low} B .. -e {top} B; widen -b/-e")
-    config = BenchConfig(
-        collectives=[collective], min_bytes=low, max_bytes=top, step_factor=step_factor, iters=iters,
-        warmup=warmup, batches=batches, label="tune", run_dir=run_dir or Path("runs"),
-        command=["gpufabric", *sys.argv[1:]], virtual_nodes=virtual_nodes, mps=mps,
+    execution = Execution(
+        launcher=factory, nodes=nodes, ranks=ranks, env=extra, timeout_s=timeout, out=out,
+        on_output=(lambda p, line: print(f"{p} {line}", file=sys.stderr)) if verbose else None,
+        attest=attest_files,
     )  # fmt: skip
-    if target not in config.sizes():
-        raise UsageError(f"--size: {target} B is not on the sweep -b {low} -e {top} -f {step_factor}")
-    refuse_gloo(config, ranks, visible_gpu_count({**os.environ, **extra}))
-    socket_path = ab_profiles(nodes=nodes, instance_type=instance_type).off
-
-    ensure_engine(config, True, for_what="gpufabric tune")  # refuse_gloo above: NCCL ranks only
 
     def progress(trial: object, total: int) -> None:
         print(f"tune: {getattr(trial, 'candidate', '?')} done ({total} job budget)", file=sys.stderr)
 
-    runs = run_tune(
-        config, socket_path, path_name=path, size_bytes=target, budget=budget, repeats=repeats,
-        on_trial=progress, launcher=factory, nodes=nodes, ranks=ranks, env=extra, timeout_s=timeout,
-        on_output=(lambda p, line: print(f"{p} {line}", file=sys.stderr)) if verbose else None,
-        attest=attest_files,
-    )  # fmt: skip
-    report = judge_tune(runs)
-    document = report.model_dump_json(indent=2) + "\n"
-    write_output(Path(runs.root) / "tune.json", document)
-    if out is not None:
-        write_output(out, document)
-    typer.echo(document if fmt == "json" else tune_markdown(report), nl=False)
-
-
-def refuse_gloo(config: BenchConfig, ranks: int | None, gpus: int) -> None:
-    """Refuse a tune whose ranks would run gloo: NCCL's socket knobs only matter to NCCL ranks.
-
-    The backend is the one ``run_bench`` will resolve (``resolve_world``, on this host, for every
-    launcher), so ``--on mpirun`` without GPUs here is refused too instead of "tuning" gloo for minutes.
-    """
-    from gpufabric.bench.world import resolve_world
-
-    _, backend, _ = resolve_world(config, ranks, gpus)
-    if backend != "nccl":
-        raise UsageError(
-            f"tune --path socket: the ranks would run on {backend} (no CUDA GPU on this host, where the "
-            "backend is chosen for every --on), and NCCL socket knobs only matter to NCCL ranks; run "
-            "gpufabric tune on a GPU host"
-        )
+    report = run_tune_job(request, execution, on_trial=progress)
+    text = report.model_dump_json(indent=2) + "\n" if fmt == "json" else tune_markdown(report)
+    typer.echo(text, nl=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from gpufabric.analysis.ab_judge import ABReport
 from gpufabric.report.compare_render import to_markdown
+from gpufabric.report.formats import Format, choices
 
-AB_FORMATS: tuple[str, ...] = ("table", "markdown", "json")
+AB_FORMATS: tuple[str, ...] = choices(Format.TABLE, Format.MARKDOWN, Format.JSON)
 
 
 def ab_markdown(report: ABReport) -> str:

@@ -19,10 +19,11 @@ import re
 from collections.abc import Mapping
 from typing import Literal
 
+from gpufabric.report.formats import Format, choices
 from gpufabric.results.model import Measurement, Row, RunResult, Series, fault_text
 
 TableFormat = Literal["table", "json", "csv", "markdown"]
-FORMATS: tuple[str, ...] = ("table", "json", "csv", "markdown")
+FORMATS: tuple[str, ...] = choices(Format.TABLE, Format.JSON, Format.CSV, Format.MARKDOWN)
 
 
 def format_time(time_us: float) -> str:

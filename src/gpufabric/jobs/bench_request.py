@@ -1,0 +1,155 @@
+"""What ``gpufabric bench`` is asked to measure, with the defaults the CLI shows, as one model: calling
+the library with a ``BenchRequest`` gives what the command line gives (the sweep's defaults depend on
+where the ranks run: nccl-tests' usual sweep on GPUs, a quick one on CPU ranks, the seeds' command line
+for ``--engine nccl-tests``).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from gpufabric.bench.config import BenchConfig, normalize_backend
+from gpufabric.bench.nccl_tests import NcclTestsSettings
+from gpufabric.errors import UsageError
+from gpufabric.units import parse_size
+
+ENGINES: tuple[str, ...] = ("gpufabric", "nccl", "torch", "nccl-tests")
+"""``gpufabric``: our default (the direct NCCL engine on GPUs when the ``gpu`` extra is installed, else
+torch.distributed); ``nccl`` and ``torch`` name one of ours; ``nccl-tests`` runs NVIDIA's binaries."""
+AVERAGES: tuple[str, ...] = ("avg", "min", "max")
+
+# Defaults when the user gives none: nccl-tests' usual sweep on GPUs; a quick one for CPU ranks.
+GPU_DEFAULTS: dict[str, int | str] = {"min": "8", "max": "128M", "factor": 2, "iters": 20, "batches": 5}
+# The CPU sweep steps x8 (few sizes) when that lands exactly on -e, else x2 (see ``default_step``).
+CPU_DEFAULTS: dict[str, int | str] = {"min": "8", "max": "32K", "factor": 8, "iters": 5, "batches": 3}
+# --engine nccl-tests: the seeds' command line (all_reduce_perf -b 8 -e 2G -f 2 -c 5 -w 5 -n 100).
+_SEED = NcclTestsSettings()
+NCCL_TESTS_DEFAULTS: dict[str, int | str] = {
+    "min": _SEED.min_bytes,
+    "max": _SEED.max_bytes,
+    "factor": _SEED.step_factor,
+    "iters": _SEED.iters,
+    "batches": 1,  # nccl-tests times one loop of -n iterations
+}
+
+
+def default_step(min_bytes: int, max_bytes: int, preferred: int) -> int:
+    """The size step when -f is not given: ``preferred`` when min * preferred^k is exactly -e, else the
+    largest of 4 and 2 that is, else 2; so the sweep ends at the -e the user asked for (with x8 from 8,
+    ``-e 1M`` used to stop at 256 KB)."""
+    for factor in dict.fromkeys((preferred, 4, 2)):
+        size = max(min_bytes, 1)
+        while size < max_bytes:
+            size *= factor
+        if size == max_bytes:
+            return factor
+    return 2
+
+
+def parse_precision(text: str) -> float:
+    raw = text.strip()
+    try:
+        value = float(raw[:-1]) / 100 if raw.endswith("%") else float(raw)
+    except ValueError as exc:
+        raise UsageError(f"--precision: {text!r} is not a percentage; write e.g. 1% or 0.01") from exc
+    if not 0 < value < 1:
+        raise UsageError(f"--precision: {text!r} must be between 0% and 100% (exclusive), e.g. 1%")
+    return value
+
+
+class BenchRequest(BaseModel):
+    """One ``gpufabric bench`` request; ``None`` means "the default for where the ranks run"."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    collectives: list[str] = Field(default_factory=lambda: ["all_reduce"])
+    min_bytes: str | None = Field(default=None, description="smallest size (8, 1K, 2G)")
+    max_bytes: str | None = None
+    step_factor: int | None = None
+    dtype: str = "float"
+    op: str = "sum"
+    root: int = 0
+    iters: int | None = None
+    warmup: int = 5
+    batches: int | None = None
+    precision: str | None = Field(default=None, description="adaptive mode: e.g. 1% or 0.01")
+    budget_s: float = 2.0
+    graph: bool = False
+    check: bool = True
+    backend: str | None = None
+    average: str = "avg"
+    label: str = "bench"
+    run_dir: Path = Path("runs")
+    command: list[str] = Field(default_factory=list, description="default: this process's argv")
+    engine: str = "gpufabric"
+    nccl_lib: Path | None = None
+    virtual_nodes: int = 0
+    mps: bool = False
+    nccl_tests_dir: Path | None = None
+    gpus_per_node: int | None = None
+
+    def engine_env(self) -> dict[str, str]:
+        """What the engine choice adds to the ranks' environment (``--nccl-lib``)."""
+        if self.nccl_lib is None:
+            return {}
+        if self.engine in ("torch", "nccl-tests"):
+            raise UsageError(
+                f"--nccl-lib: the nccl engine's; drop it with --engine {self.engine} (set LD_LIBRARY_PATH)"
+            )
+        return {"GPUFABRIC_NCCL_LIB": str(self.nccl_lib.resolve())}
+
+    def bench_config(self, gpus: int) -> BenchConfig:
+        """The ``BenchConfig`` of this request on a host offering ``gpus`` GPUs to its ranks."""
+        if self.engine not in ENGINES:
+            raise UsageError(f"--engine: unknown value {self.engine!r}; choose from {', '.join(ENGINES)}")
+        if self.average not in AVERAGES:
+            raise UsageError(
+                f"-a/--average: unknown value {self.average!r}; choose from {', '.join(AVERAGES)}"
+            )
+        backend = normalize_backend(self.backend)
+        on_gpu = gpus > 0 and backend in (None, "nccl")
+        defaults = GPU_DEFAULTS if on_gpu else CPU_DEFAULTS
+        if self.engine == "nccl-tests":
+            defaults = NCCL_TESTS_DEFAULTS
+        low = parse_size(self.min_bytes or str(defaults["min"]), flag="-b/--min-bytes")
+        high = parse_size(self.max_bytes or str(defaults["max"]), flag="-e/--max-bytes")
+        step = (
+            self.step_factor
+            if self.step_factor is not None
+            else default_step(low, high, int(defaults["factor"]))
+        )
+        return BenchConfig(
+            collectives=self.collectives,
+            min_bytes=low,
+            max_bytes=high,
+            step_factor=step,
+            dtype=self.dtype,
+            op=self.op,
+            root=self.root,
+            iters=self.iters if self.iters is not None else int(defaults["iters"]),
+            warmup=self.warmup,
+            batches=self.batches if self.batches is not None else int(defaults["batches"]),
+            precision=parse_precision(self.precision) if self.precision is not None else None,
+            budget_s=self.budget_s,
+            graph=self.graph,
+            check=self.check,
+            time_reduction=self.average,
+            backend=backend,
+            label=self.label,
+            run_dir=self.run_dir,
+            command=self.command or ["gpufabric", *sys.argv[1:]],
+            engine="auto" if self.engine in ("gpufabric", "nccl-tests") else self.engine,
+            virtual_nodes=self.virtual_nodes,
+            mps=self.mps,
+        )
+
+
+def host_gpus(environ: Mapping[str, str]) -> int:
+    """GPUs this host offers its ranks under ``environ`` (CUDA_VISIBLE_DEVICES, else nvidia-smi)."""
+    from gpufabric.bench.world import visible_gpu_count
+
+    return visible_gpu_count(environ)

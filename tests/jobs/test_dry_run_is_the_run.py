@@ -1,0 +1,98 @@
+"""``--dry-run`` prints the plan a run executes: with a user environment set (``NCCL_DEBUG=WARN`` exported,
+``NCCL_SOCKET_IFNAME`` given), the dry run's printed plan equals the plan the real run recorded in its
+run directory, and the ranks saw the user's values (before, the dry run passed an empty environment and
+printed ``NCCL_DEBUG=INFO``, and nccl-tests overrode the exported ``NCCL_DEBUG`` in the real run too).
+
+Real CPU (gloo) ranks through the real console entry point; nccl-tests is ``fixtures/launch/
+fake_nccl_tests.py`` behind a script named like the binary (no GPU here).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gpufabric.cli.launch import render_plan_text
+from gpufabric.jobs import BenchRequest, Execution, plans_of, prepare_bench, run_bench_job
+from gpufabric.launch.base import LaunchPlan
+from gpufabric.results.io import read_result
+
+FAKE = Path(__file__).parents[1] / "fixtures" / "launch" / "fake_nccl_tests.py"
+USER_ENV = {"NCCL_DEBUG": "WARN"}  # exported by the user
+SWEEP = ["-e", "1K", "-f", "8", "-n", "1", "--batches", "1", "-w", "0"]
+
+
+def _bench(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, **USER_ENV, "CUDA_VISIBLE_DEVICES": ""}
+    return subprocess.run(
+        [sys.executable, "-m", "gpufabric.cli", "bench", *args],
+        capture_output=True, text=True, timeout=240, check=False, cwd=cwd, env=env,
+    )  # fmt: skip
+
+
+def _without_ports(text: str) -> str:
+    """The rendezvous port is chosen free when the plan is made, so two invocations differ there only."""
+    return re.sub(r"(MASTER_PORT=|127\.0\.0\.1:)\d+", r"\1PORT", text)
+
+
+def _recorded(path: Path) -> str:
+    return render_plan_text(LaunchPlan.model_validate_json(path.read_text()))
+
+
+def test_the_run_executes_the_prepared_plan_and_records_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NCCL_DEBUG", "WARN")
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    request = BenchRequest(max_bytes="1K", step_factor=8, iters=1, batches=1, warmup=0, backend="gloo",
+                           run_dir=tmp_path / "run", command=["gpufabric", "bench"])  # fmt: skip
+    prepared = prepare_bench(request, Execution(ranks=2, env={"NCCL_SOCKET_IFNAME": "lo"}, timeout_s=180))
+    (plan,) = plans_of(prepared)
+    assert not (tmp_path / "run").exists()  # preparing wrote nothing
+    rank_env = plan.commands[0].env
+    assert "NCCL_DEBUG" not in rank_env  # the user's WARN is inherited, not overridden by INFO
+    assert rank_env["NCCL_SOCKET_IFNAME"] == "lo"
+    result = run_bench_job(prepared)
+    assert LaunchPlan.model_validate_json((tmp_path / "run" / "plan.json").read_text()) == plan.redacted()
+    assert result.metadata.env["NCCL_DEBUG"] == "WARN"  # what rank 0 saw
+    assert result.metadata.env["NCCL_SOCKET_IFNAME"] == "lo"
+
+
+def test_bench_dry_run_prints_the_plan_the_run_records(tmp_path: Path) -> None:
+    args = ["--ranks", "2", "--backend", "gloo", *SWEEP, "--env", "NCCL_SOCKET_IFNAME=lo",
+            "--run-dir", str(tmp_path / "run"), "--format", "json"]  # fmt: skip
+    dry = _bench([*args, "--dry-run"], tmp_path)
+    assert dry.returncode == 0, dry.stderr
+    assert "NCCL_DEBUG=INFO" not in dry.stdout and "NCCL_SOCKET_IFNAME=lo" in dry.stdout
+    assert not (tmp_path / "run").exists()
+    real = _bench(args, tmp_path)
+    assert real.returncode == 0, real.stderr
+    assert _without_ports(dry.stdout) == _without_ports(_recorded(tmp_path / "run" / "plan.json"))
+    result = read_result(tmp_path / "run" / "result.json")
+    assert result.metadata.env["NCCL_DEBUG"] == "WARN"
+
+
+def test_nccl_tests_dry_run_prints_the_plan_the_run_records(tmp_path: Path) -> None:
+    build = tmp_path / "build"
+    build.mkdir()
+    binary = build / "all_reduce_perf"
+    binary.write_text(
+        f'#!/bin/sh\necho "NCCL_DEBUG=$NCCL_DEBUG" > {build}/env.txt\n'
+        f'exec {sys.executable} {FAKE} nompi "$@"\n'
+    )
+    binary.chmod(0o755)
+    args = ["--engine", "nccl-tests", "--gpus-per-node", "1", "--nccl-tests-dir", str(build), "-b", "1K",
+            "-e", "4K", "--env", "NCCL_SOCKET_IFNAME=lo", "--run-dir", str(tmp_path / "run")]  # fmt: skip
+    dry = _bench([*args, "--dry-run"], tmp_path)
+    assert dry.returncode == 0, dry.stderr
+    assert "NCCL_DEBUG=INFO" not in dry.stdout and "NCCL_SOCKET_IFNAME=lo" in dry.stdout
+    real = _bench(args, tmp_path)
+    assert real.returncode == 0, real.stderr
+    printed = dry.stdout.split("\n", 1)[1]  # after the note on -J (this fake's --help does not list it)
+    assert _without_ports(printed) == _without_ports(_recorded(tmp_path / "run" / "plan-all_reduce.json"))
+    assert (build / "env.txt").read_text().strip() == "NCCL_DEBUG=WARN"  # the binary saw the user's value
