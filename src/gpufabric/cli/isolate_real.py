@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict
 
 from gpufabric.analysis.isolate import JudgeSettings, SearchOptions, run_isolation
 from gpufabric.analysis.isolate.engine_measurer import EngineMeasurer, MeasuredIsolation
+from gpufabric.analysis.isolate.hosts import shared_host_note, shared_hosts
 from gpufabric.analysis.isolate.nodes import SLURM_NODELIST
 from gpufabric.analysis.isolate.render import host_verdicts, render_table
 from gpufabric.bench.adapt import AdaptedLauncher
@@ -220,11 +221,14 @@ def run_real(
     )
     report = run_isolation(measurer, names, options)
     notes += hosts.notes()
+    node_map = {name: ranks for name, ranks in zip(names, node_ranks.ranks, strict=True)}
+    shared = shared_hosts(node_map, hosts.rank_hosts)
+    notes += shared_host_note(shared, request.virtual_nodes)
     answer = MeasuredIsolation(
         report=report, collective=request.collective, size_bytes=size_bytes, backend=backend,
         launcher=launcher_name, world_size=nranks,
-        node_ranks={name: ranks for name, ranks in zip(names, node_ranks.ranks, strict=True)},
-        rank_hosts=hosts.rank_hosts, node_source=request.node_source,
+        node_ranks=node_map, rank_hosts=hosts.rank_hosts, shared_hosts=shared,
+        node_source=request.node_source,
         expected_gbps=measurer.expected_gbps, expected_source=measurer.expected_source,
         fault=fault.spec if fault else None, link_sweep=sweep, run_dir=str(run_dir),
         round_dirs=[str(runner.round_dir(r.round)) for r in runner.rounds], notes=notes,
