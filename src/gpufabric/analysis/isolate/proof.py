@@ -8,27 +8,28 @@ of the same size at the same time. The evidence that raised the suspicion is nev
 
 The suspect is convicted only when both hold:
 
-1. **Significance**: an exact one-sided Mann-Whitney rank test says its retests are lower than the
-   controls with ``p <= alpha``. The test needs no noise model: under "the suspect is healthy" its
-   retests and the controls are exchangeable, so every ordering of the pooled values is equally likely
-   and ``p`` is the share of orderings at least as bad for the suspect. ``alpha`` is therefore the
-   false-alarm rate per suspect whatever the noise looks like (load bursts that hit a whole round shift
-   suspect and controls together, which only makes the test conservative).
-2. **Size**: the suspect's median is below the controls' median by at least the tolerance, which is
-   ``min_drop`` widened to ``k_sigma`` robust sigmas of the controls' own spread (``stats.py``'s rule):
-   a node 3% slower than its peers can be significant and still not worth draining.
+1. **Significance**: a rank test within rounds says its retests are lower than the controls measured
+   beside them with ``p <= alpha``. In each round the suspect's group is ranked among that round's
+   groups (how many controls it beat); if the suspect is healthy, every rank is equally likely, whatever
+   the noise, and a load burst that slows the whole round moves suspect and controls together, so it
+   cancels. ``p`` is the exact chance that healthy ranks sum as low as observed (ties count against the
+   conviction). ``alpha`` is therefore the false-alarm rate per suspect on any host, however busy.
+2. **Size**: the suspect's median ratio to its round's controls is below 1 by at least the tolerance:
+   ``min_drop`` widened to ``k_sigma`` robust sigmas of the controls' own spread (``stats.py``'s rule),
+   so a node 3% slower than its peers can be significant and still not worth draining.
 
 Otherwise the suspect is *not proven*: reported with the spread that hid it, never accused (exit 0).
+With one control per round (4 nodes) a round is a coin flip under "healthy", so 7 retests that all come
+out below are needed for 1% (0.5^7 = 0.8%); a large cluster's 8 controls a round need 3.
 
-The test is run once, after the last retest; retesting stops early only when even a suspect measured
-below every remaining control could no longer reach ``alpha`` (futility), which cannot add false alarms.
+The test is run once, after the last retest; retesting stops early only when even a suspect below every
+remaining control could no longer reach ``alpha`` (futility), which cannot add false alarms.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from functools import lru_cache
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -38,10 +39,10 @@ from gpufabric.analysis.isolate.stats import MAD_TO_SIGMA, JudgeSettings
 MIN_REPEATS = 3
 """Fewer retests than this leave a single noisy round too much weight, whatever the p-value says."""
 MAX_CONTROLS = 8
-"""Control groups per retest round, at most: 8 make 3 rounds enough for alpha = 1% on a large cluster."""
-AUTO_MARGIN = 5
-"""Automatic repeats: enough rounds that a suspect below every control would reach alpha / 5, so a
-really slow suspect still convicts when a few of its comparisons go the other way."""
+"""Control groups per retest round, at most: 8 make 3 rounds enough for alpha = 1% (9^-3 = 0.14%)."""
+
+RetestRound = tuple[float, Sequence[float]]
+"""One retest round: the suspect group's ratio and the ratios of the control groups measured with it."""
 
 
 class Proof(BaseModel):
@@ -51,104 +52,92 @@ class Proof(BaseModel):
 
     suspect_ratios: list[float] = Field(description="the suspect's group in each retest, busbw/expected")
     healthy_ratios: list[float] = Field(description="control groups of healthy nodes, same rounds")
+    ranks: list[int] = Field(description="per retest round: how many of its controls the suspect beat")
+    controls_per_round: list[int]
     suspect_median: float
     healthy_median: float
     healthy_spread: float = Field(description="1.4826 x MAD / median of the controls: their noise")
-    drop: float = Field(description="1 - suspect median / healthy median")
+    drop: float = Field(description="1 - the suspect's median ratio to the controls of its own round")
     tolerance: float = Field(description="the drop a conviction needs: min_drop, widened by the spread")
-    p_value: float = Field(description="one-sided exact Mann-Whitney: retests lower than the controls")
+    p_value: float = Field(description="exact within-round rank test: retests lower than the controls")
     alpha: float = Field(description="the false-alarm rate a conviction must beat")
     convicted: bool
 
     def summary(self) -> str:
         """One line a user can check: medians, spread, drop, p against alpha."""
+        below = sum(rank == 0 for rank in self.ranks)
         return (
-            f"{len(self.suspect_ratios)} retests at median {self.suspect_median:.3f} vs "
-            f"{len(self.healthy_ratios)} healthy groups at {self.healthy_median:.3f} "
-            f"(spread {self.healthy_spread:.0%}): drop {self.drop:.0%} (needs {self.tolerance:.0%}), "
-            f"rank test p={self.p_value:.2g} (needs <= {self.alpha:g})"
+            f"{len(self.suspect_ratios)} retests, below every healthy group of its round in {below}, "
+            f"median {self.suspect_median:.3f} vs {len(self.healthy_ratios)} healthy groups at "
+            f"{self.healthy_median:.3f} (spread {self.healthy_spread:.0%}): drop {self.drop:.0%} "
+            f"(needs {self.tolerance:.0%}), rank test p={self.p_value:.2g} (needs <= {self.alpha:g})"
         )
 
 
-@lru_cache(maxsize=256)
-def _u_counts(m: int, n: int) -> tuple[int, ...]:
-    """How many of the C(m+n, m) orderings give each Mann-Whitney U = 0 .. m*n: the coefficients of
-    the Gaussian binomial [m+n choose m]_q, built as prod_{i<=m} (1 - q^(n+i)) / (1 - q^i) in exact
-    integers (each partial product is itself a Gaussian binomial, so every division is exact)."""
-    poly = [1]
-    for i in range(1, m + 1):
-        grown = [*poly, *([0] * n)]
-        for j in range(len(poly)):  # times (1 - q^(n+i))
-            if j + n + i < len(grown):
-                grown[j + n + i] -= poly[j]
-        for j in range(i, len(grown)):  # divided by (1 - q^i)
-            grown[j] += grown[j - i]
-        poly = grown
-    return tuple(poly)
+def beaten(suspect: float, controls: Sequence[float]) -> int:
+    """The suspect's rank in its round: controls it measured above or equal to (ties count against it)."""
+    return sum(suspect >= c for c in controls)
 
 
-def rank_test_p(suspect: Sequence[float], healthy: Sequence[float]) -> float:
-    """P(U <= observed) when suspect and healthy values are exchangeable; U counts pairs where the
-    suspect is higher, a tie counting half and rounded up (ties never help a conviction)."""
-    m, n = len(suspect), len(healthy)
-    if m == 0 or n == 0:
-        return 1.0
-    twice_u = sum(2 if s > h else 1 if s == h else 0 for s in suspect for h in healthy)
-    return p_at(m, n, math.ceil(twice_u / 2))
-
-
-def p_at(m: int, n: int, u: int) -> float:
-    counts = _u_counts(m, n)
-    return sum(counts[: max(0, u) + 1]) / math.comb(m + n, m)
-
-
-def pairs_higher(suspect: Sequence[float], healthy: Sequence[float]) -> int:
-    """Mann-Whitney U so far (ties rounded up): what no later retest can take back."""
-    twice = sum(2 if s > h else 1 if s == h else 0 for s in suspect for h in healthy)
-    return math.ceil(twice / 2)
+def rank_sum_p(ranks: Sequence[int], controls: Sequence[int]) -> float:
+    """P(sum of ranks <= observed) when round i's rank is uniform on 0..controls[i] (a healthy suspect)."""
+    dist = np.ones(1)
+    for count in controls:
+        dist = np.convolve(dist, np.full(count + 1, 1.0 / (count + 1)))
+    return float(min(1.0, dist[: sum(ranks) + 1].sum()))
 
 
 def repeats_for(controls_per_round: int, settings: JudgeSettings) -> int:
     """The retests a suspect gets: ``settings.repeats`` when given, else the fewest (from MIN_REPEATS)
-    at which a suspect below every control would reach alpha / AUTO_MARGIN, capped at max_repeats."""
+    at which a suspect below every control in every round reaches alpha, capped at max_repeats."""
     if settings.repeats is not None:
         return settings.repeats
-    for rounds in range(MIN_REPEATS, settings.max_repeats + 1):
-        if 1 / math.comb(rounds * (1 + controls_per_round), rounds) <= settings.alpha / AUTO_MARGIN:
-            return rounds
-    return settings.max_repeats
+    if controls_per_round < 1:
+        return settings.max_repeats
+    needed = math.ceil(math.log(1 / settings.alpha) / math.log(controls_per_round + 1) - 1e-9)
+    return min(settings.max_repeats, max(MIN_REPEATS, needed))
 
 
-def hopeless(suspect: Sequence[float], healthy: Sequence[float], repeats: int, per_round: int,
-             settings: JudgeSettings) -> bool:  # fmt: skip
-    """True when even the best remaining retests (suspect below every control) cannot reach alpha."""
-    if not healthy:
+def hopeless(rounds: Sequence[RetestRound], repeats: int, per_round: int, settings: JudgeSettings) -> bool:
+    """True when even the best remaining retests (below every control) cannot reach alpha."""
+    counts = [len(c) for _, c in rounds if c]
+    if not counts:
         return False
-    left = repeats - len(suspect)
-    best = p_at(repeats, len(healthy) + left * per_round, pairs_higher(suspect, healthy))
+    ranks = [beaten(s, c) for s, c in rounds if c]
+    best = rank_sum_p(ranks, counts + [max(per_round, 1)] * max(0, repeats - len(rounds)))
     return best > settings.alpha
 
 
-def judge(suspect: Sequence[float], healthy: Sequence[float], settings: JudgeSettings) -> Proof:
-    """The verdict on one suspect from its retests and the controls measured beside them."""
-    s = np.asarray(suspect, dtype=float)
-    h = np.asarray(healthy, dtype=float)
-    s_median = float(np.median(s)) if s.size else math.nan
-    h_median = float(np.median(h)) if h.size else math.nan
-    spread = MAD_TO_SIGMA * float(np.median(np.abs(h - h_median))) / h_median if h.size else math.nan
-    tolerance = min(settings.max_drop, max(settings.min_drop, settings.k_sigma * spread)) if h.size else 1.0
-    drop = 1 - s_median / h_median if s.size and h.size and h_median > 0 else 0.0
-    p_value = rank_test_p(list(s), list(h))
-    convicted = len(s) >= min(MIN_REPEATS, settings.repeats or MIN_REPEATS) and p_value <= settings.alpha
+def judge(rounds: Sequence[RetestRound], settings: JudgeSettings) -> Proof:
+    """The verdict on one suspect from its retest rounds (rounds without a control carry no evidence)."""
+    compared = [(s, list(c)) for s, c in rounds if c]
+    suspect = [s for s, _ in compared]
+    healthy = np.asarray([v for _, c in compared for v in c], dtype=float)
+    if not compared:
+        return Proof(suspect_ratios=[round(s, 4) for s, _ in rounds], healthy_ratios=[], ranks=[],
+                     controls_per_round=[], suspect_median=0.0, healthy_median=0.0, healthy_spread=0.0,
+                     drop=0.0, tolerance=1.0, p_value=1.0, alpha=settings.alpha, convicted=False)  # fmt: skip
+    h_median = float(np.median(healthy))
+    spread = MAD_TO_SIGMA * float(np.median(np.abs(healthy - h_median))) / h_median if h_median > 0 else 0.0
+    tolerance = min(settings.max_drop, max(settings.min_drop, settings.k_sigma * spread))
+    # The suspect against its own round's controls: what a load burst on the whole round cannot move.
+    relative = [s / float(np.median(c)) for s, c in compared if float(np.median(c)) > 0]
+    drop = 1 - float(np.median(relative)) if relative else 0.0
+    ranks = [beaten(s, c) for s, c in compared]
+    counts = [len(c) for _, c in compared]
+    p_value = rank_sum_p(ranks, counts)
+    enough = len(compared) >= min(MIN_REPEATS, settings.repeats or MIN_REPEATS)
     return Proof(
-        suspect_ratios=[round(float(v), 4) for v in s],
-        healthy_ratios=[round(float(v), 4) for v in h],
-        suspect_median=round(s_median, 4) if s.size else 0.0,
-        healthy_median=round(h_median, 4) if h.size else 0.0,
-        healthy_spread=round(spread, 4) if h.size else 0.0,
+        suspect_ratios=[round(float(v), 4) for v in suspect],
+        healthy_ratios=[round(float(v), 4) for v in healthy],
+        ranks=ranks,
+        controls_per_round=counts,
+        suspect_median=round(float(np.median(suspect)), 4),
+        healthy_median=round(h_median, 4),
+        healthy_spread=round(spread, 4),
         drop=round(drop, 4),
         tolerance=round(tolerance, 4),
         p_value=p_value,
         alpha=settings.alpha,
-        convicted=convicted and drop >= tolerance,
+        convicted=enough and p_value <= settings.alpha and drop >= tolerance,
     )

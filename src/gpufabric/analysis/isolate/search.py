@@ -129,6 +129,14 @@ class _Scheduler:
             return self._take_fillers(count, unusable, frozenset())
         return None
 
+    def _borrow(self, count: int, busy: np.ndarray, own: Nodes) -> list[NodeId] | None:
+        """A control group when too few healthy nodes are free (4 nodes, two suspects): other suspects
+        may fill it, healthy nodes first. A slow one there can only lower the controls, so it can hide
+        this suspect (a miss) but never frame it; without it neither proof could ever run."""
+        free = [n for n in self.fillers if not busy[n] and n not in own]
+        free.sort(key=lambda n: not self.healthy[n])
+        return free[:count] if len(free) >= count else None
+
     def step(self, tasks: list[Task]) -> tuple[list[Task], list[Finding | DeadEnd]]:
         """Pack as many tasks as fit into one round (all probes of a task together), run it, dispatch."""
         n = self.measurer.node_count
@@ -177,6 +185,8 @@ class _Scheduler:
                 return None
             need = max(pad, 2) - len(probe.suspects)
             fillers = self._take_fillers(need, local | suspected, probe.avoid) if need > 0 else []
+            if fillers is None and probe.optional and not any(g[1] == 0 for g in groups):
+                fillers = self._borrow(need, local, task.nodes)
             if fillers is None and probe.optional:
                 continue
             if fillers is None:

@@ -21,7 +21,7 @@ from typing import Literal
 
 from gpufabric.analysis.isolate.measurer import GroupMeasurement, NodeId
 from gpufabric.analysis.isolate.model import RoundPurpose
-from gpufabric.analysis.isolate.proof import MAX_CONTROLS, Proof, hopeless, judge, repeats_for
+from gpufabric.analysis.isolate.proof import MAX_CONTROLS, Proof, RetestRound, hopeless, judge, repeats_for
 from gpufabric.analysis.isolate.stats import JudgeSettings
 
 Phase = Literal["localize", "link-search"]
@@ -177,6 +177,7 @@ class Prove(Task):
     avoid: frozenset[NodeId] = frozenset()
     retests: tuple[Record, ...] = ()
     controls: tuple[Record, ...] = ()
+    compared: tuple[RetestRound, ...] = ()
     repeats: int = 0
     per_round: int = 0
 
@@ -196,17 +197,15 @@ class Prove(Task):
         if not self.repeats:
             self.per_round = len(controls)
             self.repeats = repeats_for(self.per_round, self.settings)
+        self.compared += ((record.ratio, tuple(r.ratio for r in controls)),)
         history = self.evidence + self.retests
         if not self.controls:
             return [Finding(self.kind, self.nodes, "not-proven", record.round,
                             "no healthy nodes were free to measure beside it", history)]  # fmt: skip
-        suspect = [r.ratio for r in self.retests]
-        healthy = [r.ratio for r in self.controls]
-        if len(suspect) < self.repeats and not hopeless(
-            suspect, healthy, self.repeats, self.per_round, self.settings
-        ):
+        done = len(self.compared) >= self.repeats
+        if not done and not hopeless(self.compared, self.repeats, self.per_round, self.settings):
             return [self]
-        proof = judge(suspect, healthy, self.settings)
+        proof = judge(self.compared, self.settings)
         what = "its group" if self.kind == "node" else "the two together"
         if proof.convicted:
             reason = f"{what} stayed below the healthy groups measured beside it: {proof.summary()}"
