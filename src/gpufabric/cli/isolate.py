@@ -14,6 +14,7 @@ Parse and wire only; nothing heavy is imported before a real run starts.
 
 from __future__ import annotations
 
+import inspect
 import os
 import sys
 from pathlib import Path
@@ -169,8 +170,10 @@ def isolate(
     ),
     mps: bool = typer.Option(False, "--mps", help="real, --virtual-nodes: run an MPS daemon per round"),
 ) -> None:
-    """Find slow nodes and links: screen groups in parallel, split the short ones, then retest each suspect
-    beside healthy groups and convict only when a rank test separates it from their spread."""
+    """Find slow nodes and links: screen groups in parallel, split the short ones, prove by retests.
+
+    A suspect is retested beside healthy groups and convicted only when a rank test separates it from
+    their spread (at most --alpha false alarms); otherwise it is reported as not proven."""
     _refuse_other_mode_flags(ctx, simulate_run)
     if fmt not in FORMATS:
         raise UsageError(f"--format: unknown value {fmt!r}; choose from {', '.join(FORMATS)}")
@@ -236,4 +239,4 @@ def isolate(
 
 def register(app: typer.Typer) -> None:
     """Add ``gpufabric isolate`` to `app`."""
-    app.command("isolate", help=f"{isolate.__doc__}\n\n{EXIT_CODES}")(isolate)
+    app.command("isolate", help=f"{inspect.cleandoc(isolate.__doc__ or '')}\n\n{EXIT_CODES}")(isolate)
