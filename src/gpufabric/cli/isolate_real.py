@@ -187,6 +187,9 @@ def run_real(
         min_batch_s=request.batch_seconds or (GPU_BATCH_S if on_gpu else CPU_BATCH_S), backend=backend,
         device="cuda" if on_gpu else "cpu", stage_timeouts=parse_stage_timeouts(request.timeout_stage),
         round_timeout_s=request.round_timeout_s,
+        # Every rank on this host (local, virtual nodes): groups take turns, or a slowed group's ranks
+        # would take CPU from the healthy groups measured beside it and hide it (issue 20).
+        in_turn=not (request.hostfile or launcher_name == "slurm"),
     )  # fmt: skip
     run_dir = (request.run_dir or default_run_dir("isolate")).resolve()
     factory = launcher_factory(

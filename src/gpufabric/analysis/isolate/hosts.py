@@ -33,8 +33,9 @@ def shared_host_note(shared: Mapping[str, Sequence[str]], virtual_nodes: bool) -
         listed = ", ".join(nodes[:SHOWN]) + (f" and {len(nodes) - SHOWN} more" if len(nodes) > SHOWN else "")
         notes.append(
             f"{len(nodes)} nodes are {what} sharing one host, {host} ({listed}): they share its CPU "
-            "cores, memory and network, so load there moves every group; suspects are convicted only on "
-            "retests beside healthy groups, and a verdict names a slow rank, not a machine to drain "
+            "cores, memory and network, so load there moves every group (groups took turns in each "
+            "round); suspects are convicted only on retests beside healthy groups, and a verdict names a "
+            "slow rank, not a machine to drain "
             "(one node per host, --on mpirun --hostfile or --on slurm, judges machines)"
         )
     return notes
