@@ -108,6 +108,12 @@ def test_a_slowed_cpu_rank_is_convicted_and_nobody_else(
     # least the delay on its ranks (the time is their average): rank 3's own batch of N lasts N x 50 ms,
     # its partner's at least (N-1) x 50 ms. A bound host load cannot break; no clean-run ratio.
     rounds = [json.loads((Path(d) / "round.json").read_text()) for d in data["round_dirs"]]
+    # Every rank on this host: the groups of each round took turns (a slowed group's ranks would take
+    # CPU from the groups timed beside it), and the run says its nodes share one host.
+    configs = [json.loads((Path(d) / "round-config.json").read_text()) for d in data["round_dirs"]]
+    assert all(config["in_turn"] for config in configs)
+    assert data["shared_hosts"] == {host: [f"node{i:04d}" for i in range(6)]}
+    assert any(note.startswith("6 nodes are ranks sharing one host") for note in data["notes"])
     assert len(rounds) == data["report"]["rounds"] >= 3
     slowed = [group for result in rounds for group in result["groups"] if 3 in group["ranks"]]
     assert slowed and all(result["fault"] == CPU_FAULT and result["world_size"] == 6 for result in rounds)
@@ -208,7 +214,7 @@ def test_node_ranks_and_round_specs() -> None:
             round=1, collective="alltoall", size_bytes=1024, groups=[[0, 1], [1, 2]], bench=BenchConfig()
         )
     assert round_timeouts(StageTimeouts(size=400.0, finish=60.0)).finish == 400.0
-    assert RoundSettings().collective == "alltoall"
+    assert RoundSettings().collective == "alltoall" and not RoundSettings().in_turn
 
 
 @pytest.mark.parametrize(
