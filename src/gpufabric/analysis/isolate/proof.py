@@ -66,8 +66,9 @@ class Proof(BaseModel):
     def summary(self) -> str:
         """One line a user can check: medians, spread, drop, p against alpha."""
         below = sum(rank == 0 for rank in self.ranks)
+        retests = f"{len(self.suspect_ratios)} retest{'' if len(self.suspect_ratios) == 1 else 's'}"
         return (
-            f"{len(self.suspect_ratios)} retests, below every healthy group of its round in {below}, "
+            f"{retests}, below every healthy group of its round in {below}, "
             f"median {self.suspect_median:.3f} vs {len(self.healthy_ratios)} healthy groups at "
             f"{self.healthy_median:.3f} (spread {self.healthy_spread:.0%}): drop {self.drop:.0%} "
             f"(needs {self.tolerance:.0%}), rank test p={self.p_value:.2g} (needs <= {self.alpha:g})"
