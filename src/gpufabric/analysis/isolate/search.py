@@ -247,7 +247,12 @@ def _sweep(sched: _Scheduler, findings: list[Finding], screen: list[Nodes]) -> l
     convicted = [f for f in findings if f.verdict == "convicted"]
     excluded = {f.nodes[0] if f.kind == "node" else max(f.nodes) for f in convicted}
     members = tuple(node for node in range(sched.measurer.node_count) if node not in excluded)
-    if len(members) <= sched.options.group_size or any(set(members) <= set(g) for g in screen):
+    # One set, compared only with screen groups big enough to hold it: the set per group was O(N^2)
+    # (3.7 s of a 4 s search at 16384 nodes).
+    together = set(members)
+    if len(members) <= sched.options.group_size or any(
+        len(g) >= len(together) and together <= set(g) for g in screen
+    ):
         return []  # the screen already measured these nodes together (3 nodes: one group of 3)
     (record,) = sched.run_round([(members, len(members), "link-sweep")])
     return [Split(members, "link-search", (record,))] if record.short else []
