@@ -78,6 +78,11 @@ class GroupRound(BaseModel):
     size_bytes: int = Field(gt=0)
     groups: list[list[int]] = Field(description="disjoint rank groups, each of 2 or more ranks")
     bench: BenchConfig = Field(description="timing knobs (iters, warm-up, batches, estimator), run dir")
+    in_turn: bool = Field(
+        default=False,
+        description="groups time their collective one after another (ranks sharing one host: a slowed "
+        "group's ranks take CPU from the others), not all at once",
+    )
 
     @model_validator(mode="after")
     def _disjoint(self) -> GroupRound:
@@ -139,6 +144,7 @@ class RoundSettings(BaseModel):
     device: Literal["auto", "cuda", "cpu"] = "auto"
     stage_timeouts: StageTimeouts = Field(default_factory=StageTimeouts)
     round_timeout_s: float | None = Field(default=600.0, gt=0, description="each round's whole job")
+    in_turn: bool = Field(default=False, description="every round's groups take turns (GroupRound.in_turn)")
 
 
 def round_timeouts(stages: StageTimeouts) -> StageTimeouts:
@@ -212,8 +218,9 @@ class GroupRunner:
         )  # fmt: skip
         rank_groups = [self.node_ranks.of_group(g) for g in groups]
         return GroupRound(
-            round=number, collective=s.collective, size_bytes=s.size_bytes, groups=rank_groups, bench=bench
-        )
+            round=number, collective=s.collective, size_bytes=s.size_bytes, groups=rank_groups, bench=bench,
+            in_turn=s.in_turn,
+        )  # fmt: skip
 
 
 def run_round(

@@ -14,6 +14,7 @@ Parse and wire only; nothing heavy is imported before a real run starts.
 
 from __future__ import annotations
 
+import inspect
 import os
 import sys
 from pathlib import Path
@@ -40,10 +41,13 @@ FORMATS = ("table", "json")
 REAL_MIN_DROP = 0.25
 # Up to "flag only groups below a tenth of the reference", for hosts whose healthy groups vary 2x.
 MAX_MIN_DROP = 0.9
+# A conviction's rank test (analysis/isolate/proof.py): above 20% false alarms it proves nothing; 30
+# retests of one suspect are 30 rounds, already far past what any cluster needs.
+MAX_ALPHA, MAX_REPEATS = 0.2, 30
 # Health-check scripts branch on these (as on doctor's); shown in ``gpufabric isolate --help``.
 EXIT_CODES = (
-    "Exit codes: 0 nothing found (inconclusive suspects passed their retest); 1 a node or link convicted, "
-    "a short group left unresolved, or the whole cluster short; 2 bad flags or unreadable inputs."
+    "Exit codes: 0 nothing found, or suspects not proven (warned, with the spread); 1 a node or link "
+    "convicted, a short group left unresolved, or the whole cluster short; 2 bad flags or unreadable inputs."
 )
 # Flags of one mode only, by parameter name: the other mode refuses them instead of ignoring them.
 SIMULATOR_FLAGS = {"bad": "--bad", "bad_link": "--bad-link", "slow_factor": "--slow-factor",
@@ -130,6 +134,14 @@ def isolate(
         "--min-drop",
         help="never flag a drop smaller than this fraction (default 0.10; real 0.25; at most 0.9)",
     ),
+    alpha: float = typer.Option(
+        0.01, "--alpha", help="false-alarm rate per suspect: the rank test's p must be at most this"
+    ),
+    repeats: int | None = typer.Option(
+        None,
+        "--repeats",
+        help="retests of each suspect beside healthy groups (default: as many as --alpha needs, up to 8)",
+    ),
     ranks: int | None = typer.Option(None, "--ranks", help="real: ranks of the job (one per node)"),
     on: str | None = typer.Option(None, "--on", help="real: local (default), mpirun (--hostfile), slurm"),
     collective: str = typer.Option("alltoall", "--collective", help="real: alltoall or all_reduce"),
@@ -158,7 +170,10 @@ def isolate(
     ),
     mps: bool = typer.Option(False, "--mps", help="real, --virtual-nodes: run an MPS daemon per round"),
 ) -> None:
-    """Find slow nodes and links: screen groups in parallel, split the short ones, confirm by retest."""
+    """Find slow nodes and links: screen groups in parallel, split the short ones, prove by retests.
+
+    A suspect is retested beside healthy groups and convicted only when a rank test separates it from
+    their spread (at most --alpha false alarms); otherwise it is reported as not proven."""
     _refuse_other_mode_flags(ctx, simulate_run)
     if fmt not in FORMATS:
         raise UsageError(f"--format: unknown value {fmt!r}; choose from {', '.join(FORMATS)}")
@@ -169,10 +184,21 @@ def isolate(
         raise UsageError(
             f"--k-sigma {k_sigma} / --min-drop {drop}: need k > 0 and 0 < min-drop <= {MAX_MIN_DROP}"
         )
+    if not 0 < alpha <= MAX_ALPHA or (repeats is not None and not 2 <= repeats <= MAX_REPEATS):
+        raise UsageError(
+            f"--alpha {alpha} / --repeats {repeats}: need 0 < alpha <= {MAX_ALPHA} (e.g. 0.01) and "
+            f"2 <= repeats <= {MAX_REPEATS} (or leave --repeats out)"
+        )
     allocation = os.environ.get(SLURM_NODELIST) if on == "slurm" and not simulate_run else None
     names, source = _names(nodes, hostfile, node_list, allocation)
     # A floor above the judge's usual 40% ceiling (a very noisy host) raises the ceiling with it.
-    judge = JudgeSettings(k_sigma=k_sigma, min_drop=drop, max_drop=max(JudgeSettings().max_drop, drop))
+    judge = JudgeSettings(
+        k_sigma=k_sigma,
+        min_drop=drop,
+        max_drop=max(JudgeSettings().max_drop, drop),
+        alpha=alpha,
+        repeats=repeats,
+    )
     if not simulate_run:
         from gpufabric.cli.isolate_real import RealRequest, render_real, run_real
 
@@ -213,4 +239,4 @@ def isolate(
 
 def register(app: typer.Typer) -> None:
     """Add ``gpufabric isolate`` to `app`."""
-    app.command("isolate", help=f"{isolate.__doc__}\n\n{EXIT_CODES}")(isolate)
+    app.command("isolate", help=f"{inspect.cleandoc(isolate.__doc__ or '')}\n\n{EXIT_CODES}")(isolate)

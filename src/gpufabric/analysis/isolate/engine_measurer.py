@@ -80,6 +80,9 @@ class MeasuredIsolation(BaseModel):
     rank_hosts: dict[int, str] = Field(
         default_factory=dict, description="rank -> the host it ran on, as the launcher reported it"
     )
+    shared_hosts: dict[str, list[str]] = Field(
+        default_factory=dict, description="host -> its nodes, for hosts that ran more than one node"
+    )
     node_source: str = Field(default="", description="where the node names came from")
     expected_gbps: float | None = Field(description="the busbw groups were judged against, when fixed")
     expected_source: str

@@ -11,6 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from gpufabric.analysis.isolate.proof import Proof
 from gpufabric.analysis.isolate.stats import Reference
 
 RoundPurpose = Literal["screen", "localize", "confirm", "link-sweep", "link-search"]
@@ -20,7 +21,7 @@ class NodeVerdict(StrEnum):
     OK = "ok"  # passed a group test and is not an end of a convicted link
     SLOW_NODE = "slow-node"  # short with two different sets of healthy partners
     BAD_LINK = "bad-link"  # fine with healthy partners, short together with one particular node
-    INCONCLUSIVE = "inconclusive"  # short once, then passed its retest: noise or an intermittent fault
+    NOT_PROVEN = "not-proven"  # fell short, but its retests did not stand apart from the healthy spread
     UNTESTED = "untested"  # never measured in a passing or failing group (too few healthy partners)
 
 
@@ -40,17 +41,20 @@ class Evidence(BaseModel):
 
 
 class Suspect(BaseModel):
-    """A convicted or inconclusive node or link, with the measurements that say so."""
+    """A convicted or not proven node or link, with the measurements and the statistics that say so."""
 
     model_config = ConfigDict(extra="forbid")
 
     kind: Literal["node", "link"]
     nodes: list[str] = Field(description="one node, or the two ends of the link")
-    verdict: Literal["convicted", "inconclusive"]
+    verdict: Literal["convicted", "not-proven"]
     found_in_round: int = Field(description="the round of the measurement that settled the verdict")
     worst_ratio: float = Field(description="lowest busbw / expected among the short groups")
     reason: str
     evidence: list[Evidence]
+    proof: Proof | None = Field(
+        default=None, description="the retests beside healthy groups and the rank test behind the verdict"
+    )
 
 
 class RoundRecord(BaseModel):
@@ -88,9 +92,13 @@ class IsolationReport(BaseModel):
         return [s for s in self.suspects if s.verdict == "convicted"]
 
     @property
+    def not_proven(self) -> list[Suspect]:
+        return [s for s in self.suspects if s.verdict == "not-proven"]
+
+    @property
     def exit_code(self) -> int:
         """1 when something needs an operator (a conviction, an unresolved short group, the whole cluster
-        short), else 0: health-check scripts read this. Inconclusive suspects passed their retest: 0."""
+        short), else 0: health-check scripts read this. Not proven suspects are warned about: 0."""
         return 1 if self.convicted or self.unresolved or self.cluster_shortfall else 0
 
     @property

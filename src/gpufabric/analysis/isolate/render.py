@@ -1,7 +1,8 @@
 """Plain-text and JSON renderings of an ``IsolationReport`` (returned as strings; the CLI prints them).
 
-The table shows the verdict line ("found in N rounds"), the reference the groups were judged against, each
-suspect with its evidence rows, and a count of nodes per verdict (listing every healthy node of 4096 would
+The table shows the verdict line ("found in N rounds"), the reference the groups were judged against, a
+warning per suspect not proven (its retests against the healthy spread), each suspect with its evidence
+rows, and a count of nodes per verdict (listing every healthy node of 4096 would
 drown the answer; ``--format json`` has the full per-node map).
 """
 
@@ -28,6 +29,8 @@ def headline(report: IsolationReport) -> str:
         return f"unresolved: nothing convicted, but {unexplained} ({counts})"
     if not convicted and report.cluster_shortfall:
         return f"no single slow node or link found, but the whole cluster is short (see warning) ({counts})"
+    if not convicted and report.not_proven:
+        return f"nothing proven: {len(report.not_proven)} suspect(s) not proven, see warning ({counts})"
     if not convicted:
         return f"no slow node or link found ({counts})"
     named = ", ".join(f"{'node' if s.kind == 'node' else 'link'} {'-'.join(s.nodes)}" for s in convicted)
@@ -55,6 +58,10 @@ def render_table(report: IsolationReport) -> str:
     ]
     if report.cluster_shortfall:
         lines.append(f"warning: {report.cluster_shortfall}")
+    for suspect in report.not_proven:
+        # Exit 0 stands, but a user must see what was suspected and why it was let go: the spread.
+        why = suspect.proof.summary() if suspect.proof else suspect.reason
+        lines.append(f"warning: not proven: {suspect.kind} {'-'.join(suspect.nodes)}: {why}")
     for suspect in report.suspects:
         lines += ["", f"{suspect.verdict} {suspect.kind} {'-'.join(suspect.nodes)}: {suspect.reason}"]
         lines.append(

@@ -1,7 +1,7 @@
 """Turn a ``SearchOutcome`` (node ids, internal records) into the named ``IsolationReport``.
 
 The verdict per node follows from the findings: convicted node -> slow-node; an end of a convicted link ->
-bad-link; an inconclusive suspect -> inconclusive; otherwise ok when it passed some group, else untested.
+bad-link; a suspect not proven -> not-proven; otherwise ok when it passed some group, else untested.
 Link convictions also carry each end's latest passing group: the proof that the node alone is fine.
 """
 
@@ -17,6 +17,7 @@ from gpufabric.analysis.isolate.model import (
     Suspect,
 )
 from gpufabric.analysis.isolate.search import SearchOutcome
+from gpufabric.analysis.isolate.stats import MIN_PEERS_FOR_MAD
 from gpufabric.analysis.isolate.tasks import Finding, Record
 
 
@@ -50,6 +51,7 @@ def build_report(outcome: SearchOutcome, names: Sequence[str], group_size: int) 
             worst_ratio=round(min(shorts, default=1.0), 4),
             reason=finding.reason,
             evidence=[evidence(r) for r in records],
+            proof=finding.proof,
         )
 
     verdicts = {name: NodeVerdict.UNTESTED for name in names}
@@ -58,9 +60,9 @@ def build_report(outcome: SearchOutcome, names: Sequence[str], group_size: int) 
             verdicts[names[node]] = NodeVerdict.OK
     ordered = sorted(outcome.findings, key=lambda f: f.verdict == "convicted")  # convictions win
     for finding in ordered:
-        if finding.verdict == "inconclusive":
+        if finding.verdict == "not-proven":
             for node in finding.nodes:
-                verdicts[names[node]] = NodeVerdict.INCONCLUSIVE
+                verdicts[names[node]] = NodeVerdict.NOT_PROVEN
         elif finding.kind == "link":
             for node in finding.nodes:
                 if verdicts[names[node]] is not NodeVerdict.SLOW_NODE:
@@ -81,7 +83,9 @@ def build_report(outcome: SearchOutcome, names: Sequence[str], group_size: int) 
                 f"every group at {ref.peer_median_ratio:.0%} of expected (median): the whole cluster (or the "
                 "expectation) is off - configuration, fabric off, wrong baseline - rather than one node"
             )
-        else:
+        elif screen_groups >= MIN_PEERS_FOR_MAD or 2 * screen_short > screen_groups:
+            # Few groups: the median of 2 is their mean, so one slow pair "made the cluster slow" (seen
+            # with 4 nodes and one slowed rank). Only a majority of short groups says the cluster is.
             shortfall = (
                 f"the median group reached {ref.peer_median_ratio:.0%} of the expected busbw: the whole "
                 "cluster is slow (configuration, fabric off, wrong baseline) rather than one node"

@@ -5,8 +5,8 @@ the cluster's healthy level (the median) and its spread (1.4826 x MAD, the norma
 A group falls short when its ratio is below ``median x (1 - tolerance)``, with
 ``tolerance = max(min_drop, k x robust_cv)``: wide enough that noise alone almost never trips it (k = 5
 sigma), never narrower than ``min_drop`` (a cluster that measures too evenly must not make 2% a failure).
-A slow node or link is then accused only after a retest with different partners, so a single noisy
-measurement can flag but never convict.
+Falling short only makes a suspect: a node or link is convicted by ``proof.py`` (retests beside healthy
+control groups, an exact rank test at ``alpha``), so noisy measurements can flag but never convict.
 """
 
 from __future__ import annotations
@@ -31,6 +31,12 @@ class JudgeSettings(BaseModel):
     k_sigma: float = Field(default=5.0, gt=0, description="robust sigmas below the median that flag")
     min_drop: float = Field(default=0.10, gt=0, lt=1, description="never flag a drop smaller than this")
     max_drop: float = Field(default=0.40, gt=0, lt=1, description="never tolerate a drop larger than this")
+    # The proof a conviction needs (``proof.py``): retests beside healthy control groups, a rank test.
+    alpha: float = Field(default=0.01, gt=0, le=0.2, description="false-alarm rate per suspect")
+    repeats: int | None = Field(
+        default=None, ge=2, le=30, description="retests per suspect; None: as many as alpha needs"
+    )
+    max_repeats: int = Field(default=8, ge=2, le=30, description="the automatic retests stop here")
 
 
 class Reference(BaseModel):

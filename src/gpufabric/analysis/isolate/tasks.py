@@ -9,8 +9,9 @@ feeds the records back. A task answers with what comes next: more tasks, a ``Fin
 - ``Cross(pairs)``: the fault lies between X and Y for one (X, Y) of ``pairs``, X and Y being healthy on
   their own. Halve both sides and measure disjoint unions in parallel; when all but one candidate passed,
   the last is inferred without spending a round. Two single nodes left: confirm the link.
-- ``NodeConfirm(x)`` / ``LinkConfirm(a, b)``: retest with different healthy partners; short again convicts,
-  a pass makes the suspect inconclusive (noise or an intermittent fault), never an accusation.
+- A single node or a link left standing is a ``Suspicion``: the scheduler turns it into ``Prove``, which
+  retests it beside healthy control groups until ``proof.judge`` can decide. Convicted only on that
+  statistical evidence; otherwise "not proven" (noise or an intermittent fault), never an accusation.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from typing import Literal
 
 from gpufabric.analysis.isolate.measurer import GroupMeasurement, NodeId
 from gpufabric.analysis.isolate.model import RoundPurpose
+from gpufabric.analysis.isolate.proof import MAX_CONTROLS, Proof, RetestRound, hopeless, judge, repeats_for
+from gpufabric.analysis.isolate.stats import JudgeSettings
 
 Phase = Literal["localize", "link-search"]
 Nodes = tuple[NodeId, ...]
@@ -40,18 +43,33 @@ class Record:
 
 @dataclass(frozen=True, slots=True)
 class Probe:
+    """Suspects to measure, padded with healthy fillers (``avoid``: partners to skip while others are
+    free). No suspects: a control group of healthy nodes. ``optional``: skipped when no fillers are free."""
+
     suspects: Nodes
     avoid: frozenset[NodeId] = frozenset()
+    optional: bool = False
 
 
 @dataclass(frozen=True, slots=True)
 class Finding:
     kind: Literal["node", "link"]
     nodes: Nodes
-    verdict: Literal["convicted", "inconclusive"]
+    verdict: Literal["convicted", "not-proven"]
     round: int
     reason: str
     evidence: tuple[Record, ...]
+    proof: Proof | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Suspicion:
+    """A single node or link the group tests point at; ``Prove`` decides (``avoid``: partners met)."""
+
+    kind: Literal["node", "link"]
+    nodes: Nodes
+    evidence: tuple[Record, ...]
+    avoid: frozenset[NodeId] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +101,7 @@ class Task:
     def probes(self) -> list[Probe]:
         raise NotImplementedError
 
-    def feed(self, records: list[Record]) -> list[Task | Finding | DeadEnd]:
+    def feed(self, records: list[Record]) -> list[Outcome]:
         raise NotImplementedError
 
 
@@ -92,17 +110,17 @@ class Split(Task):
     def probes(self) -> list[Probe]:
         return [Probe(half) for half in halves(self.nodes)]
 
-    def feed(self, records: list[Record]) -> list[Task | Finding | DeadEnd]:
+    def feed(self, records: list[Record]) -> list[Outcome]:
         short = [r for r in records if r.short]
         if not short:
             first, second = halves(self.nodes)
             return [cross([(first, second)], self.phase, self.evidence + tuple(records))]
-        out: list[Task | Finding | DeadEnd] = []
+        out: list[Outcome] = []
         for record in short:
             half = record.group[: record.suspects]
             history = (*self.evidence, record)
             if len(half) == 1:
-                out.append(NodeConfirm(half, "localize", history, avoid=frozenset(record.group)))
+                out.append(Suspicion("node", half, history, avoid=frozenset(record.group)))
             else:
                 out.append(Split(half, self.phase, history))
         return out
@@ -125,7 +143,7 @@ class Cross(Task):
     def probes(self) -> list[Probe]:
         return [Probe(left + right) for left, right in self._chosen()]
 
-    def feed(self, records: list[Record]) -> list[Task | Finding | DeadEnd]:
+    def feed(self, records: list[Record]) -> list[Outcome]:
         chosen = self._chosen()
         history = self.evidence + tuple(records)
         hits = [pair for pair, record in zip(chosen, records, strict=True) if record.short]
@@ -138,52 +156,63 @@ class Cross(Task):
         return [cross(remaining, self.phase, history)]
 
 
-def cross(pairs: list[tuple[Nodes, Nodes]], phase: Phase, evidence: tuple[Record, ...]) -> Task:
+def cross(pairs: list[tuple[Nodes, Nodes]], phase: Phase, evidence: tuple[Record, ...]) -> Outcome:
     """A ``Cross`` over ``pairs``; a lone candidate is split at once (inferred, so no round is spent)."""
     while len(pairs) == 1:
         left, right = pairs[0]
         if len(left) == 1 and len(right) == 1:
-            return LinkConfirm(tuple(sorted((left[0], right[0]))), "localize", evidence)
+            return Suspicion("link", tuple(sorted((left[0], right[0]))), evidence)
         pairs = [(a, b) for a in halves(left) for b in halves(right)]
     nodes = tuple(sorted({node for left, right in pairs for node in (*left, *right)}))
     return Cross(nodes, phase, evidence, pairs)
 
 
 @dataclass(slots=True)
-class NodeConfirm(Task):
+class Prove(Task):
+    """Retest a suspect beside healthy control groups of the same size, round after round, until
+    ``repeats`` retests (fixed after the first round, from how many controls it got) or futility."""
+
+    kind: Literal["node", "link"] = "node"
+    settings: JudgeSettings = field(default_factory=JudgeSettings)
     avoid: frozenset[NodeId] = frozenset()
+    retests: tuple[Record, ...] = ()
+    controls: tuple[Record, ...] = ()
+    compared: tuple[RetestRound, ...] = ()
+    repeats: int = 0
+    per_round: int = 0
 
     @property
     def purpose(self) -> RoundPurpose:
         return "confirm"
 
     def probes(self) -> list[Probe]:
-        return [Probe(self.nodes, self.avoid)]
+        return [Probe(self.nodes, self.avoid), *[Probe((), optional=True)] * MAX_CONTROLS]
 
-    def feed(self, records: list[Record]) -> list[Task | Finding | DeadEnd]:
-        (record,) = records
-        history = (*self.evidence, record)
-        if record.short:
-            return [Finding("node", self.nodes, "convicted", record.round,
-                            "short again with different healthy partners", history)]  # fmt: skip
-        return [Finding("node", self.nodes, "inconclusive", record.round,
-                        "short once, then passed its retest with other partners", history)]  # fmt: skip
+    def feed(self, records: list[Record]) -> list[Outcome]:
+        (record,) = [r for r in records if r.suspects]
+        controls = tuple(r for r in records if not r.suspects)
+        self.retests += (record,)
+        self.controls += controls
+        self.avoid |= frozenset(record.group[record.suspects :])
+        if not self.repeats:
+            self.per_round = len(controls)
+            self.repeats = repeats_for(self.per_round, self.settings)
+        self.compared += ((record.ratio, tuple(r.ratio for r in controls)),)
+        history = self.evidence + self.retests
+        if not self.controls:
+            return [Finding(self.kind, self.nodes, "not-proven", record.round,
+                            "no healthy nodes were free to measure beside it", history)]  # fmt: skip
+        done = len(self.compared) >= self.repeats
+        if not done and not hopeless(self.compared, self.repeats, self.per_round, self.settings):
+            return [self]
+        proof = judge(self.compared, self.settings)
+        what = "its group" if self.kind == "node" else "the two together"
+        if proof.convicted:
+            reason = f"{what} stayed below the healthy groups measured beside it: {proof.summary()}"
+        else:
+            reason = f"not proven: {what} did not stand apart from the healthy spread: {proof.summary()}"
+        verdict: Literal["convicted", "not-proven"] = "convicted" if proof.convicted else "not-proven"
+        return [Finding(self.kind, self.nodes, verdict, record.round, reason, history, proof)]
 
 
-@dataclass(slots=True)
-class LinkConfirm(Task):
-    @property
-    def purpose(self) -> RoundPurpose:
-        return "confirm"
-
-    def probes(self) -> list[Probe]:
-        return [Probe(self.nodes)]
-
-    def feed(self, records: list[Record]) -> list[Task | Finding | DeadEnd]:
-        (record,) = records
-        history = (*self.evidence, record)
-        if record.short:
-            return [Finding("link", self.nodes, "convicted", record.round,
-                            "both ends pass with other partners, short together again", history)]  # fmt: skip
-        return [Finding("link", self.nodes, "inconclusive", record.round,
-                        "short together once, then passed the retest", history)]  # fmt: skip
+Outcome = Task | Finding | DeadEnd | Suspicion
