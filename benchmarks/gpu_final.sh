@@ -38,7 +38,7 @@ record "train-bench --virtual-nodes 2: exit $? | $(grep -m3 -iE 'samples/s|busbw
 
 for spec in "slow:rank=2:delay_ms=50" ""; do
   name=${spec:+slowed}; name=${name:-healthy}
-  GPUFABRIC_FAULT="$spec" timeout 240 $GF isolate --nodes 4 --virtual-nodes --mps --run-dir "$R/isolate-$name" \
+  GPUFABRIC_FAULT="$spec" timeout 150 $GF isolate --nodes 4 --virtual-nodes --mps --run-dir "$R/isolate-$name" \
     >"$R/isolate-$name.txt" 2>"$R/isolate-$name.err"
   record "isolate $name: exit $? | $(grep -m3 -iE 'convict|not proven|no slow|slow node|p =|p=' "$R/isolate-$name.txt" "$R/isolate-$name.err" | tr '\n' ' ' | cut -c1-300)"
 done

@@ -15,9 +15,14 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from gpufabric.analysis.isolate import JudgeSettings, SearchOptions, run_isolation
+from gpufabric.analysis.isolate import (
+    JudgeSettings,
+    SearchOptions,
+    run_isolation,
+    shared_host_note,
+    shared_hosts,
+)
 from gpufabric.analysis.isolate.engine_measurer import EngineMeasurer, MeasuredIsolation
-from gpufabric.analysis.isolate.hosts import shared_host_note, shared_hosts
 from gpufabric.analysis.isolate.nodes import SLURM_NODELIST
 from gpufabric.analysis.isolate.render import host_verdicts, render_table
 from gpufabric.bench.adapt import AdaptedLauncher

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from gpufabric.analysis.isolate.hosts import shared_host_note, shared_hosts
 from gpufabric.analysis.isolate.measurer import GroupMeasurement, GroupMeasurer, NodeId
 from gpufabric.analysis.isolate.model import Evidence, IsolationReport, NodeVerdict, Suspect
 from gpufabric.analysis.isolate.nodes import build_simulation, numbered_nodes, read_hostfile, read_node_list
@@ -62,5 +63,7 @@ __all__ = [
     "read_hostfile",
     "read_node_list",
     "run_isolation",
+    "shared_host_note",
+    "shared_hosts",
     "simulate",
 ]
