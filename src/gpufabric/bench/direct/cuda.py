@@ -26,17 +26,28 @@ def runtime() -> Any:
     return rt
 
 
-def _checked(call: str, result: Any) -> Any:
-    """The value(s) after a cuda-bindings status; raise on any status but cudaSuccess."""
-    rt = runtime()
+def checked(call: str, result: Any) -> Any:
+    """The value(s) after a cuda-bindings status, runtime (``cudaError_t``) or driver (``CUresult``)
+    API alike; raise on any status but success (0 in both), naming the call and CUDA's own words."""
     status, *values = result if isinstance(result, tuple) else (result,)
-    if status != rt.cudaError_t.cudaSuccess:
-        _, text = rt.cudaGetErrorString(status)
-        message = text.decode() if isinstance(text, bytes) else str(text)
-        raise GpufabricError(f"CUDA {call} failed: {getattr(status, 'name', status)} ({message})")
+    if int(status) != 0:
+        raise GpufabricError(
+            f"CUDA {call} failed: {getattr(status, 'name', status)} ({_status_text(status)})"
+        )
     if not values:
         return None
     return values[0] if len(values) == 1 else tuple(values)
+
+
+def _status_text(status: Any) -> str:
+    rt = runtime()
+    if isinstance(status, rt.cudaError_t):
+        _, text = rt.cudaGetErrorString(status)
+    else:
+        from cuda.bindings import driver
+
+        _, text = driver.cuGetErrorString(status)
+    return text.decode() if isinstance(text, bytes) else str(text)
 
 
 @dataclass(frozen=True)
@@ -62,18 +73,18 @@ def _cuda_version(code: int) -> str:
 def use_device(index: int) -> DeviceInfo:
     """Make ``index`` current for this process and describe it."""
     rt = runtime()
-    _checked("cudaSetDevice", rt.cudaSetDevice(index))
-    props = _checked("cudaGetDeviceProperties", rt.cudaGetDeviceProperties(index))
+    checked("cudaSetDevice", rt.cudaSetDevice(index))
+    props = checked("cudaGetDeviceProperties", rt.cudaGetDeviceProperties(index))
     name = props.name.decode(errors="replace") if isinstance(props.name, bytes) else str(props.name)
-    bus = _checked("cudaDeviceGetPCIBusId", rt.cudaDeviceGetPCIBusId(32, index))
+    bus = checked("cudaDeviceGetPCIBusId", rt.cudaDeviceGetPCIBusId(32, index))
     bus_id = (bus.decode(errors="replace") if isinstance(bus, bytes) else str(bus)).split("\x00")[0].strip()
     return DeviceInfo(
         index=index,
         name=name.split("\x00")[0].strip(),
         bus_id=bus_id or None,
         total_memory=int(props.totalGlobalMem),
-        cuda_runtime=_cuda_version(int(_checked("cudaRuntimeGetVersion", rt.cudaRuntimeGetVersion()))),
-        cuda_driver=_cuda_version(int(_checked("cudaDriverGetVersion", rt.cudaDriverGetVersion()))),
+        cuda_runtime=_cuda_version(int(checked("cudaRuntimeGetVersion", rt.cudaRuntimeGetVersion()))),
+        cuda_driver=_cuda_version(int(checked("cudaDriverGetVersion", rt.cudaDriverGetVersion()))),
     )
 
 
@@ -84,12 +95,12 @@ class DeviceBuffer:
         rt = runtime()
         self.nbytes = max(int(nbytes), 1)
         try:
-            self.ptr = int(_checked("cudaMalloc", rt.cudaMalloc(self.nbytes)))
+            self.ptr = int(checked("cudaMalloc", rt.cudaMalloc(self.nbytes)))
         except GpufabricError as exc:
             raise UsageError(
                 f"-e/--max-bytes: could not allocate {self.nbytes} bytes on the GPU ({exc}); lower -e"
             ) from exc
-        _checked("cudaMemset", rt.cudaMemset(self.ptr, 0, self.nbytes))
+        checked("cudaMemset", rt.cudaMemset(self.ptr, 0, self.nbytes))
 
     def upload(self, offset: int, values: np.ndarray) -> None:
         copy_to_device(self.ptr + offset, values)
@@ -98,11 +109,11 @@ class DeviceBuffer:
         return copy_from_device(self.ptr + offset, nbytes)
 
     def zero(self) -> None:
-        _checked("cudaMemset", runtime().cudaMemset(self.ptr, 0, self.nbytes))
+        checked("cudaMemset", runtime().cudaMemset(self.ptr, 0, self.nbytes))
 
     def free(self) -> None:
         if self.ptr:
-            _checked("cudaFree", runtime().cudaFree(self.ptr))
+            checked("cudaFree", runtime().cudaFree(self.ptr))
             self.ptr = 0
 
 
@@ -113,8 +124,8 @@ def copy_to_device(ptr: int, values: np.ndarray) -> None:
     if data.nbytes:
         rt = runtime()
         kind = rt.cudaMemcpyKind.cudaMemcpyHostToDevice
-        _checked("cudaMemcpy", rt.cudaMemcpy(ptr, data.ctypes.data, data.nbytes, kind))
-        _checked("cudaDeviceSynchronize", rt.cudaDeviceSynchronize())
+        checked("cudaMemcpy", rt.cudaMemcpy(ptr, data.ctypes.data, data.nbytes, kind))
+        checked("cudaDeviceSynchronize", rt.cudaDeviceSynchronize())
 
 
 def copy_from_device(ptr: int, nbytes: int) -> np.ndarray:
@@ -122,7 +133,7 @@ def copy_from_device(ptr: int, nbytes: int) -> np.ndarray:
     if nbytes:
         rt = runtime()
         kind = rt.cudaMemcpyKind.cudaMemcpyDeviceToHost
-        _checked("cudaMemcpy", rt.cudaMemcpy(out.ctypes.data, ptr, nbytes, kind))
+        checked("cudaMemcpy", rt.cudaMemcpy(out.ctypes.data, ptr, nbytes, kind))
     return out
 
 
@@ -131,13 +142,13 @@ class Stream:
 
     def __init__(self) -> None:
         rt = runtime()
-        self._stream = _checked(
+        self._stream = checked(
             "cudaStreamCreateWithFlags", rt.cudaStreamCreateWithFlags(rt.cudaStreamNonBlocking)
         )
         self.handle = int(self._stream)
 
     def synchronize(self) -> None:
-        _checked("cudaStreamSynchronize", runtime().cudaStreamSynchronize(self._stream))
+        checked("cudaStreamSynchronize", runtime().cudaStreamSynchronize(self._stream))
 
     def event(self) -> Event:
         return Event(self)
@@ -145,15 +156,15 @@ class Stream:
     def begin_capture(self) -> None:
         rt = runtime()
         mode = rt.cudaStreamCaptureMode.cudaStreamCaptureModeThreadLocal  # as nccl-tests -G captures
-        _checked("cudaStreamBeginCapture", rt.cudaStreamBeginCapture(self._stream, mode))
+        checked("cudaStreamBeginCapture", rt.cudaStreamBeginCapture(self._stream, mode))
 
     def end_capture(self) -> Graph:
         rt = runtime()
-        graph = _checked("cudaStreamEndCapture", rt.cudaStreamEndCapture(self._stream))
+        graph = checked("cudaStreamEndCapture", rt.cudaStreamEndCapture(self._stream))
         return Graph(graph, self)
 
     def destroy(self) -> None:
-        _checked("cudaStreamDestroy", runtime().cudaStreamDestroy(self._stream))
+        checked("cudaStreamDestroy", runtime().cudaStreamDestroy(self._stream))
 
 
 class Event:
@@ -161,20 +172,20 @@ class Event:
 
     def __init__(self, stream: Stream) -> None:
         self._stream = stream
-        self._event = _checked("cudaEventCreate", runtime().cudaEventCreate())
+        self._event = checked("cudaEventCreate", runtime().cudaEventCreate())
 
     def record(self) -> None:
-        _checked("cudaEventRecord", runtime().cudaEventRecord(self._event, self._stream._stream))
+        checked("cudaEventRecord", runtime().cudaEventRecord(self._event, self._stream._stream))
 
     def synchronize(self) -> None:
-        _checked("cudaEventSynchronize", runtime().cudaEventSynchronize(self._event))
+        checked("cudaEventSynchronize", runtime().cudaEventSynchronize(self._event))
 
     def seconds_since(self, start: Event) -> float:
-        ms = _checked("cudaEventElapsedTime", runtime().cudaEventElapsedTime(start._event, self._event))
+        ms = checked("cudaEventElapsedTime", runtime().cudaEventElapsedTime(start._event, self._event))
         return float(ms) / 1e3
 
     def destroy(self) -> None:
-        _checked("cudaEventDestroy", runtime().cudaEventDestroy(self._event))
+        checked("cudaEventDestroy", runtime().cudaEventDestroy(self._event))
 
 
 class Graph:
@@ -184,12 +195,12 @@ class Graph:
         rt = runtime()
         self._graph = graph
         self._stream = stream
-        self._exec = _checked("cudaGraphInstantiate", rt.cudaGraphInstantiate(graph, 0))
+        self._exec = checked("cudaGraphInstantiate", rt.cudaGraphInstantiate(graph, 0))
 
     def launch(self) -> None:
-        _checked("cudaGraphLaunch", runtime().cudaGraphLaunch(self._exec, self._stream._stream))
+        checked("cudaGraphLaunch", runtime().cudaGraphLaunch(self._exec, self._stream._stream))
 
     def destroy(self) -> None:
         rt = runtime()
-        _checked("cudaGraphExecDestroy", rt.cudaGraphExecDestroy(self._exec))
-        _checked("cudaGraphDestroy", rt.cudaGraphDestroy(self._graph))
+        checked("cudaGraphExecDestroy", rt.cudaGraphExecDestroy(self._exec))
+        checked("cudaGraphDestroy", rt.cudaGraphDestroy(self._graph))

@@ -19,7 +19,7 @@ import numpy as np
 
 from gpufabric.bench.config import FLOAT_DTYPES
 from gpufabric.bench.direct import values
-from gpufabric.bench.direct.cuda import DeviceBuffer, Stream, copy_from_device, copy_to_device
+from gpufabric.bench.direct.cuda import DeviceBuffer, Stream, checked, copy_from_device, copy_to_device
 from gpufabric.errors import GpufabricError
 
 if TYPE_CHECKING:
@@ -36,15 +36,6 @@ def _driver() -> Any:
     from cuda.bindings import driver
 
     return driver
-
-
-def _checked(call: str, result: Any) -> Any:
-    cu = _driver()
-    status, *rest = result if isinstance(result, tuple) else (result,)
-    if status != cu.CUresult.CUDA_SUCCESS:
-        _, name = cu.cuGetErrorName(status)
-        raise GpufabricError(f"CUDA {call} failed: {name.decode() if isinstance(name, bytes) else name}")
-    return rest[0] if len(rest) == 1 else tuple(rest)
 
 
 class _Params:
@@ -67,9 +58,9 @@ class DeviceChecker:
     def __init__(self) -> None:
         cu = _driver()
         ptx = files("gpufabric.bench.direct").joinpath("kernels/check.ptx").read_bytes() + b"\0"
-        self._module = _checked("cuModuleLoadData", cu.cuModuleLoadData(ptx))
-        self._fill = _checked("cuModuleGetFunction", cu.cuModuleGetFunction(self._module, b"fill_periodic"))
-        self._count = _checked("cuModuleGetFunction", cu.cuModuleGetFunction(self._module, b"count_wrong"))
+        self._module = checked("cuModuleLoadData", cu.cuModuleLoadData(ptx))
+        self._fill = checked("cuModuleGetFunction", cu.cuModuleGetFunction(self._module, b"fill_periodic"))
+        self._count = checked("cuModuleGetFunction", cu.cuModuleGetFunction(self._module, b"count_wrong"))
         self._scratch = DeviceBuffer(16 + 256 * 8)
         self._periods: DeviceBuffer | None = None
 
@@ -92,7 +83,7 @@ class DeviceChecker:
         cu = _driver()
         blocks = max(1, min(MAX_BLOCKS, -(-count // THREADS)))
         params = _Params(args)
-        _checked(
+        checked(
             "cuLaunchKernel",
             cu.cuLaunchKernel(function, blocks, 1, 1, THREADS, 1, 1, 0, cu.CUstream(stream.handle),
                               params.address, 0),
@@ -158,4 +149,4 @@ class DeviceChecker:
         self._scratch.free()
         if self._periods is not None:
             self._periods.free()
-        _checked("cuModuleUnload", _driver().cuModuleUnload(self._module))
+        checked("cuModuleUnload", _driver().cuModuleUnload(self._module))
