@@ -5,31 +5,12 @@
 # Needs .whl/ (wheels for the image's Python) and .gpurun/nccl-tests (NVIDIA/nccl-tests source), carried.
 # Every step is bounded by `timeout`; logs go under $OUT; a short summary is printed LAST.
 set -u
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
-OUT="${OUT:-/tmp/gpufabric-out}"; mkdir -p "$OUT"
-LOG="$OUT/check.log"; : > "$LOG"
-SUMMARY=()
-say() { echo "== $*" | tee -a "$LOG"; }
-record() { SUMMARY+=("$1"); echo "-> $1" | tee -a "$LOG" "$OUT/summary.txt" >/dev/null; echo "-> $1"; }
-now() { date +%s.%N; }
-since() { python3 -c "print(round($(now)-$1,2))"; }
-
-timeout 120 python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl >>"$LOG" 2>&1
-# As pip installs for users: byte-compiled (the image sets no .pyc writing otherwise, which costs every start).
-PYTHONDONTWRITEBYTECODE= python3 -m compileall -q -j 0 src /tmp/site >/dev/null 2>&1; echo "PYTHONDONTWRITEBYTECODE=${PYTHONDONTWRITEBYTECODE:-unset}" >>"$LOG"
-unset PYTHONDONTWRITEBYTECODE
-export PYTHONPATH="/tmp/site:$PWD/src"
-GF="python3 -m gpufabric.cli"
-NCCL_DIR=$(python3 -c "import nvidia.nccl; print(list(nvidia.nccl.__path__)[0])" 2>/dev/null)
-export LD_LIBRARY_PATH="$NCCL_DIR/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+LOG="${OUT:-/tmp/gpufabric-out}/check.log"
+source "$(dirname "$0")/gpu_lib.sh"
+: > "$LOG"
+gpu_python_setup
 say "host $(hostname) $(date -u +%FT%TZ); $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)"
-
-NT=.gpurun/nccl-tests
-( mkdir -p /tmp/ncclhome/lib && ln -sf "$NCCL_DIR/include" /tmp/ncclhome/include \
-  && ln -sf "$NCCL_DIR/lib/libnccl.so.2" /tmp/ncclhome/lib/libnccl.so.2 && ln -sf libnccl.so.2 /tmp/ncclhome/lib/libnccl.so \
-  && cd $NT && timeout 300 make -j16 MPI=1 MPI_HOME=/usr/lib/x86_64-linux-gnu/openmpi NCCL_HOME=/tmp/ncclhome \
-     CUDA_HOME=/usr/local/cuda NVCC_GENCODE="-gencode=arch=compute_90,code=sm_90" \
-     CPPFLAGS="-I/usr/lib/x86_64-linux-gnu/openmpi/include" ) >"$OUT/nccl-tests-build.log" 2>&1 &
+build_nccl_tests &
 BUILD=$!
 
 say "pytest -m gpu: the check kernels, the direct engine (1 rank, 2/4 virtual nodes, faults)"
@@ -51,14 +32,7 @@ wait $BUILD; record "nccl-tests build: exit $? | $(ls $NT/build/*_perf 2>/dev/nu
 B=$NT/build
 if [ -x $B/all_reduce_perf ]; then
   say "2 virtual nodes, all_reduce 8 B - 256 MB: nccl-tests (-c 1) vs ours (--batches 1), whole command incl. MPS start"
-  cat > /tmp/vnode.sh <<'W'
-#!/bin/bash
-export NCCL_HOSTID=vnode$OMPI_COMM_WORLD_RANK
-exec "$@"
-W
-  chmod +x /tmp/vnode.sh
-  export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps/pipe CUDA_MPS_LOG_DIRECTORY=/tmp/mps/log
-  MPI="mpirun --allow-run-as-root --oversubscribe -np 2 -x NCCL_TESTS_DEVICE=0 -x NCCL_NVLS_ENABLE=0 -x LD_LIBRARY_PATH -x CUDA_MPS_PIPE_DIRECTORY -x CUDA_MPS_LOG_DIRECTORY /tmp/vnode.sh"
+  MPI=$(mpirun_vnodes 2)
   for run in 1 2; do
     mkdir -p $CUDA_MPS_PIPE_DIRECTORY $CUDA_MPS_LOG_DIRECTORY
     t0=$(now); nvidia-cuda-mps-control -d
@@ -104,5 +78,4 @@ timeout 60 python3 -m cProfile -o "$OUT/cli-1size.prof" -m gpufabric.cli bench -
 python3 -c "import pstats; pstats.Stats('$OUT/cli-1size.prof').sort_stats('cumulative').print_stats(25)" > "$OUT/cli-1size.txt" 2>&1
 
 tar -czf "$OUT/runs.tgz" -C "$OUT" c1 r8 o2-2--check o2-2--no-check nt2-1.txt nt2-2.txt nt8.txt rss-nt.txt rss-ours.txt gpu-nt.txt gpu-ours.txt cli-1size.prof importtime-rank.txt nccl-tests-build.log 2>/dev/null && rm -rf "$OUT"/nt2-* "$OUT"/nt8.txt "$OUT"/rss-* "$OUT"/gpu-*.txt "$OUT"/cli-1size.prof "$OUT"/importtime-rank.txt "$OUT"/nccl-tests-build.log "$OUT"/c1 "$OUT"/r8 "$OUT"/o2-* "$OUT"/big* "$OUT"/r1 "$OUT"/r1p
-echo "================ summary"
-printf '%s\n' "${SUMMARY[@]}"
+print_summary

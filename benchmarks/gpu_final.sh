@@ -3,27 +3,12 @@
 # (byte-compiled, as pip installs), start-up, train-bench on virtual nodes, and isolate's statistical
 # proof with one slowed rank and none. Needs .whl/ and .gpurun/nccl-tests carried; ~6 min on one H100.
 set -u
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
-OUT="${OUT:-/tmp/gpufabric-out}"; mkdir -p "$OUT"
-LOG="$OUT/final.log"; : > "$LOG"
-SUMMARY=()
-record() { SUMMARY+=("$1"); echo "-> $1" | tee -a "$LOG" "$OUT/summary.txt" >/dev/null; echo "-> $1"; }
-now() { date +%s.%N; }
-since() { python3 -c "print(round($(now)-$1,2))"; }
-timeout 120 python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl >>"$LOG" 2>&1
-echo "PYTHONDONTWRITEBYTECODE=${PYTHONDONTWRITEBYTECODE:-unset}" >>"$LOG"
-unset PYTHONDONTWRITEBYTECODE
-python3 -m compileall -q -j 0 src /tmp/site >/dev/null 2>&1
-export PYTHONPATH="/tmp/site:$PWD/src"
-GF="python3 -m gpufabric.cli"
-NCCL_DIR=$(python3 -c "import nvidia.nccl; print(list(nvidia.nccl.__path__)[0])" 2>/dev/null)
-export LD_LIBRARY_PATH="$NCCL_DIR/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-NT=.gpurun/nccl-tests; B=$NT/build
-( mkdir -p /tmp/ncclhome/lib && ln -sf "$NCCL_DIR/include" /tmp/ncclhome/include \
-  && ln -sf "$NCCL_DIR/lib/libnccl.so.2" /tmp/ncclhome/lib/libnccl.so.2 && ln -sf libnccl.so.2 /tmp/ncclhome/lib/libnccl.so \
-  && cd $NT && timeout 300 make -j16 MPI=1 MPI_HOME=/usr/lib/x86_64-linux-gnu/openmpi NCCL_HOME=/tmp/ncclhome \
-     CUDA_HOME=/usr/local/cuda NVCC_GENCODE="-gencode=arch=compute_90,code=sm_90" \
-     CPPFLAGS="-I/usr/lib/x86_64-linux-gnu/openmpi/include" ) >"$OUT/build.log" 2>&1 &
+LOG="${OUT:-/tmp/gpufabric-out}/final.log"
+source "$(dirname "$0")/gpu_lib.sh"
+: > "$LOG"
+gpu_python_setup
+B=$NT/build
+build_nccl_tests &
 BUILD=$!
 R="$OUT/runs"; mkdir -p "$R"
 
@@ -47,18 +32,12 @@ wait $BUILD; record "nccl-tests build: exit $?"
 if [ -x $B/all_reduce_perf ]; then
   t0=$(now); timeout 60 $B/all_reduce_perf -b 8 -e 8 -n 5 -w 1 -c 0 -g 1 >/dev/null 2>&1
   record "nccl-tests one 8 B size, whole command: $(since $t0) s"
-  cat > /tmp/vnode.sh <<'W'
-#!/bin/bash
-export NCCL_HOSTID=vnode$OMPI_COMM_WORLD_RANK
-exec "$@"
-W
-  chmod +x /tmp/vnode.sh
+  MPI=$(mpirun_vnodes 2)
   for run in 1 2; do
     export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps/pipe CUDA_MPS_LOG_DIRECTORY=/tmp/mps/log
     mkdir -p $CUDA_MPS_PIPE_DIRECTORY $CUDA_MPS_LOG_DIRECTORY
     t0=$(now); nvidia-cuda-mps-control -d
-    timeout 120 mpirun --allow-run-as-root --oversubscribe -np 2 -x NCCL_TESTS_DEVICE=0 -x NCCL_NVLS_ENABLE=0 -x LD_LIBRARY_PATH \
-      -x CUDA_MPS_PIPE_DIRECTORY -x CUDA_MPS_LOG_DIRECTORY /tmp/vnode.sh $B/all_reduce_perf -b 8 -e 256M -f 2 -n 20 -w 5 -c 1 -g 1 \
+    timeout 120 $MPI $B/all_reduce_perf -b 8 -e 256M -f 2 -n 20 -w 5 -c 1 -g 1 \
       >"$R/nt2-$run.txt" 2>&1; rc=$?
     echo quit | nvidia-cuda-mps-control; sleep 1
     record "run $run nccl-tests 2 vnodes 8 B-256 MB -c 1 (incl. MPS start): exit $rc wall $(since $t0) s"
@@ -68,6 +47,5 @@ W
     record "run $run gpufabric 2 vnodes --batches 1 --check: exit $rc wall $(since $t0) s"
   done
 fi
-tar -czf "$OUT/final-runs.tgz" -C "$OUT" runs build.log 2>/dev/null && rm -rf "$R" "$OUT/build.log"
-echo "================ summary"
-printf '%s\n' "${SUMMARY[@]}"
+tar -czf "$OUT/final-runs.tgz" -C "$OUT" runs nccl-tests-build.log 2>/dev/null && rm -rf "$R" "$OUT/nccl-tests-build.log"
+print_summary
