@@ -7,20 +7,11 @@
 # source), both carried. pytest's temporary directories go under $OUT, so the real run directories
 # (result.json, nccl-tests' -J output, rank 0's log, NCCL's logs) come back with it.
 set -u
-OUT="${OUT:-/tmp/gpufabric-out}"
-mkdir -p "$OUT"
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
-timeout 120 python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl >"$OUT/pip.log" 2>&1
-export PYTHONPATH="/tmp/site:$PWD/src"
-NCCL_DIR=$(python3 -c "import nvidia.nccl, os; print(os.path.dirname(nvidia.nccl.__file__) if nvidia.nccl.__file__ else list(nvidia.nccl.__path__)[0])")
-export LD_LIBRARY_PATH="$NCCL_DIR/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-NT=.gpurun/nccl-tests
-mkdir -p /tmp/ncclhome/lib && ln -sf "$NCCL_DIR/include" /tmp/ncclhome/include \
-  && ln -sf "$NCCL_DIR/lib/libnccl.so.2" /tmp/ncclhome/lib/libnccl.so.2 \
-  && ln -sf libnccl.so.2 /tmp/ncclhome/lib/libnccl.so
-( cd $NT && timeout 300 make -j16 MPI=1 MPI_HOME=/usr/lib/x86_64-linux-gnu/openmpi NCCL_HOME=/tmp/ncclhome \
-     CUDA_HOME=/usr/local/cuda NVCC_GENCODE="-gencode=arch=compute_90,code=sm_90" \
-     CPPFLAGS="-I/usr/lib/x86_64-linux-gnu/openmpi/include" ) >"$OUT/nccl-tests-build.log" 2>&1
+LOG="${OUT:-/tmp/gpufabric-out}/pip.log"
+source "$(dirname "$0")/gpu_lib.sh"
+: > "$LOG"
+gpu_python_setup
+build_nccl_tests
 echo "build: exit $? ($(ls $NT/build/*_perf 2>/dev/null | wc -l) binaries)"
 export GPUFABRIC_NCCL_TESTS_DIR="$PWD/$NT/build" PATH="$PWD/$NT/build:$PATH"
 timeout "${PYTEST_TIMEOUT:-420}" python3 -m pytest -m gpu -v -p no:cacheprovider -o addopts="-ra" \

@@ -4,17 +4,10 @@
 # NCCL ranks, isolate with one slowed rank, and doctor on the real logs. Every step under `timeout`.
 #   benchmarks/gpu_vnodes_suite.sh      # ~6 min on one H100; needs .whl/ carried
 set -u
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
-OUT="${OUT:-/tmp/gpufabric-out}"; mkdir -p "$OUT"
-LOG="$OUT/vnodes.log"; : > "$LOG"
-SUMMARY=()
-say() { echo "== $*" | tee -a "$LOG"; }
-record() { SUMMARY+=("$1"); echo "-> $1" | tee -a "$LOG" "$OUT/summary.txt" >/dev/null; echo "-> $1"; }
-timeout 120 python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl >>"$LOG" 2>&1
-export PYTHONPATH="/tmp/site:$PWD/src"
-NCCL_DIR=$(python3 -c "import nvidia.nccl; print(list(nvidia.nccl.__path__)[0])" 2>/dev/null)
-export LD_LIBRARY_PATH="$NCCL_DIR/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-GF="python3 -m gpufabric.cli"
+LOG="${OUT:-/tmp/gpufabric-out}/vnodes.log"
+source "$(dirname "$0")/gpu_lib.sh"
+: > "$LOG"
+gpu_python_setup
 R="$OUT/runs"; mkdir -p "$R"
 
 say "bench --ab on 2 virtual nodes (MPS): the across-nodes A/B (net plugin vs NCCL_NET=Socket)"
@@ -67,5 +60,4 @@ for d in ab/on ab tune train selftest; do
   record "doctor $d: exit $? | $(grep -m2 -iE 'verdict|virtual nodes|FAIL|PASS|WARN' "$R/doctor-${d//\//-}.txt" | tr '\n' ' ' | cut -c1-200)"
 done
 tar -czf "$OUT/vnode-runs.tgz" -C "$OUT" runs 2>/dev/null && rm -rf "$R"
-echo "================ summary"
-printf '%s\n' "${SUMMARY[@]}"
+print_summary
