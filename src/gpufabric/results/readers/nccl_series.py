@@ -15,13 +15,17 @@ import statistics
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gpufabric.results.model import UNKNOWN_COLLECTIVE, Row, Series
 from gpufabric.results.readers import gpufabric_lines as ours
 from gpufabric.results.readers.collective_names import CollectiveName, infer_from_rows, name_from_file
 from gpufabric.results.readers.count_rule import CountRule, count_rule
 from gpufabric.results.readers.nccl_columns import Layout, TextRow
-from gpufabric.results.readers.sweep_order import SweepOrder
+from gpufabric.results.readers.sweep_order import SweepOrder, Variant
+
+if TYPE_CHECKING:
+    from gpufabric.results.readers.nccl_cycles import CyclePattern
 
 MAX_CYCLES = 4096  # -N cycles kept per size: enough for any median, bounded for any log
 MAX_TABLES = 256  # tables kept per rank: a log of a test looped all night must not hold every run
@@ -74,6 +78,7 @@ class Table:
     title: ours.Title | None = None  # gpufabric's own title line above this table
     headerless: bool = False  # rows pasted without a column header: layout read from the first row
     discard: bool = False  # beyond MAX_TABLES: read (for order and footer) but its rows not kept
+    full_cycles: dict[Variant, CyclePattern] = field(default_factory=dict)  # see ``nccl_cycles``
 
     def add(self, row: TextRow) -> None:
         if self.discard:
