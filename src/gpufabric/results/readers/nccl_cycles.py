@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 
 from gpufabric.results.readers.nccl_columns import Layout
-from gpufabric.results.readers.nccl_series import MAX_CYCLES, Cycles, RowKey, Table
+from gpufabric.results.readers.nccl_series import Cycles, RowKey, Table
 from gpufabric.results.readers.sweep_order import Variant
 
 _GAP = rb"[ \t]++"
@@ -76,7 +76,7 @@ def cycle_pattern(table: Table, variant: Variant, sizes: list[int]) -> CyclePatt
         if (key[2], key[3], key[4]) == variant:
             by_size[key[0]] = key
     keys = [by_size.get(size) for size in sizes]
-    if any(key is None or len(table.rows[key].later) + 1 < MAX_CYCLES for key in keys):
+    if any(key is None or not table.rows[key].full for key in keys):
         return None
     rows = [_row_pattern(key, table.layout) for key in keys if key is not None]
     if any(row is None for row in rows):

@@ -46,8 +46,13 @@ class Cycles:
     later: list[TextRow] = field(default_factory=list)
     dropped: int = 0
 
+    @property
+    def full(self) -> bool:
+        """MAX_CYCLES are kept: a later printing of this size only counts (``nccl_cycles`` relies on it)."""
+        return len(self.later) + 1 >= MAX_CYCLES
+
     def add(self, row: TextRow) -> None:
-        if len(self.later) + 1 >= MAX_CYCLES:
+        if self.full:
             self.dropped += 1
             return
         self.later.append(row)
