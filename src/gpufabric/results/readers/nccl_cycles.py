@@ -25,7 +25,9 @@ from gpufabric.results.readers.nccl_columns import Layout
 from gpufabric.results.readers.nccl_series import Cycles, RowKey, Table
 from gpufabric.results.readers.sweep_order import Variant
 
-_GAP = rb"[ \t]++"
+# nccl-tests pads with spaces; a tab (an edited log) is left to the line-by-line reader. Spaces alone
+# keep SRE's loop tight (a quarter faster than a class of two).
+_GAP = rb" ++"
 # A time or bandwidth that float() reads as finite and not negative (nccl-tests prints %.2f and the like).
 _NUMBER = rb"\d{1,30}+(?:\.\d{1,30}+)?+"
 # #wrong as a count (``isdigit`` and at most 18 digits: read by int()) or not checked.
@@ -60,7 +62,7 @@ def _row_pattern(key: RowKey, layout: Layout) -> bytes | None:
         return None
     wrong = _WRONG if layout.wrong_is_count else _UNREAD
     half = (_GAP + _NUMBER) * 3 + _GAP + wrong + (_GAP + _UNREAD) * (layout.placement_width - 4)
-    return rb"[ \t]*+" + _GAP.join(literals) + half * 2 + _STAMP + rb"[ \t]*+\r?\n"
+    return rb" *+" + _GAP.join(literals) + half * 2 + _STAMP + rb" *+\r?\n"
 
 
 def cycle_pattern(table: Table, variant: Variant, sizes: list[int]) -> CyclePattern | None:
