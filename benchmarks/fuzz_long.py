@@ -220,7 +220,7 @@ def summary(
             merged["inputs"].extend({"target": name, "input": i} for i in entry["inputs"][:2])
     return {
         "command": " ".join(sys.argv),
-        "commit": _commit(),
+        "commit": args.commit,
         "seed": args.seed,
         "started": args.started,
         "machine": f"{platform.machine()} {os.cpu_count()} cores, {platform.python_implementation()} "
@@ -257,6 +257,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "fuzz_long.json")
     args = parser.parse_args()
     args.started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    args.commit = _commit()  # the code this process imported (HEAD may move while it runs)
     with tempfile.TemporaryDirectory(prefix="gpufabric-fuzz-") as tmp:
         targets = _targets(Path(tmp))
         if args.targets:
