@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpufabric.errors import InputError
+from gpufabric.results.limits import MAX_LINE_CHARS
 from gpufabric.results.readers import nccl_series, read_run
 from gpufabric.results.readers.line_scan import RowRun, candidate_items, candidate_lines
 from gpufabric.results.readers.nccl_columns import looks_like_data_line
@@ -54,7 +55,24 @@ def _outcome(read: object) -> object:
 
 
 def line_by_line(path: Path) -> object:
-    """The reference: every line that can matter fed to ``feed`` one by one (no bulk path)."""
+    """The reference: every line of the file, cut at ``MAX_LINE_CHARS`` bytes as the scanner cuts it,
+    fed to ``feed`` one by one (no scanner, no bulk path)."""
+
+    def read() -> object:
+        reader = NcclTextReader(path)
+        lines = path.read_bytes().split(b"\n")
+        ended = lines.pop() == b""  # after the last newline: nothing, or a last line without one
+        for lineno, line in enumerate(lines, start=1):
+            reader.feed((line + b"\n")[:MAX_LINE_CHARS].decode("utf-8", errors="replace"), lineno)
+        if not ended:
+            reader.feed(path.read_bytes().rsplit(b"\n", 1)[-1][:MAX_LINE_CHARS].decode("utf-8", "replace"))
+        return reader.result(None).model_dump()
+
+    return _outcome(read)
+
+
+def scanned(path: Path) -> object:
+    """The lines the scanner finds (``candidate_lines``), fed one by one: no bulk path."""
 
     def read() -> object:
         reader = NcclTextReader(path)
@@ -128,6 +146,7 @@ def test_real_fixtures_as_cycles_read_the_same(fixture: Path, tmp_path: Path, fe
         path.write_text("".join(with_cycles(lines, times)), encoding="utf-8")
         expected = line_by_line(path)
         assert fast(path) == expected
+        assert scanned(path) == expected
         assert _outcome(lambda at=path: read_run(at).model_dump()) == expected
         assert every_line(path) == expected
 
@@ -168,6 +187,18 @@ def test_the_real_limit_of_kept_cycles(tmp_path: Path) -> None:
     assert fast(path) == line_by_line(path) == every_line(path)
     fed, _ = _fed_one_by_one(path)
     assert fed < 4096 * 3 + 2000
+
+
+def test_a_row_longer_than_the_scanner_keeps_is_not_taken_in_bulk(tmp_path: Path, few_cycles: None) -> None:
+    """Spaces pad a late cycle's row past the 64 KB the scanner keeps of a line: line by line that row is
+    cut (the table ends early); the bulk path must not count it as a whole row."""
+    fixture = FIXTURES / "constructed_run_cycles.log"
+    lines = with_cycles(fixture.read_text(encoding="utf-8").splitlines(keepends=True), 12)
+    late = max(i for i, line in enumerate(lines) if _is_row(line)) - 3
+    lines[late] = lines[late].replace(" ", " " * 70_000, 3)
+    path = tmp_path / "wide.log"
+    path.write_text("".join(lines), encoding="utf-8")
+    assert fast(path) == line_by_line(path)
 
 
 SEEDS = st.integers(0, 2**64 - 1)
@@ -219,6 +250,8 @@ def test_mutated_cycle_logs_read_the_same(seed: int, tmp_path_factory: pytest.Te
         saved = nccl_series.MAX_CYCLES
         nccl_series.MAX_CYCLES = 2
         try:
-            assert fast(path) == line_by_line(path), f"seed {seed}"
+            expected = line_by_line(path)
+            assert fast(path) == expected, f"seed {seed}"
+            assert scanned(path) == expected, f"seed {seed}"
         finally:
             nccl_series.MAX_CYCLES = saved

@@ -36,8 +36,9 @@ _ROWISH = re.compile(
 
 _ROW_AFTER_NEWLINE = re.compile(rb"\n" + _ROWISH.pattern)  # a literal first byte: SRE jumps line to line
 # A line that starts, without any prefix, with two numbers: no CR or escape inside (those redraw the
-# line), short enough never to be cut. Possessive: a line that is not one costs one pass.
-_RUN_LINE = re.compile(rb"[ \t]*+\d{1,40}+[ \t]++\d[^\n\r\x1b]{0,4000}+\n")
+# line), short enough never to be cut (at most 12,041 bytes, far below ``MAX_LINE_CHARS``). Possessive:
+# a line that is not one costs one pass.
+_RUN_LINE = re.compile(rb"[ \t]{0,4000}+\d{1,40}+[ \t]{1,4000}+\d[^\n\r\x1b]{0,4000}+\n")
 CHUNK_BYTES = 512 << 10
 
 

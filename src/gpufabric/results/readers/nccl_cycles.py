@@ -26,8 +26,10 @@ from gpufabric.results.readers.nccl_series import Cycles, RowKey, Table
 from gpufabric.results.readers.sweep_order import Variant
 
 # nccl-tests pads with spaces; a tab (an edited log) is left to the line-by-line reader. Spaces alone
-# keep SRE's loop tight (a quarter faster than a class of two).
-_GAP = rb" ++"
+# keep SRE's loop tight (a quarter faster than a class of two). Bounded, so a matched line stays far
+# below the length at which the scanner cuts a line (``MAX_LINE_CHARS``) and reads it differently.
+_GAP = rb" {1,200}+"
+_LEAD = rb" {0,200}+"
 # A time or bandwidth that float() reads as finite and not negative (nccl-tests prints %.2f and the like).
 _NUMBER = rb"\d{1,30}+(?:\.\d{1,30}+)?+"
 # #wrong as a count (``isdigit`` and at most 18 digits: read by int()) or not checked.
@@ -62,7 +64,7 @@ def _row_pattern(key: RowKey, layout: Layout) -> bytes | None:
         return None
     wrong = _WRONG if layout.wrong_is_count else _UNREAD
     half = (_GAP + _NUMBER) * 3 + _GAP + wrong + (_GAP + _UNREAD) * (layout.placement_width - 4)
-    return rb" *+" + _GAP.join(literals) + half * 2 + _STAMP + rb" *+\r?\n"
+    return _LEAD + _GAP.join(literals) + half * 2 + _STAMP + _LEAD + rb"\r?\n"
 
 
 def cycle_pattern(table: Table, variant: Variant, sizes: list[int]) -> CyclePattern | None:
