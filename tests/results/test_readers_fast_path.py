@@ -151,10 +151,22 @@ def test_real_fixtures_as_cycles_read_the_same(fixture: Path, tmp_path: Path, fe
         assert every_line(path) == expected
 
 
-def test_the_bulk_path_takes_the_cycles(tmp_path: Path, few_cycles: None) -> None:
-    """A clean -N log of 9 cycles: after the 3 kept, whole cycles never go through ``feed``."""
-    fixture = FIXTURES / "constructed_run_cycles.log"
-    lines = fixture.read_text(encoding="utf-8").splitlines(keepends=True)
+BULK_LAYOUTS = [
+    "constructed_run_cycles.log",  # classic columns
+    "constructed_old_error_column.log",  # float 'error' instead of #wrong
+    "constructed_v2_17_timestamps.log",  # -S timestamp column
+    "constructed_v2_18_per_iter.log",  # per-iteration columns
+    "public/aws_ofi_nccl_33_old_layout_error_column.txt",
+    "public/dgx_spark_playbooks_103_nccl_tests_2_20.txt",
+    "public/mooncake_3484_rows_only.txt",  # rows pasted without a header
+]
+
+
+@pytest.mark.parametrize("name", BULK_LAYOUTS)
+def test_the_bulk_path_takes_the_cycles(name: str, tmp_path: Path, few_cycles: None) -> None:
+    """A clean -N log of 40 cycles in each unprefixed layout: after the 3 kept, whole cycles never go
+    through ``feed``."""
+    lines = (FIXTURES / name).read_text(encoding="utf-8").splitlines(keepends=True)
     path = tmp_path / "cycles.log"
     path.write_text("".join(with_cycles(lines, 40)), encoding="utf-8")
     rows = sum(1 for line in path.read_text(encoding="utf-8").splitlines() if _is_row(line))

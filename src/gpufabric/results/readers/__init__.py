@@ -11,7 +11,8 @@ A file that starts like JSON but does not read as JSON is retried as text: launc
 JSON lines of their own before nccl-tests' output.
 
 Text is streamed line by line, and only the lines that can matter are decoded (``line_scan``), so memory
-grows with the rows of the tables, not with the size of the log.
+grows with the rows of the tables, not with the size of the log; -N cycles past the ones kept are
+counted in bulk (``nccl_cycles``).
 Every failure is an ``InputError`` with one line that names the file and what was looked for.
 """
 

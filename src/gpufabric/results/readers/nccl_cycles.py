@@ -34,9 +34,9 @@ _LEAD = rb" {0,200}+"
 _NUMBER = rb"\d{1,30}+(?:\.\d{1,30}+)?+"
 # #wrong as a count (``isdigit`` and at most 18 digits: read by int()) or not checked.
 _WRONG = rb"(?:\d{1,18}+|N/A)"
-# Columns no reader looks at (the old float 'error', per-iteration i_min .. i_cv%): anything that cannot
-# be taken for the date of an -S timestamp.
-_UNREAD = rb"(?:[0-9.]{1,40}+%?+|N/A)"
+# Columns no reader looks at (the old float 'error' such as 0e+00, per-iteration i_min .. i_cv%): a
+# number in any notation, never with a ':', so no two of them can be taken for an -S timestamp.
+_UNREAD = rb"(?:[0-9.eE+-]{1,40}+%?+|N/A)"
 # An -S timestamp is split off before the columns are counted; its value matters only to kept rows.
 _STAMP = rb"(?:" + _GAP + rb"\d{4}-\d\d-\d\d" + _GAP + rb"\d\d:\d\d:\d\d)?+"
 _PARAMS = ("size", "count", "type", "redop", "root")
