@@ -129,7 +129,9 @@ def tables_to_series(
     problems: list[str] = []
     taken: Counter[str] = Counter()
     for table in (t for t in tables if t.rows):
-        rows = [cycles.to_row(iters if isinstance(iters, int) else None) for cycles in table.rows.values()]
+        # 'iters: 0' (a damaged settings line) says nothing about a batch: samples without a batch size.
+        per_batch = iters if isinstance(iters, int) and iters >= 1 else None
+        rows = [cycles.to_row(per_batch) for cycles in table.rows.values()]
         table_ranks = table.title.nranks if table.title is not None else nranks
         inferred: list[str] = []
         rule = count_rule(rows) if table.title is None else None
