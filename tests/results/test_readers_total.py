@@ -155,7 +155,7 @@ def test_inputs_the_long_fuzz_run_found(path: Path) -> None:
 def test_iters_zero_keeps_the_cycles_without_a_batch_size(tmp_path: Path) -> None:
     """``iters: 0`` on the settings line (fuzz seed 3210820429193717357): -N samples, no batch size."""
     settings = (
-        "# nThread 1 nGpus 4 minBytes 1048576 maxBytes 1048576 step: 2(factor) warmup iters: 5 iters: 0\n"  # noqa: E501
+        "# nThread 1 nGpus 4 minBytes 1048576 maxBytes 1048576 step: 2(factor) warmup iters: 5 iters: 0\n"
     )
     path = tmp_path / "iters0.log"
     path.write_text(settings + HEADER + ROW * 3 + FOOTER, encoding="utf-8")
