@@ -141,3 +141,23 @@ def test_truncated_result_json_says_the_json_is_invalid(tmp_path: Path) -> None:
     )
     with pytest.raises(InputError, match=r"cut\.json: invalid JSON at line 5 .*cut short"):
         read_run(path)
+
+
+FOUND = Path(__file__).resolve().parents[1] / "fixtures" / "nccl_tests" / "fuzz_found"
+
+
+@pytest.mark.parametrize("path", sorted(FOUND.glob("*.log")), ids=lambda p: p.name)
+def test_inputs_the_long_fuzz_run_found(path: Path) -> None:
+    """Each input ``benchmarks/fuzz_long.py`` found (the folder's README) reads, or is refused in one line."""
+    _read_or_refuse(path)
+
+
+def test_iters_zero_keeps_the_cycles_without_a_batch_size(tmp_path: Path) -> None:
+    """``iters: 0`` on the settings line (fuzz seed 3210820429193717357): -N samples, no batch size."""
+    settings = (
+        "# nThread 1 nGpus 4 minBytes 1048576 maxBytes 1048576 step: 2(factor) warmup iters: 5 iters: 0\n"
+    )
+    path = tmp_path / "iters0.log"
+    path.write_text(settings + HEADER + ROW * 3 + FOOTER, encoding="utf-8")
+    half = read_run(path).series[0].rows[0].in_place
+    assert half is not None and len(half.samples_us) == 3 and half.iters_per_batch is None

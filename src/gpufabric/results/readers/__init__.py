@@ -11,7 +11,8 @@ A file that starts like JSON but does not read as JSON is retried as text: launc
 JSON lines of their own before nccl-tests' output.
 
 Text is streamed line by line, and only the lines that can matter are decoded (``line_scan``), so memory
-grows with the rows of the tables, not with the size of the log.
+grows with the rows of the tables, not with the size of the log; -N cycles past the ones kept are
+counted in bulk (``nccl_cycles``).
 Every failure is an ``InputError`` with one line that names the file and what was looked for.
 """
 
@@ -27,7 +28,7 @@ from gpufabric.results.model import RunResult
 from gpufabric.results.readers.ab_document import ABDocument, not_a_single_run, sniff_ab_document
 from gpufabric.results.readers.detect import FORMATS, Format, sniff
 from gpufabric.results.readers.gpufabric_flat import read_gpufabric_csv, read_gpufabric_markdown
-from gpufabric.results.readers.line_scan import candidate_lines
+from gpufabric.results.readers.line_scan import RowRun, candidate_items
 from gpufabric.results.readers.nccl_json import looks_like_nccl_tests_json, read_nccl_json
 from gpufabric.results.readers.nccl_text import NcclTextReader, read_nccl_text
 from gpufabric.results.readers.prefixes import Source, split_prefixes
@@ -50,8 +51,11 @@ def _read_text_stream(path: Path, label: str | None) -> RunResult:
     reader = NcclTextReader(path)
     try:
         with path.open("rb") as fh:
-            for lineno, line in candidate_lines(fh):
-                reader.feed(line, lineno)
+            for item in candidate_items(fh):
+                if isinstance(item, RowRun):
+                    reader.feed_run(item)
+                else:
+                    reader.feed(item[1], item[0])
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror or exc}") from exc
     return reader.result(label)

@@ -15,13 +15,17 @@ import statistics
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gpufabric.results.model import UNKNOWN_COLLECTIVE, Row, Series
 from gpufabric.results.readers import gpufabric_lines as ours
 from gpufabric.results.readers.collective_names import CollectiveName, infer_from_rows, name_from_file
 from gpufabric.results.readers.count_rule import CountRule, count_rule
 from gpufabric.results.readers.nccl_columns import Layout, TextRow
-from gpufabric.results.readers.sweep_order import SweepOrder
+from gpufabric.results.readers.sweep_order import SweepOrder, Variant
+
+if TYPE_CHECKING:
+    from gpufabric.results.readers.nccl_cycles import CyclePattern
 
 MAX_CYCLES = 4096  # -N cycles kept per size: enough for any median, bounded for any log
 MAX_TABLES = 256  # tables kept per rank: a log of a test looped all night must not hold every run
@@ -42,8 +46,13 @@ class Cycles:
     later: list[TextRow] = field(default_factory=list)
     dropped: int = 0
 
+    @property
+    def full(self) -> bool:
+        """MAX_CYCLES are kept: a later printing of this size only counts (``nccl_cycles`` relies on it)."""
+        return len(self.later) + 1 >= MAX_CYCLES
+
     def add(self, row: TextRow) -> None:
-        if len(self.later) + 1 >= MAX_CYCLES:
+        if self.full:
             self.dropped += 1
             return
         self.later.append(row)
@@ -74,6 +83,7 @@ class Table:
     title: ours.Title | None = None  # gpufabric's own title line above this table
     headerless: bool = False  # rows pasted without a column header: layout read from the first row
     discard: bool = False  # beyond MAX_TABLES: read (for order and footer) but its rows not kept
+    full_cycles: dict[Variant, CyclePattern] = field(default_factory=dict)  # see ``nccl_cycles``
 
     def add(self, row: TextRow) -> None:
         if self.discard:
@@ -119,7 +129,9 @@ def tables_to_series(
     problems: list[str] = []
     taken: Counter[str] = Counter()
     for table in (t for t in tables if t.rows):
-        rows = [cycles.to_row(iters if isinstance(iters, int) else None) for cycles in table.rows.values()]
+        # 'iters: 0' (a damaged settings line) says nothing about a batch: samples without a batch size.
+        per_batch = iters if isinstance(iters, int) and iters >= 1 else None
+        rows = [cycles.to_row(per_batch) for cycles in table.rows.values()]
         table_ranks = table.title.nranks if table.title is not None else nranks
         inferred: list[str] = []
         rule = count_rule(rows) if table.title is None else None

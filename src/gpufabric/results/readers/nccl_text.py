@@ -38,14 +38,16 @@ from gpufabric.results.readers.collective_names import (
     CollectiveName,
     program_name,
 )
+from gpufabric.results.readers.line_scan import RowRun
 from gpufabric.results.readers.nccl_columns import (
     layout_from_header,
     layout_from_row,
     looks_like_data_line,
     parse_data_line,
 )
+from gpufabric.results.readers.nccl_cycles import skip_full_cycles
 from gpufabric.results.readers.nccl_series import MAX_TABLES, Table, tables_to_series
-from gpufabric.results.readers.prefixes import Source, split_prefixes
+from gpufabric.results.readers.prefixes import UNTAGGED, Source, split_prefixes
 
 _FAILURE = re.compile(r"Test (?:NCCL|CUDA) failure|Test failure|NCCL WARN |\bAborted\b")
 # Everything an unprefixed non-'#' line can carry that we read (old footers, versions, commands, errors).
@@ -108,6 +110,26 @@ class NcclTextReader:
                 self._add_row(source, table, stripped)
                 return
         self._feed_other(source, state, stripped)
+
+    def feed_run(self, run: RowRun) -> None:
+        """Plain rows (``line_scan``): whole -N cycles that only add to counters are taken in bulk
+        (``nccl_cycles``), every other row goes through ``feed``; the result is the same. Sets ``run.end``."""
+        at, lineno = run.begin, run.first_line
+        while True:
+            state = self.sources.get(UNTAGGED)
+            table = state.open_table if state is not None else None
+            if table is not None and table.order.at_cycle_start():
+                after, skipped = skip_full_cycles(table, run.data, at, run.limit, lineno)
+                if skipped:
+                    at, lineno = after, lineno + skipped
+                    self.lines = lineno - 1
+                    continue
+            stop = run.row_end(at)
+            if stop is None:
+                break
+            self.feed(run.data[at:stop].decode("utf-8", errors="replace"), lineno)
+            at, lineno = stop, lineno + 1
+        run.end = at
 
     def _add_row(self, source: Source, table: Table, line: str) -> None:
         if table.discard:

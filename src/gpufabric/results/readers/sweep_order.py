@@ -51,6 +51,15 @@ class SweepOrder:
         sweep.position = (sweep.position + 1) % len(sweep.sizes)
         return None
 
+    def at_cycle_start(self) -> list[tuple[Variant, list[int]]]:
+        """The variants whose next row must be the first size of a new -N cycle, with their sizes."""
+        return [(v, s.sizes) for v, s in self._sweeps.items() if s.cycle_known and s.position == 0]
+
+    def whole_cycles_passed(self, variant: Variant, last_line: int) -> None:
+        """Whole cycles of ``variant`` were read in order (``line_scan`` and ``nccl_cycles`` checked them
+        in bulk): as after ``add`` for each of their rows, the sweep is back at its first size."""
+        self._sweeps[variant].last_line = last_line
+
     def repeated(self) -> bool:
         """Some variant came round again: the table holds -N run cycles."""
         return any(sweep.cycle_known for sweep in self._sweeps.values())
