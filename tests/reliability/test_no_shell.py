@@ -28,7 +28,7 @@ SHELL_ARGV_ALLOWED = {
     "src/gpufabric/bench/rank_program.py": "a remote rank's start script: paths shlex-quoted, the config as "
     "a quoted heredoc of one JSON line",
     "src/gpufabric/launch/virtual_nodes.py": "mpirun's virtual-node rank table: our values shlex-quoted, the "
-    "program passed as \"$@\" (never parsed by the shell)",
+    'program passed as "$@" (never parsed by the shell)',
 }
 SUBPROCESS_CALLS = {"run", "Popen", "check_output", "check_call", "call"}
 
