@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from gpufabric.errors import InputError
 from gpufabric.results.limits import MAX_LINE_CHARS
-from gpufabric.results.readers import nccl_series, read_run
+from gpufabric.results.readers import _read_text_stream, nccl_series, read_run
 from gpufabric.results.readers.line_scan import RowRun, candidate_items, candidate_lines
 from gpufabric.results.readers.nccl_columns import looks_like_data_line
 from gpufabric.results.readers.nccl_text import NcclTextReader
@@ -85,19 +85,8 @@ def scanned(path: Path) -> object:
 
 
 def fast(path: Path) -> object:
-    """What ``read_run`` does with a text log: plain rows as ``RowRun``s to ``feed_run``."""
-
-    def read() -> object:
-        reader = NcclTextReader(path)
-        with path.open("rb") as fh:
-            for item in candidate_items(fh):
-                if isinstance(item, RowRun):
-                    reader.feed_run(item)
-                else:
-                    reader.feed(item[1], item[0])
-        return reader.result(None).model_dump()
-
-    return _outcome(read)
+    """What ``read_run`` does with a text log (its own stream reader): plain rows as ``RowRun``s."""
+    return _outcome(lambda: _read_text_stream(path, None).model_dump())
 
 
 def every_line(path: Path) -> object:

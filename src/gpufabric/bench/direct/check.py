@@ -91,9 +91,10 @@ def expected_bytes(
 ) -> np.ndarray | None:
     """The expected receive region as bytes (the host comparison, and tests)."""
     segments = expected_segments(work, rank, nranks, op, root, dtype)
-    if segments is None:
-        return None
-    width = work.shape.wordsize
+    return None if segments is None else _materialize(segments, work.shape.wordsize)
+
+
+def _materialize(segments: list[Segment], width: int) -> np.ndarray:
     parts = [s.materialize(width) for s in segments]
     return np.concatenate(parts) if parts else np.empty(0, dtype=np.uint8)
 
@@ -139,8 +140,7 @@ def run_check(
     stream.synchronize()
     if expected is None:
         return values.Mismatch(0)
-    want = expected_bytes(work, rank, nranks, value_op, root, dtype)
-    assert want is not None
+    want = _materialize(expected, shape.wordsize)  # the segments above, not computed again
     raw = buffers.recv.download(work.recv_ptr - buffers.recv.ptr, want.size)
     if corrupt and want.size:
         width = shape.wordsize

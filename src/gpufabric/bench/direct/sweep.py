@@ -141,7 +141,7 @@ def _measure(
     ctx: SweepContext, work: collectives.Workload, collective: str, size: int, *, warm: bool
 ) -> Samples:
     try:
-        return ctx.timer.measure(work, warm=warm or not ctx.timer.exact)
+        return ctx.timer.measure(work, warm=warm)  # the timer applies it in its exact mode only
     except ctx.nccl.NCCLError as exc:
         text = " ".join(str(exc).split())
         if "invalid argument" in text.lower() or "InvalidArgument" in text:
