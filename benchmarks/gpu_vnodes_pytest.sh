@@ -28,5 +28,5 @@ else
   record "isolate on virtual nodes: exit $? | $(tail -1 "$OUT/pytest-isolate.log")"
   grep -E "PASSED|FAILED|ERROR|^E |slowest|s call" "$OUT/pytest-isolate.log" | cut -c1-300 | head -30 | tee -a "$LOG"
 fi
-tar -czf "$OUT/vnode-logs-$PART.tgz" -C "$OUT" vnode-logs 2>/dev/null && rm -rf "$OUT/vnode-logs"
+tar -czf "$OUT/vnode-logs-$PART.tgz" -C "$OUT" vnode-logs && rm -rf "$OUT/vnode-logs"; record "kept logs: $(tar tzf "$OUT/vnode-logs-$PART.tgz" | grep -c "\.log$") NCCL logs"
 print_summary

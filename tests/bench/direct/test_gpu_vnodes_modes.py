@@ -9,7 +9,8 @@ Virtual nodes talk through NCCL's network transport (NET/Socket here: this box h
 - tune runs its whole budget over the socket knobs and names a best setting;
 - doctor attests "virtual nodes on one host" and raises no FAIL for ranks of one host that use the network.
 
-``GPUFABRIC_GPU_LOGS`` (a directory), when set, receives the NCCL logs of these runs, to keep as fixtures.
+``GPUFABRIC_GPU_LOGS`` (a directory), when set, receives the NCCL logs and results of these runs, to keep as
+fixtures.
 """
 
 from __future__ import annotations
@@ -56,15 +57,19 @@ def gpufabric(
                           timeout=timeout, check=False, cwd=cwd, env=env)  # fmt: skip
 
 
+# Read at import: the suite's autouse fixture scrubs GPUFABRIC_* from every test's environment.
+KEEP_LOGS = os.environ.get("GPUFABRIC_GPU_LOGS")
+
+
 def keep_logs(run_dir: Path, name: str) -> None:
-    """Copy the NCCL logs under ``run_dir`` to ``$GPUFABRIC_GPU_LOGS/name`` (fixtures for the CPU suite)."""
-    keep = os.environ.get("GPUFABRIC_GPU_LOGS")
-    if not keep:
+    """Copy the run's NCCL logs and results to ``$GPUFABRIC_GPU_LOGS/name`` (fixtures for the CPU suite)."""
+    if not KEEP_LOGS:
         return
-    for log in run_dir.rglob("nccl*.log"):
-        target = Path(keep) / name / log.relative_to(run_dir)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(log, target)
+    for path in run_dir.rglob("*"):
+        if path.is_file() and (path.suffix in (".log", ".json", ".jsonl")):
+            target = Path(KEEP_LOGS) / name / path.relative_to(run_dir)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, target)
 
 
 def no_rank_left() -> bool:
@@ -150,6 +155,20 @@ def test_isolate_convicts_the_slowed_virtual_node_and_nobody_else(tmp_path: Path
     assert {v for n, v in verdicts.items() if n != slowed_node} <= {"ok", "not-proven"}, verdicts
     convicted = [s["nodes"] for s in data["report"]["suspects"] if s["verdict"] == "convicted"]
     assert convicted == [[slowed_node]], data["report"]["suspects"]
+
+
+def test_isolate_convicts_nobody_when_no_rank_is_slowed(tmp_path: Path) -> None:
+    """The same search with every rank healthy: a group that happens to measure short is retested beside
+    healthy control groups and let go ("not-proven", exit 0); nobody is convicted."""
+    run_dir = tmp_path / "healthy"
+    args = ["isolate", "--nodes", "4", "--virtual-nodes", "--mps", "--size", "4M", "--iters", "10",
+            "--batches", "3", "--format", "json", "--run-dir", str(run_dir)]  # fmt: skip
+    done = gpufabric(args, tmp_path, timeout=540)
+    assert done.returncode == 0, done.stderr[-3000:]
+    data: dict[str, Any] = json.loads(done.stdout)
+    assert data["fault"] in (None, "") and data["backend"] == "nccl"
+    assert set(data["report"]["verdicts"].values()) <= {"ok", "not-proven"}, data["report"]["verdicts"]
+    assert not [s for s in data["report"]["suspects"] if s["verdict"] == "convicted"]
 
 
 def test_doctor_attests_virtual_nodes_on_the_real_logs(tmp_path: Path) -> None:
