@@ -1,9 +1,9 @@
 """The typed settings of one training benchmark, and every check that can be made before a rank starts.
 
-``TrainConfig`` is what ``gpufabric train-bench`` builds from its flags, what ``run_train_bench`` writes to
-``<run_dir>/train_config.json`` and what every rank reads back. ``ModelSpec`` is the transformer's shape:
-a preset (``tiny``, ``small``, ``medium``) with optional ``--layers``/``--hidden`` overrides. No torch
-here: the CLI imports this module on machines without torch.
+``TrainConfig`` is what ``gpufabric train-bench`` builds from its flags (``jobs.TrainRequest``), what
+``train.runner.run_train_run`` writes to ``<run_dir>/train_config.json`` and what every rank reads back.
+``ModelSpec`` is the transformer's shape: a preset (``tiny``, ``small``, ``medium``) with optional
+``--layers``/``--hidden`` overrides. No torch here: the CLI imports this module on machines without torch.
 """
 
 from __future__ import annotations
