@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -22,9 +23,10 @@ from gpufabric.errors import BenchTimeout, LaunchError, RankFailure, UsageError
 from gpufabric.launch.base import Launcher, LaunchOutcome, LaunchPlan
 from gpufabric.launch.mpirun import SEED_MCA_PRESETS
 from gpufabric.launch.registry import LauncherSettings
+from gpufabric.launch.slurm import SlurmMpi
 from gpufabric.task.model import Task
 
-SLURM_MPI_TYPES: tuple[str, ...] = ("pmix", "pmi2", "none")
+SLURM_MPI_TYPES: tuple[str, ...] = get_args(SlurmMpi)
 
 
 class LaunchRequest(BaseModel):

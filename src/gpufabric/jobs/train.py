@@ -20,12 +20,12 @@ from gpufabric.errors import UsageError
 from gpufabric.launch.base import LaunchPlan
 from gpufabric.planner.ab import ABProfiles
 from gpufabric.train.ab import AB_DOCUMENT_NAME, ab_document, side_config
-from gpufabric.train.config import STRATEGIES, TrainConfig, check_backend, model_spec
+from gpufabric.train.config import DEVICES, STRATEGIES, TrainConfig, check_backend, model_spec
 from gpufabric.train.result import TrainDocument, write_train_document
 from gpufabric.train.runner import PreparedTrainRun, prepare_train_run, run_train_run
 
 TRAIN_LAUNCHERS: tuple[str, ...] = ("local", "mpirun", "slurm")
-DEVICES: tuple[str, ...] = ("auto", "cuda", "cpu")
+"""The launchers that start train-bench's ranks from here (kubernetes and skypilot run tasks: ``launch``)."""
 
 
 class TrainRequest(BaseModel):
@@ -65,7 +65,7 @@ class TrainRequest(BaseModel):
         return TrainConfig(
             model_name=self.model,
             model=model_spec(self.model, layers=self.layers, hidden=self.hidden),
-            strategy=self.strategy,  # checked above
+            strategy=self.strategy,  # one of STRATEGIES, checked above
             batch_size=self.batch_size,
             steps=self.steps,
             warmup_steps=self.warmup_steps,
@@ -74,7 +74,7 @@ class TrainRequest(BaseModel):
             scaling=self.scaling,
             bucket_cap_mb=self.bucket_mb,
             backend=self.backend.lower() if self.backend else None,
-            device=self.device,  # checked above
+            device=self.device,  # one of DEVICES, checked above
             label=self.label,
             run_dir=self.run_dir,
             command=self.command or ["gpufabric", *sys.argv[1:]],
@@ -112,7 +112,8 @@ def train_launcher(
 @dataclasses.dataclass(frozen=True)
 class PreparedTrain:
     """A train-bench job, decided and not started: one run, or the A/B's fabric-on and fabric-off runs
-    (in that order) under ``root``, with the ``profiles`` that tell them apart."""
+    (in that order) under ``root``, with the ``profiles`` that tell them apart. ``out``: where the A/B's
+    document also goes (``--out``; a single run writes its own, its ``execution.out``)."""
 
     runs: tuple[PreparedTrainRun, ...]
     profiles: ABProfiles | None = None
@@ -150,7 +151,7 @@ def prepare_train(request: TrainRequest, execution: Execution) -> PreparedTrain:
     source = str(request.busbw_from) if request.busbw_from else "probe"
     if profiles is None:
         run = prepare_train_run(config, execution, busbw=busbw, busbw_source=source)
-        return PreparedTrain(runs=(run,), out=execution.out)
+        return PreparedTrain(runs=(run,))
     root = default_run_dir(config.label) if config.run_dir == Path("runs") else config.run_dir
     runs = tuple(
         prepare_train_run(

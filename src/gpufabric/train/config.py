@@ -22,6 +22,7 @@ RESULT_NAME = "train.json"
 Strategy = Literal["ddp", "fsdp"]
 STRATEGIES: tuple[str, ...] = get_args(Strategy)
 Device = Literal["auto", "cuda", "cpu"]
+DEVICES: tuple[str, ...] = get_args(Device)
 BACKEND_AUTO = "auto"
 """The backend a remote launcher's ranks choose themselves, by the local rule: nccl where the rank sees a
 GPU, gloo where it does not. The launching host (a login node, a CPU laptop) cannot tell for them."""
