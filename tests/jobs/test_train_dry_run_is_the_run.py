@@ -12,14 +12,16 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from gpufabric.jobs import Execution, TrainRequest, prepare_train
+from gpufabric.errors import UsageError
+from gpufabric.jobs import Execution, TrainRequest, prepare_train, train_launcher
 from gpufabric.launch import LaunchPlan
 from gpufabric.report import Format, render_launch_plan
-from gpufabric.train import read_train_document
+from gpufabric.train import TrainConfig, read_train_document
 
 USER_ENV = {"NCCL_DEBUG": "WARN"}  # exported by the user
 QUICK = ["--ranks", "2", "--steps", "2", "--warmup-steps", "1", "--probe-iters", "2", "--no-scaling"]
@@ -70,7 +72,9 @@ def test_the_ab_prepares_both_sides_up_front(tmp_path: Path, monkeypatch: pytest
     assert prepared.root == tmp_path / "ab" and not (tmp_path / "ab").exists()
 
 
-def test_train_dry_run_prints_the_plan_the_run_records(tmp_path: Path) -> None:
+def test_train_dry_run_prints_the_plan_the_run_records(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     args = [*QUICK, "--env", "NCCL_SOCKET_IFNAME=lo", "--run-dir", str(tmp_path / "run"), "--timeout", "120"]
     dry = _train([*args, "--dry-run"], tmp_path)
     assert dry.returncode == 0, dry.stderr
@@ -84,6 +88,13 @@ def test_train_dry_run_prints_the_plan_the_run_records(tmp_path: Path) -> None:
     assert result.kind == "train"
     assert result.metadata.env["NCCL_DEBUG"] == "WARN"  # what rank 0 saw
     assert result.metadata.env["NCCL_SOCKET_IFNAME"] == "lo"
+    # Calling the library gives what the command line gives (the QUICK flags, every other default).
+    from_cli = TrainConfig.model_validate_json((tmp_path / "run" / "train_config.json").read_text())
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    request = TrainRequest(steps=2, warmup_steps=1, probe_iters=2, scaling=False, run_dir=tmp_path / "lib")
+    (run,) = prepare_train(request, Execution(ranks=2)).runs
+    ignore = {"run_dir", "command"}
+    assert run.config.model_dump(exclude=ignore) == from_cli.model_dump(exclude=ignore)
 
 
 def test_train_ab_dry_run_prints_both_sides(tmp_path: Path) -> None:
@@ -93,3 +104,34 @@ def test_train_ab_dry_run_prints_both_sides(tmp_path: Path) -> None:
     assert "fabric-on/train_config.json" in on and "NCCL_P2P_DISABLE" not in on
     assert "fabric-off/train_config.json" in off and "NCCL_P2P_DISABLE=1" in off
     assert not (tmp_path / "ab").exists()
+
+
+def test_virtual_nodes_split_the_ranks_into_nccl_nodes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    prepared = prepare_train(TrainRequest(virtual_nodes=2, run_dir=tmp_path / "vn"), Execution())
+    (plan,) = prepared.plans
+    assert (plan.program.nodes, plan.program.nranks) == (2, 2)  # at least one rank per virtual node
+    assert len({c.env["NCCL_HOSTID"] for c in plan.commands}) == 2
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda: train_launcher("kubernetes"), "--on: unknown value 'kubernetes'; choose from local, mpirun"),
+        (lambda: train_launcher("mpirun", virtual_nodes=2), "--virtual-nodes/--mps: the local launcher's"),
+        (lambda: train_launcher("local", mps=True), "--mps: for ranks that share a GPU"),
+        (lambda: train_launcher("slurm", hosts=["a"]), "--hosts: only --on mpirun places ranks on hosts"),
+        (lambda: TrainRequest(strategy="zero3").train_config(), "--strategy: unknown value 'zero3'"),
+        (lambda: TrainRequest(device="tpu").train_config(), "--device: unknown value 'tpu'"),
+        (
+            lambda: prepare_train(TrainRequest(instance_type="p5.48xlarge"), Execution(ranks=2)),
+            "--instance-type: only --ab uses it",
+        ),
+    ],
+)
+def test_flags_that_do_not_go_together_are_refused(make: Callable[[], object], message: str) -> None:
+    with pytest.raises(UsageError) as refused:
+        make()
+    assert str(refused.value).startswith(message)
