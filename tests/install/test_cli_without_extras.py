@@ -112,3 +112,6 @@ def test_preflight_and_dry_runs_need_no_torch(tmp_path: Path) -> None:
     dry = blocked("bench", "--dry-run", "--ranks", "2", "-e", "1K", cwd=tmp_path)
     assert dry.returncode == 0, dry.stderr
     assert "gpufabric.bench.rank" in dry.stdout
+    train = blocked("train-bench", "--dry-run", "--ranks", "2", cwd=tmp_path)
+    assert train.returncode == 0, train.stderr
+    assert "gpufabric.train.rank" in train.stdout

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from gpufabric.cli.launch import render_plan_text
 from gpufabric.jobs import BenchRequest, Execution, plans_of, prepare_bench, run_bench_job
 from gpufabric.launch.base import LaunchPlan
+from gpufabric.report import Format, render_launch_plan
 from gpufabric.results.io import read_result
 
 FAKE = Path(__file__).parents[1] / "fixtures" / "launch" / "fake_nccl_tests.py"
@@ -41,7 +41,7 @@ def _without_ports(text: str) -> str:
 
 
 def _recorded(path: Path) -> str:
-    return render_plan_text(LaunchPlan.model_validate_json(path.read_text()))
+    return render_launch_plan(LaunchPlan.model_validate_json(path.read_text()), Format.TEXT)
 
 
 def test_the_run_executes_the_prepared_plan_and_records_it(

@@ -15,8 +15,16 @@ from pathlib import Path
 
 import pytest
 
+from gpufabric.jobs import Execution
 from gpufabric.planner import ab_profiles
-from gpufabric.train import TrainAB, TrainConfig, TrainResult, read_train_document, run_train_bench
+from gpufabric.train import (
+    TrainAB,
+    TrainConfig,
+    TrainResult,
+    prepare_train_run,
+    read_train_document,
+    run_train_run,
+)
 from gpufabric.train.config import MODEL_PRESETS
 
 STEPS = 4
@@ -146,7 +154,7 @@ def test_fsdp_on_gloo_counts_gathers_and_scatters(tmp_path: Path) -> None:
         run_dir=tmp_path / "run",
         label="fsdp",
     )
-    result = run_train_bench(config, ranks=2, timeout_s=120)
+    result = run_train_run(prepare_train_run(config, Execution(ranks=2, timeout_s=120)))
     assert isinstance(result, TrainResult) and result.strategy == "fsdp"
     # Every parameter is reduce-scattered once (padded to 2 ranks: tiny's shapes are all even on dim 0).
     assert result.comm.bytes_reduce_scattered == TINY_PARAMS * 4

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from gpufabric.bench.world import visible_gpu_count
-from gpufabric.planner import ab_profiles
-from gpufabric.train import TrainConfig, model_spec, run_train_ab, run_train_bench
+from gpufabric.jobs import Execution, TrainRequest, prepare_train, run_train_job
+from gpufabric.train import TrainAB, TrainConfig, TrainResult, model_spec, prepare_train_run, run_train_run
 
 pytestmark = [pytest.mark.gpu, pytest.mark.multi_gpu]
 
@@ -49,8 +49,12 @@ def _config(tmp_path: Path, **update: object) -> TrainConfig:
     return base.model_copy(update=update)
 
 
+def _run(config: TrainConfig) -> TrainResult:
+    return run_train_run(prepare_train_run(config, Execution(timeout_s=240)))
+
+
 def test_ddp_on_nccl_counts_bf16_gradients(tmp_path: Path, _gpus: int) -> None:
-    result = run_train_bench(_config(tmp_path), timeout_s=240)
+    result = _run(_config(tmp_path))
     assert result.metadata.backend == "nccl" and result.dtype == "bfloat16"
     assert result.world_size == _gpus
     assert result.comm.bytes_all_reduced == SMALL.parameter_count() * 2
@@ -62,14 +66,17 @@ def test_ddp_on_nccl_counts_bf16_gradients(tmp_path: Path, _gpus: int) -> None:
 
 
 def test_fsdp_on_nccl(tmp_path: Path, _gpus: int) -> None:
-    result = run_train_bench(_config(tmp_path, strategy="fsdp", scaling=False), timeout_s=240)
+    result = _run(_config(tmp_path, strategy="fsdp", scaling=False))
     assert result.strategy == "fsdp" and result.comm.bytes_reduce_scattered >= SMALL.parameter_count() * 2
     assert result.samples_per_s > 0 and result.prediction is not None
 
 
 def test_fabric_ab_reaches_the_ranks(tmp_path: Path) -> None:
-    profiles = ab_profiles(nodes=1)
-    document = run_train_ab(_config(tmp_path, steps=4, block=2, scaling=False), profiles, timeout_s=240)
+    # The planner's one-host profiles (ab_profiles(nodes=1)), as train-bench --ab uses them.
+    request = TrainRequest(model="small", steps=4, block=2, warmup_steps=2, probe_iters=3, scaling=False,
+                           ab=True, run_dir=tmp_path / "run", label="gpu")  # fmt: skip
+    document = run_train_job(prepare_train(request, Execution(timeout_s=240)))
+    assert isinstance(document, TrainAB)
     assert document.off.metadata.env.get("NCCL_P2P_DISABLE") == "1"
     assert "NCCL_P2P_DISABLE" not in document.on.metadata.env
     assert document.speedup > 0

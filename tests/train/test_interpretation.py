@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from gpufabric.report import Format, render_train
 from gpufabric.report.train_section import train_section
+from gpufabric.train import ab_caveat
 from gpufabric.train.predict import agreement_verdict
-from gpufabric.train.render import ab_caveat, render
 from gpufabric.train.result import Prediction, TrainAB, is_train_result, read_train_document
 
 GPU_AB = Path(__file__).parents[1] / "fixtures" / "gpu_h200x4" / "train_ddp_ab.json"
@@ -49,11 +50,11 @@ def test_agreement_is_said_in_words_with_its_band(agreement_pct: float, opening:
 def test_gpu_ab_explains_each_arm_and_has_no_gloo_caveat() -> None:
     document = read_train_document(GPU_AB)
     assert isinstance(document, TrainAB) and ab_caveat(document) is None
-    table = render(document, "table")
+    table = render_train(document, Format.TABLE)
     assert "# [fabric-on] agreement 331% (measured / predicted comm): 231% above the prediction" in table
     assert "# [fabric-off] agreement 96% (measured / predicted comm): agrees within +-15%" in table
     assert "caveat" not in table and "caveat" not in train_section([document])
-    assert "agrees within +-15%" in render(document, "markdown")
+    assert "agrees within +-15%" in render_train(document, Format.MARKDOWN)
 
 
 def test_gloo_ab_caveat_reaches_the_html_report() -> None:
@@ -91,7 +92,7 @@ def test_bench_readers_refuse_a_train_file_in_one_line() -> None:
 
 def test_each_arm_shows_the_transport_its_nccl_logs_prove() -> None:
     from gpufabric.analysis.nccl_log import attest_files
-    from gpufabric.train.render import transport_line
+    from gpufabric.report.train_render import transport_line
 
     logs = Path(__file__).parents[1] / "fixtures" / "nccl_logs"
     document = read_train_document(GPU_AB)
@@ -100,9 +101,11 @@ def test_each_arm_shows_the_transport_its_nccl_logs_prove() -> None:
     document.on.attestation = attest_files(sorted((logs / "h200x4_nvlink").glob("*.log")))
     document.off.attestation = attest_files(sorted((logs / "h200x4_socket").glob("*.log")))
     saved = TrainAB.model_validate_json(document.model_dump_json())  # the field survives train.json
-    table = render(saved, "table")
+    table = render_train(saved, Format.TABLE)
     on_line = next(line for line in table.splitlines() if line.startswith("# [fabric-on] transport"))
     off_line = next(line for line in table.splitlines() if line.startswith("# [fabric-off] transport"))
     assert "P2P" in on_line and "NET/Socket" not in on_line, on_line
     assert "NET/Socket" in off_line and "network Socket" in off_line, off_line
-    assert "- fabric-off: transport (from NCCL's logs): channels via NET/Socket" in render(saved, "markdown")
+    assert "- fabric-off: transport (from NCCL's logs): channels via NET/Socket" in render_train(
+        saved, Format.MARKDOWN
+    )

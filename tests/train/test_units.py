@@ -135,8 +135,8 @@ def test_memory_bound_refuses_what_cannot_fit_and_names_the_widest_that_does() -
 
 
 def test_gloo_ab_speedup_names_no_fabric() -> None:
-    from gpufabric.train.render import GLOO_FABRIC, render
-    from gpufabric.train.result import TrainAB
+    from gpufabric.report import Format, render_train
+    from gpufabric.train import GLOO_FABRIC, TrainAB
 
     step = StepTimes(samples_ms=[10.0, 11.0])
     arm = TrainResult(label="t", model_name="tiny", model=MODEL_PRESETS["tiny"], parameters=1, strategy="ddp",
@@ -144,7 +144,7 @@ def test_gloo_ab_speedup_names_no_fabric() -> None:
                       compute_method="x", comm=CommPayload())  # fmt: skip
     arm.metadata.backend = "gloo"
     document = TrainAB(fabric="nvlink", on=arm, off=arm.model_copy(deep=True))
-    text = render(document, "table")
+    text = render_train(document, Format.TABLE)
     assert f"speed-up, fabric on / off ({GLOO_FABRIC}): 1.00x" in text and "(nvlink)" not in text
     document.on.metadata.backend = "nccl"  # one arm on NCCL: the profile's name stands
-    assert "speed-up, fabric on / off (nvlink)" in render(document, "table")
+    assert "speed-up, fabric on / off (nvlink)" in render_train(document, Format.TABLE)

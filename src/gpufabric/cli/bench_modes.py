@@ -145,11 +145,11 @@ def refuse_flag_combinations(
 
 def dry_run_text(prepared: PreparedBench) -> str:
     """``--dry-run``'s output: the notes and launch plans of ``prepared``, as people read them."""
-    from gpufabric.cli.launch import render_plan_text
     from gpufabric.jobs import notes_of, plans_of
+    from gpufabric.report import Format, render_launch_plan
 
     header = "".join(f"# {note}\n" for note in notes_of(prepared))
-    return header + "\n".join(render_plan_text(plan) for plan in plans_of(prepared))
+    return header + "\n".join(render_launch_plan(plan, Format.TEXT) for plan in plans_of(prepared))
 
 
 def run_and_show(prepared: PreparedBench, *, fmt: str, progress: bool | None, out: Path | None) -> RunResult:

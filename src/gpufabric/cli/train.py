@@ -1,25 +1,27 @@
-"""``gpufabric train-bench``: parse flags, call ``run_train_bench`` or ``run_train_ab``, render.
+"""``gpufabric train-bench``: parse flags into a ``TrainRequest`` and an ``Execution``, hand them to
+``gpufabric.jobs`` (``prepare_train`` then ``run_train_job``), render the document (``report.render_train``).
 
 With no arguments: the tiny model, DDP, every GPU of this host (bf16, NCCL) or 2 CPU ranks (fp32, gloo).
-The result table goes to stdout; ``-v`` streams the ranks' output to stderr. No torch is imported here.
+``--ab`` runs it with the fabric on, then off, and prints the speed-up. ``--dry-run`` prints the plans
+``prepare_train`` returned, which are the ones a run executes (and records as ``plan.json`` in each run
+directory). The result table goes to stdout; ``-v`` streams the ranks' output to stderr. No torch is
+imported here.
 """
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
 import typer
 
-from gpufabric._optional import ensure_installed
 from gpufabric.cli._common import choice, parse_env_pairs
-from gpufabric.errors import InputError, UsageError
-from gpufabric.launch.mpirun import MpirunOptions
-from gpufabric.launch.registry import LauncherSettings, check_launcher_name, make_launcher
+from gpufabric.errors import InputError
 from gpufabric.outputs import is_stdout
-from gpufabric.train.config import MODEL_PRESETS, STRATEGIES, TrainConfig, check_backend, model_spec
-from gpufabric.train.render import FORMATS, render
+from gpufabric.report import TRAIN_FORMATS, Format, choices
+from gpufabric.train import MODEL_PRESETS
+
+FORMATS: tuple[str, ...] = choices(*TRAIN_FORMATS)
 
 
 def train_bench(
@@ -64,78 +66,45 @@ def train_bench(
     show: Path | None = typer.Option(
         None, "--show", help="print a saved train.json or A/B document (in --format) instead of running"
     ),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="print the launch plan of each run (redacted); run nothing"
+    ),
 ) -> None:
     """Train a small transformer data-parallel on synthetic data: samples/s, compute vs comm, busbw fit."""
-    from gpufabric.analysis.nccl_log import attest_files
-    from gpufabric.train import read_busbw_table, read_train_document, run_train_ab, run_train_bench
+    from gpufabric.analysis import attest_files
+    from gpufabric.jobs import Execution, TrainRequest, prepare_train, run_train_job, train_launcher
+    from gpufabric.report import render_launch_plan, render_train
+    from gpufabric.train import read_train_document
 
-    choice("--format", fmt, FORMATS)
+    output = Format(choice("--format", fmt, FORMATS))
     if show is not None:
         if not show.is_file():
             raise InputError(f"--show {show}: no such file; give a train.json or --out document")
-        typer.echo(render(read_train_document(show), fmt), nl=False)
+        typer.echo(render_train(read_train_document(show), output), nl=False)
         return
-    choice("--strategy", strategy, STRATEGIES)
-    choice("--device", device, ("auto", "cuda", "cpu"))
-    check_launcher_name(on)
-    choice("--on", on, ("local", "mpirun", "slurm"))
-    check_backend(backend)  # before any rank starts: a third backend would only fail inside them
-    ensure_installed("torch", extra="torch", for_what="gpufabric train-bench")
-    config = TrainConfig(
-        model_name=model,
-        model=model_spec(model, layers=layers, hidden=hidden),
-        strategy=strategy,
-        batch_size=batch_size,
-        steps=steps,
-        warmup_steps=warmup_steps,
-        block=min(5, steps),
-        probe_iters=probe_iters,
-        scaling=scaling,
-        bucket_cap_mb=bucket_mb,
-        backend=backend.lower() if backend else None,
-        device=device,
-        label=label,
-        run_dir=run_dir or Path("runs"),
-        command=["gpufabric", *sys.argv[1:]],
+    execution = Execution(
+        launcher=train_launcher(on, hosts=hosts, virtual_nodes=virtual_nodes, mps=mps),
+        nodes=nodes,
+        ranks=ranks,
+        env=parse_env_pairs(env),
+        timeout_s=timeout,
+        out=out,
+        on_output=(lambda prefix, line: print(f"{prefix} {line}", file=sys.stderr)) if verbose else None,
+        attest=attest_files,
     )
-    busbw = read_busbw_table(busbw_from) if busbw_from is not None else None
-    launcher = None
-    if (virtual_nodes or mps) and on != "local":
-        raise UsageError(f"--virtual-nodes/--mps: the local launcher's; drop them with --on {on}")
-    if mps and not virtual_nodes:
-        raise UsageError("--mps: for ranks that share a GPU; add --virtual-nodes N or drop --mps")
-    if virtual_nodes:
-        launcher = make_launcher("local", LauncherSettings(local_virtual_nodes=virtual_nodes, local_mps=mps))
-        nodes = virtual_nodes
-        if ranks is None:  # at least one rank per virtual node (on one GPU they share it), as bench does
-            from gpufabric.bench import visible_gpu_count
-
-            ranks = max(visible_gpu_count(os.environ), virtual_nodes)
-    if on != "local":
-        launcher = make_launcher(on, LauncherSettings(mpirun=MpirunOptions(hosts=hosts)))
-    elif hosts:
-        raise UsageError("--hosts: only --on mpirun places ranks on hosts; add --on mpirun or drop --hosts")
-    common = {
-        "launcher": launcher,
-        "ranks": ranks,
-        "nodes": nodes,
-        "timeout_s": timeout,
-        "on_output": (lambda prefix, line: print(f"{prefix} {line}", file=sys.stderr)) if verbose else None,
-        "busbw": busbw,
-        "busbw_source": str(busbw_from) if busbw_from else "probe",
-        "attest": attest_files,
-    }
-    if ab:
-        from gpufabric.planner import ab_profiles
-
-        profiles = ab_profiles(nodes=nodes, instance_type=instance_type)
-        document = run_train_ab(config, profiles, env=parse_env_pairs(env), out=out, **common)
-        typer.echo(render(document, fmt), nl=False, err=is_stdout(out or ""))  # --out -: JSON on stdout
+    request = TrainRequest(
+        model=model, layers=layers, hidden=hidden, batch_size=batch_size, steps=steps,
+        warmup_steps=warmup_steps, strategy=strategy, backend=backend, device=device, bucket_mb=bucket_mb,
+        probe_iters=probe_iters, scaling=scaling, ab=ab, instance_type=instance_type, busbw_from=busbw_from,
+        virtual_nodes=virtual_nodes, mps=mps, label=label, run_dir=run_dir or Path("runs"),
+        command=["gpufabric", *sys.argv[1:]],
+    )  # fmt: skip
+    prepared = prepare_train(request, execution)
+    if dry_run:  # exactly the plans a run of this request executes; nothing started, nothing written
+        typer.echo("\n".join(render_launch_plan(plan, Format.TEXT) for plan in prepared.plans), nl=False)
         return
-    if instance_type is not None:
-        raise UsageError("--instance-type: only --ab uses it; add --ab or drop --instance-type")
-    result = run_train_bench(config, env=parse_env_pairs(env), out=out, **common)  # type: ignore[arg-type]
-    typer.echo(render(result, fmt), nl=False, err=is_stdout(out or ""))
+    document = run_train_job(prepared)
+    typer.echo(render_train(document, output), nl=False, err=is_stdout(out or ""))  # --out -: JSON on stdout
 
 
 def register(app: typer.Typer) -> None:

@@ -1,7 +1,11 @@
-"""Launchers: place a ``RankProgram``'s ranks somewhere (``base.Launcher``); ``local`` runs them here."""
+"""Launchers: place a ``RankProgram``'s ranks somewhere (``base.Launcher``: render a pure ``LaunchPlan``,
+then execute it). ``local`` runs them here; ``mpirun``, ``slurm``, ``kubernetes`` and ``skypilot`` run
+them (or a task file's nodes, ``task_program``) elsewhere; ``registry`` is what ``--on`` names.
 
-# Task launchers (mpirun, Slurm, Kubernetes, SkyPilot) and the registry behind `--on` (added by the launch
-# engineer; imports are light: the kubernetes client loads only when a Kubernetes plan executes).
+Imports are light: the kubernetes client loads only when a Kubernetes plan executes. Running a task
+file end to end is ``gpufabric.jobs.launch``'s; printing a plan is ``gpufabric.report.render_launch_plan``.
+"""
+
 from gpufabric.launch.base import Launcher, LaunchPlan, OutputSink, RankProgram
 from gpufabric.launch.hosts import parse_hostfile, parse_hosts
 from gpufabric.launch.kubernetes import KubernetesLauncher, KubernetesOptions

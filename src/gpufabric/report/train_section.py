@@ -13,17 +13,16 @@ from html import escape
 
 from gpufabric.redact import redact_env
 from gpufabric.report.html_sections import key_values, table
-from gpufabric.train.render import (
+from gpufabric.report.train_render import (
     HEAD,
     METHOD,
-    ab_caveat,
     agreement_line,
-    fabric_label,
     payload_line,
     prediction_line,
     row_cells,
     transport_line,
 )
+from gpufabric.train.ab import ab_caveat, fabric_label
 from gpufabric.train.result import TrainAB, TrainDocument, TrainResult
 
 

@@ -1,28 +1,44 @@
 """The training benchmark: a small transformer LM trained data-parallel (DDP or FSDP) on synthetic data.
 
-Public API: ``TrainConfig`` / ``model_spec`` (what to run), ``run_train_bench`` and ``run_train_ab`` (run it
-through a launcher, fabric on and off), ``TrainResult`` / ``TrainAB`` (the documents) and
-``read_train_document``, ``predict`` (busbw -> communication time). The rank side is
-``python -m gpufabric.train.rank``; torch is imported only there and in the modules it uses.
+Public API: ``TrainConfig`` / ``model_spec`` (what every rank runs), ``prepare_train_run`` and
+``run_train_run`` (one run through a launcher: plan, then execute), ``ab_document`` and ``ab_caveat``
+(the fabric A/B), ``TrainResult`` / ``TrainAB`` (the documents) and ``read_train_document``, ``predict``
+(busbw -> communication time). ``gpufabric.jobs.train`` is the mode built on them (``TrainRequest``);
+rendering is ``gpufabric.report.train_render``'s. The rank side is ``python -m gpufabric.train.rank``;
+torch is imported only there and in the modules it uses.
 """
 
-from gpufabric.train.config import MODEL_PRESETS, ModelSpec, TrainConfig, model_spec
+from gpufabric.train.ab import GLOO_FABRIC, ab_caveat, ab_document, fabric_label
+from gpufabric.train.config import MODEL_PRESETS, STRATEGIES, ModelSpec, TrainConfig, model_spec
 from gpufabric.train.predict import busbw_at, predict, read_busbw_table
-from gpufabric.train.result import TrainAB, TrainResult, read_train_document, write_train_document
-from gpufabric.train.runner import run_train_ab, run_train_bench
+from gpufabric.train.result import (
+    TrainAB,
+    TrainDocument,
+    TrainResult,
+    read_train_document,
+    write_train_document,
+)
+from gpufabric.train.runner import PreparedTrainRun, prepare_train_run, run_train_run
 
 __all__ = [
+    "GLOO_FABRIC",
     "MODEL_PRESETS",
+    "STRATEGIES",
     "ModelSpec",
+    "PreparedTrainRun",
     "TrainAB",
     "TrainConfig",
+    "TrainDocument",
     "TrainResult",
+    "ab_caveat",
+    "ab_document",
     "busbw_at",
+    "fabric_label",
     "model_spec",
     "predict",
+    "prepare_train_run",
     "read_busbw_table",
     "read_train_document",
-    "run_train_ab",
-    "run_train_bench",
+    "run_train_run",
     "write_train_document",
 ]

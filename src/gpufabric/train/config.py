@@ -1,9 +1,9 @@
 """The typed settings of one training benchmark, and every check that can be made before a rank starts.
 
-``TrainConfig`` is what ``gpufabric train-bench`` builds from its flags, what ``run_train_bench`` writes to
-``<run_dir>/train_config.json`` and what every rank reads back. ``ModelSpec`` is the transformer's shape:
-a preset (``tiny``, ``small``, ``medium``) with optional ``--layers``/``--hidden`` overrides. No torch
-here: the CLI imports this module on machines without torch.
+``TrainConfig`` is what ``gpufabric train-bench`` builds from its flags (``jobs.TrainRequest``), what
+``train.runner.run_train_run`` writes to ``<run_dir>/train_config.json`` and what every rank reads back.
+``ModelSpec`` is the transformer's shape: a preset (``tiny``, ``small``, ``medium``) with optional
+``--layers``/``--hidden`` overrides. No torch here: the CLI imports this module on machines without torch.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ RESULT_NAME = "train.json"
 Strategy = Literal["ddp", "fsdp"]
 STRATEGIES: tuple[str, ...] = get_args(Strategy)
 Device = Literal["auto", "cuda", "cpu"]
+DEVICES: tuple[str, ...] = get_args(Device)
 BACKEND_AUTO = "auto"
 """The backend a remote launcher's ranks choose themselves, by the local rule: nccl where the rank sees a
 GPU, gloo where it does not. The launching host (a login node, a CPU laptop) cannot tell for them."""

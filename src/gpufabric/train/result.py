@@ -3,7 +3,7 @@
 Same family as ``RunResult``: versioned (``schema_version``), a ``kind`` that tells the documents apart,
 and the same ``RunMetadata`` (hosts, devices, versions, redacted env, NCCL log files). Times are
 milliseconds per step; bandwidths GB/s with GB = 1e9 bytes, as everywhere in gpufabric.
-The rank side writes ``<run_dir>/train.json``; ``run_train_bench`` adds the prediction and rewrites it.
+The rank side writes ``<run_dir>/train.json``; ``run_train_run`` adds the prediction and rewrites it.
 """
 
 from __future__ import annotations

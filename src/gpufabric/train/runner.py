@@ -1,22 +1,24 @@
-"""``run_train_bench`` and ``run_train_ab``: the library calls behind ``gpufabric train-bench``.
+"""One training run through any launcher, in two steps, as ``bench.runner`` does for a sweep:
+``prepare_train_run`` (pure: the checks, the run directory's path, the rank program, the launch plan) and
+``run_train_run`` (write ``<run_dir>/train_config.json`` and ``plan.json``, execute that plan, read rank
+0's ``train.json`` back, add the attestation and the busbw prediction on this side).
 
-They check the request, write ``<run_dir>/train_config.json``, hand ``python -m gpufabric.train.rank`` to
-a launcher (the local one by default; any ``gpufabric.launch`` backend works), read rank 0's
-``train.json`` back, and add the busbw prediction (``predict``) on this side. The A/B runs the same
-benchmark twice with the two ``planner.ab_profiles`` environments, the profiles ``bench --ab`` uses.
+The rank side is ``python -m gpufabric.train.rank``. ``gpufabric.jobs.train`` builds the request, the
+A/B's two runs (``train.ab``) and the document; ``train-bench --dry-run`` prints the plans prepared here.
 """
 
 from __future__ import annotations
 
-import os
+import dataclasses
 import sys
-from collections.abc import Mapping
 from pathlib import Path
 
 from gpufabric.bench.config import check_cpu_ranks
+from gpufabric.bench.execution import Execution
 from gpufabric.bench.failure import crashed_rank, error_file_failure, last_output, usage_failure
+from gpufabric.bench.rank_program import nccl_debug_env
 from gpufabric.bench.rundir import read_errors
-from gpufabric.bench.runner import Attester, default_run_dir, nccl_debug_env, prepare_run_dir
+from gpufabric.bench.runner import record_plan, resolve_run_config, write_run_config
 from gpufabric.bench.world import (
     gpu_memory_bytes,
     host_memory_bytes,
@@ -25,44 +27,62 @@ from gpufabric.bench.world import (
     visible_gpu_count,
 )
 from gpufabric.errors import BenchTimeout, GpufabricError, RankFailure, UsageError
-from gpufabric.launch.base import Launcher, LaunchOutcome, OutputSink, RankProgram
+from gpufabric.launch.base import Launcher, LaunchOutcome, LaunchPlan, RankProgram
 from gpufabric.launch.processes import describe_returncode
-from gpufabric.planner.ab import ABProfiles
 from gpufabric.train.config import BACKEND_AUTO, CONFIG_NAME, RESULT_NAME, TrainConfig, validate
 from gpufabric.train.memory import check_model_memory
 from gpufabric.train.predict import BusbwTable, predict
-from gpufabric.train.render import fabric_label
-from gpufabric.train.result import TrainAB, TrainResult, read_train_document, write_train_document
+from gpufabric.train.result import TrainResult, read_train_document, write_train_document
 
 DEFAULT_CPU_RANKS = 2
 
 
-def run_train_bench(
-    config: TrainConfig,
-    *,
-    launcher: Launcher | None = None,
-    ranks: int | None = None,
-    nodes: int = 1,
-    env: Mapping[str, str] | None = None,
-    timeout_s: float | None = None,
-    on_output: OutputSink | None = None,
-    busbw: BusbwTable | None = None,
-    busbw_source: str = "probe",
-    out: Path | None = None,
-    environ: Mapping[str, str] | None = None,
-    attest: Attester | None = None,
-) -> TrainResult:
-    """Run the training benchmark described by ``config`` and return rank 0's ``TrainResult``."""
+@dataclasses.dataclass(frozen=True)
+class PreparedTrainRun:
+    """One training run, decided and not started: ``plan`` is what ``--dry-run`` prints and what
+    ``run_train_run`` executes. ``config`` is the one every rank reads (at ``config_path``, written only
+    when the run starts); ``busbw`` (None: this run's probe) feeds the prediction."""
+
+    config: TrainConfig
+    config_path: Path
+    program: RankProgram
+    plan: LaunchPlan
+    launcher: Launcher
+    execution: Execution
+    busbw: BusbwTable | None = None
+    busbw_source: str = "probe"
+
+
+def job_launcher(execution: Execution) -> Launcher:
+    """The run's launcher: ``execution``'s, else the local one with ``execution``'s environment. Not
+    ``Execution.job_launcher``: the ranks' node layout is the program's here, and an A/B's removals
+    are applied by the ranks themselves (``TrainConfig.unset_env``)."""
+    if execution.launcher is not None:
+        return execution.launcher()
     from gpufabric.launch.local import LocalLauncher
 
-    base = os.environ if environ is None else environ
-    extra = dict(env or {})
+    return LocalLauncher(environ=execution.environ)
+
+
+def prepare_train_run(
+    config: TrainConfig,
+    execution: Execution,
+    *,
+    busbw: BusbwTable | None = None,
+    busbw_source: str = "probe",
+) -> PreparedTrainRun:
+    """Every check a run makes before a rank starts, the run directory's path, the rank program and the
+    launch plan. Starts nothing, writes nothing (the launcher's ``render`` is pure)."""
+    base = execution.base_environ()
+    extra = dict(execution.env)
     gpus = visible_gpu_count({**base, **extra})
-    if launcher is None or launcher.name == "local":
+    launcher = job_launcher(execution)
+    here = launcher.name == "local"
+    if here:
         nranks, backend, on_gpu = host_world(
             device=config.device,
             backend=config.backend,
-            ranks=ranks,
+            ranks=execution.ranks,
             gpus=gpus,
             default_cpu_ranks=DEFAULT_CPU_RANKS,
             cpu_hint="--device cpu",
@@ -70,35 +90,49 @@ def run_train_bench(
             share_gpus=bool(getattr(launcher, "virtual_nodes", None)),
         )
     else:
-        nranks, backend, on_gpu = remote_world(config, ranks=ranks, gpus_here=gpus)
+        nranks, backend, on_gpu = remote_world(config, ranks=execution.ranks, gpus_here=gpus)
     validate(config, nranks=nranks, backend=backend, on_gpu=on_gpu and backend == "nccl")
-    if launcher is None or launcher.name == "local":
+    if here:
         _check_memory_here(config, nranks=nranks, on_gpu=on_gpu)
-    config, config_path = prepare_run_dir(config, backend=backend, config_name=CONFIG_NAME)
-    run_dir = config.run_dir
+    config, config_path = resolve_run_config(config, backend=backend, config_name=CONFIG_NAME)
     program = RankProgram(
         argv=[sys.executable, "-m", "gpufabric.train.rank", "--config", str(config_path)],
-        env={**extra, **nccl_debug_env(run_dir, base, extra)} if on_gpu else extra,
+        env={**extra, **nccl_debug_env(config.run_dir, base, extra)} if on_gpu else extra,
         nranks=nranks,
-        nodes=nodes,
-        gpus_per_node=-(-nranks // nodes) if on_gpu else 0,
-        workdir=run_dir,
+        nodes=execution.nodes,
+        gpus_per_node=-(-nranks // execution.nodes) if on_gpu else 0,
+        workdir=config.run_dir,
         label=config.label,
     )
-    launcher = launcher or LocalLauncher(environ=environ)
-    outcome = launcher.execute(launcher.render(program), on_output=on_output, timeout_s=timeout_s)
+    return PreparedTrainRun(
+        config=config, config_path=config_path, program=program, plan=launcher.render(program),
+        launcher=launcher, execution=execution, busbw=busbw, busbw_source=busbw_source,
+    )  # fmt: skip
+
+
+def run_train_run(prepared: PreparedTrainRun) -> TrainResult:
+    """Run ``prepared`` (its plan, unchanged) and return rank 0's ``TrainResult``, attested and with its
+    busbw prediction; also written to ``execution.out`` when given."""
+    config, execution = prepared.config, prepared.execution
+    write_run_config(config, prepared.config_path)
+    run_dir = config.run_dir
+    record_plan(prepared.plan, run_dir)
+    outcome = prepared.launcher.execute(
+        prepared.plan, on_output=execution.on_output, timeout_s=execution.timeout_s
+    )
     if not outcome.ok:
-        raise _failure(run_dir, outcome, timeout_s)
+        raise _failure(run_dir, outcome, execution.timeout_s)
     document = read_train_document(run_dir / RESULT_NAME)
     if not isinstance(document, TrainResult):
         raise GpufabricError(f"{run_dir / RESULT_NAME}: expected one training run, found an A/B document")
-    if attest is not None and document.metadata.log_files:
+    if execution.attest is not None and document.metadata.log_files:
         # The proof of transport: an A/B arm's numbers mean little unless its logs show the path it took.
-        document.attestation = attest([Path(p) for p in document.metadata.log_files])
-    document.prediction = predict(document, table=busbw, source=busbw_source if busbw else "probe")
+        document.attestation = execution.attest([Path(p) for p in document.metadata.log_files])
+    busbw = prepared.busbw
+    document.prediction = predict(document, table=busbw, source=prepared.busbw_source if busbw else "probe")
     write_train_document(document, run_dir / RESULT_NAME)
-    if out is not None:
-        write_train_document(document, out)
+    if execution.out is not None:
+        write_train_document(document, execution.out)
     return document
 
 
@@ -134,52 +168,6 @@ def remote_world(config: TrainConfig, *, ranks: int | None, gpus_here: int) -> t
     if ranks < 1:
         raise UsageError(f"--ranks: {ranks} must be at least 1")
     return ranks, backend, on_gpu
-
-
-def run_train_ab(
-    config: TrainConfig,
-    profiles: ABProfiles,
-    *,
-    env: Mapping[str, str] | None = None,
-    out: Path | None = None,
-    **kwargs: object,
-) -> TrainAB:
-    """The benchmark with the fabric on, then off; the 1-rank baseline is timed once (fabric-on run)."""
-    root = default_run_dir(config.label) if config.run_dir == Path("runs") else config.run_dir
-    runs: dict[str, TrainResult] = {}
-    for side in (profiles.on, profiles.off):
-        side_env = side.apply(dict(env or {}))
-        side_config = config.model_copy(
-            update={
-                "run_dir": root / side.name,
-                "label": f"{config.label} {side.name}",
-                "profile": side.name,
-                "unset_env": list(side.unset),
-                "scaling": config.scaling and side is profiles.on,
-            }
-        )
-        runs[side.name] = run_train_bench(side_config, env=side_env, **kwargs)  # type: ignore[arg-type]
-    on, off = runs[profiles.on.name], runs[profiles.off.name]
-    if off.scaling is None and on.scaling is not None:
-        base = on.scaling.baseline_samples_per_s
-        off.scaling = on.scaling.model_copy(
-            update={"efficiency": off.samples_per_s / (off.world_size * base)}
-        )
-    document = TrainAB(
-        fabric=profiles.fabric,
-        on=on,
-        off=off,
-        on_description=profiles.on.description,
-        off_description=profiles.off.description,
-        off_env=dict(profiles.off.env),
-        off_unset=list(profiles.off.unset),
-    )
-    # Both arms on gloo: the profiles' NCCL variables switched nothing, so the document names no fabric.
-    document.fabric = fabric_label(document)
-    write_train_document(document, root / "train-ab.json")
-    if out is not None:
-        write_train_document(document, out)
-    return document
 
 
 def _failure(run_dir: Path, outcome: LaunchOutcome, timeout_s: float | None) -> GpufabricError:

@@ -1,20 +1,21 @@
-"""Rendering training results: a terminal table, markdown (for docs/benchmarks.md) and JSON.
+"""Rendering training results (``TrainResult``, ``TrainAB``): a terminal table, markdown (for
+docs/benchmarks.md) and JSON, as ``render_train(document, fmt)``; the HTML report's training section
+(``report.train_section``) reuses the lines and cells defined here.
 
 Every rendering states the method next to the numbers: how compute and communication were separated,
 where the bytes came from, and how the busbw prediction was made, so a number is never read without
-knowing what it measures.
+knowing what it measures. What an A/B of two gloo runs may claim is ``train.ab``'s (``ab_caveat``).
 """
 
 from __future__ import annotations
 
-from typing import Literal, get_args
-
+from gpufabric.report.formats import Format
+from gpufabric.train.ab import ab_caveat, fabric_label
 from gpufabric.train.predict import agreement_verdict
 from gpufabric.train.result import TrainAB, TrainDocument, TrainResult
 from gpufabric.units import human_size
 
-Format = Literal["table", "json", "markdown"]
-FORMATS: tuple[str, ...] = get_args(Format)
+TRAIN_FORMATS: tuple[Format, ...] = (Format.TABLE, Format.JSON, Format.MARKDOWN)
 
 METHOD = (
     "step = forward + backward with gradient sync + optimizer step; compute = the same steps without "
@@ -86,25 +87,6 @@ def agreement_line(result: TrainResult) -> str | None:
     if p is None:
         return None
     return f"agreement {p.agreement_pct:.0f}% (measured / predicted comm): {agreement_verdict(p)}"
-
-
-def ab_caveat(document: TrainAB) -> str | None:
-    """The warning an A/B of two CPU gloo runs needs: gloo talks TCP whatever the fabric profile says."""
-    if not all(run.metadata.backend == "gloo" for run in (document.on, document.off)):
-        return None
-    return (
-        "caveat: both arms ran on CPU ranks with gloo, which ignores the fabric settings (NCCL_* variables); "
-        "this A/B compares two CPU gloo runs, so its speed-up is run-to-run noise and says nothing about "
-        "the fabric; run it on GPU ranks (nccl) to measure the fabric"
-    )
-
-
-GLOO_FABRIC = "no fabric: CPU gloo on both arms"
-
-
-def fabric_label(document: TrainAB) -> str:
-    """The fabric the A/B measured: none where both arms ran gloo (older documents still say the profile)."""
-    return GLOO_FABRIC if ab_caveat(document) else document.fabric
 
 
 def row_cells(result: TrainResult) -> list[str]:
@@ -204,9 +186,10 @@ def render_markdown(document: TrainDocument) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render(document: TrainDocument, fmt: str) -> str:
-    if fmt == "json":
+def render_train(document: TrainDocument, fmt: Format) -> str:
+    """``document`` in ``fmt`` (one of ``TRAIN_FORMATS``): the table, markdown, or the JSON document."""
+    if fmt == Format.JSON:
         return document.model_dump_json(indent=2) + "\n"
-    if fmt == "markdown":
+    if fmt == Format.MARKDOWN:
         return render_markdown(document)
     return render_table(document)

@@ -1,0 +1,199 @@
+"""The train-bench mode (``gpufabric train-bench``): ``prepare_train(request, execution)`` decides
+everything (pure: the checks, the run directories, the rank program and launch plan of each run) and
+``run_train_job(prepared)`` executes exactly that, returning one document: a ``TrainResult``, or with
+``--ab`` a ``TrainAB`` (the fabric on, then off; ``train-ab.json`` in the A/B's root). ``--dry-run``
+prints ``prepared.plans``; every run records the plan it executed (``plan.json`` in its run directory).
+
+One run's harness is ``train.runner``; the A/B's sides and document are ``train.ab``'s.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from gpufabric.bench.execution import Execution, LauncherFactory
+from gpufabric.bench.runner import default_run_dir
+from gpufabric.errors import UsageError
+from gpufabric.launch.base import LaunchPlan
+from gpufabric.planner.ab import ABProfiles
+from gpufabric.train.ab import AB_DOCUMENT_NAME, ab_document, side_config
+from gpufabric.train.config import DEVICES, STRATEGIES, TrainConfig, check_backend, model_spec
+from gpufabric.train.result import TrainDocument, write_train_document
+from gpufabric.train.runner import PreparedTrainRun, prepare_train_run, run_train_run
+
+TRAIN_LAUNCHERS: tuple[str, ...] = ("local", "mpirun", "slurm")
+"""The launchers that start train-bench's ranks from here (kubernetes and skypilot run tasks: ``launch``)."""
+
+
+class TrainRequest(BaseModel):
+    """One ``gpufabric train-bench`` request, with the command's defaults."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    model: str = Field(default="tiny", description="model preset: tiny, small, medium")
+    layers: int | None = Field(default=None, description="override the preset's transformer blocks")
+    hidden: int | None = Field(default=None, description="override the preset's width (64 per head)")
+    batch_size: int = 8
+    steps: int = 20
+    warmup_steps: int = 3
+    block: int | None = Field(default=None, description="steps per timed block (default: min(5, steps))")
+    strategy: str = "ddp"
+    backend: str | None = None
+    device: str = "auto"
+    bucket_mb: float = 25.0
+    probe_iters: int = 10
+    scaling: bool = True
+    ab: bool = False
+    instance_type: str | None = Field(default=None, description="--ab: the shape whose fabric is switched")
+    busbw_from: Path | None = Field(default=None, description="a bench result (default: this run's probe)")
+    virtual_nodes: int = 0
+    mps: bool = False
+    label: str = "train"
+    run_dir: Path = Path("runs")
+    command: list[str] = Field(default_factory=list, description="default: this process's argv")
+
+    def train_config(self) -> TrainConfig:
+        """The ``TrainConfig`` every rank reads; one-line ``UsageError`` for a choice it cannot take."""
+        import sys
+
+        _choice("--strategy", self.strategy, STRATEGIES)
+        _choice("--device", self.device, DEVICES)
+        check_backend(self.backend)  # before any rank starts: a third backend would only fail inside them
+        return TrainConfig(
+            model_name=self.model,
+            model=model_spec(self.model, layers=self.layers, hidden=self.hidden),
+            strategy=self.strategy,  # one of STRATEGIES, checked above
+            batch_size=self.batch_size,
+            steps=self.steps,
+            warmup_steps=self.warmup_steps,
+            block=self.block if self.block is not None else min(5, self.steps),
+            probe_iters=self.probe_iters,
+            scaling=self.scaling,
+            bucket_cap_mb=self.bucket_mb,
+            backend=self.backend.lower() if self.backend else None,
+            device=self.device,  # one of DEVICES, checked above
+            label=self.label,
+            run_dir=self.run_dir,
+            command=self.command or ["gpufabric", *sys.argv[1:]],
+        )
+
+
+def _choice(flag: str, value: str, choices: tuple[str, ...]) -> None:
+    if value not in choices:
+        raise UsageError(f"{flag}: unknown value {value!r}; choose from {', '.join(choices)}")
+
+
+def train_launcher(
+    on: str, *, hosts: list[str] | None = None, virtual_nodes: int = 0, mps: bool = False
+) -> LauncherFactory | None:
+    """Where train-bench's ranks run, as a launcher factory (None: the local launcher, this process's
+    environment). Refuses, in one line, flags that do not go with ``on``."""
+    from gpufabric.launch import LauncherSettings, MpirunOptions, check_launcher_name, make_launcher
+
+    _choice("--on", check_launcher_name(on), TRAIN_LAUNCHERS)  # a misspelt name first gets its hint
+    if (virtual_nodes or mps) and on != "local":
+        raise UsageError(f"--virtual-nodes/--mps: the local launcher's; drop them with --on {on}")
+    if mps and not virtual_nodes:
+        raise UsageError("--mps: for ranks that share a GPU; add --virtual-nodes N or drop --mps")
+    if hosts and on != "mpirun":
+        raise UsageError("--hosts: only --on mpirun places ranks on hosts; add --on mpirun or drop --hosts")
+    if virtual_nodes:
+        settings = LauncherSettings(local_virtual_nodes=virtual_nodes, local_mps=mps)
+        return lambda: make_launcher("local", settings)
+    if on != "local":
+        settings = LauncherSettings(mpirun=MpirunOptions(hosts=list(hosts or [])))
+        return lambda: make_launcher(on, settings)
+    return None
+
+
+@dataclasses.dataclass(frozen=True)
+class PreparedTrain:
+    """A train-bench job, decided and not started: one run, or the A/B's fabric-on and fabric-off runs
+    (in that order) under ``root``, with the ``profiles`` that tell them apart. ``out``: where the A/B's
+    document also goes (``--out``; a single run writes its own, its ``execution.out``)."""
+
+    runs: tuple[PreparedTrainRun, ...]
+    profiles: ABProfiles | None = None
+    root: Path | None = None
+    out: Path | None = None
+
+    @property
+    def plans(self) -> list[LaunchPlan]:
+        """The launch plans the job executes, in order: what ``--dry-run`` prints."""
+        return [run.plan for run in self.runs]
+
+
+def prepare_train(request: TrainRequest, execution: Execution) -> PreparedTrain:
+    """Every decision of one train-bench job, nothing started, nothing written."""
+    from gpufabric.bench.rundir import check_output_file
+
+    config = request.train_config()
+    execution = _virtual_nodes(request, execution)
+    if request.ab:
+        from gpufabric.planner import ab_profiles
+
+        # Virtual nodes talk through NCCL's network transport: there the A/B is the across-nodes one.
+        profiles: ABProfiles | None = ab_profiles(nodes=execution.nodes, instance_type=request.instance_type)
+    elif request.instance_type is not None:
+        raise UsageError("--instance-type: only --ab uses it; add --ab or drop --instance-type")
+    else:
+        profiles = None
+    busbw = None
+    if request.busbw_from is not None:
+        from gpufabric.train.predict import read_busbw_table
+
+        busbw = read_busbw_table(request.busbw_from)
+    if execution.out is not None:
+        check_output_file(execution.out)  # before the job, not after it
+    source = str(request.busbw_from) if request.busbw_from else "probe"
+    if profiles is None:
+        run = prepare_train_run(config, execution, busbw=busbw, busbw_source=source)
+        return PreparedTrain(runs=(run,))
+    root = default_run_dir(config.label) if config.run_dir == Path("runs") else config.run_dir
+    runs = tuple(
+        prepare_train_run(
+            side_config(config, side, root=root, first=side is profiles.on),
+            execution.replace(env=side.apply(dict(execution.env)), out=None),
+            busbw=busbw,
+            busbw_source=source,
+        )
+        for side in (profiles.on, profiles.off)
+    )
+    return PreparedTrain(runs=runs, profiles=profiles, root=root, out=execution.out)
+
+
+def _virtual_nodes(request: TrainRequest, execution: Execution) -> Execution:
+    """``execution`` with ``request``'s virtual nodes: one NCCL node each, at least one rank per virtual
+    node (on one GPU they share it, as bench does), the local launcher that splits them."""
+    if not request.virtual_nodes:
+        return execution
+    from gpufabric.bench.world import visible_gpu_count
+
+    ranks = execution.ranks
+    if ranks is None:
+        gpus = visible_gpu_count({**execution.base_environ(), **execution.env})
+        ranks = max(gpus, request.virtual_nodes)
+    launcher = execution.launcher or train_launcher(
+        "local", virtual_nodes=request.virtual_nodes, mps=request.mps
+    )
+    return execution.replace(nodes=request.virtual_nodes, ranks=ranks, launcher=launcher)
+
+
+def run_train_job(prepared: PreparedTrain) -> TrainDocument:
+    """Run ``prepared`` as it is and return its document (also written to ``--out`` when given)."""
+    from gpufabric._optional import ensure_installed
+
+    # Refused before a rank starts (each would die on the import), after a dry run that needs no torch.
+    ensure_installed("torch", extra="torch", for_what="gpufabric train-bench")
+    results = [run_train_run(run) for run in prepared.runs]
+    if prepared.profiles is None or prepared.root is None:
+        return results[0]
+    on, off = results
+    document = ab_document(prepared.profiles, on, off)
+    write_train_document(document, prepared.root / AB_DOCUMENT_NAME)
+    if prepared.out is not None:
+        write_train_document(document, prepared.out)
+    return document
