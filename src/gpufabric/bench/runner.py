@@ -53,7 +53,7 @@ from gpufabric.results.model import RunResult
 
 __all__ = [
     "Attester", "Execution", "PreparedSweep", "ProgressSink", "default_run_dir", "nccl_debug_env",
-    "prepare_run_dir", "prepare_sweep", "rank_module", "record_plan", "resolved_run_dir", "run_bench",
+    "prepare_sweep", "rank_module", "record_plan", "resolved_run_dir", "run_bench",
     "run_sweep",
 ]  # fmt: skip
 
@@ -93,13 +93,6 @@ def write_run_config(config: BaseModel, config_path: Path) -> None:
     except OSError as exc:
         raise UsageError(f"--run-dir: cannot create {run_dir} ({exc.strerror}); choose another path") from exc
     config_path.write_text(config.model_dump_json(indent=2) + "\n", encoding="utf-8")
-
-
-def prepare_run_dir(config: ConfigT, *, backend: str, config_name: str) -> tuple[ConfigT, Path]:
-    """``resolve_run_config`` then ``write_run_config`` (``gpufabric train-bench``); (config, its path)."""
-    config, config_path = resolve_run_config(config, backend=backend, config_name=config_name)
-    write_run_config(config, config_path)
-    return config, config_path
 
 
 @dataclasses.dataclass(frozen=True)
