@@ -3,10 +3,12 @@ rank program, launch plan, environment) and ``run(prepared) -> one typed documen
 prints what ``prepare`` returned; the real run executes that same object. How a job runs (launcher,
 nodes, ranks, environment, time limits, callbacks) is one frozen ``Execution``.
 
-Modes here: bench (our engine and nccl-tests), ``bench --ab`` and ``tune``.
+Modes here: bench (our engine and nccl-tests), ``bench --ab``, ``tune`` and ``isolate`` (the search on a
+simulated cluster or on real ranks; a real run's first round is its prepared plan).
 """
 
 from gpufabric.bench.execution import Execution, LauncherFactory
+from gpufabric.bench.groups import ROUND_TIMEOUT_S
 from gpufabric.jobs.ab import AB_ENGINES, ab_failure, run_ab_job
 from gpufabric.jobs.bench import (
     PreparedBench,
@@ -18,25 +20,46 @@ from gpufabric.jobs.bench import (
     with_progress,
 )
 from gpufabric.jobs.bench_request import ENGINES, BenchRequest, host_gpus
+from gpufabric.jobs.isolate import (
+    IsolateDocument,
+    PreparedIsolate,
+    PreparedMeasurement,
+    PreparedSimulation,
+    isolate_plan_notes,
+    prepare_isolate,
+    run_isolate_job,
+)
+from gpufabric.jobs.isolate_launch import LauncherChooser
+from gpufabric.jobs.isolate_request import IsolateRequest
 from gpufabric.jobs.tune import PATHS, TuneRequest, run_tune_job
 
 __all__ = [
     "AB_ENGINES",
     "ENGINES",
     "PATHS",
+    "ROUND_TIMEOUT_S",
     "BenchRequest",
     "Execution",
+    "IsolateDocument",
+    "IsolateRequest",
+    "LauncherChooser",
     "LauncherFactory",
     "PreparedBench",
+    "PreparedIsolate",
+    "PreparedMeasurement",
+    "PreparedSimulation",
     "TuneRequest",
     "ab_failure",
     "ensure_engine",
     "host_gpus",
+    "isolate_plan_notes",
     "notes_of",
     "plans_of",
     "prepare_bench",
+    "prepare_isolate",
     "run_ab_job",
     "run_bench_job",
+    "run_isolate_job",
     "run_tune_job",
     "with_progress",
 ]
