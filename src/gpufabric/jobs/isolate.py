@@ -120,7 +120,8 @@ def prepare_isolate(
 ) -> PreparedIsolate:
     """Every decision of one search, nothing started, nothing written. A real run's rounds run per
     ``execution`` (``--ranks``, the environment, each round's time limits, the ranks' output) through
-    ``launchers(name, virtual nodes)``."""
+    ``launchers(name, virtual nodes)``: a chooser rather than ``execution.launcher``, because which
+    launcher, and how many virtual nodes, follow from the node source, read here."""
     execution = execution or Execution()
     environ = dict(execution.base_environ())
     judge = request.judge_settings()
