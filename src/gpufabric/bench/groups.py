@@ -7,39 +7,33 @@ all ranks in the same order, as torch requires) and every group runs the same co
 own communicator, like nccl-tests' ``NCCL_TESTS_SPLIT``. Each group is timed by the engine's own rules
 (``bench.timing``: warm-up, stabilisation, per-batch time averaged over the group's ranks) and its busbw is
 nccl-tests' arithmetic (``bench.semantics``). Rank 0 gathers one ``GroupResult`` per group and writes
-``<round dir>/round.json``; the parent reads it back. The rank side is ``bench.group_rank``.
+``<round dir>/round.json``. This module holds what both sides read (the round's spec, its result, the
+settings); the rank side is ``bench.group_rank``, the parent side (prepare a round, run it, read
+``round.json`` back) ``bench.group_runner``.
 
 Nodes and ranks are kept apart on purpose (``NodeRanks``): the search names nodes, a job has ranks. Today
 one node is one rank (a CPU rank, or one GPU); a node with several GPUs maps to several ranks later.
 
-Every stage of a round is bounded by the engine's ``StageWatchdog``; a round that fails or hangs raises
-one ``GpufabricError`` line naming the round, the rank and the stage. No torch here.
+No torch here, and nothing of the parent's launchers: every rank imports this module.
 """
 
 from __future__ import annotations
 
 import json
-import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from gpufabric.bench.config import BenchConfig
-from gpufabric.bench.failure import diagnose_failure
-from gpufabric.bench.rundir import NCCL_LOG_DIR, PROGRESS_TAG
-from gpufabric.bench.runner import nccl_debug_env
-from gpufabric.bench.stages import StageTimeouts, StageWatchdog
-from gpufabric.errors import GpufabricError, InputError
-from gpufabric.launch.base import Launcher, OutputSink, RankProgram
-from gpufabric.launch.processes import watching
-from gpufabric.redact import redact_argv
+from gpufabric.bench.stages import StageTimeouts
 
 GroupCollective = Literal["alltoall", "all_reduce"]
 ROUND_CONFIG = "round-config.json"
 ROUND_RESULT = "round.json"
-RANK_MODULE = "gpufabric.bench.group_rank"
+ROUND_TIMEOUT_S = 600.0
+"""Each round's whole job, at most, unless told otherwise (``isolate --round-timeout``)."""
 
 
 class NodeRanks(BaseModel):
@@ -143,144 +137,13 @@ class RoundSettings(BaseModel):
     backend: str | None = None
     device: Literal["auto", "cuda", "cpu"] = "auto"
     stage_timeouts: StageTimeouts = Field(default_factory=StageTimeouts)
-    round_timeout_s: float | None = Field(default=600.0, gt=0, description="each round's whole job")
+    round_timeout_s: float | None = Field(default=ROUND_TIMEOUT_S, gt=0, description="each round's whole job")
     in_turn: bool = Field(default=False, description="every round's groups take turns (GroupRound.in_turn)")
 
 
 def round_timeouts(stages: StageTimeouts) -> StageTimeouts:
     """A group that finishes early waits in 'finish' for the slowest group: give it the size deadline."""
     return stages.model_copy(update={"finish": max(stages.finish, stages.size)})
-
-
-class GroupRunner:
-    """Runs rounds of node groups as jobs; ``__call__(groups) -> busbw per group`` (GB/s).
-
-    ``launcher`` makes a fresh launcher per round (a new rendezvous port each time); ``env`` is added to
-    every rank (``GPUFABRIC_FAULT`` only when the caller passes it); ``rounds`` keeps every result.
-    """
-
-    def __init__(
-        self,
-        settings: RoundSettings,
-        *,
-        node_ranks: NodeRanks,
-        launcher: Callable[[], Launcher],
-        run_dir: Path,
-        on_gpu: bool,
-        backend: str,
-        env: Mapping[str, str] | None = None,
-        environ: Mapping[str, str] | None = None,
-        on_output: OutputSink | None = None,
-    ) -> None:
-        self.settings = settings
-        self.node_ranks = node_ranks
-        self.launcher = launcher
-        self.run_dir = run_dir.resolve()
-        self.on_gpu = on_gpu
-        self.backend = backend
-        self.env = dict(env or {})
-        self.environ = dict(environ or {})
-        self.on_output = on_output
-        self.rounds: list[RoundResult] = []
-
-    @property
-    def node_count(self) -> int:
-        return len(self.node_ranks.ranks)
-
-    def round_dir(self, number: int) -> Path:
-        return self.run_dir / f"round{number:02d}"
-
-    def __call__(self, groups: Sequence[Sequence[int]]) -> list[float]:
-        number = len(self.rounds) + 1
-        spec = self.round_spec(number, groups)
-        result = run_round(
-            spec,
-            launcher=self.launcher(),
-            nranks=self.node_ranks.world_size,
-            on_gpu=self.on_gpu,
-            env=self.env,
-            environ=self.environ,
-            stage_timeouts=round_timeouts(self.settings.stage_timeouts),
-            timeout_s=self.settings.round_timeout_s,
-            on_output=self.on_output,
-        )
-        self.rounds.append(result)
-        return [g.busbw_gbps for g in result.groups]
-
-    def round_spec(self, number: int, groups: Sequence[Sequence[int]]) -> GroupRound:
-        s = self.settings
-        bench = BenchConfig(
-            collectives=[s.collective], min_bytes=s.size_bytes, max_bytes=s.size_bytes, iters=s.iters,
-            warmup=s.warmup, batches=s.batches, min_batch_s=s.min_batch_s, check=False,
-            backend=self.backend, device=s.device, run_dir=self.round_dir(number),
-            label=f"isolate-round{number:02d}", command=redact_argv(list(sys.argv)),
-            init_timeout_s=s.stage_timeouts.init,
-        )  # fmt: skip
-        rank_groups = [self.node_ranks.of_group(g) for g in groups]
-        return GroupRound(
-            round=number, collective=s.collective, size_bytes=s.size_bytes, groups=rank_groups, bench=bench,
-            in_turn=s.in_turn,
-        )  # fmt: skip
-
-
-def run_round(
-    spec: GroupRound,
-    *,
-    launcher: Launcher,
-    nranks: int,
-    on_gpu: bool,
-    env: Mapping[str, str],
-    environ: Mapping[str, str],
-    stage_timeouts: StageTimeouts,
-    timeout_s: float | None,
-    on_output: OutputSink | None = None,
-) -> RoundResult:
-    """Launch one round as one job, bounded stage by stage; the gathered result or one-line error."""
-    run_dir = spec.bench.run_dir.resolve()
-    (run_dir / NCCL_LOG_DIR).mkdir(parents=True, exist_ok=True)
-    spec = spec.model_copy(update={"bench": spec.bench.model_copy(update={"run_dir": run_dir})})
-    config_path = run_dir / ROUND_CONFIG
-    config_path.write_text(spec.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    program = RankProgram(
-        argv=[sys.executable, "-m", RANK_MODULE, "--config", str(config_path)],
-        env={**env, **nccl_debug_env(run_dir, environ, env)},
-        nranks=nranks,
-        gpus_per_node=nranks if on_gpu else 0,
-        workdir=run_dir,
-        label=spec.bench.label,
-    )
-    watchdog = StageWatchdog(nranks, stage_timeouts)
-
-    def sink(prefix: str, line: str) -> None:
-        if watchdog.observe(line) or line.startswith(PROGRESS_TAG):
-            return
-        if on_output is not None:
-            on_output(prefix, line)
-
-    plan = launcher.render(program)
-    watchdog.started = watchdog.clock()
-    with watching(watchdog.check):
-        outcome = launcher.execute(plan, on_output=sink, timeout_s=timeout_s)
-    what = f"isolate round {spec.round} ({len(spec.groups)} group(s) of {spec.collective})"
-    if not outcome.ok:
-        raise _with_prefix(diagnose_failure(run_dir, outcome, timeout_s, watchdog), what, run_dir)
-    return read_round(run_dir / ROUND_RESULT, spec)
-
-
-def _with_prefix(error: GpufabricError, what: str, run_dir: Path) -> GpufabricError:
-    """The engine's error, its message prefixed with the round (the attributes stay)."""
-    error.args = (f"{what}: {error}; logs in {run_dir}",)
-    return error
-
-
-def read_round(path: Path, spec: GroupRound) -> RoundResult:
-    try:
-        result = RoundResult.model_validate_json(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise InputError(f"isolate round {spec.round}: no readable result in {path} ({exc})") from exc
-    if [g.ranks for g in result.groups] != spec.groups:
-        raise InputError(f"isolate round {spec.round}: {path} answers other groups than were asked")
-    return result
 
 
 def write_round(result: RoundResult, path: Path) -> None:

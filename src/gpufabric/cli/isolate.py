@@ -3,47 +3,31 @@
 ``--simulate`` runs the search on a simulated cluster (``--nodes N`` or the names of a hostfile / node
 list, faults from ``--bad`` and ``--bad-link``). Without it the same search runs on real ranks: every
 round is one job (``--on local`` by default, ``mpirun`` with ``--hostfile``, ``slurm``) in which each group
-runs the collective on its own sub-communicator (``gpufabric.bench.groups``); ``EngineMeasurer`` feeds the
-busbw values to the search. One node is one rank (one GPU, or one CPU rank with gloo).
-``GPUFABRIC_FAULT`` (tests) reaches the ranks only when set here, and is then shown in the output.
-A flag of the other mode (``--noise`` on a real run, ``--ranks`` with ``--simulate``) is refused, never
-silently ignored. Exit codes (``EXIT_CODES``, in the command's help): 0 clean, 1 something to
-act on, 2 bad flags or inputs.
-Parse and wire only; nothing heavy is imported before a real run starts.
+runs the collective on its own sub-communicator. One node is one rank (one GPU, or one CPU rank with
+gloo). ``--dry-run`` prints the first round's plan, the one a run starts with; later rounds depend on
+the measurements. ``GPUFABRIC_FAULT`` (tests) reaches the ranks only when set here, and is then shown in
+the output. A flag of the other mode (``--noise`` on a real run, ``--ranks`` with ``--simulate``) is
+refused, never silently ignored. Exit codes (``EXIT_CODES``, in the command's help): 0 clean, 1 something
+to act on, 2 bad flags or inputs.
+
+Parse into an ``IsolateRequest`` and an ``Execution``, call ``gpufabric.jobs`` (``prepare_isolate`` then
+``run_isolate_job``), render (``gpufabric.report.render_isolate``). Nothing heavy is imported before a
+real run starts.
 """
 
 from __future__ import annotations
 
 import inspect
-import os
 import sys
 from pathlib import Path
 
 import typer
 
-from gpufabric._optional import ensure_installed
-from gpufabric.analysis.isolate import (
-    JudgeSettings,
-    SearchOptions,
-    build_simulation,
-    numbered_nodes,
-    read_hostfile,
-    read_node_list,
-    simulate,
-)
-from gpufabric.analysis.isolate.nodes import SLURM_NODELIST, expand_nodelist
-from gpufabric.analysis.isolate.render import render_json, render_table
 from gpufabric.errors import UsageError
+from gpufabric.jobs import ROUND_TIMEOUT_S
+from gpufabric.report import ISOLATE_FORMATS, Format, choices
 
-FORMATS = ("table", "json")
-# Real runs carry launch and scheduling jitter the simulator's 3% noise does not, and with fewer than 8
-# groups there is no peer spread to learn it from: a 25% floor still catches a node at 3/4 speed.
-REAL_MIN_DROP = 0.25
-# Up to "flag only groups below a tenth of the reference", for hosts whose healthy groups vary 2x.
-MAX_MIN_DROP = 0.9
-# A conviction's rank test (analysis/isolate/proof.py): above 20% false alarms it proves nothing; 30
-# retests of one suspect are 30 rounds, already far past what any cluster needs.
-MAX_ALPHA, MAX_REPEATS = 0.2, 30
+FORMATS: tuple[str, ...] = choices(*ISOLATE_FORMATS)
 # Health-check scripts branch on these (as on doctor's); shown in ``gpufabric isolate --help``.
 EXIT_CODES = (
     "Exit codes: 0 nothing found, or suspects not proven (warned, with the spread); 1 a node or link "
@@ -57,6 +41,7 @@ REAL_RUN_FLAGS = {
     "batches": "--batches", "batch_seconds": "--batch-seconds", "backend": "--backend",
     "expected_gbps": "--expected-gbps", "round_timeout": "--round-timeout",
     "timeout_stage": "--timeout-stage", "run_dir": "--run-dir", "mpirun": "--mpirun", "verbose": "--verbose",
+    "dry_run": "--dry-run",
 }  # fmt: skip
 
 
@@ -77,27 +62,6 @@ def _refuse_other_mode_flags(ctx: typer.Context, simulate_run: bool) -> None:
         f"{', '.join(given)}: simulator flag(s) that describe a simulated cluster; add --simulate, or "
         "drop them for a real run"
     )
-
-
-def _names(
-    nodes: int | None, hostfile: Path | None, node_list: Path | None, allocation: str | None
-) -> tuple[list[str], str]:
-    """(node names, where they came from); ``allocation`` is SLURM_JOB_NODELIST for a real ``--on slurm``."""
-    given = [flag for flag, v in (("--nodes", nodes), ("--hostfile", hostfile), ("--node-list", node_list))
-             if v is not None]  # fmt: skip
-    if not given and allocation:
-        return expand_nodelist(allocation, SLURM_NODELIST), SLURM_NODELIST
-    if len(given) != 1:
-        raise UsageError(
-            f"isolate needs exactly one node source, got {len(given)} ({', '.join(given) or 'none'}); "
-            "pass --nodes N, --hostfile PATH or --node-list PATH (or run --on slurm in an allocation)"
-        )
-    if hostfile is not None:
-        return read_hostfile(hostfile), f"--hostfile {hostfile}"
-    if node_list is not None:
-        return read_node_list(node_list), f"--node-list {node_list}"
-    assert nodes is not None  # exactly one source was given
-    return numbered_nodes(nodes), f"--nodes {nodes}"
 
 
 def isolate(
@@ -155,7 +119,9 @@ def isolate(
     expected_gbps: float | None = typer.Option(
         None, "--expected-gbps", help="real: the busbw a healthy group reaches (default: from the groups)"
     ),
-    round_timeout: float = typer.Option(600.0, "--round-timeout", help="real: seconds per round's job"),
+    round_timeout: float = typer.Option(
+        ROUND_TIMEOUT_S, "--round-timeout", help="real: seconds per round's job"
+    ),
     timeout_stage: str | None = typer.Option(
         None, "--timeout-stage", help="real: seconds per stage of each round, e.g. init=120,size=60"
     ),
@@ -169,72 +135,59 @@ def isolate(
         help="real, local: each node is an NCCL virtual node (NCCL_HOSTID) on this host",
     ),
     mps: bool = typer.Option(False, "--mps", help="real, --virtual-nodes: run an MPS daemon per round"),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="real: print the first round's launch plan (redacted); run nothing"
+    ),
 ) -> None:
     """Find slow nodes and links: screen groups in parallel, split the short ones, prove by retests.
 
     A suspect is retested beside healthy groups and convicted only when a rank test separates it from
     their spread (at most --alpha false alarms); otherwise it is reported as not proven."""
+    from gpufabric.bench import parse_stage_timeouts
+    from gpufabric.cli._common import choice
+    from gpufabric.cli.bench_modes import launcher_factory
+    from gpufabric.jobs import (
+        Execution,
+        IsolateRequest,
+        LauncherFactory,
+        PreparedMeasurement,
+        isolate_plan_notes,
+        prepare_isolate,
+        run_isolate_job,
+    )
+    from gpufabric.report import render_isolate
+
     _refuse_other_mode_flags(ctx, simulate_run)
-    if fmt not in FORMATS:
-        raise UsageError(f"--format: unknown value {fmt!r}; choose from {', '.join(FORMATS)}")
-    if group_size < 2:
-        raise UsageError(f"--group-size {group_size}: a group needs at least 2 nodes; e.g. --group-size 2")
-    drop = min_drop if min_drop is not None else (0.10 if simulate_run else REAL_MIN_DROP)
-    if not k_sigma > 0 or not 0 < drop <= MAX_MIN_DROP:  # "not >" also refuses nan
-        raise UsageError(
-            f"--k-sigma {k_sigma} / --min-drop {drop}: need k > 0 and 0 < min-drop <= {MAX_MIN_DROP}"
-        )
-    if not 0 < alpha <= MAX_ALPHA or (repeats is not None and not 2 <= repeats <= MAX_REPEATS):
-        raise UsageError(
-            f"--alpha {alpha} / --repeats {repeats}: need 0 < alpha <= {MAX_ALPHA} (e.g. 0.01) and "
-            f"2 <= repeats <= {MAX_REPEATS} (or leave --repeats out)"
-        )
-    allocation = os.environ.get(SLURM_NODELIST) if on == "slurm" and not simulate_run else None
-    names, source = _names(nodes, hostfile, node_list, allocation)
-    # A floor above the judge's usual 40% ceiling (a very noisy host) raises the ceiling with it.
-    judge = JudgeSettings(
-        k_sigma=k_sigma,
-        min_drop=drop,
-        max_drop=max(JudgeSettings().max_drop, drop),
-        alpha=alpha,
-        repeats=repeats,
+    choice("--format", fmt, FORMATS)
+    request = IsolateRequest(
+        simulate=simulate_run, nodes=nodes, hostfile=hostfile, node_list=node_list, bad=bad,
+        bad_links=bad_link, slow_factor=slow_factor, link_factor=link_factor, noise=noise, seed=seed,
+        group_size=group_size, link_sweep=link_sweep, k_sigma=k_sigma, min_drop=min_drop, alpha=alpha,
+        repeats=repeats, on=on, collective=collective, size=size, iters=iters, batches=batches,
+        batch_seconds=batch_seconds, backend=backend, expected_gbps=expected_gbps, run_dir=run_dir,
+        virtual_nodes=virtual_nodes,
+    )  # fmt: skip
+    execution = Execution(
+        ranks=ranks,
+        timeout_s=round_timeout,
+        stage_timeouts=parse_stage_timeouts(timeout_stage) if timeout_stage is not None else None,
+        on_output=(lambda prefix, line: print(f"{prefix} {line}", file=sys.stderr)) if verbose else None,
     )
-    if not simulate_run:
-        from gpufabric.cli.isolate_real import RealRequest, render_real, run_real
 
-        ensure_installed("torch", extra="torch", for_what="gpufabric isolate on real ranks",
-                         instead="--simulate, which needs none")  # fmt: skip
+    def launchers(name: str, vnodes: int) -> LauncherFactory:
+        return launcher_factory(name, hosts=[], hostfile=hostfile, mpirun=mpirun, dry_run=False,
+                                virtual_nodes=vnodes, mps=mps)  # fmt: skip
 
-        request = RealRequest(
-            names=names, hostfile=hostfile, node_list=node_list is not None or source == SLURM_NODELIST,
-            node_source=source, ranks=ranks, on=on,
-            collective=collective, size=size, iters=iters, batches=batches, batch_seconds=batch_seconds,
-            backend=backend, expected_gbps=expected_gbps, round_timeout_s=round_timeout,
-            timeout_stage=timeout_stage, run_dir=run_dir, mpirun=mpirun, link_sweep=link_sweep,
-            group_size=group_size, seed=seed, judge=judge, virtual_nodes=virtual_nodes, mps=mps,
-        )  # fmt: skip
-        show = (lambda prefix, line: print(f"{prefix} {line}", file=sys.stderr)) if verbose else None
-        answer = run_real(request, environ=dict(os.environ), on_output=show)
-        print(answer.model_dump_json(indent=2) if fmt == "json" else render_real(answer))
-        raise typer.Exit(answer.report.exit_code)
-    model = build_simulation(
-        names,
-        bad=bad,
-        bad_links=bad_link,
-        slow_factor=slow_factor,
-        link_factor=link_factor,
-        noise=noise,
-        seed=seed,
-    )
-    options = SearchOptions(
-        group_size=group_size,
-        link_sweep=link_sweep if link_sweep is not None else True,
-        seed=seed,
-        judge=judge,
-    )
-    report = simulate(model, names, options)
-    print(render_json(report) if fmt == "json" else render_table(report))
-    raise typer.Exit(report.exit_code)
+    prepared = prepare_isolate(request, execution, launchers=launchers)
+    if dry_run and isinstance(prepared, PreparedMeasurement):  # --simulate --dry-run was refused above
+        from gpufabric.report import render_launch_plan
+
+        header = "".join(f"# {note}\n" for note in isolate_plan_notes(prepared))
+        typer.echo(header + render_launch_plan(prepared.plan, Format.TEXT), nl=False)
+        return
+    document = run_isolate_job(prepared)
+    typer.echo(render_isolate(document, Format(fmt)), nl=False)
+    raise typer.Exit(document.exit_code)
 
 
 def register(app: typer.Typer) -> None:

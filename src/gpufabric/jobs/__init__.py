@@ -4,10 +4,12 @@ prints what ``prepare`` returned; the real run executes that same object. How a 
 nodes, ranks, environment, time limits, callbacks) is one frozen ``Execution``.
 
 Modes here: bench (our engine and nccl-tests), ``bench --ab``, ``tune``, ``train-bench`` (and its
-``--ab``) and ``launch`` (a task file on any launcher).
+``--ab``), ``launch`` (a task file on any launcher) and ``isolate`` (the search on a simulated cluster
+or on real ranks; a real run's first round is its prepared plan).
 """
 
 from gpufabric.bench.execution import Execution, LauncherFactory
+from gpufabric.bench.groups import ROUND_TIMEOUT_S
 from gpufabric.jobs.ab import AB_ENGINES, ab_failure, run_ab_job
 from gpufabric.jobs.bench import (
     PreparedBench,
@@ -19,6 +21,17 @@ from gpufabric.jobs.bench import (
     with_progress,
 )
 from gpufabric.jobs.bench_request import ENGINES, BenchRequest, host_gpus
+from gpufabric.jobs.isolate import (
+    IsolateDocument,
+    PreparedIsolate,
+    PreparedMeasurement,
+    PreparedSimulation,
+    isolate_plan_notes,
+    prepare_isolate,
+    run_isolate_job,
+)
+from gpufabric.jobs.isolate_launch import LauncherChooser
+from gpufabric.jobs.isolate_request import IsolateRequest
 from gpufabric.jobs.launch import LaunchRequest, PreparedLaunch, prepare_launch, run_launch_job
 from gpufabric.jobs.train import PreparedTrain, TrainRequest, prepare_train, run_train_job, train_launcher
 from gpufabric.jobs.tune import PATHS, TuneRequest, run_tune_job
@@ -27,25 +40,35 @@ __all__ = [
     "AB_ENGINES",
     "ENGINES",
     "PATHS",
+    "ROUND_TIMEOUT_S",
     "BenchRequest",
     "Execution",
+    "IsolateDocument",
+    "IsolateRequest",
     "LaunchRequest",
+    "LauncherChooser",
     "LauncherFactory",
     "PreparedBench",
+    "PreparedIsolate",
     "PreparedLaunch",
+    "PreparedMeasurement",
+    "PreparedSimulation",
     "PreparedTrain",
     "TrainRequest",
     "TuneRequest",
     "ab_failure",
     "ensure_engine",
     "host_gpus",
+    "isolate_plan_notes",
     "notes_of",
     "plans_of",
     "prepare_bench",
+    "prepare_isolate",
     "prepare_launch",
     "prepare_train",
     "run_ab_job",
     "run_bench_job",
+    "run_isolate_job",
     "run_launch_job",
     "run_train_job",
     "run_tune_job",

@@ -89,6 +89,7 @@ def test_node_sources(tmp_path: Path) -> None:
         ),
         (["--simulate", "--nodes", "8", "--iters", "20"], "--iters: real-run flag(s)"),
         (["--simulate", "--nodes", "8", "-v"], "--verbose: real-run flag(s)"),
+        (["--simulate", "--nodes", "8", "--dry-run"], "--dry-run: real-run flag(s)"),
         (["--nodes", "4", "--slow-factor", "0.3"], "--slow-factor: simulator flag(s)"),
         (["--nodes", "4", "--noise", "0.03", "--link-factor", "0.5"], "--link-factor, --noise: simulator"),
         # The proof's knobs: a false-alarm rate in (0, 0.2], at least 2 retests.

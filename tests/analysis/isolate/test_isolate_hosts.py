@@ -15,12 +15,12 @@ import pytest
 from gpufabric.analysis.isolate import ClusterModel, read_node_list, simulate
 from gpufabric.analysis.isolate.hosts import shared_host_note, shared_hosts
 from gpufabric.analysis.isolate.nodes import expand_nodelist, numbered_nodes
-from gpufabric.analysis.isolate.render import host_verdicts
 from gpufabric.cli.app import main
-from gpufabric.cli.isolate_real import HostRecorder, pin_slurm_nodes
+from gpufabric.jobs.isolate_launch import HostRecorder, pin_slurm_nodes
 from gpufabric.launch.base import RankProgram
 from gpufabric.launch.local import LocalLauncher
 from gpufabric.launch.slurm import SlurmLauncher
+from gpufabric.report.isolate_render import host_verdicts
 
 HOSTLISTS = ["node[01-04,07]", "gpu5,node[08-11]", "rack[1-2]-n[1-2]", "a[001-003],b,c[9-10]"]
 

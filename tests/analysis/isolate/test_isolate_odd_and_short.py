@@ -26,11 +26,11 @@ from gpufabric.analysis.isolate import (
 )
 from gpufabric.analysis.isolate.engine_measurer import EngineMeasurer
 from gpufabric.analysis.isolate.nodes import numbered_nodes
-from gpufabric.analysis.isolate.render import render_table
 from gpufabric.analysis.isolate.search import screen_groups
 from gpufabric.bench.config import BenchConfig
 from gpufabric.bench.groups import GroupRound
-from gpufabric.cli.isolate import REAL_MIN_DROP
+from gpufabric.jobs.isolate_request import REAL_MIN_DROP
+from gpufabric.report.isolate_render import render_table
 
 ODD = [3, 5, 9, 4095]
 

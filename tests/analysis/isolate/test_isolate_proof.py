@@ -31,8 +31,8 @@ from gpufabric.analysis.isolate.proof import (
     rank_sum_p,
     repeats_for,
 )
-from gpufabric.analysis.isolate.render import render_table
-from gpufabric.cli.isolate import REAL_MIN_DROP
+from gpufabric.jobs.isolate_request import REAL_MIN_DROP
+from gpufabric.report.isolate_render import render_table
 
 
 def test_rank_sum_p_matches_enumerating_every_healthy_ordering() -> None:

@@ -15,6 +15,7 @@ from gpufabric.analysis.isolate import (
     NodeVerdict,
     SearchOptions,
     SimulatedMeasurer,
+    planned_screen,
     run_isolation,
     simulate,
 )
@@ -153,3 +154,24 @@ def test_no_partner_left_is_unresolved_not_an_accusation() -> None:
     report = simulate(ClusterModel(node_count=2, slow_nodes={0: 0.5}, noise=0.0))
     assert report.convicted == [] and report.unresolved
     assert report.verdicts["node0000"] is NodeVerdict.UNTESTED
+
+
+@pytest.mark.parametrize(
+    ("nodes", "group_size", "seed"), [(2, 2, 0), (3, 2, 1), (9, 2, 4), (64, 4, 7), (5, 8, 3)]
+)
+def test_the_planned_screen_is_the_round_the_search_measures_first(
+    nodes: int, group_size: int, seed: int
+) -> None:
+    """A real run prepares its first job (and a dry run prints it) from ``planned_screen``, before the
+    search starts: the search must ask for exactly those groups first."""
+    asked: list[list[tuple[int, ...]]] = []
+
+    class Recording(SimulatedMeasurer):
+        def measure(self, groups: Sequence[Sequence[int]]) -> list[GroupMeasurement]:
+            asked.append([tuple(g) for g in groups])
+            return super().measure(groups)
+
+    options = SearchOptions(group_size=group_size, seed=seed)
+    model = ClusterModel(node_count=nodes, slow_nodes={1: 0.4}, seed=seed)
+    run_isolation(Recording(model), [name(i) for i in range(nodes)], options)
+    assert asked[0] == planned_screen(nodes, options)

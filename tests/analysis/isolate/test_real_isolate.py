@@ -42,8 +42,8 @@ from gpufabric.analysis.isolate.nodes import numbered_nodes
 from gpufabric.bench.groups import GroupRound, NodeRanks, RoundSettings, round_timeouts
 from gpufabric.bench.stages import StageTimeouts
 from gpufabric.cli.app import main
-from gpufabric.cli.isolate import REAL_MIN_DROP
-from gpufabric.cli.isolate_real import render_real
+from gpufabric.jobs.isolate_request import REAL_MIN_DROP
+from gpufabric.report import Format, render_isolate
 
 # The CPU run: rank 3 sleeps 50 ms before every call; flag only groups below a quarter of the best (see
 # above). 10 iterations a batch keep a slowed batch at 0.5 s; its floor is then 0.95 x 50 ms per iteration.
@@ -103,7 +103,7 @@ def test_a_slowed_cpu_rank_is_convicted_and_nobody_else(
     host = socket.gethostname()
     assert data["rank_hosts"] == {str(rank): host for rank in range(6)}
     answer = MeasuredIsolation.model_validate(data)
-    assert f"slow: node0003 (rank 3 on {host})" in render_real(answer).splitlines()
+    assert f"slow: node0003 (rank 3 on {host})" in render_isolate(answer, Format.TABLE).splitlines()
     # Every round was one job whose rank 0 wrote each group's numbers. Each group holding rank 3 took at
     # least the delay on its ranks (the time is their average): rank 3's own batch of N lasts N x 50 ms,
     # its partner's at least (N-1) x 50 ms. A bound host load cannot break; no clean-run ratio.
@@ -227,6 +227,9 @@ def test_node_ranks_and_round_specs() -> None:
         (["--nodes", "4"], "slow:rank=1:factor=4", "factor= is gone"),
         (["--nodes", "4", "--on", "kubernetes"], None, "--on 'kubernetes'"),
         (["--nodes", "4", "--size", "lots"], None, "--size"),
+        (["--nodes", "4", "--size", "0"], None, "--size 0"),
+        (["--nodes", "4", "--round-timeout", "0"], None, "--round-timeout 0.0"),
+        (["--nodes", "4", "--round-timeout", "nan"], None, "--round-timeout nan"),
     ],
 )
 def test_real_mode_refuses_bad_input_in_one_line_before_any_round(

@@ -3,25 +3,37 @@
 Public API:
     ``run_isolation(measurer, names, options) -> IsolationReport``  the search against any measurer
     ``simulate(model, names, options) -> IsolationReport``           the same search on a simulated cluster
-    ``GroupMeasurer`` / ``GroupMeasurement``   the seam a real (engine-backed) measurer implements
+    ``GroupMeasurer`` / ``GroupMeasurement``   the seam a measurer implements: the simulator's, and
+    ``EngineMeasurer`` over real rounds, whose answer is a ``MeasuredIsolation``
     ``ClusterModel``, ``SimulatedMeasurer``, ``build_simulation``, ``SearchOptions``, ``JudgeSettings``
-    node sources: ``numbered_nodes``, ``read_hostfile``, ``read_node_list``
+    ``planned_screen``: the first round's groups, known before any measurement
+    node sources: ``numbered_nodes``, ``read_hostfile``, ``read_node_list``, ``expand_nodelist``
 
-Modules: ``measurer`` (the seam), ``simulator`` (cluster model), ``stats`` (median/MAD reference),
-``tasks`` (split / cross / confirm investigations), ``search`` (rounds and scheduling), ``report`` +
-``model`` (typed output), ``render`` (table text), ``nodes`` (node sources, fault flags).
+Modules: ``measurer`` (the seam), ``simulator`` (cluster model), ``engine_measurer`` (real rounds' seam),
+``stats`` (median/MAD reference), ``proof`` (the retests' rank test), ``tasks`` (split / cross / confirm
+investigations), ``search`` (rounds and scheduling), ``report`` + ``model`` (typed output), ``nodes``
+(node sources, fault flags), ``hosts`` (nodes sharing a machine). Running real rounds is
+``gpufabric.jobs.isolate``'s; the text and JSON are ``gpufabric.report.isolate_render``'s.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from gpufabric.analysis.isolate.engine_measurer import EngineMeasurer, MeasuredIsolation, RoundRunner
 from gpufabric.analysis.isolate.hosts import shared_host_note, shared_hosts
 from gpufabric.analysis.isolate.measurer import GroupMeasurement, GroupMeasurer, NodeId
 from gpufabric.analysis.isolate.model import Evidence, IsolationReport, NodeVerdict, Suspect
-from gpufabric.analysis.isolate.nodes import build_simulation, numbered_nodes, read_hostfile, read_node_list
+from gpufabric.analysis.isolate.nodes import (
+    SLURM_NODELIST,
+    build_simulation,
+    expand_nodelist,
+    numbered_nodes,
+    read_hostfile,
+    read_node_list,
+)
 from gpufabric.analysis.isolate.report import build_report
-from gpufabric.analysis.isolate.search import SearchOptions, isolate
+from gpufabric.analysis.isolate.search import SearchOptions, isolate, planned_screen
 from gpufabric.analysis.isolate.simulator import ClusterModel, LinkDegradation, SimulatedMeasurer
 from gpufabric.analysis.isolate.stats import JudgeSettings, Reference
 
@@ -45,21 +57,27 @@ def simulate(
 
 
 __all__ = [
+    "SLURM_NODELIST",
     "ClusterModel",
+    "EngineMeasurer",
     "Evidence",
     "GroupMeasurement",
     "GroupMeasurer",
     "IsolationReport",
     "JudgeSettings",
     "LinkDegradation",
+    "MeasuredIsolation",
     "NodeId",
     "NodeVerdict",
     "Reference",
+    "RoundRunner",
     "SearchOptions",
     "SimulatedMeasurer",
     "Suspect",
     "build_simulation",
+    "expand_nodelist",
     "numbered_nodes",
+    "planned_screen",
     "read_hostfile",
     "read_node_list",
     "run_isolation",

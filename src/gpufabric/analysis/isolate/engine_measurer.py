@@ -2,8 +2,8 @@
 
 ``EngineMeasurer`` implements ``GroupMeasurer`` over any ``RoundRunner``: a callable that runs one round
 of disjoint node groups at once and returns each group's busbw in GB/s. The engine provides it
-(``gpufabric.bench.groups.GroupRunner``: one job per round, one sub-communicator per group); the CLI wires
-the two, so this layer never imports the engine or a launcher.
+(``gpufabric.bench.group_runner.GroupRunner``: one job per round, one sub-communicator per group); the
+jobs layer (``gpufabric.jobs.isolate``) wires the two, so this layer never imports the engine or a launcher.
 
 What a group should reach (``expected_gbps``): the user's baseline when given (``--expected-gbps``, e.g.
 the catalog value for the fabric). Without one, with many peer groups the search compares groups with
@@ -91,3 +91,8 @@ class MeasuredIsolation(BaseModel):
     run_dir: str
     round_dirs: list[str]
     notes: list[str] = Field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        """The search's exit code (``IsolationReport.exit_code``): what health-check scripts read."""
+        return self.report.exit_code

@@ -1,7 +1,8 @@
 """The typed output of ``gpufabric isolate``: rounds, evidence, suspects and a verdict per node.
 
-Built by ``search.py`` (ids) and named by ``report.py`` (names); rendered by ``render.py``. Every accusation
-carries the measurements behind it: which round, which group, measured vs expected, short or not.
+Built by ``search.py`` (ids) and named by ``report.py`` (names); rendered by
+``gpufabric.report.isolate_render``. Every accusation carries the measurements behind it: which round,
+which group, measured vs expected, short or not.
 """
 
 from __future__ import annotations

@@ -66,6 +66,16 @@ def screen_groups(node_count: int, group_size: int, rng: np.random.Generator) ->
     return groups
 
 
+def planned_screen(
+    node_count: int, options: SearchOptions, rng: np.random.Generator | None = None
+) -> list[Nodes]:
+    """The screen round ``isolate`` measures first. It depends only on the node count, the group size and
+    the seed (``rng``: the search's own generator, fresh from the seed), so a real run's first job can be
+    prepared, and a dry run print it, before any result."""
+    rng = rng if rng is not None else np.random.default_rng(options.seed)
+    return screen_groups(node_count, min(options.group_size, node_count), rng)
+
+
 class _Scheduler:
     def __init__(self, measurer: GroupMeasurer, options: SearchOptions) -> None:
         self.measurer = measurer
@@ -205,7 +215,7 @@ def isolate(measurer: GroupMeasurer, options: SearchOptions | None = None) -> Se
         raise ValueError("isolation needs at least 2 nodes")
     group_size = min(options.group_size, n)
     sched = _Scheduler(measurer, options.model_copy(update={"group_size": group_size}))
-    screen = screen_groups(n, group_size, sched.rng)
+    screen = planned_screen(n, options, sched.rng)  # first draw of the seed's generator
     records = sched.run_round([(g, len(g), "screen") for g in screen])
     sched.fillers = [int(x) for x in sched.rng.permutation(n)]
     tasks: list[Task] = [Split(r.group, "localize", (r,)) for r in records if r.short]

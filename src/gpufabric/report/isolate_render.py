@@ -1,9 +1,12 @@
-"""Plain-text and JSON renderings of an ``IsolationReport`` (returned as strings; the CLI prints them).
+"""``gpufabric isolate``'s answer as text: a search's ``IsolationReport`` (``--simulate``) or a real run's
+``MeasuredIsolation`` (the report and how every group test was measured), as a table or JSON
+(``ISOLATE_FORMATS``; ``render_isolate``). Pure: document in, text out; the CLI prints it.
 
 The table shows the verdict line ("found in N rounds"), the reference the groups were judged against, a
 warning per suspect not proven (its retests against the healthy spread), each suspect with its evidence
-rows, and a count of nodes per verdict (listing every healthy node of 4096 would
-drown the answer; ``--format json`` has the full per-node map).
+rows, and a count of nodes per verdict (listing every healthy node of 4096 would drown the answer;
+``--format json`` has the full per-node map). A real run's table adds what was measured above it, and
+below it the ranks and hosts of every suspect: what an operator drains.
 """
 
 from __future__ import annotations
@@ -11,13 +14,13 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 
-from gpufabric.analysis.isolate.model import IsolationReport, NodeVerdict
+from gpufabric.analysis.isolate import IsolationReport, MeasuredIsolation, NodeVerdict
+from gpufabric.bench.fault import FAULT_ENV
+from gpufabric.report.formats import Format
+from gpufabric.units import human_size
 
+ISOLATE_FORMATS: tuple[Format, ...] = (Format.TABLE, Format.JSON)
 MAX_EVIDENCE_ROWS = 8
-
-
-def render_json(report: IsolationReport) -> str:
-    return report.model_dump_json(indent=2)
 
 
 def headline(report: IsolationReport) -> str:
@@ -105,3 +108,36 @@ def host_verdicts(
         prefix = "" if suspect.verdict == "convicted" else f"{suspect.verdict}, "
         lines.append(f"{prefix}{what}: {' - '.join(places)}")
     return lines
+
+
+def measured_table(answer: MeasuredIsolation) -> str:
+    """The search's table under two lines saying what was measured, and a fault warning when one was set."""
+    expected = (
+        f"{answer.expected_gbps:.3f} GB/s ({answer.expected_source})"
+        if answer.expected_gbps
+        else (answer.expected_source)
+    )
+    lines = [
+        f"measured: {answer.collective} {human_size(answer.size_bytes)} per group, {answer.backend} on "
+        f"{answer.world_size} rank(s) via {answer.launcher}, one rank per node; expected busbw {expected}",
+    ]
+    if answer.fault:
+        lines.append(
+            f"fault injected: {FAULT_ENV}={answer.fault} (a test run: this slowness was made on purpose)"
+        )
+    lines += [f"note: {note}" for note in answer.notes]
+    lines.append(render_table(answer.report))
+    lines += host_verdicts(answer.report, answer.node_ranks, answer.rank_hosts)
+    lines.append(f"rounds and per-group results: {answer.run_dir}")
+    return "\n".join(lines)
+
+
+def render_isolate(document: IsolationReport | MeasuredIsolation, fmt: Format) -> str:
+    """``document`` in ``fmt`` (one of ``ISOLATE_FORMATS``), ending in a newline."""
+    if fmt not in ISOLATE_FORMATS:
+        raise ValueError(f"isolate renders {', '.join(f.value for f in ISOLATE_FORMATS)}, not {fmt.value}")
+    if fmt is Format.JSON:
+        return document.model_dump_json(indent=2) + "\n"
+    if isinstance(document, MeasuredIsolation):
+        return measured_table(document) + "\n"
+    return render_table(document) + "\n"

@@ -1,0 +1,173 @@
+"""What ``gpufabric isolate`` is asked to do, with the command's defaults, as one model: calling the
+library with an ``IsolateRequest`` gives what the command line gives. Its checks say what is wrong in one
+line (``UsageError``) before anything runs; ``jobs.isolate`` prepares and runs it.
+
+One request serves both modes: ``simulate`` searches a simulated cluster (the simulator's fields), else
+the same search measures real ranks (the real-run fields; how the rounds' jobs run is the caller's
+``Execution`` and launchers).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import get_args
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from gpufabric.analysis.isolate import (
+    SLURM_NODELIST,
+    ClusterModel,
+    JudgeSettings,
+    build_simulation,
+    expand_nodelist,
+    numbered_nodes,
+    read_hostfile,
+    read_node_list,
+)
+from gpufabric.bench.groups import GroupCollective
+from gpufabric.errors import UsageError
+
+COLLECTIVES: tuple[str, ...] = get_args(GroupCollective)
+"""What a group test runs: alltoall (every pair of a group meets) or all_reduce."""
+# The simulator's floor: its noise is the 3% it was told.
+SIMULATED_MIN_DROP = 0.10
+# Real runs carry launch and scheduling jitter the simulator's 3% noise does not, and with fewer than 8
+# groups there is no peer spread to learn it from: a 25% floor still catches a node at 3/4 speed.
+REAL_MIN_DROP = 0.25
+# Up to "flag only groups below a tenth of the reference", for hosts whose healthy groups vary 2x.
+MAX_MIN_DROP = 0.9
+# A conviction's rank test (analysis/isolate/proof.py): above 20% false alarms it proves nothing; 30
+# retests of one suspect are 30 rounds, already far past what any cluster needs.
+MAX_ALPHA, MAX_REPEATS = 0.2, 30
+# Bytes per group test when --size is not given: GPUs need a size that reaches their bandwidth.
+CPU_SIZE, GPU_SIZE = "1M", "64M"
+# Seconds per timed batch: a shared CPU host needs long batches to average out its scheduler (healthy
+# pairs' 200 ms batches ranged 0.7-3.6 ms per iteration here); GPUs are steady, and rounds stay short.
+CPU_BATCH_S, GPU_BATCH_S = 0.1, 0.02
+
+
+class IsolateRequest(BaseModel):
+    """One ``gpufabric isolate`` request. Exactly one node source: ``nodes``, ``hostfile`` or
+    ``node_list`` (a real ``--on slurm`` run inside an allocation may give none: SLURM_JOB_NODELIST)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    simulate: bool = False
+    nodes: int | None = Field(default=None, description="this many nodes, node0000 ...")
+    hostfile: Path | None = None
+    node_list: Path | None = None
+    # The simulated cluster (``simulate``).
+    bad: list[str] = Field(default_factory=list, description="slow node(s), index or name: 3,17")
+    bad_links: list[str] = Field(default_factory=list, description="slow links A-B")
+    slow_factor: float = 0.5
+    link_factor: float = 0.5
+    noise: float = 0.03
+    # The search, in both modes.
+    seed: int = 0
+    group_size: int = 2
+    link_sweep: bool | None = Field(default=None, description="None: on, off for CPU gloo ranks")
+    k_sigma: float = 5.0
+    min_drop: float | None = Field(default=None, description="None: 0.10 simulated, 0.25 real")
+    alpha: float = 0.01
+    repeats: int | None = None
+    # Real ranks.
+    on: str | None = Field(default=None, description="None: local, or mpirun with a hostfile")
+    collective: str = "alltoall"
+    size: str | None = Field(default=None, description="None: 64M on GPUs, 1M on CPU ranks")
+    iters: int = 20
+    batches: int = 5
+    batch_seconds: float | None = Field(default=None, description="None: 0.02 on GPUs, 0.1 on CPU")
+    backend: str | None = None
+    expected_gbps: float | None = None
+    run_dir: Path | None = Field(default=None, description="None: runs/<timestamp>-isolate/")
+    virtual_nodes: bool = False
+
+    def judge_settings(self) -> JudgeSettings:
+        """How a group is judged short and a suspect convicted; the flags checked."""
+        if self.group_size < 2:
+            raise UsageError(
+                f"--group-size {self.group_size}: a group needs at least 2 nodes; e.g. --group-size 2"
+            )
+        default = SIMULATED_MIN_DROP if self.simulate else REAL_MIN_DROP
+        drop = self.min_drop if self.min_drop is not None else default
+        if not self.k_sigma > 0 or not 0 < drop <= MAX_MIN_DROP:  # "not >" also refuses nan
+            raise UsageError(
+                f"--k-sigma {self.k_sigma} / --min-drop {drop}: need k > 0 and 0 < min-drop <= {MAX_MIN_DROP}"
+            )
+        repeats = self.repeats
+        if not 0 < self.alpha <= MAX_ALPHA or (repeats is not None and not 2 <= repeats <= MAX_REPEATS):
+            raise UsageError(
+                f"--alpha {self.alpha} / --repeats {repeats}: need 0 < alpha <= {MAX_ALPHA} (e.g. 0.01) "
+                f"and 2 <= repeats <= {MAX_REPEATS} (or leave --repeats out)"
+            )
+        # A floor above the judge's usual 40% ceiling (a very noisy host) raises the ceiling with it.
+        return JudgeSettings(
+            k_sigma=self.k_sigma,
+            min_drop=drop,
+            max_drop=max(JudgeSettings().max_drop, drop),
+            alpha=self.alpha,
+            repeats=repeats,
+        )
+
+    def node_names(self, environ: Mapping[str, str]) -> tuple[list[str], str]:
+        """(node names, where they came from). A real ``--on slurm`` run without a source takes the
+        allocation's nodes from ``environ`` (SLURM_JOB_NODELIST)."""
+        given = [flag for flag, v in (("--nodes", self.nodes), ("--hostfile", self.hostfile),
+                                      ("--node-list", self.node_list)) if v is not None]  # fmt: skip
+        allocation = environ.get(SLURM_NODELIST) if self.on == "slurm" and not self.simulate else None
+        if not given and allocation:
+            return expand_nodelist(allocation, SLURM_NODELIST), SLURM_NODELIST
+        if len(given) != 1:
+            raise UsageError(
+                f"isolate needs exactly one node source, got {len(given)} ({', '.join(given) or 'none'}); "
+                "pass --nodes N, --hostfile PATH or --node-list PATH (or run --on slurm in an allocation)"
+            )
+        if self.hostfile is not None:
+            return read_hostfile(self.hostfile), f"--hostfile {self.hostfile}"
+        if self.node_list is not None:
+            return read_node_list(self.node_list), f"--node-list {self.node_list}"
+        assert self.nodes is not None  # exactly one source was given
+        return numbered_nodes(self.nodes), f"--nodes {self.nodes}"
+
+    def simulation(self, names: list[str]) -> ClusterModel:
+        """The simulated cluster of ``names`` with the requested faults; every bad flag is one line."""
+        return build_simulation(
+            names, bad=self.bad, bad_links=self.bad_links, slow_factor=self.slow_factor,
+            link_factor=self.link_factor, noise=self.noise, seed=self.seed,
+        )  # fmt: skip
+
+    def launcher_name(self, node_source: str) -> str:
+        """The launcher every round runs through: ``on``, else mpirun with a hostfile, else local."""
+        name = self.on or ("mpirun" if self.hostfile else "local")
+        named_nodes = self.node_list is not None or node_source == SLURM_NODELIST
+        if named_nodes and name != "slurm":
+            # Kubernetes pods (pod/NAME lines) cannot host real rounds: say what does work with them.
+            raise UsageError(
+                f"--node-list with --on {name}: real rounds run only on listed Slurm nodes (--on slurm); "
+                "search these names in the simulator with --simulate --node-list PATH, or measure real "
+                "ranks with --on slurm --node-list PATH, --on mpirun --hostfile PATH or --nodes N (local "
+                "ranks)"
+            )
+        if self.hostfile and name != "mpirun":
+            raise UsageError(f"--hostfile: only --on mpirun places ranks on hosts, not --on {name}")
+        if name not in ("local", "mpirun", "slurm"):
+            raise UsageError(f"--on {name!r}: isolate runs rounds through local, mpirun or slurm")
+        return name
+
+    def check_measurement(self, nodes: int, ranks: int | None) -> None:
+        """The real-run flags, for ``nodes`` nodes and the caller's ``ranks`` (``--ranks``)."""
+        if self.collective not in COLLECTIVES:
+            raise UsageError(f"--collective {self.collective!r}: choose from {', '.join(COLLECTIVES)}")
+        if ranks is not None and ranks != nodes:
+            raise UsageError(
+                f"--ranks {ranks}: isolate runs one rank per node ({nodes} nodes); pass --ranks {nodes} "
+                "(several GPUs per node come later)"
+            )
+        if self.iters < 1 or self.batches < 1 or not 0 < (self.batch_seconds or 1) <= 60:
+            raise UsageError(
+                f"--iters {self.iters} / --batches {self.batches} / --batch-seconds "
+                f"{self.batch_seconds}: iterations and batches 1 or more, seconds in (0, 60]"
+            )
+        if self.expected_gbps is not None and self.expected_gbps <= 0:
+            raise UsageError(f"--expected-gbps {self.expected_gbps}: give a positive busbw, e.g. 180")
