@@ -124,6 +124,7 @@ def bench(
     """Measure NCCL collectives like nccl-tests (size, count, time, algbw, busbw, #wrong)."""
     from gpufabric.cli import bench_modes
     from gpufabric.jobs import ENGINES, BenchRequest, Execution, prepare_bench
+    from gpufabric.launch import host_count, launcher_factory
 
     choice("--engine", engine, ENGINES)
     if self_test:
@@ -146,11 +147,11 @@ def bench(
         nccl_lib=nccl_lib, virtual_nodes=virtual_nodes, mps=mps, nccl_tests_dir=nccl_tests_dir,
         gpus_per_node=gpus_per_node,
     )  # fmt: skip
-    factory = bench_modes.launcher_factory(
+    factory = launcher_factory(
         on, hosts=hosts, hostfile=hostfile, mpirun=mpirun, dry_run=dry_run, image=image,
         virtual_nodes=virtual_nodes, mps=mps,
     )  # fmt: skip
-    nodes = bench_modes.host_count(hosts, hostfile)
+    nodes = host_count(hosts, hostfile)
     execution = Execution(
         launcher=factory,
         nodes=max(nodes, virtual_nodes) if ab else nodes,

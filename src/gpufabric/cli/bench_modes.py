@@ -1,13 +1,12 @@
-"""The parts of ``gpufabric bench`` beyond its flags: where it runs (``--on``, ``--hosts``, the launcher
-factory), flags that cannot go together, ``--self-test``'s shape, the ``--dry-run`` text and the rows as
-they come. Parse and render only; the work is in ``gpufabric.jobs``. Nothing heavy is imported at module
+"""The parts of ``gpufabric bench`` beyond its flags: flags that cannot go together, ``--self-test``'s
+shape, the ``--dry-run`` text and the rows as they come. Parse and render only; the work is in
+``gpufabric.jobs`` and the launcher factory in ``gpufabric.launch``. Nothing heavy is imported at module
 level (the CLI must start without torch).
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,15 +14,11 @@ import typer
 
 from gpufabric.bench import BenchConfig
 from gpufabric.errors import CheckFailed, GpufabricError, UsageError
-from gpufabric.launch import Launcher
+from gpufabric.launch import VIRTUAL_NODE_LAUNCHERS
 from gpufabric.results import RunResult
 
 if TYPE_CHECKING:
     from gpufabric.jobs import PreparedBench
-
-RUNNING_LAUNCHERS: tuple[str, ...] = ("local", "mpirun", "slurm")
-VIRTUAL_NODE_LAUNCHERS: tuple[str, ...] = ("local", "mpirun")
-"""Launchers that place every rank on this host, so they can split them into virtual nodes."""
 
 
 def self_test_shape(
@@ -57,71 +52,6 @@ def print_self_test_figures(instance_type: str | None, config: BenchConfig, resu
 
     lines = self_test_lines(check_instance(instance_type), config.collectives, config.sizes(), result)
     print("\n".join(lines), file=sys.stderr)
-
-
-def host_count(hosts: list[str], hostfile: Path | None) -> int:
-    """Nodes named by ``--hosts``/``--hostfile`` (1 when none: every rank on this host)."""
-    from gpufabric.launch import parse_hostfile, parse_hosts
-
-    if hosts and hostfile:
-        raise UsageError("--hosts and --hostfile both given; use one of them")
-    if hostfile is not None:
-        return len(parse_hostfile(hostfile))
-    return len(parse_hosts(hosts)) if hosts else 1
-
-
-def launcher_factory(
-    on: str,
-    *,
-    hosts: list[str],
-    hostfile: Path | None,
-    mpirun: str,
-    dry_run: bool,
-    image: str | None = None,
-    virtual_nodes: int = 0,
-    mps: bool = False,
-) -> Callable[[], Launcher]:
-    """A fresh launcher per job (A/B rounds and tune candidates are separate jobs)."""
-    from gpufabric.launch import LauncherSettings, check_launcher_name, free_port, make_launcher
-
-    name = check_launcher_name(on)
-    if (virtual_nodes or mps) and name not in VIRTUAL_NODE_LAUNCHERS:
-        raise UsageError(
-            "--virtual-nodes/--mps: split ranks on this host (--on local or --on mpirun); drop them with "
-            f"--on {name}"
-        )
-    if virtual_nodes and (hosts or hostfile):
-        raise UsageError(
-            "--virtual-nodes: places every rank on this host; drop --hosts/--hostfile (ranks on other hosts "
-            "are real nodes already) or drop --virtual-nodes"
-        )
-    if mps and not virtual_nodes:
-        raise UsageError("--mps: for ranks that share a GPU; add --virtual-nodes N or drop --mps")
-    if (hosts or hostfile) and name != "mpirun":
-        raise UsageError(f"--hosts/--hostfile: only --on mpirun places ranks on hosts, not --on {name}")
-    if name not in RUNNING_LAUNCHERS and not dry_run:
-        raise UsageError(
-            f"--on {name}: bench runs through {', '.join(RUNNING_LAUNCHERS)}; add --dry-run to print the "
-            f"{name} plan, or run it with `gpufabric launch TASK --on {name}`"
-        )
-
-    def make() -> Launcher:
-        settings = LauncherSettings()
-        settings.mpirun.hosts = list(hosts)
-        settings.mpirun.hostfile = hostfile
-        settings.mpirun.mpirun = mpirun
-        settings.local_virtual_nodes = virtual_nodes or None
-        settings.local_mps = mps
-        settings.mpirun.virtual_nodes = virtual_nodes
-        settings.mpirun.mps = mps
-        settings.kubernetes.image = image
-        if not (hosts or hostfile):
-            # Ranks on this host: a free port, so concurrent jobs here never share a rendezvous.
-            settings.mpirun.master_port = free_port()
-            settings.slurm.master_port = free_port()
-        return make_launcher(name, settings)
-
-    return make
 
 
 def refuse_flag_combinations(

@@ -145,7 +145,6 @@ def isolate(
     their spread (at most --alpha false alarms); otherwise it is reported as not proven."""
     from gpufabric.bench import parse_stage_timeouts
     from gpufabric.cli._common import choice
-    from gpufabric.cli.bench_modes import launcher_factory
     from gpufabric.jobs import (
         Execution,
         IsolateRequest,
@@ -155,6 +154,7 @@ def isolate(
         prepare_isolate,
         run_isolate_job,
     )
+    from gpufabric.launch import launcher_factory
     from gpufabric.report import render_isolate
 
     _refuse_other_mode_flags(ctx, simulate_run)

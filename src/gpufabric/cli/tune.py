@@ -49,8 +49,8 @@ def tune(
     """Find the NCCL_SOCKET_NTHREADS x NCCL_NSOCKS_PERTHREAD (and channel count) that moves the most data."""
     from gpufabric.analysis import attest_files, tune_markdown
     from gpufabric.cli._common import choice, parse_env_pairs
-    from gpufabric.cli.bench_modes import host_count, launcher_factory
     from gpufabric.jobs import Execution, TuneRequest, run_tune_job
+    from gpufabric.launch import host_count, launcher_factory
 
     choice("--format", fmt, FORMATS)
     request = TuneRequest(

@@ -24,7 +24,6 @@ from gpufabric.train.config import DEVICES, STRATEGIES, TrainConfig, check_backe
 from gpufabric.train.result import TrainDocument, write_train_document
 from gpufabric.train.runner import PreparedTrainRun, prepare_train_run, run_train_run
 
-TRAIN_LAUNCHERS: tuple[str, ...] = ("local", "mpirun", "slurm")
 """The launchers that start train-bench's ranks from here (kubernetes and skypilot run tasks: ``launch``)."""
 
 
@@ -91,9 +90,15 @@ def train_launcher(
 ) -> LauncherFactory | None:
     """Where train-bench's ranks run, as a launcher factory (None: the local launcher, this process's
     environment). Refuses, in one line, flags that do not go with ``on``."""
-    from gpufabric.launch import LauncherSettings, MpirunOptions, check_launcher_name, make_launcher
+    from gpufabric.launch import (
+        RUNNING_LAUNCHERS,
+        LauncherSettings,
+        MpirunOptions,
+        check_launcher_name,
+        make_launcher,
+    )
 
-    _choice("--on", check_launcher_name(on), TRAIN_LAUNCHERS)  # a misspelt name first gets its hint
+    _choice("--on", check_launcher_name(on), RUNNING_LAUNCHERS)  # a misspelt name first gets its hint
     if (virtual_nodes or mps) and on != "local":
         raise UsageError(f"--virtual-nodes/--mps: the local launcher's; drop them with --on {on}")
     if mps and not virtual_nodes:

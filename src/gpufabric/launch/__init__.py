@@ -1,12 +1,14 @@
 """Launchers: place a ``RankProgram``'s ranks somewhere (``base.Launcher``: render a pure ``LaunchPlan``,
 then execute it). ``local`` runs them here; ``mpirun``, ``slurm``, ``kubernetes`` and ``skypilot`` run
-them (or a task file's nodes, ``task_program``) elsewhere; ``registry`` is what ``--on`` names.
+them (or a task file's nodes, ``task_program``) elsewhere; ``registry`` is what ``--on`` names, and
+``factory`` a fresh launcher per job from the flags the running commands share.
 
 Imports are light: the kubernetes client loads only when a Kubernetes plan executes. Running a task
 file end to end is ``gpufabric.jobs.launch``'s; printing a plan is ``gpufabric.report.render_launch_plan``.
 """
 
 from gpufabric.launch.base import Launcher, LaunchPlan, OutputSink, RankProgram
+from gpufabric.launch.factory import RUNNING_LAUNCHERS, VIRTUAL_NODE_LAUNCHERS, host_count, launcher_factory
 from gpufabric.launch.hosts import parse_hostfile, parse_hosts
 from gpufabric.launch.kubernetes import KubernetesLauncher, KubernetesOptions
 from gpufabric.launch.local import free_port
@@ -25,6 +27,8 @@ from gpufabric.launch.task_program import task_program
 
 __all__ = [
     "LAUNCHER_NAMES",
+    "RUNNING_LAUNCHERS",
+    "VIRTUAL_NODE_LAUNCHERS",
     "Interrupted",
     "KubernetesLauncher",
     "KubernetesOptions",
@@ -41,6 +45,8 @@ __all__ = [
     "SlurmOptions",
     "check_launcher_name",
     "free_port",
+    "host_count",
+    "launcher_factory",
     "make_launcher",
     "parse_hostfile",
     "parse_hosts",

@@ -1,0 +1,83 @@
+"""A fresh launcher per job from the flags every running command shares (``--on``, ``--hosts``,
+``--hostfile``, ``--mpirun``, ``--virtual-nodes``, ``--mps``): which launchers run jobs, which can split
+this host's ranks into virtual nodes, and the one-line refusals of flags that do not go together.
+The A/B's rounds and tune's candidates are separate jobs, so each asks the factory for its own launcher.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from gpufabric.errors import UsageError
+from gpufabric.launch.base import Launcher
+
+RUNNING_LAUNCHERS: tuple[str, ...] = ("local", "mpirun", "slurm")
+VIRTUAL_NODE_LAUNCHERS: tuple[str, ...] = ("local", "mpirun")
+"""Launchers that place every rank on this host, so they can split them into virtual nodes."""
+
+
+def host_count(hosts: list[str], hostfile: Path | None) -> int:
+    """Nodes named by ``--hosts``/``--hostfile`` (1 when none: every rank on this host)."""
+    from gpufabric.launch.hosts import parse_hostfile, parse_hosts
+
+    if hosts and hostfile:
+        raise UsageError("--hosts and --hostfile both given; use one of them")
+    if hostfile is not None:
+        return len(parse_hostfile(hostfile))
+    return len(parse_hosts(hosts)) if hosts else 1
+
+
+def launcher_factory(
+    on: str,
+    *,
+    hosts: list[str],
+    hostfile: Path | None,
+    mpirun: str,
+    dry_run: bool,
+    image: str | None = None,
+    virtual_nodes: int = 0,
+    mps: bool = False,
+) -> Callable[[], Launcher]:
+    """A fresh launcher per job (A/B rounds and tune candidates are separate jobs)."""
+    from gpufabric.launch.local import free_port
+    from gpufabric.launch.registry import LauncherSettings, check_launcher_name, make_launcher
+
+    name = check_launcher_name(on)
+    if (virtual_nodes or mps) and name not in VIRTUAL_NODE_LAUNCHERS:
+        raise UsageError(
+            "--virtual-nodes/--mps: split ranks on this host (--on local or --on mpirun); drop them with "
+            f"--on {name}"
+        )
+    if virtual_nodes and (hosts or hostfile):
+        raise UsageError(
+            "--virtual-nodes: places every rank on this host; drop --hosts/--hostfile (ranks on other hosts "
+            "are real nodes already) or drop --virtual-nodes"
+        )
+    if mps and not virtual_nodes:
+        raise UsageError("--mps: for ranks that share a GPU; add --virtual-nodes N or drop --mps")
+    if (hosts or hostfile) and name != "mpirun":
+        raise UsageError(f"--hosts/--hostfile: only --on mpirun places ranks on hosts, not --on {name}")
+    if name not in RUNNING_LAUNCHERS and not dry_run:
+        raise UsageError(
+            f"--on {name}: bench runs through {', '.join(RUNNING_LAUNCHERS)}; add --dry-run to print the "
+            f"{name} plan, or run it with `gpufabric launch TASK --on {name}`"
+        )
+
+    def make() -> Launcher:
+        settings = LauncherSettings()
+        settings.mpirun.hosts = list(hosts)
+        settings.mpirun.hostfile = hostfile
+        settings.mpirun.mpirun = mpirun
+        settings.local_virtual_nodes = virtual_nodes or None
+        settings.local_mps = mps
+        settings.mpirun.virtual_nodes = virtual_nodes
+        settings.mpirun.mps = mps
+        settings.kubernetes.image = image
+        if not (hosts or hostfile):
+            # Ranks on this host: a free port, so concurrent jobs here never share a rendezvous.
+            settings.mpirun.master_port = free_port()
+            settings.slurm.master_port = free_port()
+        return make_launcher(name, settings)
+
+    return make
