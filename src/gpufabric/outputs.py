@@ -1,6 +1,6 @@
 """Writing an output file the way a user expects, with secrets scrubbed from what is written.
 
-``write_output(path, text)``:
+``write_output(path, text)`` (and ``write_files(directory, contents)``, each file the same way):
 
 - ``-`` is standard output;
 - a symlink is written *through* (its target changes, the link stays);
@@ -23,6 +23,7 @@ import os
 import stat
 import sys
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 
 from gpufabric.redact import scrub_known
@@ -81,6 +82,17 @@ def write_output(path: Path | str, text: str) -> None:
         return
     target.parent.mkdir(parents=True, exist_ok=True)
     _replace_atomically(target, text)
+
+
+def write_files(directory: Path, contents: Mapping[str, str], *, executable: tuple[str, ...] = ()) -> None:
+    """Each ``name: text`` of ``contents`` as ``directory/name`` through ``write_output``; ``directory`` is
+    made if missing, and names ending in one of ``executable`` get mode 0755 (scripts to run)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, text in contents.items():
+        path = directory / name
+        write_output(path, text)
+        if name.endswith(executable) and executable:
+            path.chmod(0o755)
 
 
 def _replace_atomically(target: Path, text: str) -> None:

@@ -15,8 +15,8 @@ from rich.console import Console
 
 from gpufabric.analysis.doctor import CheckResult, DoctorReport, Verdict, doctor, resolve_expectation
 from gpufabric.analysis.nccl_log import attest_files
-from gpufabric.cli.doctor import render_table
 from gpufabric.errors import InputError, UsageError
+from gpufabric.report import doctor_view
 from gpufabric.results.io import write_result
 from gpufabric.results.model import Measurement, Row, RunMetadata, RunResult, Series
 
@@ -178,7 +178,7 @@ def test_baseline_source_is_in_the_table(tmp_path: Path, busbw: float, verdict: 
     assert bw.verdict is verdict
     assert "source: public guide SkyPilot's EFA guide" in bw.cause
     out = io.StringIO()
-    render_table(report, Console(file=out, width=400))
+    Console(file=out, width=400).print(doctor_view(report))
     assert "source: public guide SkyPilot's EFA guide" in out.getvalue()
 
 

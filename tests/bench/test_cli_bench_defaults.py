@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from gpufabric.jobs.bench_request import default_step
-from gpufabric.report.nccl_table import render
+from gpufabric.report.nccl_table import render_run
 from gpufabric.results.io import read_result
 from gpufabric.results.model import RunMetadata, RunResult
 
@@ -54,7 +54,7 @@ def test_warm_up_notes_are_one_line_in_the_table_and_whole_in_the_result() -> No
         "all_gather: skipped 1 size(s) below one float per rank (8 B); nccl-tests prints them as 0-byte rows",
     ]
     run = RunResult(label="x", metadata=RunMetadata(notes=notes))
-    lines = [line for line in render(run, "table").splitlines() if line.startswith("# note:")]
+    lines = [line for line in render_run(run, "table").splitlines() if line.startswith("# note:")]
     assert len(lines) == 2, lines
     assert "skipped 1 size(s)" in lines[0]
     assert "17 unsteady batch(es) discarded in 2 collective(s); some sizes never settled" in lines[1]

@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from gpufabric.report.nccl_table import render
+from gpufabric.report.nccl_table import render_run
 from gpufabric.results.io import read_result, read_stream
 
 CLI = [sys.executable, "-m", "gpufabric.cli", "bench", "--ranks", "2", "--no-progress", "-f", "8"]
@@ -27,7 +27,7 @@ def test_streamed_table_is_the_final_table_byte_for_byte(tmp_path: Path) -> None
         capture_output=True, text=True, timeout=180, check=False, env=_env(),
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout == render(read_result(run_dir / "result.json"), "table")
+    assert proc.stdout == render_run(read_result(run_dir / "result.json"), "table")
     assert "# the final result, in full" not in proc.stdout
 
 
@@ -87,7 +87,7 @@ def test_json_is_printed_once_at_the_end_as_before(tmp_path: Path) -> None:
         capture_output=True, text=True, timeout=180, check=False, env=_env(),
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout == render(read_result(run_dir / "result.json"), "json")
+    assert proc.stdout == render_run(read_result(run_dir / "result.json"), "json")
 
 
 def test_with_the_progress_bar_on_stderr_stdout_is_still_exactly_the_csv(tmp_path: Path) -> None:
@@ -98,5 +98,5 @@ def test_with_the_progress_bar_on_stderr_stdout_is_still_exactly_the_csv(tmp_pat
         capture_output=True, text=True, timeout=180, check=False, env=_env(),
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout == render(read_result(run_dir / "result.json"), "csv")
+    assert proc.stdout == render_run(read_result(run_dir / "result.json"), "csv")
     assert "all_reduce" in proc.stderr  # the bar's description, drawn on stderr only

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gpufabric.analysis.tune import judge_tune, tune_markdown
+from gpufabric.analysis.tune import judge_tune
 from gpufabric.bench import BenchConfig
 from gpufabric.bench.execution import Execution
 from gpufabric.bench.tune import (
@@ -29,6 +29,7 @@ from gpufabric.bench.tune import (
 )
 from gpufabric.errors import UsageError
 from gpufabric.planner import ab_profiles
+from gpufabric.report.tune_render import tune_markdown
 from gpufabric.results.io import read_result
 from gpufabric.results.model import Measurement
 

@@ -12,9 +12,9 @@ import kubernetes_validate
 import pytest
 
 from gpufabric.catalog import list_instances
-from gpufabric.cli.catalog import _dump
 from gpufabric.planner import PlanRequest, Platform, plan
 from gpufabric.planner.kubernetes import JOB_LABEL, POD_MANIFESTS_MAX_NODES
+from gpufabric.report.plain import dump_public
 
 K8S_VERSION = "1.30.0"
 BIG = POD_MANIFESTS_MAX_NODES + 1
@@ -52,7 +52,7 @@ def test_small_plans_keep_one_pod_per_node() -> None:
 def test_plan_size_does_not_grow_with_nodes() -> None:
     def printed(nodes: int) -> str:
         result = plan(PlanRequest(instance_type="p5.48xlarge", nodes=nodes))
-        return _dump(result.model_dump(mode="json", exclude={"request"}), "yaml")
+        return dump_public(result.model_dump(mode="json", exclude={"request"}), "yaml")
 
     small, big = printed(BIG), printed(4096)
     assert big.replace("4096", str(BIG)) == small

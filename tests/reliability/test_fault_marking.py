@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from gpufabric.report.nccl_table import render
+from gpufabric.report.nccl_table import render_run
 from gpufabric.results.io import read_result
 
 FAULT = "slow:rank=1:delay_ms=1"
@@ -38,11 +38,11 @@ def test_a_faulted_run_is_marked_in_every_format(tmp_path: Path) -> None:
     assert BANNER in lines[0] and BANNER in lines[-1]  # header and footer of the table
     result = read_result(out)
     assert result.metadata.fault == FAULT
-    csv_lines = render(result, "csv").splitlines()
+    csv_lines = render_run(result, "csv").splitlines()
     assert BANNER in csv_lines[0] and BANNER in csv_lines[-1]
-    markdown = render(result, "markdown").strip().splitlines()
+    markdown = render_run(result, "markdown").strip().splitlines()
     assert BANNER in markdown[0] and BANNER in markdown[-1]
-    assert render(result, "json") == render(result.model_copy(), "json")  # JSON: metadata only
+    assert render_run(result, "json") == render_run(result.model_copy(), "json")  # JSON: metadata only
 
 
 def test_a_clean_run_has_no_banner(tmp_path: Path) -> None:

@@ -30,7 +30,7 @@ from hypothesis import strategies as st
 from gpufabric.analysis.nccl_log import attest_lines
 from gpufabric.catalog.loader import parse_data_file
 from gpufabric.errors import GpufabricError
-from gpufabric.report.nccl_table import render
+from gpufabric.report.nccl_table import render_run
 from gpufabric.results.io import StreamWriter, read_stream, result_from_dict
 from gpufabric.results.readers import read_run
 from gpufabric.results.readers.nccl_json import looks_like_nccl_tests_json, read_nccl_json
@@ -364,7 +364,7 @@ def test_read_run_on_mutated_files(seed: int, scratch: Path, stream_corpus: list
 
 OURS = {
     suffix: [
-        render(result_from_dict(doc, source="fixture"), fmt).splitlines(keepends=True) for doc in TRIMMED
+        render_run(result_from_dict(doc, source="fixture"), fmt).splitlines(keepends=True) for doc in TRIMMED
     ]
     for fmt, suffix in (("table", ".txt"), ("csv", ".csv"), ("markdown", ".md"))
 }

@@ -7,7 +7,7 @@ import io
 import json
 from pathlib import Path
 
-from gpufabric.report.nccl_table import format_time, render
+from gpufabric.report.nccl_table import format_time, render_run
 from gpufabric.results.model import Device, Measurement, Row, RunMetadata, RunResult, Series
 from gpufabric.results.readers import read_run
 
@@ -50,7 +50,7 @@ def _result() -> RunResult:
 
 
 def test_table_is_nccl_tests_shaped() -> None:
-    text = render(_result(), "table")
+    text = render_run(_result(), "table")
     lines = text.splitlines()
     assert lines[0] == (
         "# gpufabric 0.1.0 alltoall: 4 ranks, backend nccl, minBytes 8 maxBytes 1048576 step: 2(factor) "
@@ -76,12 +76,12 @@ def test_time_column_precision_follows_nccl_tests() -> None:
 
 def test_csv_markdown_and_json() -> None:
     result = _result()
-    rows = list(csv.DictReader(io.StringIO(render(result, "csv"))))
+    rows = list(csv.DictReader(io.StringIO(render_run(result, "csv"))))
     assert rows[0]["collective"] == "alltoall" and rows[0]["oop_wrong"] == "0" and rows[0]["ip_wrong"] == ""
     assert float(rows[0]["oop_spread"]) > 0
-    markdown = render(result, "markdown")
+    markdown = render_run(result, "markdown")
     assert "| 1048576 | 65536 | float | none | -1 | 1305.5 | 2.41 | 0 | 19.85 | 39.62 | N/A |" in markdown
-    assert json.loads(render(result, "json"))["label"] == "golden"
+    assert json.loads(render_run(result, "json"))["label"] == "golden"
 
 
 NCCL = Path(__file__).parents[1] / "fixtures" / "nccl_tests"
@@ -90,7 +90,7 @@ NCCL = Path(__file__).parents[1] / "fixtures" / "nccl_tests"
 def test_preamble_of_nccl_tests_text_repeats_the_settings_line_it_read() -> None:
     """The text reader keeps ``step`` as printed, ``warmup_iters`` and ``validation``: all shown, as read."""
     run = read_run(NCCL / "constructed_v2_17_timestamps.log")
-    first = render(run, "table").splitlines()[0]
+    first = render_run(run, "table").splitlines()[0]
     assert first == (
         "# nccl-tests 2.17.1 all_reduce: 8 ranks, nThread 1 nGpus 1 minBytes 1024 maxBytes 1048576 "
         "step: 4(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 0 graph: 0"
@@ -99,7 +99,7 @@ def test_preamble_of_nccl_tests_text_repeats_the_settings_line_it_read() -> None
 
 def test_preamble_of_nccl_tests_json_shows_its_config_and_omits_what_is_absent() -> None:
     run = read_run(NCCL / "constructed_nccl_tests.json")
-    lines = render(run, "table").splitlines()
+    lines = render_run(run, "table").splitlines()
     assert lines[0] == (
         "# nccl-tests all_reduce: 4 ranks, nThread 1 nGpus 4 minBytes 1048576 maxBytes 8388608 "
         "step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0"
@@ -113,7 +113,7 @@ def test_preamble_steps_by_bytes_and_says_adaptive_settings() -> None:
     settings = {"step_factor": 1, "step_bytes": 1048576, "warmup": 2, "mode": "adaptive"}
     settings |= {"precision": 0.02, "budget_s": 30, "check": False}
     meta = RunMetadata(backend="gloo", settings=settings)
-    first = render(result.model_copy(update={"metadata": meta}), "table").splitlines()[0]
+    first = render_run(result.model_copy(update={"metadata": meta}), "table").splitlines()[0]
     assert first == (
         "# gpufabric alltoall: 4 ranks, backend gloo, step: 1048576(bytes) warmup iters: 2 "
         "adaptive: precision 0.02 budget 30s validation: 0"

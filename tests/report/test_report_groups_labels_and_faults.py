@@ -12,7 +12,7 @@ import pytest
 
 from gpufabric.cli.app import main
 from gpufabric.report.html import build_report
-from gpufabric.report.nccl_table import render
+from gpufabric.report.nccl_table import render_run
 from gpufabric.results.io import read_result, write_result
 from gpufabric.results.readers import read_run
 
@@ -91,13 +91,15 @@ def _faulted(tmp_path: Path) -> Path:
 def test_render_marks_a_faulted_run_in_every_text_format(tmp_path: Path) -> None:
     run = read_run(_faulted(tmp_path))
     for fmt in ("table", "csv"):
-        text = render(run, fmt)
+        text = render_run(run, fmt)
         assert text.startswith(f"# {BANNER}\n") and text.endswith(f"# {BANNER}\n"), fmt
-    markdown = render(run, "markdown")
+    markdown = render_run(run, "markdown")
     assert markdown.startswith(f"> **{BANNER}**\n\n") and markdown.endswith(f"\n\n> **{BANNER}**\n")
-    assert json.loads(render(run, "json"))["metadata"]["fault"] == SPEC
+    assert json.loads(render_run(run, "json"))["metadata"]["fault"] == SPEC
     clean = read_run(NVLINK)
-    assert "fault injected" not in render(clean, "table") + render(clean, "csv") + render(clean, "markdown")
+    assert "fault injected" not in render_run(clean, "table") + render_run(clean, "csv") + render_run(
+        clean, "markdown"
+    )
 
 
 def test_show_compare_and_report_mark_a_faulted_run(

@@ -19,7 +19,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpufabric.report.nccl_table import format_time, render, render_table
+from gpufabric.report.nccl_table import format_time, render_run, render_table
 from gpufabric.results.io import StreamWriter
 from gpufabric.results.model import (
     ENGINE_COLLECTIVES,
@@ -155,7 +155,7 @@ def _printed(row: Row) -> list[str]:
 @EXAMPLES
 @given(runs())
 def test_json_carries_everything(run: RunResult) -> None:
-    assert _read(render(run, "json"), ".json") == run
+    assert _read(render_run(run, "json"), ".json") == run
 
 
 @EXAMPLES
@@ -181,9 +181,9 @@ def test_jsonl_stream_carries_its_records(run: RunResult) -> None:
 @EXAMPLES
 @given(runs())
 def test_table_reads_back_as_printed(run: RunResult) -> None:
-    printed = render(run, "table")
+    printed = render_run(run, "table")
     back = _read(printed, ".txt")
-    assert render(back, "table") == printed  # everything the table shows, shown again the same
+    assert render_run(back, "table") == printed  # everything the table shows, shown again the same
     assert [(s.display_name, s.nranks) for s in back.series] == [
         (s.display_name, s.nranks) for s in run.series
     ]
@@ -211,7 +211,7 @@ def test_table_reads_back_as_printed(run: RunResult) -> None:
 @EXAMPLES
 @given(runs())
 def test_csv_carries_rows_at_full_precision(run: RunResult) -> None:
-    back = _read(render(run, "csv"), ".csv")
+    back = _read(render_run(run, "csv"), ".csv")
     assert [(s.collective, s.nranks, s.rows) for s in back.series] == [
         (s.collective, s.nranks, s.rows) for s in run.series
     ]
@@ -225,7 +225,7 @@ def _md_half(m: Measurement | None) -> tuple[str, str, int | None] | None:
 @EXAMPLES
 @given(runs())
 def test_markdown_carries_rows_as_printed(run: RunResult) -> None:
-    back = _read(render(run, "markdown"), ".md")
+    back = _read(render_run(run, "markdown"), ".md")
     assert [(s.display_name, s.nranks) for s in back.series] == [
         (s.display_name, s.nranks) for s in run.series
     ]

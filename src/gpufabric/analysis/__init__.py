@@ -1,7 +1,32 @@
-"""Reading what ran: NCCL's debug logs into an attestation (``attest_files``), doctor, compare, the A/B
-and tune judges, isolate's search."""
+"""Reading what ran: NCCL's debug logs into an attestation (``attest_files``), the doctor on runs
+(``doctor``) and on this node (``preflight``), compare (``compare_runs``), the A/B and tune judges,
+isolate's search (``analysis.isolate``).
 
+The documents they return (``DoctorReport``, ``Comparison``, ``TuneReport``, ``ABReport``) render through
+``gpufabric.report``.
+"""
+
+from gpufabric.analysis.ab_judge import ABReport
+from gpufabric.analysis.compare import compare_runs, without_empty_tables
+from gpufabric.analysis.compare_model import PLACEMENT_NAMES, Comparison, Placement
+from gpufabric.analysis.doctor import EXPECT_CHOICES, DoctorReport, Verdict, doctor
 from gpufabric.analysis.nccl_log import attest_files
-from gpufabric.analysis.tune import judge_tune, tune_markdown
+from gpufabric.analysis.preflight import preflight
+from gpufabric.analysis.tune import TuneReport, judge_tune
 
-__all__ = ["attest_files", "judge_tune", "tune_markdown"]
+__all__ = [
+    "EXPECT_CHOICES",
+    "PLACEMENT_NAMES",
+    "ABReport",
+    "Comparison",
+    "DoctorReport",
+    "Placement",
+    "TuneReport",
+    "Verdict",
+    "attest_files",
+    "compare_runs",
+    "doctor",
+    "judge_tune",
+    "preflight",
+    "without_empty_tables",
+]

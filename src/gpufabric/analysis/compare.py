@@ -37,7 +37,14 @@ from gpufabric.errors import UsageError
 from gpufabric.results.model import Measurement, Row, RunResult, Series
 from gpufabric.results.unnamed import COLLECTIVE_OF_FLAG, has_unnamed, match_unnamed, name_unnamed
 
-__all__ = ["compare_runs", "format_speedup", "round_speedup", "shared_collectives", "unique_labels"]
+__all__ = [
+    "compare_runs",
+    "format_speedup",
+    "round_speedup",
+    "shared_collectives",
+    "unique_labels",
+    "without_empty_tables",
+]
 
 
 def resolve_baseline(baseline: str | int | None, labels: Sequence[str]) -> int:
@@ -259,3 +266,15 @@ def no_common_size(table: CompareTable) -> str:
         f"{table.collective} ({table.variant}): no size was measured by every run, so there is nothing "
         f"to compare ({measured})"
     )
+
+
+def without_empty_tables(comparison: Comparison) -> tuple[Comparison, list[str]]:
+    """``comparison`` without its tables that have no row, and a note for each one left out.
+
+    When every table is empty there is nothing to compare: a ``UsageError`` saying why, because an empty
+    table and exit 0 read as "compared, all fine"."""
+    empty = [table for table in comparison.tables if not table.rows]
+    if empty and len(empty) == len(comparison.tables):
+        raise UsageError("; ".join(no_common_size(table) for table in empty))
+    kept = comparison.model_copy(update={"tables": [t for t in comparison.tables if t.rows]})
+    return kept, [f"{no_common_size(table)}; left out" for table in empty]

@@ -7,6 +7,7 @@ reaches its 5th percentile (a plateau of equal settings is common on the socket 
 The gain is best vs NCCL's defaults, with a 95% bootstrap interval of the busbw
 ratio (``analysis.stats.speedup_interval``). A best candidate whose interval contains 1x, or the
 defaults themselves, yields "keep NCCL's defaults": no export is recommended on noise.
+The report as text is ``report.tune_render``'s.
 """
 
 from __future__ import annotations
@@ -127,25 +128,3 @@ def judge_tune(runs: TuneRuns) -> TuneReport:
         verdict=verdict,
         runs=runs,
     )
-
-
-def tune_markdown(report: TuneReport) -> str:
-    path_env = " ".join(f"{k}={v}" for k, v in sorted(report.path_env.items())) or "as given"
-    lines = [
-        f"## tune: {report.collective} on the {report.path} path at {human_size(report.size_bytes)}",
-        "",
-        f"- path forced with: {path_env}",
-        f"- {report.jobs} job(s) of a budget of {report.budget}, {report.runs.rounds} round(s) of "
-        "successive halving (defaults re-measured every round)",
-        "",
-        "| candidate | env | jobs | busbw (GB/s, median) | spread p5–p95 | vs default |",
-        "|-----------|-----|------|----------------------|---------------|------------|",
-    ]
-    base = report.default.busbw_gbs if report.default and report.default.busbw_gbs > 0 else None
-    for s in report.ranking:
-        env = " ".join(f"{k}={v}" for k, v in sorted(s.env.items())) or "(NCCL defaults)"
-        ratio = f"{s.busbw_gbs / base:.2f}x" if base else "-"
-        spread = f"{s.busbw_p5:.3g}–{s.busbw_p95:.3g}"
-        lines.append(f"| {s.name} | {env} | {s.jobs} | {s.busbw_gbs:.3g} | {spread} | {ratio} |")
-    lines += ["", f"Verdict: {report.verdict}", "", "```", report.export_line, "```"]
-    return "\n".join(lines) + "\n"

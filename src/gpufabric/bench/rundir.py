@@ -20,11 +20,11 @@ from pathlib import Path
 from gpufabric.bench.stages import STAGES_DIR
 from gpufabric.errors import UsageError
 from gpufabric.outputs import check_output_path, describe_write_error, is_special, is_stdout, real_target
+from gpufabric.results.io import RESULT_NAME as RESULT_NAME  # the results layer names its files;
+from gpufabric.results.io import STREAM_NAME as STREAM_NAME  # re-exported: they are part of this layout
 
 CONFIG_NAME = "config.json"
 PLAN_NAME = "plan.json"
-STREAM_NAME = "result.jsonl"
-RESULT_NAME = "result.json"
 NCCL_LOG_DIR = "nccl"
 ERRORS_DIR = "errors"
 PROGRESS_TAG = "GPUFABRIC_PROGRESS "

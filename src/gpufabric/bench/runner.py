@@ -42,7 +42,7 @@ from gpufabric.bench.rundir import (
     check_output_file,
 )
 from gpufabric.bench.stages import STAGE_TAG, StageTimeouts, StageWatchdog
-from gpufabric.bench.world import preflight
+from gpufabric.bench.world import checked_world
 from gpufabric.errors import GpufabricError, UsageError
 from gpufabric.launch.base import Launcher, LaunchPlan, OutputSink, RankProgram
 from gpufabric.launch.processes import watching
@@ -121,7 +121,7 @@ def prepare_sweep(config: BenchConfig, execution: Execution) -> PreparedSweep:
         check_output_file(execution.out)  # before the sweep, not after it
     launcher = execution.job_launcher()
     ranks_here = execution.ranks_here if execution.ranks_here is not None else launcher.name == "local"
-    nranks, backend, on_gpu, fault = preflight(
+    nranks, backend, on_gpu, fault = checked_world(
         config, ranks=execution.ranks, environ={**base, **extra}, ranks_here=ranks_here
     )
     config = config.model_copy(update={"engine": resolve_engine(config, backend)})

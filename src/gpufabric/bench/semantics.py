@@ -30,6 +30,7 @@ NO_INPLACE_CHECK: frozenset[str] = frozenset({"alltoall", "sendrecv", "alltoallv
 # a buffer by nranks to a multiple of 16 bytes: ``(count/nranks) & ~(16/eltSize - 1)``. Older versions
 # use ``count/nranks``. Small sizes can therefore print as 0-byte rows.
 ALIGNED_SINCE = (2, 13, 12)
+# The collectives that divide a buffer by nranks: per-rank counts (trimmed above), busbw (n-1)/n.
 _SPLIT = frozenset({"all_gather", "reduce_scatter", "alltoall", "gather", "scatter", "alltoallv"})
 
 
@@ -121,7 +122,7 @@ def bus_factor(collective: str, nranks: int) -> float:
     """busbw = algbw x this factor (nccl-tests doc/PERFORMANCE.md and each GetBw)."""
     if collective == "all_reduce":
         return 2.0 * (nranks - 1) / nranks
-    if collective in ("all_gather", "reduce_scatter", "alltoall", "gather", "scatter", "alltoallv"):
+    if collective in _SPLIT:
         return (nranks - 1) / nranks
     if collective in ("broadcast", "reduce", "sendrecv"):
         return 1.0
@@ -130,10 +131,10 @@ def bus_factor(collective: str, nranks: int) -> float:
 
 def algbw_bytes(shape: CollectiveLayout) -> int:
     """Bytes that algbw divides by time: ``GetBw``'s ``count * typesize`` (x nranks where nccl-tests does)."""
-    if shape.collective in ("all_gather", "reduce_scatter", "alltoall", "gather", "scatter"):
-        return shape.param_count * shape.wordsize * shape.nranks
     if shape.collective == "alltoallv":  # the busiest rank's bytes (alltoallv.cu AlltoAllvGetBw)
         return max(shape.send_count, shape.recv_count) * shape.wordsize
+    if shape.collective in _SPLIT:
+        return shape.param_count * shape.wordsize * shape.nranks
     return shape.param_count * shape.wordsize
 
 

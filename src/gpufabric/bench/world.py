@@ -1,7 +1,8 @@
 """What this host can run, decided before any rank starts: its GPUs, memory and cores, the world
-(ranks, backend, GPU or CPU) a request resolves to, and ``preflight``, every check made before anything
-starts, by ``runner.prepare_sweep`` (so ``bench --dry-run``, which prints what that returned, never shows a
-plan for a request a run would refuse).
+(ranks, backend, GPU or CPU) a request resolves to, and ``checked_world``, that world after every check
+made before anything starts, by ``runner.prepare_sweep`` (so ``bench --dry-run``, which prints what that
+returned, never shows a plan for a request a run would refuse). Not to be confused with ``doctor
+--preflight`` (``analysis.preflight``), which checks a node's fabric setup.
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ def usable_cores() -> int:
         return os.cpu_count() or 1
 
 
-def preflight(
+def checked_world(
     config: BenchConfig, *, ranks: int | None, environ: Mapping[str, str], ranks_here: bool
 ) -> tuple[int, str, bool, Fault | None]:
     """(ranks, backend, on_gpu, fault): every check that can be made before anything starts, made once by

@@ -6,7 +6,8 @@ the public API other areas call; the names below are stable.
 Instances
     ``get_instance(name) -> InstanceType``  case-insensitive, aliases such as ``ml.p4d.24xlarge`` work;
         unknown names raise ``CatalogError`` with "did you mean" suggestions.
-    ``list_instances(cloud=None) -> list[InstanceType]``  in data-file order (AWS in seed 000's order).
+    ``list_instances(cloud=None) -> list[InstanceType]``  in data-file order (AWS in seed 000's order);
+        ``InstanceListing`` is that list as the document ``catalog list`` renders.
     ``find_by_accelerator(accelerator, count, cloud=None) -> list[InstanceType]``  fastest fabric first.
 
 Fabrics
@@ -28,6 +29,10 @@ Kubernetes nodes
     ``match_node_labels(labels) -> InstanceType | None``
     ``detect_node_shape(labels) -> NodeDetection | None``  provider (eks, gke, aks, nebius, coreweave,
         together, oke), shape, fabric and which label decided.
+
+Sources
+    ``public_data(dumped)``  a dumped model with every source named as users know it (a public guide's
+        name, never the file the catalog keeps it under): what every YAML/JSON output of it shows.
 """
 
 from __future__ import annotations
@@ -52,11 +57,13 @@ from gpufabric.catalog.model import (
     Collective,
     Fabric,
     FabricName,
+    InstanceListing,
     InstanceType,
     LogMarker,
     NodeDetection,
     NodeLabelRule,
     Provenance,
+    public_data,
 )
 
 __all__ = [
@@ -67,6 +74,7 @@ __all__ = [
     "Collective",
     "Fabric",
     "FabricName",
+    "InstanceListing",
     "InstanceType",
     "LogMarker",
     "NodeDetection",
@@ -82,5 +90,6 @@ __all__ = [
     "list_fabrics",
     "list_instances",
     "match_node_labels",
+    "public_data",
     "resolve_fabric",
 ]

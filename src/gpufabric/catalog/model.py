@@ -214,6 +214,13 @@ class InstanceType(_Frozen):
         return f"{self.accelerator}:{self.accelerator_count}"
 
 
+class InstanceListing(_Frozen):
+    """``gpufabric catalog list``: the instance types of one cloud (``cloud``, as given) or all."""
+
+    cloud: str | None = None
+    instances: list[InstanceType]
+
+
 class BaselinePoint(_Frozen):
     size_bytes: int = Field(gt=0)
     busbw_gbps: float = Field(ge=0)

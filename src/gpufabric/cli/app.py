@@ -15,7 +15,7 @@ from typer.core import TyperCommand, TyperGroup
 from gpufabric import __version__
 from gpufabric.cli import bench, catalog, doctor, env, isolate, launch, nodes, plan, results, train, tune
 from gpufabric.errors import GpufabricError
-from gpufabric.launch.signals import Interrupted, stopping_on_signals
+from gpufabric.launch import Interrupted, stopping_on_signals
 from gpufabric.redact import scrubbed_std_streams
 
 

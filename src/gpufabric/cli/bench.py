@@ -24,7 +24,7 @@ import typer
 from gpufabric.bench import Attester, check_fresh_run_dir, check_output_file, parse_stage_timeouts
 from gpufabric.cli._common import choice, parse_env_pairs
 from gpufabric.errors import CheckFailed
-from gpufabric.report import AB_FORMATS, FORMATS
+from gpufabric.report import AB_FORMATS, RUN_FORMATS
 from gpufabric.results import RunResult
 
 
@@ -132,7 +132,7 @@ def bench(
     bench_modes.refuse_flag_combinations(
         ab=ab, engine=engine, dry_run=dry_run, instance_type=instance_type, self_test=self_test
     )
-    choice("--format", fmt, AB_FORMATS if ab else FORMATS)
+    choice("--format", fmt, AB_FORMATS if ab else RUN_FORMATS)
     # Output paths are checked before anything runs, whatever the mode: a sweep must not end in a
     # traceback because --out names a directory.
     if out is not None:

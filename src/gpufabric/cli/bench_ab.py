@@ -10,7 +10,7 @@ import sys
 import typer
 
 from gpufabric.jobs import BenchRequest, Execution, ab_failure, run_ab_job
-from gpufabric.report import render_ab
+from gpufabric.report import Format, render_ab
 
 
 def show_ab(request: BenchRequest, execution: Execution, *, rounds: int, instance_type: str | None,
@@ -21,7 +21,7 @@ def show_ab(request: BenchRequest, execution: Execution, *, rounds: int, instanc
         print(f"bench --ab: job {done + 1}/{total} ({side})", file=sys.stderr, flush=True)
 
     report = run_ab_job(request, execution, rounds=rounds, instance_type=instance_type, on_job=job)
-    typer.echo(render_ab(report, fmt), nl=False)
+    typer.echo(render_ab(report, Format(fmt)), nl=False)
     failure = ab_failure(report)
     if failure is not None:
         raise failure

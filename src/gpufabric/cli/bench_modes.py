@@ -91,12 +91,12 @@ def run_and_show(prepared: PreparedBench, *, fmt: str, progress: bool | None, ou
     from gpufabric.jobs import run_bench_job, with_progress
     from gpufabric.launch import Interrupted
     from gpufabric.outputs import is_stdout
-    from gpufabric.report import render
+    from gpufabric.report import Format, render_run
 
     to_stderr = is_stdout(out or "")  # ``--out -`` put the JSON document on stdout: the table goes to stderr
     if not isinstance(prepared, PreparedSweep):  # nccl-tests: the table once every binary has run
         result = run_bench_job(prepared)
-        typer.echo(render(result, fmt), nl=False, err=to_stderr)
+        typer.echo(render_run(result, Format(fmt)), nl=False, err=to_stderr)
         return result
     # The run directory is fixed already, so the rows can be read back as they come and a stopped run
     # can say where its partial result is.
@@ -109,10 +109,10 @@ def run_and_show(prepared: PreparedBench, *, fmt: str, progress: bool | None, ou
         if exc.result_path is not None:
             from gpufabric.results import read_result
 
-            printer.finish(render(read_result(exc.result_path), fmt))
+            printer.finish(render_run(read_result(exc.result_path), Format(fmt)))
         raise
     except (GpufabricError, Interrupted):
         printer.stopped()  # whatever stopped it: what was measured, and where it is kept
         raise
-    printer.finish(render(result, fmt))
+    printer.finish(render_run(result, Format(fmt)))
     return result

@@ -1,5 +1,5 @@
 """What ``gpufabric bench`` shows while it runs: the sweep's progress bar on stderr. (The result itself
-comes from ``report.nccl_table.render``, which also marks a fault-injected run.)
+comes from ``report.render_run``, which also marks a fault-injected run.)
 
 rich is imported only when the bar is shown, so a piped run never pays for it.
 """

@@ -23,7 +23,7 @@ from typing import TextIO
 
 from gpufabric.bench import RESULT_NAME, STREAM_NAME
 from gpufabric.errors import GpufabricError
-from gpufabric.report import render
+from gpufabric.report import Format, render_run
 from gpufabric.results import RunResult
 
 STREAMED_FORMATS: tuple[str, ...] = ("table", "csv")
@@ -33,7 +33,7 @@ def _open_series_text(result: RunResult, fmt: str) -> str:
     """The rendering of a run still in progress, cut after its last row line: what follows (the last
     series' footer, the notes, a closing fault banner) is not known yet. Row lines, in the table and in
     CSV, are the lines that do not start with '#'."""
-    lines = render(result, fmt).splitlines(keepends=True)
+    lines = render_run(result, Format(fmt)).splitlines(keepends=True)
     last_row = max((i for i, line in enumerate(lines) if not line.startswith("#")), default=-1)
     return "".join(lines[: last_row + 1])
 
@@ -95,7 +95,7 @@ class RowPrinter:
             return
         rows = sum(len(s.rows) for s in partial.series)
         if rows:
-            self.finish(render(partial, self.fmt))
+            self.finish(render_run(partial, Format(self.fmt)))
         stream = _shown(self.run_dir / STREAM_NAME)
         measured = f"{rows} size{'' if rows == 1 else 's'} measured" if rows else "no size measured"
         print(

@@ -10,37 +10,21 @@ import os
 
 import typer
 
-from gpufabric.capabilities import EnvironmentReport, probe_environment
+from gpufabric.capabilities import probe_environment
 from gpufabric.cli._common import choice
-from gpufabric.report.formats import Format, choices
-
-FORMATS = choices(Format.TABLE, Format.JSON)
-
-
-def render_table(report: EnvironmentReport) -> None:
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
-
-    table = Table(title=f"gpufabric {report.gpufabric}, Python {report.python} ({report.executable})")
-    for column in ("", "engine / client", "version", "for", "where / to add"):
-        table.add_column(column, overflow="fold")
-    for cap in report.capabilities:
-        mark = Text("yes", style="green") if cap.installed else Text("no", style="yellow")
-        where = (cap.detail or "-") if cap.installed else cap.how_to_add
-        # Text, not markup: "gpufabric[torch]" must print as written.
-        table.add_row(mark, Text(cap.name), Text(cap.version or "-"), Text(cap.enables), Text(where))
-    Console(highlight=False).print(table)
+from gpufabric.report import CAPABILITIES_FORMATS, Format, capabilities_view, render_capabilities
 
 
 def env(fmt: str = typer.Option("table", "--format", help="table or json")) -> None:
     """List what this install can do: each engine and client, installed or not, and how to add it."""
-    choice("--format", fmt, FORMATS)
+    output = Format(choice("--format", fmt, CAPABILITIES_FORMATS))
     report = probe_environment(os.environ)
-    if fmt == "json":
-        typer.echo(report.model_dump_json(indent=2))
+    if output is Format.TABLE:  # the rich table, at the terminal's width
+        from rich.console import Console
+
+        Console(highlight=False).print(capabilities_view(report))
         return
-    render_table(report)
+    typer.echo(render_capabilities(report, output), nl=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -1,6 +1,6 @@
 """``gpufabric compare``, ``gpufabric report`` and ``gpufabric show``: read results, compare, render.
 
-Each command parses its flags, calls the library (``results.readers``, ``analysis.compare``,
+Each command parses its flags, calls the library (``results.readers``, ``analysis.compare_runs``,
 ``report.*``) and prints; errors from the library reach the single handler in ``cli/app.py``.
 """
 
@@ -10,32 +10,26 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
 
-from gpufabric.analysis.compare import compare_runs, no_common_size
-from gpufabric.analysis.compare_model import PLACEMENT_NAMES, Comparison
-from gpufabric.cli._common import result_path
+from gpufabric.analysis import PLACEMENT_NAMES, compare_runs, without_empty_tables
+from gpufabric.cli._common import choice, formats_metavar
 from gpufabric.errors import UsageError
 from gpufabric.outputs import describe_write_error, is_stdout, write_output
-from gpufabric.report import compare_render
-from gpufabric.report.html import build_report, write_report
-from gpufabric.report.nccl_table import render as render_run
-from gpufabric.report.plots import comparison_charts, file_stem, save
-from gpufabric.results.model import RunResult
-from gpufabric.results.readers import ABDocument, read_run, sniff_ab_document
-
-if TYPE_CHECKING:
-    from gpufabric.train.result import TrainDocument
-
-
-class OutputFormat(str, Enum):
-    table = "table"
-    markdown = "markdown"
-    csv = "csv"
-    json = "json"
+from gpufabric.report import (
+    COMPARE_FORMATS,
+    RUN_FORMATS,
+    Format,
+    comparison_view,
+    render_compare,
+    render_run,
+    report_from_files,
+    write_comparison_plots,
+    write_report,
+)
+from gpufabric.results.readers import read_run, read_runs, result_file
 
 
 class PlacementChoice(str, Enum):
@@ -47,18 +41,6 @@ class ImageFormatChoice(str, Enum):
     png = "png"
     svg = "svg"
     both = "both"
-
-
-def _check_labels(files: list[Path], labels: list[str]) -> None:
-    if labels and len(labels) != len(files):
-        raise UsageError(
-            f"--label given {len(labels)} time(s) for {len(files)} file(s); give one label per file, in order"
-        )
-
-
-def _read_all(files: list[Path], labels: list[str]) -> list[RunResult]:
-    _check_labels(files, labels)
-    return [read_run(result_path(path), labels[i] if labels else None) for i, path in enumerate(files)]
 
 
 COLLECTIVE_OF_HELP = (
@@ -89,18 +71,6 @@ def _writing(flag: str, path: Path, *, directory: bool = False) -> Iterator[None
         ) from exc
 
 
-def _write_plots(comparison: Comparison, directory: Path, image_format: ImageFormatChoice) -> list[Path]:
-    formats = ["png", "svg"] if image_format is ImageFormatChoice.both else [image_format.value]
-    written = []
-    for table in comparison.tables:
-        name = compare_render.title(table)
-        for chart in comparison_charts(table, name):
-            stem = file_stem(table.collective, table.variant, table.placement, chart.kind)
-            for fmt in formats:
-                written.append(save(chart, directory / f"{stem}.{fmt}", "png" if fmt == "png" else "svg"))
-    return written
-
-
 def compare(
     files: list[Path] = typer.Argument(
         ..., help="Two or more result files (nccl-tests logs or JSON, ours) or run directories (runs/<id>/)."
@@ -119,7 +89,7 @@ def compare(
         [], "--collective", "-c", help="Only these collectives (repeatable)."
     ),
     collective_of: str | None = typer.Option(None, "--collective-of", help=COLLECTIVE_OF_HELP),
-    output_format: OutputFormat = typer.Option(OutputFormat.table, "--format", "-f"),
+    fmt: str = typer.Option("table", "--format", "-f", metavar=formats_metavar(COMPARE_FORMATS)),
     output: Path | None = typer.Option(
         None, "--out", "--output", "-o", help="Write the table here instead of stdout."
     ),
@@ -130,39 +100,32 @@ def compare(
 
     The layout of the speed-up tables in SkyPilot's EFA and GCP networking guides. Exits 2 when the runs
     have no size in common (nothing to compare)."""
-    runs = _read_all(files, label)
-    comparison = compare_runs(
-        runs,
-        baseline=_baseline(baseline),
-        placement=PLACEMENT_NAMES[placement.value],
-        collectives=collective or None,
-        collective_of=collective_of,
+    output_format = Format(choice("--format", fmt, COMPARE_FORMATS))
+    runs = read_runs(files, label)
+    comparison, left_out = without_empty_tables(
+        compare_runs(
+            runs,
+            baseline=_baseline(baseline),
+            placement=PLACEMENT_NAMES[placement.value],
+            collectives=collective or None,
+            collective_of=collective_of,
+        )
     )
-    empty = [table for table in comparison.tables if not table.rows]
-    if empty and len(empty) == len(comparison.tables):
-        # An empty table and exit 0 read as "compared, all fine": say there is nothing in common.
-        raise UsageError("; ".join(no_common_size(table) for table in empty))
     console = Console(stderr=True)
-    for table in empty:
-        console.print(f"note: {no_common_size(table)}; left out", highlight=False)
-    comparison = comparison.model_copy(update={"tables": [t for t in comparison.tables if t.rows]})
-    incomplete = [f"{r.label} ({r.failure})" for r in runs if not r.complete]
-    for item in incomplete:
-        console.print(f"[yellow]warning:[/] incomplete run {item}", highlight=False)
+    for note in left_out:
+        console.print(f"note: {note}", highlight=False)
+    for run in runs:
+        if not run.complete:
+            console.print(f"[yellow]warning:[/] incomplete run {run.label} ({run.failure})", highlight=False)
     if plot is not None:
+        image_formats = ["png", "svg"] if plot_format is ImageFormatChoice.both else [plot_format.value]
         with _writing("--plot", plot, directory=True):
-            written = _write_plots(comparison, plot, plot_format)
+            written = write_comparison_plots(comparison, plot, image_formats)
         console.print(f"wrote {len(written)} plot file(s) to {plot}", highlight=False)
-    if output_format is OutputFormat.table and output is None:
-        Console().print(compare_render.to_rich(comparison))
+    if output_format is Format.TABLE and output is None:  # the rich tables, for a terminal
+        Console().print(comparison_view(comparison))
         return
-    render = {
-        OutputFormat.table: compare_render.to_markdown,
-        OutputFormat.markdown: compare_render.to_markdown,
-        OutputFormat.csv: compare_render.to_csv,
-        OutputFormat.json: compare_render.to_json,
-    }[output_format]
-    text = render(comparison)
+    text = render_compare(comparison, output_format)
     if output is not None:
         with _writing("--output", output):
             write_output(output, text)
@@ -194,30 +157,12 @@ def report(
     Benchmark runs, `bench --ab` documents (ab.json) and train-bench results (train.json, A/B documents)
     may be mixed in one call.
     """
-    from gpufabric.train.result import sniff_train_document
-
-    _check_labels(files, label)  # before anything is read: a spare label is a mistake, not a default
-    training: list[TrainDocument] = []
-    ab: list[ABDocument] = []
-    bench_files: list[Path] = []
-    bench_labels: list[str] = []
-    for index, given in enumerate(files):
-        path = result_path(given)
-        if (train_doc := sniff_train_document(path)) is not None:
-            training.append(train_doc)
-        elif (ab_doc := sniff_ab_document(path)) is not None:
-            ab.append(ab_doc)
-        else:
-            bench_files.append(path)
-            bench_labels.extend(label[index : index + 1])
-    runs = _read_all(bench_files, bench_labels)
-    html_text = build_report(
-        runs,
+    html_text = report_from_files(
+        files,
+        label,
         baseline=_baseline(baseline),
         placement=PLACEMENT_NAMES[placement.value],
         title=title,
-        training=training,
-        ab=ab,
         collective_of=collective_of,
     )
     with _writing("--output", output):
@@ -232,13 +177,14 @@ def show(
     file: Path = typer.Argument(
         ..., help="Any supported file (nccl-tests text or -J JSON, our JSON/JSONL) or a run directory."
     ),
-    output_format: OutputFormat = typer.Option(OutputFormat.table, "--format", "-f"),
+    fmt: str = typer.Option("table", "--format", "-f", metavar=formats_metavar(RUN_FORMATS)),
     label: str | None = typer.Option(None, "--label", "-l"),
 ) -> None:
     """Read one result file in any supported format and print it as an nccl-tests table (or md/csv/json)."""
-    run = read_run(result_path(file), label)
-    typer.echo(render_run(run, output_format.value), nl=False)
-    if output_format is not OutputFormat.table:  # the table shows its notes itself
+    output_format = Format(choice("--format", fmt, RUN_FORMATS))
+    run = read_run(result_file(file), label)
+    typer.echo(render_run(run, output_format), nl=False)
+    if output_format is not Format.TABLE:  # the table shows its notes itself
         for note in run.metadata.notes:
             typer.echo(f"# note: {note}", err=True)
 

@@ -11,9 +11,7 @@ from pathlib import Path
 
 import typer
 
-from gpufabric.report import Format, choices
-
-FORMATS: tuple[str, ...] = choices(Format.TABLE, Format.MARKDOWN, Format.JSON)
+from gpufabric.report import TUNE_FORMATS, Format
 
 
 def tune(
@@ -47,12 +45,13 @@ def tune(
     mps: bool = typer.Option(False, "--mps", help="local, --virtual-nodes: run an MPS daemon per job"),
 ) -> None:
     """Find the NCCL_SOCKET_NTHREADS x NCCL_NSOCKS_PERTHREAD (and channel count) that moves the most data."""
-    from gpufabric.analysis import attest_files, tune_markdown
+    from gpufabric.analysis import attest_files
     from gpufabric.cli._common import choice, parse_env_pairs
     from gpufabric.jobs import Execution, TuneRequest, run_tune_job
     from gpufabric.launch import host_count, launcher_factory
+    from gpufabric.report import render_tune
 
-    choice("--format", fmt, FORMATS)
+    choice("--format", fmt, TUNE_FORMATS)
     request = TuneRequest(
         path=path, size=size, min_bytes=min_bytes, max_bytes=max_bytes, step_factor=step_factor,
         collective=collective, budget=budget, repeats=repeats, iters=iters, warmup=warmup, batches=batches,
@@ -73,8 +72,7 @@ def tune(
         print(f"tune: {getattr(trial, 'candidate', '?')} done ({total} job budget)", file=sys.stderr)
 
     report = run_tune_job(request, execution, on_trial=progress)
-    text = report.model_dump_json(indent=2) + "\n" if fmt == "json" else tune_markdown(report)
-    typer.echo(text, nl=False)
+    typer.echo(render_tune(report, Format(fmt)), nl=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -20,7 +20,7 @@ from gpufabric.launch.registry import (
     make_launcher,
     plan_task,
 )
-from gpufabric.launch.signals import Interrupted
+from gpufabric.launch.signals import Interrupted, stopping_on_signals
 from gpufabric.launch.skypilot import SkyPilotLauncher, SkyPilotOptions
 from gpufabric.launch.slurm import SlurmLauncher, SlurmOptions
 from gpufabric.launch.task_program import task_program
@@ -51,5 +51,6 @@ __all__ = [
     "parse_hostfile",
     "parse_hosts",
     "plan_task",
+    "stopping_on_signals",
     "task_program",
 ]

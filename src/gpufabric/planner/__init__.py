@@ -5,20 +5,28 @@ Public API (stable names):
     ``ab_profiles(nodes=, instance_type=) -> ABProfiles``  fabric-on / fabric-off env for A/B runs
     ``merge_pod_config(plan_patch, user) -> (merged, conflicts)``  deep merge, the user wins; the
         Kubernetes launcher reuses it.
+    ``export_files(plan) -> {file name: text}``  every document in its own file (``plan -o DIR``);
+        ``export_kind(plan, kind)`` one of ``EXPORT_KINDS`` alone (``plan --format sky|k8s|...``).
+    ``parse_node_labels``, ``parse_accelerator``, ``read_pod_config``  the ``plan`` flags that are more
+        than a word, read into a ``PlanRequest``'s types (``inputs.py``).
     ``PlanRequest``, ``Plan``, ``Platform``, ``Tier``, ``Privilege``
 
 Modules: ``resolve`` (shape, tier, fabric, NIC count, env, off profile), one renderer per platform
-(``aws_vm``, ``gcp_vm``, ``kubernetes`` + ``gke``, ``skypilot``, ``slurm``, ``docker``), ``merge``.
+(``aws_vm``, ``gcp_vm``, ``kubernetes`` + ``gke``, ``skypilot``, ``slurm``, ``docker``), ``merge``,
+``export`` (the documents as the files a user applies).
 """
 
 from __future__ import annotations
 
 from gpufabric.planner.ab import ABProfiles, FabricProfile, ab_profiles
 from gpufabric.planner.api import plan
+from gpufabric.planner.export import EXPORT_KINDS, export_files, export_kind
+from gpufabric.planner.inputs import parse_accelerator, parse_node_labels, read_pod_config
 from gpufabric.planner.merge import merge_pod_config
 from gpufabric.planner.model import Plan, PlanRequest, Platform, Privilege, Tier
 
 __all__ = [
+    "EXPORT_KINDS",
     "ABProfiles",
     "FabricProfile",
     "Plan",
@@ -27,6 +35,11 @@ __all__ = [
     "Privilege",
     "Tier",
     "ab_profiles",
+    "export_files",
+    "export_kind",
     "merge_pod_config",
+    "parse_accelerator",
+    "parse_node_labels",
     "plan",
+    "read_pod_config",
 ]

@@ -19,7 +19,7 @@ import yaml
 from gpufabric.planner.model import Plan
 
 # --format KIND -> what it prints alone.
-KINDS = ("sky", "k8s", "sbatch", "env", "json")
+EXPORT_KINDS = ("sky", "k8s", "sbatch", "env", "json")
 
 
 def _yaml(doc: Any) -> str:
@@ -55,7 +55,7 @@ def _docker_script(result: Plan) -> str:
     return "\n".join(lines) + "\n"
 
 
-def files(result: Plan) -> dict[str, str]:
+def export_files(result: Plan) -> dict[str, str]:
     """File name -> content of every document of ``result``, plus ``env.sh`` and ``plan.json``."""
     docs = result.documents
     out: dict[str, str] = {}
@@ -84,13 +84,13 @@ def files(result: Plan) -> dict[str, str]:
 
 def plan_json(result: Plan) -> str:
     """The whole plan as JSON, its sources named as users know them (public guides, not file names)."""
-    from gpufabric.catalog.model import public_data
+    from gpufabric.catalog import public_data
 
     data = public_data(result.model_dump(mode="json", exclude={"request"}))
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
-def one_kind(result: Plan, kind: str, *, fabric_off: bool = False) -> str:
+def export_kind(result: Plan, kind: str, *, fabric_off: bool = False) -> str:
     """The text of one kind of document alone; a plan without it raises ValueError naming the fix."""
     docs = result.documents
     if kind == "env":

@@ -1,25 +1,82 @@
-"""Renderers: a run's table (nccl-tests' columns, also CSV, markdown, JSON), an A/B report, a training
-run or A/B, a launch plan (what ``--dry-run`` prints), isolate's answer, and the output formats every
-command's ``--format`` chooses from (``Format``)."""
+"""Renderers: every document gpufabric produces, as text, through one protocol.
+
+``render_document(document, fmt)`` renders any registered document (``renderers.py``: a run, an A/B, a
+tune, a comparison, the doctor's report, ``env``'s capabilities, the catalog, a plan, a cluster's nodes and
+its plan per node group, a training run or A/B, a launch plan (what ``--dry-run`` prints), isolate's
+answer); each renderer is also callable alone (``render_run``, ``render_ab`` ...) next to
+the formats it supports (``RUN_FORMATS``, ``AB_FORMATS`` ...). ``Format`` names every ``--format`` word
+once; ``choices`` lists a command's words for its help and checks. Rich views for a terminal
+(``comparison_view``, ``doctor_view``, ``capabilities_view``), the HTML report (``report_from_files``,
+``build_report``, ``write_report``) and the comparison's plots (``write_comparison_plots``) complete it.
+"""
 
 from gpufabric.report.ab_render import AB_FORMATS, render_ab
+from gpufabric.report.capabilities_render import CAPABILITIES_FORMATS, capabilities_view, render_capabilities
+from gpufabric.report.catalog_render import CATALOG_FORMATS, render_instance, render_listing
+from gpufabric.report.compare_render import COMPARE_FORMATS, comparison_view, render_compare
+from gpufabric.report.doctor_render import DOCTOR_FORMATS, doctor_view, render_doctor
 from gpufabric.report.formats import Format, choices
+from gpufabric.report.html import build_report, report_from_files, write_report
 from gpufabric.report.isolate_render import ISOLATE_FORMATS, render_isolate
 from gpufabric.report.launch_plan_render import LAUNCH_PLAN_FORMATS, render_launch_plan
-from gpufabric.report.nccl_table import FORMATS, render
+from gpufabric.report.nccl_table import RUN_FORMATS, render_run
+from gpufabric.report.nodes_render import (
+    CLUSTER_PLAN_FORMATS,
+    NODES_FORMATS,
+    cluster_plan_notices,
+    parse_columns,
+    render_cluster_plan,
+    render_nodes,
+)
+from gpufabric.report.plan_render import PLAN_FORMATS, render_plan
+from gpufabric.report.plots import write_comparison_plots
+from gpufabric.report.renderers import Renderer, formats_of, register, render_document
+from gpufabric.report.terminal import TEXT_WIDTH
 from gpufabric.report.train_render import TRAIN_FORMATS, render_train
+from gpufabric.report.tune_render import TUNE_FORMATS, render_tune
 
 __all__ = [
     "AB_FORMATS",
-    "FORMATS",
+    "CAPABILITIES_FORMATS",
+    "CATALOG_FORMATS",
+    "CLUSTER_PLAN_FORMATS",
+    "COMPARE_FORMATS",
+    "DOCTOR_FORMATS",
     "ISOLATE_FORMATS",
     "LAUNCH_PLAN_FORMATS",
+    "NODES_FORMATS",
+    "PLAN_FORMATS",
+    "RUN_FORMATS",
+    "TEXT_WIDTH",
     "TRAIN_FORMATS",
+    "TUNE_FORMATS",
     "Format",
+    "Renderer",
+    "build_report",
+    "capabilities_view",
     "choices",
-    "render",
+    "cluster_plan_notices",
+    "comparison_view",
+    "doctor_view",
+    "formats_of",
+    "parse_columns",
+    "register",
     "render_ab",
+    "render_capabilities",
+    "render_cluster_plan",
+    "render_compare",
+    "render_doctor",
+    "render_document",
+    "render_instance",
     "render_isolate",
     "render_launch_plan",
+    "render_listing",
+    "render_nodes",
+    "render_plan",
+    "render_run",
     "render_train",
+    "render_tune",
+    "report_from_files",
+    "write_comparison_plots",
+    "write_report",
 ]

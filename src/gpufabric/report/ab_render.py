@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from gpufabric.analysis.ab_judge import ABReport
 from gpufabric.report.compare_render import to_markdown
-from gpufabric.report.formats import Format, choices
+from gpufabric.report.formats import Format
 
-AB_FORMATS: tuple[str, ...] = choices(Format.TABLE, Format.MARKDOWN, Format.JSON)
+AB_FORMATS: tuple[Format, ...] = (Format.TABLE, Format.MARKDOWN, Format.JSON)
 
 
 def ab_markdown(report: ABReport) -> str:
@@ -47,7 +47,8 @@ def ab_markdown(report: ABReport) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def render_ab(report: ABReport, fmt: str) -> str:
-    if fmt == "json":
+def render_ab(report: ABReport, fmt: Format) -> str:
+    """The A/B in ``fmt``: ``json`` the whole document, ``table`` and ``markdown`` the markdown report."""
+    if Format(fmt) is Format.JSON:
         return report.model_dump_json(indent=2) + "\n"
     return ab_markdown(report)

@@ -1,4 +1,6 @@
-"""A comparison rendered as text: a rich table for the terminal, markdown like the seeds, CSV, JSON.
+"""A comparison rendered as text: markdown like the seeds, CSV, JSON (``render_compare``), and a rich
+table for the terminal (``comparison_view``: what ``compare`` prints for ``--format table`` on stdout;
+written to a file, ``table`` is the markdown).
 
 Cell formats follow the seed documents: sizes as ``8 B``, ``1 KB``, ``2 GB``; busbw with two decimals and
 trailing zeros dropped (``0``, ``6.5``, ``77.35``); speed-ups with one decimal (``0.8 x``, ``3 x``) and
@@ -13,7 +15,6 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Iterator
-from typing import Literal
 
 from rich.console import Group
 from rich.table import Table
@@ -27,10 +28,11 @@ from gpufabric.analysis.compare_model import (
     format_speedup,
     round_speedup,
 )
+from gpufabric.report.formats import Format
 from gpufabric.results.model import fault_text
 from gpufabric.units import human_size
 
-TextFormat = Literal["table", "markdown", "csv", "json"]
+COMPARE_FORMATS: tuple[Format, ...] = (Format.TABLE, Format.MARKDOWN, Format.CSV, Format.JSON)
 _PLACEMENT_TEXT = {"out_of_place": "out-of-place", "in_place": "in-place"}
 
 
@@ -156,7 +158,18 @@ def to_json(comparison: Comparison) -> str:
     return comparison.model_dump_json(indent=2) + "\n"
 
 
-def to_rich(comparison: Comparison) -> Group:
+def render_compare(comparison: Comparison, fmt: Format) -> str:
+    """The comparison in ``fmt``: ``table`` and ``markdown`` the markdown tables, ``csv``, ``json``."""
+    fmt = Format(fmt)
+    if fmt is Format.CSV:
+        return to_csv(comparison)
+    if fmt is Format.JSON:
+        return to_json(comparison)
+    return to_markdown(comparison)
+
+
+def comparison_view(comparison: Comparison) -> Group:
+    """The comparison as rich tables, for a terminal (titles, captions, the faults' banner in red)."""
     banner = [Text(line, style="bold red") for line in fault_lines(comparison)]
     parts: list[Table | Text] = list(banner)
     for table in comparison.tables:

@@ -1,5 +1,8 @@
 """The output formats of every command's ``--format``, named once. Each command accepts a subset
-(``choices``): a run's table also as CSV, an A/B or tune report as markdown or JSON, a catalog as YAML.
+(``choices``): a run's table also as CSV, an A/B or tune report as markdown or JSON, a catalog as YAML,
+a plan also as one kind of document alone (``sky``, ``k8s``, ``sbatch``, ``env``).
+
+Which formats a document renders to is its renderer's ``<THING>_FORMATS`` (``report.renderers``).
 """
 
 from __future__ import annotations
@@ -16,6 +19,11 @@ class Format(str, Enum):
     MARKDOWN = "markdown"
     YAML = "yaml"
     TEXT = "text"
+    # A plan's documents alone, each ready for its tool (``planner.EXPORT_KINDS``).
+    SKY = "sky"
+    K8S = "k8s"
+    SBATCH = "sbatch"
+    ENV = "env"
 
 
 def choices(*formats: Format) -> tuple[str, ...]:

@@ -6,6 +6,9 @@ busbw / latency / speed-up plots, observations) of every collective two or more 
 (``run_groups``); a collective only one run measured is shown as that run's series. Run metadata,
 redacted environment and transport attestation follow for every run; a run measured under
 ``GPUFABRIC_FAULT`` is flagged at the top, in the overview and on each of its tables.
+
+``report_from_files`` is the command's whole input side: each path is a benchmark run (any format
+``results.readers`` reads, or a run directory), a ``bench --ab`` document or a train-bench document.
 """
 
 from __future__ import annotations
@@ -28,8 +31,14 @@ from gpufabric.report.plots import comparison_charts, run_charts, to_svg
 from gpufabric.report.run_groups import group_runs
 from gpufabric.report.train_section import train_label, train_section
 from gpufabric.results.model import RunResult, Series, fault_text
-from gpufabric.results.readers.ab_document import ABDocument
-from gpufabric.train.result import TrainAB, TrainDocument
+from gpufabric.results.readers import (
+    ABDocument,
+    check_labels,
+    read_runs,
+    result_file,
+    sniff_ab_document,
+)
+from gpufabric.train.result import TrainAB, TrainDocument, sniff_train_document
 
 
 def _template() -> Template:
@@ -156,6 +165,42 @@ def _run_count(runs: Sequence[RunResult], training: Sequence[TrainDocument], ab:
     pairs = len(ab) + train_ab
     text = f"{total} run{'' if total == 1 else 's'}"
     return text + (f" ({pairs} A/B pair{'' if pairs == 1 else 's'})" if pairs else "")
+
+
+def report_from_files(
+    files: Sequence[Path],
+    labels: Sequence[str] = (),
+    *,
+    baseline: str | int | None = None,
+    placement: Placement = "out_of_place",
+    title: str | None = None,
+    collective_of: str | None = None,
+) -> str:
+    """``build_report`` of ``files``: train-bench and ``bench --ab`` documents are recognised as such,
+    everything else is read as a benchmark run, named by its entry in ``labels`` (one per file or none)."""
+    check_labels(len(files), labels)  # before anything is read: a spare label is a mistake, not a default
+    training: list[TrainDocument] = []
+    ab: list[ABDocument] = []
+    bench_files: list[Path] = []
+    bench_labels: list[str] = []
+    for index, given in enumerate(files):
+        path = result_file(given)
+        if (train_doc := sniff_train_document(path)) is not None:
+            training.append(train_doc)
+        elif (ab_doc := sniff_ab_document(path)) is not None:
+            ab.append(ab_doc)
+        else:
+            bench_files.append(path)
+            bench_labels.extend(labels[index : index + 1])
+    return build_report(
+        read_runs(bench_files, bench_labels),
+        baseline=baseline,
+        placement=placement,
+        title=title,
+        training=training,
+        ab=ab,
+        collective_of=collective_of,
+    )
 
 
 def write_report(path: Path, html_text: str) -> Path:

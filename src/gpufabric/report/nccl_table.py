@@ -19,11 +19,10 @@ import re
 from collections.abc import Mapping
 from typing import Literal
 
-from gpufabric.report.formats import Format, choices
+from gpufabric.report.formats import Format
 from gpufabric.results.model import Measurement, Row, RunResult, Series, fault_text
 
-TableFormat = Literal["table", "json", "csv", "markdown"]
-FORMATS: tuple[str, ...] = choices(Format.TABLE, Format.JSON, Format.CSV, Format.MARKDOWN)
+RUN_FORMATS: tuple[Format, ...] = (Format.TABLE, Format.JSON, Format.CSV, Format.MARKDOWN)
 
 
 def format_time(time_us: float) -> str:
@@ -279,24 +278,25 @@ def render_markdown(result: RunResult) -> str:
     return "\n".join(parts)
 
 
-def _unmarked(result: RunResult, fmt: str) -> str:
-    if fmt == "table":
+def _unmarked(result: RunResult, fmt: Format) -> str:
+    if fmt is Format.TABLE:
         return render_table(result)
-    if fmt == "csv":
+    if fmt is Format.CSV:
         return render_csv(result)
-    if fmt == "markdown":
+    if fmt is Format.MARKDOWN:
         return render_markdown(result)
-    if fmt == "json":
+    if fmt is Format.JSON:
         return result.model_dump_json(indent=2) + "\n"
-    raise ValueError(f"unknown format {fmt!r}")
+    raise ValueError(f"a run renders as {', '.join(RUN_FORMATS)}, not {fmt.value!r}")
 
 
-def render(result: RunResult, fmt: str) -> str:
+def render_run(result: RunResult, fmt: Format) -> str:
     """The run in ``fmt`` (table, csv, markdown, json), marked when it was measured under a fault."""
+    fmt = Format(fmt)  # a caller's plain word ("table") is the same format
     text = _unmarked(result, fmt)
-    if not result.metadata.fault or fmt == "json":
+    if not result.metadata.fault or fmt is Format.JSON:
         return text
     banner = fault_text(result.metadata.fault)
-    if fmt == "markdown":
+    if fmt is Format.MARKDOWN:
         return f"> **{banner}**\n\n{text.rstrip()}\n\n> **{banner}**\n"
     return f"# {banner}\n{text}# {banner}\n"

@@ -4,7 +4,8 @@ Sizes sit on a log2 axis labelled like the tables (``8 B``, ``1 KB``, ``2 GB``);
 nccl-tests), latency is microseconds on a log axis, speed-ups have a 1x reference line and, where runs
 carry samples, their 95% interval as a band. Figures are built on matplotlib's object API with the Agg
 canvas (no pyplot global state, no display needed), and SVG output is made deterministic (fixed hash
-salt, no date) so the same data always gives the same file.
+salt, no date) so the same data always gives the same file. ``write_comparison_plots`` writes every
+chart of a comparison (``compare --plot DIR``).
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from gpufabric.analysis.compare_model import CompareTable
+from gpufabric.analysis.compare_model import CompareTable, Comparison
+from gpufabric.report.compare_render import title as table_title
 from gpufabric.results.model import Series
 from gpufabric.units import human_size
 
@@ -174,3 +176,18 @@ def run_charts(label: str, series: Series, placement: Literal["out_of_place", "i
 def file_stem(*parts: str) -> str:
     """A safe file name from a chart's parts: 'all_reduce (float sum)' -> 'all_reduce_float_sum'."""
     return re.sub(r"[^A-Za-z0-9._-]+", "_", "_".join(parts)).strip("_")
+
+
+def write_comparison_plots(
+    comparison: Comparison, directory: Path, image_formats: Sequence[str]
+) -> list[Path]:
+    """Every chart of every table of ``comparison`` into ``directory``, once per image format (``png``;
+    anything else is SVG); the files written, in order. A failed write raises its ``OSError``."""
+    written = []
+    for table in comparison.tables:
+        for chart in comparison_charts(table, table_title(table)):
+            stem = file_stem(table.collective, table.variant, table.placement, chart.kind)
+            for image_format in image_formats:
+                kind: ImageFormat = "png" if image_format == "png" else "svg"
+                written.append(save(chart, directory / f"{stem}.{image_format}", kind))
+    return written

@@ -1,7 +1,14 @@
 """Results: the one model, our JSON/JSONL files, and (in readers/) everything we can read into it."""
 
-from gpufabric.results.attestation import Attestation, ChannelTransport
-from gpufabric.results.io import StreamWriter, read_result, read_stream, write_result
+from gpufabric.results.attestation import Attestation, ChannelTransport, TransportClaims
+from gpufabric.results.io import (
+    RESULT_NAME,
+    STREAM_NAME,
+    StreamWriter,
+    read_result,
+    read_stream,
+    write_result,
+)
 from gpufabric.results.model import (
     ENGINE_COLLECTIVES,
     SCHEMA_VERSION,
@@ -15,7 +22,9 @@ from gpufabric.results.model import (
 
 __all__ = [
     "ENGINE_COLLECTIVES",
+    "RESULT_NAME",
     "SCHEMA_VERSION",
+    "STREAM_NAME",
     "Attestation",
     "ChannelTransport",
     "Device",
@@ -25,6 +34,7 @@ __all__ = [
     "RunResult",
     "Series",
     "StreamWriter",
+    "TransportClaims",
     "read_result",
     "read_stream",
     "write_result",

@@ -24,6 +24,11 @@ from gpufabric.results.attestation import Attestation
 from gpufabric.results.limits import MAX_JSON_BYTES, bounded_lines, check_json_size
 from gpufabric.results.model import Row, RunMetadata, RunResult, Series
 
+RESULT_NAME = "result.json"
+"""The final document's name in a run directory (``bench.rundir``): what a run directory stands for."""
+STREAM_NAME = "result.jsonl"
+"""The stream's name in a run directory: all that a run that never finished leaves."""
+
 
 def write_result(result: RunResult, path: Path) -> None:
     """Write the final JSON document atomically (temp file + rename), so a reader never sees half a file."""

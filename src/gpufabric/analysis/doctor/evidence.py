@@ -31,10 +31,9 @@ from gpufabric.catalog import (
 )
 from gpufabric.errors import GpufabricError, InputError, UsageError
 from gpufabric.results.attestation import Attestation, NetworkKind
+from gpufabric.results.io import RESULT_NAME
 from gpufabric.results.model import RunResult
 from gpufabric.results.readers import read_run, sniff
-
-RUN_DIR_RESULT = "result.json"
 
 # The catalog's one fabric vocabulary: every name and alias (tcpx, gpudirect-tcpx, ib, rdma, gib ...).
 EXPECT_CHOICES: tuple[str, ...] = tuple(f.value for f in FabricName)
@@ -185,8 +184,8 @@ def _expand(paths: Sequence[Path]) -> list[tuple[Path, bool]]:
     """The files to read, each with True when the command line named it (not found under a directory)."""
     files: list[tuple[Path, bool]] = []
     for path in paths:
-        if path.is_dir() and (path / RUN_DIR_RESULT).is_file():
-            files.append((path / RUN_DIR_RESULT, True))  # our run directory: the result, which names its logs
+        if path.is_dir() and (path / RESULT_NAME).is_file():
+            files.append((path / RESULT_NAME, True))  # our run directory: the result, which names its logs
         elif path.is_dir():
             found = sorted(path.rglob("*.log"))
             if not found:

@@ -7,6 +7,9 @@
     gpufabric csv / md   ``--format csv|markdown`` (``gpufabric_flat``)
     bench --ab document  two runs, not one: ``sniff_ab_document`` (``read_run`` says so and where to go)
 
+``result_file(path)`` turns a run directory (``runs/<id>/``) into its result file; ``read_runs(paths,
+labels)`` reads several, each named by its ``--label``.
+
 A file that starts like JSON but does not read as JSON is retried as text: launchers and wrappers print
 JSON lines of their own before nccl-tests' output.
 
@@ -19,14 +22,15 @@ Every failure is an ``InputError`` with one line that names the file and what wa
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
-from gpufabric.errors import InputError
-from gpufabric.results.io import read_result, read_stream
+from gpufabric.errors import InputError, UsageError
+from gpufabric.results.io import RESULT_NAME, STREAM_NAME, read_result, read_stream
 from gpufabric.results.limits import bounded_lines, check_json_size
 from gpufabric.results.model import RunResult
 from gpufabric.results.readers.ab_document import ABDocument, not_a_single_run, sniff_ab_document
-from gpufabric.results.readers.detect import FORMATS, Format, sniff
+from gpufabric.results.readers.detect import INPUT_FORMATS, InputFormat, sniff
 from gpufabric.results.readers.gpufabric_flat import read_gpufabric_csv, read_gpufabric_markdown
 from gpufabric.results.readers.line_scan import RowRun, candidate_items
 from gpufabric.results.readers.nccl_json import looks_like_nccl_tests_json, read_nccl_json
@@ -34,13 +38,16 @@ from gpufabric.results.readers.nccl_text import NcclTextReader, read_nccl_text
 from gpufabric.results.readers.prefixes import Source, split_prefixes
 
 __all__ = [
-    "FORMATS",
+    "INPUT_FORMATS",
     "ABDocument",
-    "Format",
+    "InputFormat",
     "NcclTextReader",
     "Source",
+    "check_labels",
     "read_nccl_text",
     "read_run",
+    "read_runs",
+    "result_file",
     "sniff",
     "sniff_ab_document",
     "split_prefixes",
@@ -61,7 +68,7 @@ def _read_text_stream(path: Path, label: str | None) -> RunResult:
     return reader.result(label)
 
 
-def _read_flat(path: Path, label: str | None, kind: Format) -> RunResult:
+def _read_flat(path: Path, label: str | None, kind: InputFormat) -> RunResult:
     """Our csv and markdown tables, streamed like the text logs."""
     read = read_gpufabric_csv if kind == "gpufabric-csv" else read_gpufabric_markdown
     try:
@@ -134,3 +141,31 @@ def _text_or_raise(path: Path, label: str | None, json_error: InputError) -> Run
     except InputError:
         pass
     raise json_error
+
+
+def result_file(path: Path, *, what: str = "FILE") -> Path:
+    """A result file, or a run directory (``runs/<id>/``, as ``gpufabric doctor`` takes) meaning its
+    ``result.json`` (or, for a run that never finished, the ``result.jsonl`` stream)."""
+    if not path.is_dir():
+        return path
+    for name in (RESULT_NAME, STREAM_NAME):
+        if (path / name).is_file():
+            return path / name
+    raise UsageError(
+        f"{what} {path}: a directory without result.json or result.jsonl; give a result file or a run "
+        "directory (runs/<id>/)"
+    )
+
+
+def check_labels(files: int, labels: Sequence[str]) -> None:
+    """``--label`` is given once per file, in order, or not at all."""
+    if labels and len(labels) != files:
+        raise UsageError(
+            f"--label given {len(labels)} time(s) for {files} file(s); give one label per file, in order"
+        )
+
+
+def read_runs(paths: Sequence[Path], labels: Sequence[str] = ()) -> list[RunResult]:
+    """Each of ``paths`` (a result file or a run directory) read by ``read_run``, named by ``labels``."""
+    check_labels(len(paths), labels)
+    return [read_run(result_file(path), labels[i] if labels else None) for i, path in enumerate(paths)]

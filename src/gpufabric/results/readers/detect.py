@@ -1,8 +1,10 @@
 """Which reader a file needs, decided from its first bytes, and the checks every file passes first.
 
-Formats: ``gpufabric-json`` (our result document), ``gpufabric-jsonl`` (our stream), ``nccl-tests-json``
-(``-J`` output) and ``nccl-tests-text`` (stdout of any version, through any launcher). Empty files,
-directories and binary files are refused here with a message that says what the file looks like.
+Input formats (what a file holds; how a command prints is ``report.Format``): ``gpufabric-json`` (our
+result document), ``gpufabric-jsonl`` (our stream), ``gpufabric-csv``/``gpufabric-markdown`` (what
+``show --format csv|markdown`` prints), ``nccl-tests-json`` (``-J`` output) and ``nccl-tests-text``
+(stdout of any version, through any launcher). Empty files, directories and binary files are refused
+here with a message that says what the file looks like.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import Literal
 
 from gpufabric.errors import InputError
 
-Format = Literal[
+InputFormat = Literal[
     "gpufabric-json",
     "gpufabric-jsonl",
     "gpufabric-csv",
@@ -21,7 +23,7 @@ Format = Literal[
     "nccl-tests-json",
     "nccl-tests-text",
 ]
-FORMATS: tuple[Format, ...] = (
+INPUT_FORMATS: tuple[InputFormat, ...] = (
     "gpufabric-json",
     "gpufabric-jsonl",
     "gpufabric-csv",
@@ -48,7 +50,7 @@ def _check_text(path: Path, head: bytes) -> None:
         raise InputError(f"{path} looks binary ({unprintable} unprintable characters in its first bytes)")
 
 
-def _text_kind(text: str) -> Format:
+def _text_kind(text: str) -> InputFormat:
     """Our csv (first line past the ``#`` fault marks is its column row) or markdown (its column row
     within the first lines), else nccl-tests text, which also covers our nccl-tests-shaped table."""
     lines = text.splitlines()[:64]
@@ -60,7 +62,7 @@ def _text_kind(text: str) -> Format:
     return "nccl-tests-text"
 
 
-def sniff(path: Path) -> Format:
+def sniff(path: Path) -> InputFormat:
     """The format of ``path``; raises InputError for missing, empty, binary or unreadable files."""
     if path.is_dir():
         raise InputError(f"{path} is a directory; pass the result or log files inside it")

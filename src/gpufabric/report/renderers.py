@@ -1,0 +1,116 @@
+"""One way to turn any document into text: ``render_document(document, fmt)``.
+
+Every renderer is a pure function ``render_<thing>(document, fmt: Format) -> str`` (the ``Renderer``
+protocol) in ``report/<thing>_render.py``, next to the tuple of formats it supports
+(``<THING>_FORMATS``). The table below registers each for its document's type; ``render_document`` picks
+the renderer by the document's type and refuses a format the renderer lacks with one line naming the
+valid ones. Registering another renderer is one line: ``register(Document, THING_FORMATS, render_thing)``.
+
+A renderer may take keyword options after ``fmt`` (``render_nodes``' ``columns``, ``render_plan``'s
+``fabric_off``); ``render_document`` renders with their defaults.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
+
+from gpufabric.analysis.ab_judge import ABReport
+from gpufabric.analysis.compare_model import Comparison
+from gpufabric.analysis.doctor import DoctorReport
+from gpufabric.analysis.isolate import IsolationReport, MeasuredIsolation
+from gpufabric.analysis.tune import TuneReport
+from gpufabric.capabilities import EnvironmentReport
+from gpufabric.catalog import InstanceListing, InstanceType
+from gpufabric.errors import UsageError
+from gpufabric.inventory import ClusterPlan, NodeListing
+from gpufabric.launch.base import LaunchPlan
+from gpufabric.planner import Plan
+from gpufabric.report.ab_render import AB_FORMATS, render_ab
+from gpufabric.report.capabilities_render import CAPABILITIES_FORMATS, render_capabilities
+from gpufabric.report.catalog_render import CATALOG_FORMATS, render_instance, render_listing
+from gpufabric.report.compare_render import COMPARE_FORMATS, render_compare
+from gpufabric.report.doctor_render import DOCTOR_FORMATS, render_doctor
+from gpufabric.report.formats import Format
+from gpufabric.report.isolate_render import ISOLATE_FORMATS, render_isolate
+from gpufabric.report.launch_plan_render import LAUNCH_PLAN_FORMATS, render_launch_plan
+from gpufabric.report.nccl_table import RUN_FORMATS, render_run
+from gpufabric.report.nodes_render import (
+    CLUSTER_PLAN_FORMATS,
+    NODES_FORMATS,
+    render_cluster_plan,
+    render_nodes,
+)
+from gpufabric.report.plan_render import PLAN_FORMATS, render_plan
+from gpufabric.report.train_render import TRAIN_FORMATS, render_train
+from gpufabric.report.tune_render import TUNE_FORMATS, render_tune
+from gpufabric.results import RunResult
+from gpufabric.train.result import TrainAB, TrainResult
+
+D = TypeVar("D")
+D_contra = TypeVar("D_contra", contravariant=True)
+
+
+class Renderer(Protocol[D_contra]):
+    """A document in one of its formats, as text. Pure: the caller prints or writes it."""
+
+    def __call__(self, document: D_contra, fmt: Format, /) -> str: ...
+
+
+@dataclass(frozen=True)
+class Registered:
+    """A renderer and the formats it supports, in the order ``--format``'s help lists them."""
+
+    formats: tuple[Format, ...]
+    render: Renderer[Any]
+
+
+_RENDERERS: dict[type, Registered] = {}
+
+
+def register(document_type: type[D], formats: tuple[Format, ...], renderer: Renderer[D]) -> None:
+    """Render documents of ``document_type`` (and its subclasses) with ``renderer``, in ``formats``."""
+    _RENDERERS[document_type] = Registered(formats, renderer)
+
+
+def registered(document_type: type) -> Registered:
+    """The renderer of ``document_type`` (or of its nearest registered base class)."""
+    for cls in document_type.__mro__:
+        if cls in _RENDERERS:
+            return _RENDERERS[cls]
+    raise TypeError(f"no renderer is registered for {document_type.__name__}")
+
+
+def formats_of(document_type: type) -> tuple[Format, ...]:
+    """The formats a document of ``document_type`` renders to."""
+    return registered(document_type).formats
+
+
+def render_document(document: object, fmt: Format | str) -> str:
+    """``document`` rendered in ``fmt`` by its type's renderer; a format it does not support is a
+    ``UsageError`` listing the ones it does."""
+    entry = registered(type(document))
+    wanted = next((f for f in entry.formats if f == fmt), None)
+    if wanted is None:
+        valid = ", ".join(f.value for f in entry.formats)
+        given = fmt.value if isinstance(fmt, Format) else fmt
+        raise UsageError(f"--format: unknown value {given!r}; choose from {valid}")
+    return entry.render(document, wanted)
+
+
+register(RunResult, RUN_FORMATS, render_run)
+register(ABReport, AB_FORMATS, render_ab)
+register(TuneReport, TUNE_FORMATS, render_tune)
+register(Comparison, COMPARE_FORMATS, render_compare)
+register(DoctorReport, DOCTOR_FORMATS, render_doctor)
+register(EnvironmentReport, CAPABILITIES_FORMATS, render_capabilities)
+register(InstanceType, CATALOG_FORMATS, render_instance)
+register(InstanceListing, CATALOG_FORMATS, render_listing)
+register(Plan, PLAN_FORMATS, render_plan)
+register(NodeListing, NODES_FORMATS, render_nodes)
+register(ClusterPlan, CLUSTER_PLAN_FORMATS, render_cluster_plan)
+register(TrainResult, TRAIN_FORMATS, render_train)
+register(TrainAB, TRAIN_FORMATS, render_train)
+register(IsolationReport, ISOLATE_FORMATS, render_isolate)
+register(MeasuredIsolation, ISOLATE_FORMATS, render_isolate)
+register(LaunchPlan, LAUNCH_PLAN_FORMATS, render_launch_plan)
