@@ -32,6 +32,14 @@ class UsageError(GpufabricError):
     exit_code = 2
 
 
+def choice(flag: str, value: str, choices: tuple[str, ...]) -> str:
+    """``value`` when it is one of ``choices``, else the one ``UsageError`` every fixed-choice flag
+    raises: ``--flag: unknown value 'x'; choose from a, b``."""
+    if value not in choices:
+        raise UsageError(f"{flag}: unknown value {value!r}; choose from {', '.join(choices)}")
+    return value
+
+
 class InputError(GpufabricError):
     """A file could not be read or parsed; the message names the file, the line and the problem."""
 

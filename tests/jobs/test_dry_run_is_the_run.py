@@ -9,6 +9,7 @@ fake_nccl_tests.py`` behind a script named like the binary (no GPU here).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -96,3 +97,21 @@ def test_nccl_tests_dry_run_prints_the_plan_the_run_records(tmp_path: Path) -> N
     printed = dry.stdout.split("\n", 1)[1]  # after the note on -J (this fake's --help does not list it)
     assert _without_ports(printed) == _without_ports(_recorded(tmp_path / "run" / "plan-all_reduce.json"))
     assert (build / "env.txt").read_text().strip() == "NCCL_DEBUG=WARN"  # the binary saw the user's value
+
+
+def test_nccl_tests_result_records_the_command_without_secret_values(tmp_path: Path) -> None:
+    build = tmp_path / "build"
+    build.mkdir()
+    binary = build / "all_reduce_perf"
+    binary.write_text(f'#!/bin/sh\nexec {sys.executable} {FAKE} nompi "$@"\n')
+    binary.chmod(0o755)
+    secret = "wJalrXUtnFEMI-K7MDENG-bPxRfiCYEXAMPLEKEY"
+    args = ["--engine", "nccl-tests", "--gpus-per-node", "1", "--nccl-tests-dir", str(build), "-b", "1K",
+            "-e", "4K", "--env", f"AWS_SECRET_ACCESS_KEY={secret}",
+            "--run-dir", str(tmp_path / "run")]  # fmt: skip
+    done = _bench(args, tmp_path)
+    assert done.returncode == 0, done.stderr
+    saved = (tmp_path / "run" / "result.json").read_text()
+    command = json.loads(saved)["metadata"]["command"]
+    assert "AWS_SECRET_ACCESS_KEY=<redacted>" in command, command
+    assert secret not in saved

@@ -1,5 +1,5 @@
-"""Flag helpers more than one command uses: a fixed-choice check, the metavar of a ``--format`` and
-``--env NAME[=VALUE]`` pairs.
+"""Flag helpers more than one command uses: a fixed-choice check (``errors.choice``, which the library
+uses too), the metavar of a ``--format`` and ``--env NAME[=VALUE]`` pairs.
 
 Each raises ``UsageError`` naming the flag, the value and what would be valid; ``cli/app.py`` turns it
 into ``Error: message`` and the usage exit code. (A path naming a result file or a run directory is
@@ -10,14 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from gpufabric.errors import UsageError
+from gpufabric.errors import choice
 
-
-def choice(flag: str, value: str, choices: tuple[str, ...]) -> str:
-    """``value`` when it is one of ``choices``, else a ``UsageError`` listing them."""
-    if value not in choices:
-        raise UsageError(f"{flag}: unknown value {value!r}; choose from {', '.join(choices)}")
-    return value
+__all__ = ["choice", "formats_metavar", "parse_env_pairs"]
 
 
 def formats_metavar(formats: Iterable[str]) -> str:

@@ -21,7 +21,7 @@ from gpufabric.bench.rundir import RESULT_NAME
 from gpufabric.bench.runner import resolved_run_dir
 from gpufabric.errors import LaunchError, RankFailure, UsageError
 from gpufabric.launch.base import Launcher, LaunchPlan, RankProgram
-from gpufabric.redact import redact_env
+from gpufabric.redact import redact_argv
 from gpufabric.results.io import write_result
 from gpufabric.results.model import RunResult
 
@@ -249,7 +249,7 @@ def merged_result(results: list[RunResult], prepared: PreparedNcclTests, failure
     merged.label = config.label
     merged.series = [s for r in results for s in r.series]
     merged.metadata.launcher = prepared.launcher.name
-    merged.metadata.command = [*config.command[:1], *redacted_args(config.command[1:])]
+    merged.metadata.command = redact_argv(config.command)  # assignment skips the model's validator
     logs = sorted(str(p) for p in (config.run_dir / "nccl").glob("*.log") if p.stat().st_size > 0)
     merged.metadata.log_files = logs
     if logs and prepared.execution.attest is not None:
@@ -264,14 +264,3 @@ def _save(result: RunResult, run_dir: Path, out: Path | None) -> None:
     write_result(result, run_dir / RESULT_NAME)
     if out is not None:
         write_result(result, out)
-
-
-def redacted_args(args: list[str]) -> list[str]:
-    """``--env NAME=VALUE`` values through ``redact_env`` (secret-looking names lose their values)."""
-    out: list[str] = []
-    for index, arg in enumerate(args):
-        if index > 0 and args[index - 1] == "--env" and "=" in arg:
-            name, _, value = arg.partition("=")
-            arg = f"{name}={redact_env({name: value})[name]}"
-        out.append(arg)
-    return out

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from gpufabric.bench.execution import Execution, LauncherFactory
 from gpufabric.bench.runner import default_run_dir
-from gpufabric.errors import UsageError
+from gpufabric.errors import UsageError, choice
 from gpufabric.launch.base import LaunchPlan
 from gpufabric.planner.ab import ABProfiles
 from gpufabric.train.ab import AB_DOCUMENT_NAME, ab_document, side_config
@@ -58,8 +58,8 @@ class TrainRequest(BaseModel):
         """The ``TrainConfig`` every rank reads; one-line ``UsageError`` for a choice it cannot take."""
         import sys
 
-        _choice("--strategy", self.strategy, STRATEGIES)
-        _choice("--device", self.device, DEVICES)
+        choice("--strategy", self.strategy, STRATEGIES)
+        choice("--device", self.device, DEVICES)
         check_backend(self.backend)  # before any rank starts: a third backend would only fail inside them
         return TrainConfig(
             model_name=self.model,
@@ -80,11 +80,6 @@ class TrainRequest(BaseModel):
         )
 
 
-def _choice(flag: str, value: str, choices: tuple[str, ...]) -> None:
-    if value not in choices:
-        raise UsageError(f"{flag}: unknown value {value!r}; choose from {', '.join(choices)}")
-
-
 def train_launcher(
     on: str, *, hosts: list[str] | None = None, virtual_nodes: int = 0, mps: bool = False
 ) -> LauncherFactory | None:
@@ -98,7 +93,7 @@ def train_launcher(
         make_launcher,
     )
 
-    _choice("--on", check_launcher_name(on), RUNNING_LAUNCHERS)  # a misspelt name first gets its hint
+    choice("--on", check_launcher_name(on), RUNNING_LAUNCHERS)  # a misspelt name first gets its hint
     if (virtual_nodes or mps) and on != "local":
         raise UsageError(f"--virtual-nodes/--mps: the local launcher's; drop them with --on {on}")
     if mps and not virtual_nodes:
