@@ -46,7 +46,7 @@ HERE = Path(__file__).resolve().parent
 
 def _attester() -> Any:
     try:
-        from gpufabric.analysis.nccl_log import attest_files
+        from gpufabric.nccl_logs.attest import attest_files
     except ImportError:
         return None
     return attest_files

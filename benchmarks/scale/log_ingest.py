@@ -9,7 +9,7 @@ host, its pid, its device, ``rank R nranks W`` and the channel peers ``R[d] -> P
 - ``set``: one file per rank (``nccl.<host>.<pid>.log``, as the engine writes them) for W ranks;
 - ``big``: one file of about SIZE bytes: the re-addressed lines of all ranks, cycled until SIZE.
 
-Each measurement runs ``gpufabric.analysis.nccl_log.attest_files`` in a fresh child process and reports
+Each measurement runs ``gpufabric.nccl_logs.attest.attest_files`` in a fresh child process and reports
 wall time, CPU time and the child's peak RSS (``ru_maxrss``), so runs do not share caches or heap.
 Memory growth is judged by comparing a small and a large input of the same workload.
 
@@ -88,7 +88,7 @@ def write_big(path: Path, size: int, world: int = 4096) -> Path:
 
 
 def child(paths: list[str]) -> None:
-    from gpufabric.analysis.nccl_log import attest_files
+    from gpufabric.nccl_logs.attest import attest_files
 
     t0, c0 = time.perf_counter(), time.process_time()
     att = attest_files([Path(p) for p in paths])

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from gpufabric.analysis.doctor import CheckResult, DoctorReport, Verdict, doctor, resolve_expectation
-from gpufabric.analysis.nccl_log import attest_files, attest_lines
 from gpufabric.errors import CatalogError, InputError, UsageError
+from gpufabric.nccl_logs.attest import attest_files, attest_lines
 from gpufabric.results.io import write_result
 from gpufabric.results.model import Measurement, Row, RunMetadata, RunResult, Series
 

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from gpufabric.analysis.doctor import CheckResult, DoctorReport, Verdict, doctor, resolve_expectation
-from gpufabric.analysis.nccl_log import attest_files, attest_lines
 from gpufabric.catalog import FabricName, resolve_fabric
 from gpufabric.errors import CatalogError
+from gpufabric.nccl_logs.attest import attest_files, attest_lines
 from gpufabric.results.io import read_result, write_result
 from gpufabric.results.model import Measurement, Row, RunMetadata, RunResult, Series
 
@@ -241,7 +241,7 @@ def test_hostile_lines_take_linear_work() -> None:
     code = (
         f"import sys; sys.path[:0] = {paths!r};"
         "from test_doctor_attestation import _hostile_lines;"
-        "from gpufabric.analysis.nccl_log import attest_lines;"
+        "from gpufabric.nccl_logs.attest import attest_lines;"
         "from gpufabric.analysis.doctor import Evidence, diagnose, resolve_expectation;"
         "lines = _hostile_lines(100_000);"
         "att = attest_lines(lines);"

@@ -14,8 +14,8 @@ import pytest
 from rich.console import Console
 
 from gpufabric.analysis.doctor import CheckResult, DoctorReport, Verdict, doctor, resolve_expectation
-from gpufabric.analysis.nccl_log import attest_files
 from gpufabric.errors import InputError, UsageError
+from gpufabric.nccl_logs.attest import attest_files
 from gpufabric.report import doctor_view
 from gpufabric.results.io import write_result
 from gpufabric.results.model import Measurement, Row, RunMetadata, RunResult, Series

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from gpufabric.analysis.doctor import Verdict, doctor
-from gpufabric.analysis.nccl_log import attest_files, attest_lines
-from gpufabric.analysis.nccl_patterns import net_parts, network_kind
+from gpufabric.nccl_logs.attest import attest_files, attest_lines
+from gpufabric.nccl_logs.patterns import net_parts, network_kind
 
 LOGS = Path(__file__).resolve().parents[1] / "fixtures" / "nccl_logs"
 # Constructed: 2 hosts x 4 GPUs on IB, NCCL 2.19.3 line shapes (NVIDIA/nccl-tests#185, NVIDIA/nccl#1537, the

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from gpufabric.analysis.nccl_log import attest_files, attest_lines
 from gpufabric.errors import InputError
+from gpufabric.nccl_logs.attest import attest_files, attest_lines
 
 LOGS = Path(__file__).resolve().parents[1] / "fixtures" / "nccl_logs"
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gpufabric.analysis.nccl_log import attest_lines
+from gpufabric.nccl_logs.attest import attest_lines
 from gpufabric.results.attestation import MAX_CHANNEL_LINKS, MAX_MESSAGES
 
 
@@ -63,7 +63,7 @@ def test_memory_does_not_grow_with_log_length() -> None:
 _MEASURE = """
 import resource, sys
 from pathlib import Path
-from gpufabric.analysis.nccl_log import attest_files
+from gpufabric.nccl_logs.attest import attest_files
 att = attest_files([Path(sys.argv[1])])
 print(att.lines_read, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """

@@ -14,8 +14,8 @@ import pytest
 import yaml
 
 from gpufabric.analysis.doctor import SubjectReport, Verdict, diagnose, load_evidence, resolve_expectation
-from gpufabric.analysis.nccl_claims import multi_host
 from gpufabric.errors import InputError
+from gpufabric.nccl_logs.claims import multi_host
 
 PUBLIC = Path(__file__).parents[1] / "fixtures" / "nccl_logs" / "public"
 CASES = sorted(PUBLIC.glob("*.yaml"))

@@ -15,11 +15,11 @@ import pytest
 from gpufabric.analysis.ab_judge import judge_ab, side_proof, verdict_line
 from gpufabric.analysis.compare import compare_runs
 from gpufabric.analysis.doctor import Verdict
-from gpufabric.analysis.nccl_log import attest_files
 from gpufabric.bench.ab import ABRound, ABRuns, pool_measurements, pool_results, round_order
 from gpufabric.bench.adapt import AdaptedLauncher, drop_names, unset_argv
 from gpufabric.launch.base import RankProgram
 from gpufabric.launch.local import LocalLauncher
+from gpufabric.nccl_logs.attest import attest_files
 from gpufabric.results.model import Measurement, Row, RunResult, Series
 
 LOGS = Path(__file__).parents[1] / "fixtures" / "nccl_logs"

@@ -14,7 +14,7 @@ import pytest
 
 from gpufabric.analysis.ab_judge import ABReport, side_proof
 from gpufabric.analysis.doctor import Verdict
-from gpufabric.analysis.nccl_log import attest_files
+from gpufabric.nccl_logs.attest import attest_files
 
 RUN = Path(__file__).parents[1] / "fixtures" / "gpu_h100x1" / "ab_2vnodes"
 

@@ -27,9 +27,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpufabric.analysis.nccl_log import attest_lines
 from gpufabric.catalog.loader import parse_data_file
 from gpufabric.errors import GpufabricError
+from gpufabric.nccl_logs.attest import attest_lines
 from gpufabric.report.nccl_table import render_run
 from gpufabric.results.io import StreamWriter, read_stream, result_from_dict
 from gpufabric.results.readers import read_run

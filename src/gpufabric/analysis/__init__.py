@@ -1,4 +1,4 @@
-"""Reading what ran: NCCL's debug logs into an attestation (``attest_files``), the doctor on runs
+"""Judging what ran (the NCCL logs' attestation is read by ``gpufabric.nccl_logs``): the doctor on runs
 (``doctor``) and on this node (``preflight``), compare (``compare_runs``), the A/B and tune judges,
 isolate's search (``analysis.isolate``).
 
@@ -10,7 +10,6 @@ from gpufabric.analysis.ab_judge import ABReport
 from gpufabric.analysis.compare import compare_runs, without_empty_tables
 from gpufabric.analysis.compare_model import PLACEMENT_NAMES, Comparison, Placement
 from gpufabric.analysis.doctor import EXPECT_CHOICES, DoctorReport, Verdict, doctor
-from gpufabric.analysis.nccl_log import attest_files
 from gpufabric.analysis.preflight import preflight
 from gpufabric.analysis.tune import TuneReport, judge_tune
 
@@ -23,7 +22,6 @@ __all__ = [
     "Placement",
     "TuneReport",
     "Verdict",
-    "attest_files",
     "compare_runs",
     "doctor",
     "judge_tune",

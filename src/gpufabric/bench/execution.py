@@ -25,7 +25,7 @@ LauncherFactory = Callable[[], Launcher]
 ProgressSink = Callable[[int, int, str, int], None]
 """Called with (rows done, rows expected, collective, size in bytes) as rank 0 finishes each size."""
 Attester = Callable[[Sequence[Path]], Attestation]
-"""Turns the run's NCCL logs into an ``Attestation`` (``gpufabric.analysis.nccl_log.attest_files``)."""
+"""Turns the run's NCCL logs into an ``Attestation`` (``gpufabric.nccl_logs.attest.attest_files``)."""
 
 
 @dataclasses.dataclass(frozen=True)

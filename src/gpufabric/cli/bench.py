@@ -191,7 +191,7 @@ def _fail_on_wrong(result: RunResult) -> None:
 
 def _attester() -> Attester | None:
     try:
-        from gpufabric.analysis import attest_files
+        from gpufabric.nccl_logs import attest_files
     except ImportError:  # the analysis layer is optional for bench
         return None
     return attest_files

@@ -71,8 +71,8 @@ def train_bench(
     ),
 ) -> None:
     """Train a small transformer data-parallel on synthetic data: samples/s, compute vs comm, busbw fit."""
-    from gpufabric.analysis import attest_files
     from gpufabric.jobs import Execution, TrainRequest, prepare_train, run_train_job, train_launcher
+    from gpufabric.nccl_logs import attest_files
     from gpufabric.report import render_launch_plan, render_train
     from gpufabric.train import read_train_document
 

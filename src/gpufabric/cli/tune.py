@@ -45,10 +45,10 @@ def tune(
     mps: bool = typer.Option(False, "--mps", help="local, --virtual-nodes: run an MPS daemon per job"),
 ) -> None:
     """Find the NCCL_SOCKET_NTHREADS x NCCL_NSOCKS_PERTHREAD (and channel count) that moves the most data."""
-    from gpufabric.analysis import attest_files
     from gpufabric.cli._common import choice, parse_env_pairs
     from gpufabric.jobs import Execution, TuneRequest, run_tune_job
     from gpufabric.launch import host_count, launcher_factory
+    from gpufabric.nccl_logs import attest_files
     from gpufabric.report import render_tune
 
     choice("--format", fmt, TUNE_FORMATS)

@@ -1,4 +1,4 @@
-"""What NCCL really did, as read from its own debug log (the model; the parser is analysis/nccl_log.py).
+"""What NCCL really did, as read from its own debug log (the model; the parser is nccl_logs/attest.py).
 
 Lives under results/ because it is part of a run's result document; analysis/ fills it in. Every
 collection here is bounded by the size of the cluster (ranks, hosts, NICs, distinct messages), never by

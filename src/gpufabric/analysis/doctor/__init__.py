@@ -34,7 +34,7 @@ from gpufabric.analysis.doctor.evidence import (
     resolve_expectation,
 )
 from gpufabric.analysis.doctor.model import CheckResult, DoctorReport, SubjectReport, Verdict, worst
-from gpufabric.analysis.nccl_claims import build_claims
+from gpufabric.nccl_logs.claims import build_claims
 
 Check = Callable[[Evidence, Expectation], CheckResult]
 

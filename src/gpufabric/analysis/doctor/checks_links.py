@@ -7,8 +7,8 @@ from __future__ import annotations
 from gpufabric.analysis.doctor.checks_transport import links_summary, no_log_result, one_host
 from gpufabric.analysis.doctor.evidence import Evidence, Expectation
 from gpufabric.analysis.doctor.model import CheckResult, Verdict
-from gpufabric.analysis.nccl_patterns import net_parts, network_kind, transport_kind
 from gpufabric.catalog import FabricName
+from gpufabric.nccl_logs.patterns import net_parts, network_kind, transport_kind
 from gpufabric.results.attestation import Attestation
 
 

@@ -16,8 +16,8 @@ from gpufabric.analysis.doctor.checks_transport import (
 )
 from gpufabric.analysis.doctor.evidence import Evidence, Expectation
 from gpufabric.analysis.doctor.model import CheckResult, Verdict
-from gpufabric.analysis.nccl_claims import build_claims, plugin_state
 from gpufabric.catalog import FabricName
+from gpufabric.nccl_logs.claims import build_claims, plugin_state
 
 
 def check_net_plugin(ev: Evidence, exp: Expectation) -> CheckResult:

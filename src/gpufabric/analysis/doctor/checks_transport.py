@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from gpufabric.analysis.doctor.evidence import Evidence, Expectation
 from gpufabric.analysis.doctor.model import CheckResult, Verdict
-from gpufabric.analysis.nccl_claims import build_claims, multi_host, virtual_only
-from gpufabric.analysis.nccl_patterns import transport_kind
 from gpufabric.catalog import FabricName
+from gpufabric.nccl_logs.claims import build_claims, multi_host, virtual_only
+from gpufabric.nccl_logs.patterns import transport_kind
 from gpufabric.results.attestation import Attestation, NetworkKind
 
 PLUGIN_DIRS = {

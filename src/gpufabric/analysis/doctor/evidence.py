@@ -20,7 +20,6 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from gpufabric.analysis.doctor.runs import LogRun, comm_members, group_runs, holds_nccl_lines, run_label
-from gpufabric.analysis.nccl_log import attest_files
 from gpufabric.catalog import (
     FabricName,
     InstanceType,
@@ -30,6 +29,7 @@ from gpufabric.catalog import (
     resolve_fabric,
 )
 from gpufabric.errors import GpufabricError, InputError, UsageError
+from gpufabric.nccl_logs.attest import attest_files
 from gpufabric.results.attestation import Attestation, NetworkKind
 from gpufabric.results.io import RESULT_NAME
 from gpufabric.results.model import RunResult

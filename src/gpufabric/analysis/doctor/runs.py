@@ -22,9 +22,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gpufabric.analysis import nccl_patterns as pat
-from gpufabric.analysis.nccl_log import BLOCK_BYTES
 from gpufabric.errors import InputError
+from gpufabric.nccl_logs import patterns as pat
+from gpufabric.nccl_logs.attest import BLOCK_BYTES
 
 CommKey = tuple[str | None, int]  # (commId, nranks); nccl-tests' rank block is (None, 0)
 

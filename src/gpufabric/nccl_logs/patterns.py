@@ -1,7 +1,7 @@
 """The shapes of NCCL_DEBUG=INFO lines, NCCL 2.4 through 2.28 and the network plugins around it.
 
 Only regular expressions and small pure helpers live here; the streaming state machine that applies them
-is ``analysis/nccl_log.py``. Each pattern names, in a comment, real lines it was written against (public
+is ``nccl_logs/attest.py``. Each pattern names, in a comment, real lines it was written against (public
 NCCL / aws-ofi-nccl / nccl-tests issue threads; the fixtures under tests/fixtures/nccl_logs quote them).
 
 A line is located by its NCCL marker, never by its start, so any launcher prefix works: mpirun

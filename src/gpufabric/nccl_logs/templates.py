@@ -3,7 +3,7 @@
 A long NCCL log repeats itself: the same channel, proxy and topology lines for every communicator and
 every rank. So the parser (``nccl_log.py``) never interprets a line twice: it turns each distinct message
 into a ``Template`` (pure data: what to record, what to count, what to overwrite) and then only counts how
-often each template occurs. The rules are those of the line shapes in ``nccl_patterns.py``.
+often each template occurs. The rules are those of the line shapes in ``patterns.py``.
 
 A template's effects come in four kinds, because they combine differently when a line repeats:
 
@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from typing import Any, Final
 
-from gpufabric.analysis import nccl_patterns as pat
+from gpufabric.nccl_logs import patterns as pat
 
 
 class _Placeholder:
@@ -89,7 +89,7 @@ EMPTY: Final = Template()  # a line that is not NCCL output: only counted as rea
 
 def line_template(line: str, marker: re.Match[str] | None) -> Template:
     """The template of a whole line that is not ``<header> NCCL <level> <msg>`` (or is a version line);
-    ``marker`` is ``nccl_patterns.MARKER.search(line)``, which the caller needs too."""
+    ``marker`` is ``patterns.MARKER.search(line)``, which the caller needs too."""
     if "NCCL" not in line:
         if "Rank" in line and "#" in line:
             return _tests_rank(line)

@@ -1,7 +1,7 @@
 """The attestation being built from an NCCL log: applies ``Template`` effects, and ends in an ``Attestation``.
 
 Every collection is bounded by the cluster (ranks, hosts, NICs, distinct messages), never by the log's
-length. The ops here are the idempotent records of ``nccl_templates.py``: applying one twice changes
+length. The ops here are the idempotent records of ``templates.py``: applying one twice changes
 nothing, which is what lets the parser apply each distinct line once.
 """
 
@@ -11,9 +11,9 @@ import re
 from collections import Counter
 from typing import Any
 
-from gpufabric.analysis import nccl_patterns as pat
-from gpufabric.analysis.nccl_claims import build_claims
-from gpufabric.analysis.nccl_templates import HOST, PID, Template
+from gpufabric.nccl_logs import patterns as pat
+from gpufabric.nccl_logs.claims import build_claims
+from gpufabric.nccl_logs.templates import HOST, PID, Template
 from gpufabric.redact import redact_env
 from gpufabric.results.attestation import (
     MAX_MESSAGES,

@@ -13,7 +13,7 @@ Evidence rules (issue: no false claim on real-world logs):
 
 from __future__ import annotations
 
-from gpufabric.analysis import nccl_patterns as pat
+from gpufabric.nccl_logs import patterns as pat
 from gpufabric.results.attestation import Attestation, Claim, Confidence, TransportClaims
 
 _BUILT_IN = ("IB", "Socket")

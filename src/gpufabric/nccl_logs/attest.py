@@ -3,8 +3,8 @@
 Public API: ``attest_lines`` (any iterable of lines), ``attest_files`` (per-rank log files, e.g. the
 engine's ``<run_dir>/nccl/nccl.<host>.<pid>.log``, or nccl-tests output with INFO lines mixed in).
 Memory is bounded by the cluster (ranks, hosts, NICs, distinct messages) and a few fixed-size caches,
-never by the log's length: a 1 GB log is streamed in blocks. Line shapes live in ``nccl_patterns.py``;
-what a line does is a ``Template`` (``nccl_templates.py``); judging the evidence is the doctor's job.
+never by the log's length: a 1 GB log is streamed in blocks. Line shapes live in ``patterns.py``;
+what a line does is a ``Template`` (``templates.py``); judging the evidence is the doctor's job.
 
 Speed comes from never interpreting a line twice: a block of lines is counted in C into one
 ``collections.Counter`` keyed by the whole line, and only lines it had not seen (the keys it appended)
@@ -22,10 +22,10 @@ from itertools import islice
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 
-from gpufabric.analysis import nccl_patterns as pat
-from gpufabric.analysis.nccl_state import State
-from gpufabric.analysis.nccl_templates import EMPTY, Template, line_template, message_template
 from gpufabric.errors import InputError
+from gpufabric.nccl_logs import patterns as pat
+from gpufabric.nccl_logs.state import State
+from gpufabric.nccl_logs.templates import EMPTY, Template, line_template, message_template
 from gpufabric.results.attestation import MAX_CHANNEL_LINKS, Attestation
 
 BLOCK_BYTES = 2 << 20  # a block of a file is read, split and counted at once
