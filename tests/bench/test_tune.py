@@ -14,10 +14,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gpufabric.analysis.tune import judge_tune
+from gpufabric.analysis.tune_judge import judge_tune
 from gpufabric.bench import BenchConfig
 from gpufabric.bench.execution import Execution
-from gpufabric.bench.tune import (
+from gpufabric.bench.tune_search import (
     Candidate,
     Trial,
     TuneRuns,

@@ -17,7 +17,7 @@ from gpufabric.train.result import CollectiveCall, CommPayload, StepTimes, Train
 @pytest.mark.parametrize("name", ["tiny", "small"])
 def test_parameter_count_matches_the_real_module(name: str) -> None:
     torch = pytest.importorskip("torch")
-    from gpufabric.train.model import build_model
+    from gpufabric.train.transformer import build_model
 
     spec = MODEL_PRESETS[name]
     model = build_model(spec, seed=0, device=torch.device("cpu"), dtype=torch.float32)

@@ -11,7 +11,7 @@ from gpufabric.analysis.compare import compare_runs, without_empty_tables
 from gpufabric.analysis.compare_model import PLACEMENT_NAMES, Comparison, Placement
 from gpufabric.analysis.doctor import EXPECT_CHOICES, DoctorReport, Verdict, doctor
 from gpufabric.analysis.preflight import preflight
-from gpufabric.analysis.tune import TuneReport, judge_tune
+from gpufabric.analysis.tune_judge import TuneReport, judge_tune
 
 __all__ = [
     "EXPECT_CHOICES",

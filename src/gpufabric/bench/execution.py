@@ -1,7 +1,7 @@
 """How a job runs, as one frozen value: where (the launcher), how wide (nodes, ranks), with what
 environment, within which time limits, and who hears about it (output, progress, the NCCL attester).
 
-The sweep (``bench.runner``), the A/B (``bench.ab``), tune (``bench.tune``) and the jobs layer
+The sweep (``bench.runner``), the A/B (``bench.ab``), tune (``bench.tune_search``) and the jobs layer
 (``gpufabric.jobs``) pass this one object instead of a dozen keyword arguments each, so a setting given
 once reaches every job of a mode, and a mode that runs several jobs (A/B sides, tune candidates) changes
 only what differs per job (``replace``).

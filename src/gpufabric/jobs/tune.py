@@ -1,5 +1,6 @@
 """The tune mode (``gpufabric tune``): search socket-transport settings within a budget of jobs
-(``bench.tune``), judge them (``analysis.tune``) and keep ``tune.json`` in the runs' root (and ``--out``).
+(``bench.tune_search``), judge them (``analysis.tune_judge``) and keep ``tune.json`` in the runs' root
+(and ``--out``).
 """
 
 from __future__ import annotations
@@ -9,10 +10,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from gpufabric.analysis.tune import TuneReport
+from gpufabric.analysis.tune_judge import TuneReport
 from gpufabric.bench.config import BenchConfig
 from gpufabric.bench.execution import Execution
-from gpufabric.bench.tune import Trial
+from gpufabric.bench.tune_search import Trial
 from gpufabric.errors import UsageError
 from gpufabric.jobs.bench import ensure_engine
 from gpufabric.jobs.bench_request import host_gpus
@@ -89,8 +90,8 @@ def run_tune_job(
     request: TuneRequest, execution: Execution, *, on_trial: Callable[[Trial, int], None] | None = None
 ) -> TuneReport:
     """Search, judge and keep the tune of ``request``; jobs run per ``execution``."""
-    from gpufabric.analysis.tune import judge_tune
-    from gpufabric.bench.tune import run_tune
+    from gpufabric.analysis.tune_judge import judge_tune
+    from gpufabric.bench.tune_search import run_tune
     from gpufabric.planner import ab_profiles
 
     config, target = request.bench_config()

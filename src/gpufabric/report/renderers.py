@@ -19,7 +19,7 @@ from gpufabric.analysis.ab_judge import ABReport
 from gpufabric.analysis.compare_model import Comparison
 from gpufabric.analysis.doctor import DoctorReport
 from gpufabric.analysis.isolate import IsolationReport, MeasuredIsolation
-from gpufabric.analysis.tune import TuneReport
+from gpufabric.analysis.tune_judge import TuneReport
 from gpufabric.capabilities import EnvironmentReport
 from gpufabric.catalog import InstanceListing, InstanceType
 from gpufabric.errors import UsageError

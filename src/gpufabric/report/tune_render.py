@@ -1,4 +1,5 @@
-"""A socket tune (``analysis.tune.TuneReport``) as text: the ranking, the verdict and the line to export.
+"""A socket tune (``analysis.tune_judge.TuneReport``) as text: the ranking, the verdict and the line to
+export.
 
 ``table`` and ``markdown`` are the same markdown document (it reads well in a terminal and pastes into
 docs); ``json`` is the whole report, every trial included.
@@ -6,7 +7,7 @@ docs); ``json`` is the whole report, every trial included.
 
 from __future__ import annotations
 
-from gpufabric.analysis.tune import TuneReport
+from gpufabric.analysis.tune_judge import TuneReport
 from gpufabric.report.formats import Format
 from gpufabric.units import human_size
 

@@ -41,7 +41,8 @@ class ModelSpec(BaseModel):
     ffn_mult: int = Field(default=4, ge=1)
 
     def parameter_count(self) -> int:
-        """Parameters of ``gpufabric.train.model.build_model(self)`` (tested against the real module)."""
+        """Parameters of ``gpufabric.train.transformer.build_model(self)`` (tested against the real
+        module)."""
         h, f = self.hidden, self.hidden * self.ffn_mult
         attention = 3 * h * h + 3 * h + h * h + h  # in_proj (q, k, v) + out_proj, with biases
         mlp = h * f + f + f * h + h

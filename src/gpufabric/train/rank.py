@@ -92,9 +92,9 @@ def run_rank(config: TrainConfig, identity: RankIdentity) -> int:
 
 def _measure(config: TrainConfig, identity: RankIdentity, device: Any, dtype: Any) -> dict[str, Any]:
     """Phases 1-4 of the module docstring; returns plain data for ``record.build_result``."""
-    from gpufabric.train.model import synthetic_batches
     from gpufabric.train.strategy import local_trainer, sync_world, wrap
     from gpufabric.train.timing import probe_collectives, slowest_per_step, time_steps
+    from gpufabric.train.transformer import synthetic_batches
 
     world = identity.world_size
     parallel = wrap(config, device, dtype, world)

@@ -23,8 +23,8 @@ import torch.distributed as dist
 from torch import nn
 
 from gpufabric.train.config import TrainConfig
-from gpufabric.train.model import TransformerLM, build_model, lm_loss
 from gpufabric.train.result import CollectiveCall
+from gpufabric.train.transformer import TransformerLM, build_model, lm_loss
 
 NCCL_TESTS_DTYPES = {torch.float32: "float", torch.bfloat16: "bfloat16", torch.float16: "half"}
 

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from gpufabric.analysis.stats import Interval, speedup_interval
 from gpufabric.bench.ab import pool_measurements
-from gpufabric.bench.tune import DEFAULT_NAME, TuneRuns
+from gpufabric.bench.tune_search import DEFAULT_NAME, TuneRuns
 from gpufabric.results.model import Measurement
 from gpufabric.units import human_size
 

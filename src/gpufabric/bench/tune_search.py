@@ -10,7 +10,7 @@ How: coarse grid then refine, by successive halving. Round 0 measures NCCL's def
 untried neighbours (x2, /2) of the leader after round 0. Every job of a candidate adds its per-batch
 samples to the candidate's pool, so the leader and the defaults end with repeated, interleaved
 measurements: the gain carries its spread. The search stops when the budget (jobs) is spent or one
-candidate is left with ``repeats`` jobs. Judging the pooled numbers is ``gpufabric.analysis.tune``.
+candidate is left with ``repeats`` jobs. Judging the pooled numbers is ``gpufabric.analysis.tune_judge``.
 
 ``measure`` is injectable (a candidate's env and a round -> one job's ``Trial``); the default runs the
 engine through the chosen launcher.
