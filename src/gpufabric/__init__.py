@@ -3,10 +3,9 @@
 This module exports only the error types (``gpufabric.errors``) and ``__version__``. Each package names
 its public API in its ``__init__``'s ``__all__`` (``gpufabric.jobs.prepare_bench``,
 ``gpufabric.bench.BenchConfig``, ``gpufabric.results.read_result``, ``gpufabric.report.render_document``,
-...). The CLI imports only those names, but for its isolate, train-bench and launch modules, which still
-reach into some modules directly; ``tests/cli/test_public_names.py`` keeps that count from growing.
-Data flows one way: catalog -> planner -> launch -> bench -> results -> analysis -> jobs -> cli (which
-renders through report). ``docs/DESIGN.md`` draws the packages and the path of one size.
+...). The CLI imports only those names (``tests/cli/test_public_names.py`` checks every CLI module).
+Data flows one way: catalog -> planner -> launch -> bench/engines -> results -> nccl_logs -> analysis ->
+jobs -> cli (which renders through report). ``docs/DESIGN.md`` draws the packages and the path of one size.
 """
 
 from typing import TYPE_CHECKING

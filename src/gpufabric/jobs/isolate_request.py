@@ -162,7 +162,7 @@ class IsolateRequest(BaseModel):
         if ranks is not None and ranks != nodes:
             raise UsageError(
                 f"--ranks {ranks}: isolate runs one rank per node ({nodes} nodes); pass --ranks {nodes} "
-                "(several GPUs per node come later)"
+                "(isolate measures one rank, one GPU, per node)"
             )
         if self.iters < 1 or self.batches < 1 or not 0 < (self.batch_seconds or 1) <= 60:
             raise UsageError(
