@@ -10,39 +10,19 @@ fake_nccl_tests.py`` behind a script named like the binary (no GPU here).
 from __future__ import annotations
 
 import json
-import os
-import re
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from plan_checks import gpufabric, recorded, without_ports
 
 from gpufabric.jobs import BenchRequest, Execution, plans_of, prepare_bench, run_bench_job
 from gpufabric.launch.base import LaunchPlan
-from gpufabric.report import Format, render_launch_plan
 from gpufabric.results.io import read_result
 
 FAKE = Path(__file__).parents[1] / "fixtures" / "launch" / "fake_nccl_tests.py"
 USER_ENV = {"NCCL_DEBUG": "WARN"}  # exported by the user
 SWEEP = ["-e", "1K", "-f", "8", "-n", "1", "--batches", "1", "-w", "0"]
-
-
-def _bench(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, **USER_ENV, "CUDA_VISIBLE_DEVICES": ""}
-    return subprocess.run(
-        [sys.executable, "-m", "gpufabric.cli", "bench", *args],
-        capture_output=True, text=True, timeout=240, check=False, cwd=cwd, env=env,
-    )  # fmt: skip
-
-
-def _without_ports(text: str) -> str:
-    """The rendezvous port is chosen free when the plan is made, so two invocations differ there only."""
-    return re.sub(r"(MASTER_PORT=|127\.0\.0\.1:)\d+", r"\1PORT", text)
-
-
-def _recorded(path: Path) -> str:
-    return render_launch_plan(LaunchPlan.model_validate_json(path.read_text()), Format.TEXT)
 
 
 def test_the_run_executes_the_prepared_plan_and_records_it(
@@ -67,13 +47,13 @@ def test_the_run_executes_the_prepared_plan_and_records_it(
 def test_bench_dry_run_prints_the_plan_the_run_records(tmp_path: Path) -> None:
     args = ["--ranks", "2", "--backend", "gloo", *SWEEP, "--env", "NCCL_SOCKET_IFNAME=lo",
             "--run-dir", str(tmp_path / "run"), "--format", "json"]  # fmt: skip
-    dry = _bench([*args, "--dry-run"], tmp_path)
+    dry = gpufabric("bench", [*args, "--dry-run"], tmp_path, USER_ENV)
     assert dry.returncode == 0, dry.stderr
     assert "NCCL_DEBUG=INFO" not in dry.stdout and "NCCL_SOCKET_IFNAME=lo" in dry.stdout
     assert not (tmp_path / "run").exists()
-    real = _bench(args, tmp_path)
+    real = gpufabric("bench", args, tmp_path, USER_ENV)
     assert real.returncode == 0, real.stderr
-    assert _without_ports(dry.stdout) == _without_ports(_recorded(tmp_path / "run" / "plan.json"))
+    assert without_ports(dry.stdout) == without_ports(recorded(tmp_path / "run" / "plan.json"))
     result = read_result(tmp_path / "run" / "result.json")
     assert result.metadata.env["NCCL_DEBUG"] == "WARN"
 
@@ -89,13 +69,13 @@ def test_nccl_tests_dry_run_prints_the_plan_the_run_records(tmp_path: Path) -> N
     binary.chmod(0o755)
     args = ["--engine", "nccl-tests", "--gpus-per-node", "1", "--nccl-tests-dir", str(build), "-b", "1K",
             "-e", "4K", "--env", "NCCL_SOCKET_IFNAME=lo", "--run-dir", str(tmp_path / "run")]  # fmt: skip
-    dry = _bench([*args, "--dry-run"], tmp_path)
+    dry = gpufabric("bench", [*args, "--dry-run"], tmp_path, USER_ENV)
     assert dry.returncode == 0, dry.stderr
     assert "NCCL_DEBUG=INFO" not in dry.stdout and "NCCL_SOCKET_IFNAME=lo" in dry.stdout
-    real = _bench(args, tmp_path)
+    real = gpufabric("bench", args, tmp_path, USER_ENV)
     assert real.returncode == 0, real.stderr
     printed = dry.stdout.split("\n", 1)[1]  # after the note on -J (this fake's --help does not list it)
-    assert _without_ports(printed) == _without_ports(_recorded(tmp_path / "run" / "plan-all_reduce.json"))
+    assert without_ports(printed) == without_ports(recorded(tmp_path / "run" / "plan-all_reduce.json"))
     assert (build / "env.txt").read_text().strip() == "NCCL_DEBUG=WARN"  # the binary saw the user's value
 
 
@@ -109,7 +89,7 @@ def test_nccl_tests_result_records_the_command_without_secret_values(tmp_path: P
     args = ["--engine", "nccl-tests", "--gpus-per-node", "1", "--nccl-tests-dir", str(build), "-b", "1K",
             "-e", "4K", "--env", f"AWS_SECRET_ACCESS_KEY={secret}",
             "--run-dir", str(tmp_path / "run")]  # fmt: skip
-    done = _bench(args, tmp_path)
+    done = gpufabric("bench", args, tmp_path, USER_ENV)
     assert done.returncode == 0, done.stderr
     saved = (tmp_path / "run" / "result.json").read_text()
     command = json.loads(saved)["metadata"]["command"]

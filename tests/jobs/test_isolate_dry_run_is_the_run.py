@@ -9,13 +9,10 @@ way when the search asks for them. Real CPU (gloo) ranks: two nodes are one scre
 from __future__ import annotations
 
 import json
-import os
-import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from plan_checks import gpufabric, recorded, without_ports
 
 from gpufabric.bench.group_runner import GroupRunner, prepare_round, round_spec
 from gpufabric.bench.groups import NodeRanks, RoundSettings
@@ -31,7 +28,6 @@ from gpufabric.jobs import (
 )
 from gpufabric.launch.base import LaunchPlan
 from gpufabric.launch.local import LocalLauncher
-from gpufabric.report import Format, render_launch_plan
 
 BLOCKED_CLI = Path(__file__).parents[1] / "install" / "blocked_cli.py"
 USER_ENV = {"NCCL_DEBUG": "WARN", "NCCL_SOCKET_IFNAME": "lo"}  # exported by the user
@@ -42,24 +38,6 @@ QUICK = ["--size", "1K", "--iters", "1", "--batches", "1", "--batch-seconds", "0
 def _local(name: str, virtual_nodes: int) -> LauncherFactory:
     assert (name, virtual_nodes) == ("local", 0)
     return LocalLauncher
-
-
-def _isolate(args: list[str], cwd: Path, *, blocked: bool = False) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, **USER_ENV, "CUDA_VISIBLE_DEVICES": ""}
-    head = [str(BLOCKED_CLI)] if blocked else ["-m", "gpufabric.cli"]
-    return subprocess.run(
-        [sys.executable, *head, "isolate", *args],
-        capture_output=True, text=True, timeout=240, check=False, cwd=cwd, env=env,
-    )  # fmt: skip
-
-
-def _without_ports(text: str) -> str:
-    """The rendezvous port is chosen free when the plan is made, so two invocations differ there only."""
-    return re.sub(r"(MASTER_PORT=|127\.0\.0\.1:)\d+", r"\1PORT", text)
-
-
-def _recorded(path: Path) -> str:
-    return render_launch_plan(LaunchPlan.model_validate_json(path.read_text()), Format.TEXT)
 
 
 def test_the_run_executes_the_prepared_first_round_and_records_it(
@@ -97,11 +75,11 @@ def test_isolate_dry_run_prints_the_plan_the_run_records(tmp_path: Path) -> None
         "--format",
         "json",
     ]
-    dry = _isolate([*args, "--dry-run"], tmp_path)
+    dry = gpufabric("isolate", [*args, "--dry-run"], tmp_path, USER_ENV)
     assert dry.returncode == 0, dry.stderr
     assert "NCCL_DEBUG=INFO" not in dry.stdout and "group_rank" in dry.stdout
     assert not (tmp_path / "run").exists()
-    real = _isolate(args, tmp_path)
+    real = gpufabric("isolate", args, tmp_path, USER_ENV)
     assert real.returncode == 0, real.stderr
     notes, printed = dry.stdout.split("# launcher: ", 1)  # isolate's notes, then the plan
     assert (
@@ -109,11 +87,17 @@ def test_isolate_dry_run_prints_the_plan_the_run_records(tmp_path: Path) -> None
     )
     printed = "# launcher: " + printed
     plan = Path(json.loads(real.stdout)["round_dirs"][0]) / "plan.json"
-    assert _without_ports(printed) == _without_ports(_recorded(plan))
+    assert without_ports(printed) == without_ports(recorded(plan))
 
 
 def test_a_dry_run_needs_no_torch_and_writes_nothing(tmp_path: Path) -> None:
-    dry = _isolate(["--nodes", "4", "--backend", "gloo", "--dry-run"], tmp_path, blocked=True)
+    dry = gpufabric(
+        "isolate",
+        ["--nodes", "4", "--backend", "gloo", "--dry-run"],
+        tmp_path,
+        USER_ENV,
+        head=[str(BLOCKED_CLI)],
+    )
     assert dry.returncode == 0, dry.stderr
     assert "gpufabric.bench.group_rank" in dry.stdout and "2 group(s)" in dry.stdout
     assert list(tmp_path.iterdir()) == []

@@ -8,40 +8,18 @@ Real CPU (gloo) ranks through the real console entry point (the tiny model, two 
 
 from __future__ import annotations
 
-import os
-import re
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from plan_checks import gpufabric, recorded, without_ports
 
 from gpufabric.errors import UsageError
 from gpufabric.jobs import Execution, TrainRequest, prepare_train, train_launcher
-from gpufabric.launch import LaunchPlan
-from gpufabric.report import Format, render_launch_plan
 from gpufabric.train import TrainConfig, read_train_document
 
 USER_ENV = {"NCCL_DEBUG": "WARN"}  # exported by the user
 QUICK = ["--ranks", "2", "--steps", "2", "--warmup-steps", "1", "--probe-iters", "2", "--no-scaling"]
-
-
-def _train(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, **USER_ENV, "CUDA_VISIBLE_DEVICES": ""}
-    return subprocess.run(
-        [sys.executable, "-m", "gpufabric.cli", "train-bench", *args],
-        capture_output=True, text=True, timeout=240, check=False, cwd=cwd, env=env,
-    )  # fmt: skip
-
-
-def _without_ports(text: str) -> str:
-    """The rendezvous port is chosen free when the plan is made, so two invocations differ there only."""
-    return re.sub(r"(MASTER_PORT=|127\.0\.0\.1:)\d+", r"\1PORT", text)
-
-
-def _recorded(path: Path) -> str:
-    return render_launch_plan(LaunchPlan.model_validate_json(path.read_text()), Format.TEXT)
 
 
 def test_prepare_decides_the_plan_and_writes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -76,14 +54,14 @@ def test_train_dry_run_prints_the_plan_the_run_records(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     args = [*QUICK, "--env", "NCCL_SOCKET_IFNAME=lo", "--run-dir", str(tmp_path / "run"), "--timeout", "120"]
-    dry = _train([*args, "--dry-run"], tmp_path)
+    dry = gpufabric("train-bench", [*args, "--dry-run"], tmp_path, USER_ENV)
     assert dry.returncode == 0, dry.stderr
     assert "NCCL_DEBUG" not in dry.stdout and "NCCL_SOCKET_IFNAME=lo" in dry.stdout
     assert "gpufabric.train.rank" in dry.stdout
     assert not (tmp_path / "run").exists()
-    real = _train([*args, "--format", "json"], tmp_path)
+    real = gpufabric("train-bench", [*args, "--format", "json"], tmp_path, USER_ENV)
     assert real.returncode == 0, real.stderr[-2000:]
-    assert _without_ports(dry.stdout) == _without_ports(_recorded(tmp_path / "run" / "plan.json"))
+    assert without_ports(dry.stdout) == without_ports(recorded(tmp_path / "run" / "plan.json"))
     result = read_train_document(tmp_path / "run" / "train.json")
     assert result.kind == "train"
     assert result.metadata.env["NCCL_DEBUG"] == "WARN"  # what rank 0 saw
@@ -98,7 +76,9 @@ def test_train_dry_run_prints_the_plan_the_run_records(
 
 
 def test_train_ab_dry_run_prints_both_sides(tmp_path: Path) -> None:
-    dry = _train([*QUICK, "--ab", "--dry-run", "--run-dir", str(tmp_path / "ab")], tmp_path)
+    dry = gpufabric(
+        "train-bench", [*QUICK, "--ab", "--dry-run", "--run-dir", str(tmp_path / "ab")], tmp_path, USER_ENV
+    )
     assert dry.returncode == 0, dry.stderr
     on, off = dry.stdout.split("# launcher: local")[1:]  # one plan per side, fabric-on first
     assert "fabric-on/train_config.json" in on and "NCCL_P2P_DISABLE" not in on
