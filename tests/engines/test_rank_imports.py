@@ -16,7 +16,7 @@ import pytest
 from gpufabric.engines import RANK_MODULES, rank_module
 
 # What only the parent needs: launchers, the sweep's runner and its failure readers, the modes, the CLI,
-# the analysis of logs and results, the nccl-tests driver.
+# the analysis of logs and results (NCCL-log reading too, wherever it lives), the nccl-tests driver.
 PARENT_ONLY = (
     "gpufabric.launch",
     "gpufabric.bench.runner",
@@ -24,6 +24,7 @@ PARENT_ONLY = (
     "gpufabric.jobs",
     "gpufabric.cli",
     "gpufabric.analysis",
+    "gpufabric.nccl_logs",
     "gpufabric.engines.nccl_tests",
 )
 

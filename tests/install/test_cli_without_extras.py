@@ -23,7 +23,12 @@ SRC = HERE.parents[1] / "src"
 FIXTURES = HERE.parent / "fixtures"
 # Packages whose modules run inside the ranks, which the CLI starts only after require("torch", ...).
 # The nccl-tests driver (gpufabric.engines.nccl_tests) runs in the parent and is not among them.
-ENGINE_PACKAGES = ("gpufabric.bench.", "gpufabric.engines.nccl.", "gpufabric.engines.torch.", "gpufabric.train.")
+ENGINE_PACKAGES = (
+    "gpufabric.bench.",
+    "gpufabric.engines.nccl.",
+    "gpufabric.engines.torch.",
+    "gpufabric.train.",
+)
 
 
 def blocked(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
