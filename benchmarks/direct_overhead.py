@@ -12,7 +12,7 @@ import argparse
 import json
 import time
 
-from gpufabric.bench.direct import cuda, library
+from gpufabric.engines.nccl import cuda, library
 
 
 def main() -> None:

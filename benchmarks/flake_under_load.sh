@@ -18,10 +18,10 @@ TESTS=(
   tests/reliability/test_fault_marking.py
   tests/reliability/test_signals.py
   tests/analysis/isolate/test_real_isolate.py
-  tests/bench/test_engine_gloo.py::test_adaptive_mode_stops_when_batches_agree
+  tests/engines/torch/test_engine_gloo.py::test_adaptive_mode_stops_when_batches_agree
   tests/launch/test_launch_failures.py
   tests/launch/test_local_launcher.py::test_a_failing_rank_stops_the_others_and_is_named
-  tests/launch/test_nccl_tests_output_check.py::test_another_ranks_chunk_in_the_middle_of_a_rank0_row_is_kept_out
+  tests/engines/nccl_tests/test_nccl_tests_output_check.py::test_another_ranks_chunk_in_the_middle_of_a_rank0_row_is_kept_out
   tests/launch/test_slurm_pending_and_refusals.py::test_slurm_conf_naming_no_file_fails_at_once
 )
 hogs=()

@@ -15,7 +15,7 @@ BUILD=$!
 
 say "pytest -m gpu: the check kernels, the direct engine (1 rank, 2/4 virtual nodes, faults)"
 timeout 360 python3 -m pytest -m gpu -q -p no:cacheprovider -o addopts="-ra" \
-  tests/bench/direct/test_gpu_device_check.py tests/bench/direct/test_gpu_direct.py >"$OUT/pytest-gpu.log" 2>&1
+  tests/engines/nccl/test_gpu_device_check.py tests/engines/nccl/test_gpu_direct.py >"$OUT/pytest-gpu.log" 2>&1
 record "pytest -m gpu direct + device check: exit $? | $(tail -1 "$OUT/pytest-gpu.log")"
 grep -E "^(FAILED|ERROR|E )" "$OUT/pytest-gpu.log" | head -12 | tee -a "$LOG"
 
@@ -56,7 +56,7 @@ say "GPU memory at -e 8G (nvidia-smi every 10 ms), host RSS, time to the first r
 sample() { nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 10 > "$1" 2>/dev/null & echo $!; }
 rss() { peak=0; while true; do for p in $(pgrep -f "$1"); do r=$(awk '/VmRSS/{print $2}' /proc/$p/status 2>/dev/null); [ "${r:-0}" -gt $peak ] && peak=$r; done; echo $peak > "$2"; sleep 0.1; done; }
 base=$(nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits | head -1)
-S=$(sample "$OUT/gpu-ours.txt"); rss "bench.direct.rank" "$OUT/rss-ours.txt" & R=$!
+S=$(sample "$OUT/gpu-ours.txt"); rss "engines.nccl.rank" "$OUT/rss-ours.txt" & R=$!
 t0=$(now); timeout 180 $GF bench --engine nccl -b 8G -e 8G -n 5 -w 1 --batches 1 --no-check --run-dir "$OUT/r8" >/dev/null 2>>"$LOG" & P=$!; first=""
 while kill -0 $P 2>/dev/null; do
   if [ -z "$first" ] && grep -q '"record":"row"' "$OUT/r8/result.jsonl" 2>/dev/null; then first=$(since $t0); fi; sleep 0.05; done
@@ -72,7 +72,7 @@ fi
 t0=$(now); timeout 60 $GF bench --engine nccl -b 8 -e 8 -n 5 -w 1 --batches 1 --no-check --run-dir "$OUT/r1" >/dev/null 2>&1
 record "ours one 8 B size, whole command: $(since $t0) s"
 t0=$(now); timeout 60 python3 -c "import gpufabric.cli.app" ; record "import of the CLI: $(since $t0) s"
-t0=$(now); timeout 60 python3 -X importtime -c "import gpufabric.bench.direct.rank" 2>"$OUT/importtime-rank.txt"; record "import of the rank program: $(since $t0) s"
+t0=$(now); timeout 60 python3 -X importtime -c "import gpufabric.engines.nccl.rank" 2>"$OUT/importtime-rank.txt"; record "import of the rank program: $(since $t0) s"
 sort -t'|' -k2 -n -r "$OUT/importtime-rank.txt" | head -15 >> "$LOG"
 timeout 60 python3 -m cProfile -o "$OUT/cli-1size.prof" -m gpufabric.cli bench --engine nccl -b 8 -e 8 -n 5 -w 1 --batches 1 --no-check --run-dir "$OUT/r1p" >/dev/null 2>&1
 python3 -c "import pstats; pstats.Stats('$OUT/cli-1size.prof').sort_stats('cumulative').print_stats(25)" > "$OUT/cli-1size.txt" 2>&1

@@ -123,13 +123,13 @@ W
   if [ "$MODE" = full ]; then
   say "faults on NCCL ranks (2 vnodes): hang, crash, SIGTERM"
   GPUFABRIC_FAULT=hang:rank=1:size=4K timeout 120 $GF bench --engine nccl --virtual-nodes 2 --mps -b 8 -e 64K -f 8 --timeout-stage size=15 --run-dir "$OUT/fh" >"$OUT/fh.txt" 2>&1
-  record "hang: exit $? (want 124) | ranks left $(pgrep -f bench.direct.rank | wc -l) | $(tail -1 "$OUT/fh.txt" | cut -c1-160)"
+  record "hang: exit $? (want 124) | ranks left $(pgrep -f engines.nccl.rank | wc -l) | $(tail -1 "$OUT/fh.txt" | cut -c1-160)"
   GPUFABRIC_FAULT=crash:rank=1:size=4K timeout 120 $GF bench --engine nccl --virtual-nodes 2 --mps -b 8 -e 64K -f 8 --run-dir "$OUT/fc" >"$OUT/fc.txt" 2>&1
-  record "crash: exit $? (want 1) | ranks left $(pgrep -f bench.direct.rank | wc -l) | $(tail -1 "$OUT/fc.txt" | cut -c1-160)"
+  record "crash: exit $? (want 1) | ranks left $(pgrep -f engines.nccl.rank | wc -l) | $(tail -1 "$OUT/fc.txt" | cut -c1-160)"
   $GF bench --engine nccl --virtual-nodes 2 --mps -b 64M -e 256M -n 2000 --run-dir "$OUT/ft" >"$OUT/ft.txt" 2>&1 &
   pid=$!; sleep 25; kill -TERM $pid; for _ in $(seq 1 30); do kill -0 $pid 2>/dev/null || break; sleep 1; done; wait $pid; rc=$?
-  record "SIGTERM: exit $rc (want 143) | ranks left $(pgrep -f bench.direct.rank | wc -l) | $(tail -1 "$OUT/ft.txt" | cut -c1-160)"
-  pkill -9 -f bench.direct.rank 2>/dev/null
+  record "SIGTERM: exit $rc (want 143) | ranks left $(pgrep -f engines.nccl.rank | wc -l) | $(tail -1 "$OUT/ft.txt" | cut -c1-160)"
+  pkill -9 -f engines.nccl.rank 2>/dev/null
 
   fi
   say "doctor on the 2-vnode run"
@@ -143,7 +143,7 @@ fi
 if { [ "$MODE" = full ] || [ "$MODE" = final ]; } && [ -x $NT/build/all_reduce_perf ]; then
   say "pytest -m gpu: the direct engine and the nccl-tests engine against the real binaries"
   PATH="$PWD/$NT/build:$PATH" timeout 300 python3 -m pytest -m gpu -q -p no:cacheprovider -o addopts="-ra" \
-    tests/bench/direct/test_gpu_direct.py tests/launch/test_nccl_tests_engine.py >"$OUT/pytest-gpu.log" 2>&1
+    tests/engines/nccl/test_gpu_direct.py tests/engines/nccl_tests/test_nccl_tests_engine.py >"$OUT/pytest-gpu.log" 2>&1
   record "pytest -m gpu (direct, nccl-tests engine): exit $? | $(tail -1 "$OUT/pytest-gpu.log")"
 
   say "tune on the socket path between 2 virtual nodes (MPS)"
@@ -169,7 +169,7 @@ if [ "$MODE" = verify ] && [ -x $NT/build/all_reduce_perf ]; then
   B=$NT/build
   say "pytest -m gpu: the direct engine and the nccl-tests engine against the real binaries"
   PATH="$PWD/$NT/build:$PATH" timeout 240 python3 -m pytest -m gpu -q -p no:cacheprovider -o addopts="-ra" \
-    tests/bench/direct/test_gpu_direct.py tests/launch/test_nccl_tests_engine.py >"$OUT/pytest-gpu.log" 2>&1
+    tests/engines/nccl/test_gpu_direct.py tests/engines/nccl_tests/test_nccl_tests_engine.py >"$OUT/pytest-gpu.log" 2>&1
   record "pytest -m gpu (direct, nccl-tests engine): exit $? | $(tail -1 "$OUT/pytest-gpu.log")"
   grep -E "^(FAILED|E )" "$OUT/pytest-gpu.log" | head -8 | tee -a "$LOG"
   cat > /tmp/vnode.sh <<'W'

@@ -13,7 +13,7 @@ BUILD=$!
 R="$OUT/runs"; mkdir -p "$R"
 
 t0=$(now); timeout 60 python3 -c "import gpufabric.cli.app"; record "import of the CLI (byte-compiled): $(since $t0) s"
-t0=$(now); timeout 60 python3 -c "import gpufabric.bench.direct.rank"; record "import of the rank program: $(since $t0) s"
+t0=$(now); timeout 60 python3 -c "import gpufabric.engines.nccl.rank"; record "import of the rank program: $(since $t0) s"
 t0=$(now); timeout 60 $GF bench --engine nccl -b 8 -e 8 -n 5 -w 1 --batches 1 --no-check --run-dir "$R/one" >/dev/null 2>&1
 record "ours one 8 B size, whole command: $(since $t0) s"
 

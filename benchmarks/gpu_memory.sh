@@ -21,7 +21,7 @@ watch() { peak_gpu=0; peak_rss=0; while true; do
   for p in $(pgrep -f "$1"); do r=$(awk '/VmRSS/{print $2}' /proc/$p/status 2>/dev/null); [ "${r:-0}" -gt $peak_rss ] && peak_rss=$r; done
   echo "$peak_gpu $peak_rss" > "$2"; sleep 0.2; done; }
 base=$(nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits | head -1)
-watch "bench.direct.rank" "$OUT/peak-ours.txt" & W=$!
+watch "engines.nccl.rank" "$OUT/peak-ours.txt" & W=$!
 t0=$(date +%s.%N)
 timeout 180 python3 -m gpufabric.cli bench --engine nccl -b 8G -e 8G -n 5 -w 1 --batches 1 --no-check --run-dir "$OUT/r8" >/dev/null 2>"$OUT/r8.err" &
 B=$!; first=""

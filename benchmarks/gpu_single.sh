@@ -31,7 +31,7 @@ timeout 60 python3 -c "import torch; print('torch', torch.__version__, 'nccl', t
 say "pytest -m gpu"
 timeout 300 python3 -m pytest -m gpu -q -p no:cacheprovider -o addopts="-ra" \
   tests/bench/test_gpu_engine.py tests/bench/test_ab_gpu.py tests/train/test_gpu_train.py \
-  tests/launch/test_nccl_tests_engine.py >"$OUT/pytest-gpu.log" 2>&1
+  tests/engines/nccl_tests/test_nccl_tests_engine.py >"$OUT/pytest-gpu.log" 2>&1
 record "pytest -m gpu: exit $? | $(tail -1 "$OUT/pytest-gpu.log")"
 
 say "gpufabric bench (no arguments), NCCL_DEBUG=INFO kept in the run dir"
@@ -50,9 +50,9 @@ sleep 20
 kill -TERM $pid
 for _ in $(seq 1 30); do kill -0 $pid 2>/dev/null || break; sleep 1; done
 wait $pid; rc=$?
-left=$(pgrep -f "gpufabric.bench.rank" | wc -l)
+left=$(pgrep -f "gpufabric.engines.torch.rank" | wc -l)
 record "SIGTERM: exit $rc (want 143), ranks left $left (want 0) | $(tail -1 "$OUT/sigterm.txt")"
-pkill -9 -f gpufabric.bench.rank 2>/dev/null
+pkill -9 -f gpufabric.engines.torch.rank 2>/dev/null
 
 say "doctor on the real one-host NCCL log, expecting EFA (must WARN: NET not exercised)"
 timeout 60 $GF doctor "$OUT"/noargs/result.json "$OUT"/noargs/nccl/*.log --expect efa >"$OUT/doctor-efa.txt" 2>&1

@@ -43,7 +43,7 @@ record "bench --self-test: exit $? | $(grep -iE 'catalog|expected|cannot prove' 
 say "SIGTERM to a bench on NCCL ranks (2 virtual nodes): exit 143, no rank left"
 timeout 120 $GF bench --engine nccl --virtual-nodes 2 --mps -b 8 -e 1G -f 2 -n 50 --run-dir "$R/term" >/dev/null 2>"$R/term.err" &
 P=$!; sleep 12; kill -TERM $P; wait $P; rc=$?; sleep 2
-left=$(pgrep -f "bench.direct.rank" | wc -l)
+left=$(pgrep -f "engines.nccl.rank" | wc -l)
 record "SIGTERM mid-sweep: exit $rc, ranks left $left, partial rows $(grep -c '"record":"row"' "$R/term/result.jsonl" 2>/dev/null)"
 
 say "isolate --nodes 4 on virtual nodes with one slowed rank (GPUFABRIC_FAULT=slow:rank=2)"

@@ -12,7 +12,7 @@ import pytest
 import gpufabric
 from gpufabric import collectives
 from gpufabric.bench import semantics
-from gpufabric.bench.nccl_tests import NcclTestsSettings, RankZeroLog
+from gpufabric.engines.nccl_tests.driver import NcclTestsSettings, RankZeroLog
 from gpufabric.mpirun_tag import MPIRUN_TAG
 from gpufabric.results.model import ENGINE_COLLECTIVES
 from gpufabric.results.readers.prefixes import split_prefixes

@@ -1,4 +1,4 @@
-"""Compile the direct engine's check kernels (``src/gpufabric/bench/direct/kernels/check.cu``) to PTX.
+"""Compile the direct engine's check kernels (``src/gpufabric/engines/nccl/kernels/check.cu``) to PTX.
 
 NVRTC needs no GPU, so this runs anywhere: ``pip install nvidia-cuda-nvrtc-cu12==12.0.*`` (into any
 environment) and run ``python tools/build_check_ptx.py [--nvrtc PATH/libnvrtc.so.12]``. NVRTC 12.0 for
@@ -17,7 +17,7 @@ import sys
 import sysconfig
 from pathlib import Path
 
-KERNELS = Path(__file__).resolve().parents[1] / "src/gpufabric/bench/direct/kernels"
+KERNELS = Path(__file__).resolve().parents[1] / "src/gpufabric/engines/nccl/kernels"
 OPTIONS = [b"--gpu-architecture=compute_70", b"--std=c++11"]
 
 

@@ -38,7 +38,7 @@ def once(nodes: int, instance: str) -> dict[str, float | int]:
     result = plan(PlanRequest(instance_type=instance, platform=Platform.KUBERNETES, nodes=nodes))
     t1 = time.perf_counter()
     program = RankProgram(
-        argv=["python", "-m", "gpufabric.bench.rank"],
+        argv=["python", "-m", "gpufabric.engines.torch.rank"],
         env=dict(result.env),
         nranks=nodes,
         nodes=nodes,

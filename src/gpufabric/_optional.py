@@ -48,7 +48,7 @@ EXTRAS: dict[str, Extra] = {
             ("kubernetes", "urllib3"),
             "nodes, plan --from-cluster, launch --on kubernetes",
         ),
-        # bench/direct imports nccl4py's low-level bindings and cuda-bindings' runtime (cuda-core comes
+        # engines/nccl imports nccl4py's low-level bindings and cuda-bindings' runtime (cuda-core comes
         # with nccl4py); nccl4py's own metadata leaves cuda-bindings to its cu12/cu13 extras.
         Extra(
             "gpu",

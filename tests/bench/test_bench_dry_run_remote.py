@@ -46,7 +46,7 @@ def test_kubernetes_pod_runs_the_images_python_in_the_pods_run_dir(tmp_path: Pat
     assert _local_paths(yaml.safe_dump(job), tmp_path) == []
     command = container["command"]
     assert command[:2] == ["sh", "-c"]
-    assert "exec python3 -m gpufabric.bench.rank --config /tmp/gpufabric/runs/" in command[2]
+    assert "exec python3 -m gpufabric.engines.torch.rank --config /tmp/gpufabric/runs/" in command[2]
     config = _config_in(command[2])
     assert str(config.run_dir).startswith("/tmp/gpufabric/runs/") and config.backend == "gloo"
     # The script itself writes a config a rank can read (run here, in a stand-in for the pod's /tmp).
@@ -67,7 +67,7 @@ def test_skypilot_task_runs_python3_in_the_vms_run_dir_and_fetches_here(tmp_path
     assert "file_mounts" not in task  # the config travels in the run script
     config = _config_in(task["run"])
     assert str(config.run_dir).startswith("/tmp/gpufabric/runs/")
-    assert "exec python3 -m gpufabric.bench.rank" in task["run"]
+    assert "exec python3 -m gpufabric.engines.torch.rank" in task["run"]
     # The plan's own file and the fetched results are this machine's.
     assert re.search(rf"rsync -Pavz bench:{config.run_dir}/ {re.escape(str(tmp_path))}/runs/", out)
 

@@ -207,5 +207,5 @@ def test_dry_run_prints_a_redacted_plan(tmp_path: Path) -> None:
     done = _bench(["--on", "skypilot", "--dry-run", "--env", "HF_TOKEN=hf_secret", "--ranks", "2"], tmp_path)
     assert done.returncode == 0, done.stderr
     assert "hf_secret" not in done.stdout and "network_tier: best" in done.stdout
-    assert "gpufabric.bench.rank --config" in done.stdout
+    assert "gpufabric.engines.torch.rank --config" in done.stdout
     assert not list(tmp_path.rglob("config.json"))  # a dry run writes nothing

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from gpufabric.bench.batches import relative_ci95, should_stop
 from gpufabric.bench.config import BenchConfig
-from gpufabric.bench.timing import relative_ci95, should_stop
 
 
 def test_ci_of_identical_batches_is_zero_and_shrinks_with_more_batches() -> None:

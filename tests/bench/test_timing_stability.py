@@ -10,17 +10,17 @@ from pathlib import Path
 import pytest
 
 from gpufabric.bench import run_bench
-from gpufabric.bench.config import BenchConfig, validate
-from gpufabric.bench.sweep import TimingNotes
-from gpufabric.bench.timing import (
+from gpufabric.bench.batches import (
     BatchLog,
     Samples,
+    TimingNotes,
     batch_iters,
     estimate,
     relative_ci95,
     relative_ci95_median,
     should_stop,
 )
+from gpufabric.bench.config import BenchConfig, validate
 from gpufabric.errors import UsageError
 
 

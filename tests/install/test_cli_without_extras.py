@@ -22,7 +22,13 @@ BLOCKED_CLI = HERE / "blocked_cli.py"
 SRC = HERE.parents[1] / "src"
 FIXTURES = HERE.parent / "fixtures"
 # Packages whose modules run inside the ranks, which the CLI starts only after require("torch", ...).
-ENGINE_PACKAGES = ("gpufabric.bench.", "gpufabric.train.")
+# The nccl-tests driver (gpufabric.engines.nccl_tests) runs in the parent and is not among them.
+ENGINE_PACKAGES = (
+    "gpufabric.bench.",
+    "gpufabric.engines.nccl.",
+    "gpufabric.engines.torch.",
+    "gpufabric.train.",
+)
 
 
 def blocked(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -111,7 +117,7 @@ def test_preflight_and_dry_runs_need_no_torch(tmp_path: Path) -> None:
     json.loads(preflight.stdout)
     dry = blocked("bench", "--dry-run", "--ranks", "2", "-e", "1K", cwd=tmp_path)
     assert dry.returncode == 0, dry.stderr
-    assert "gpufabric.bench.rank" in dry.stdout
+    assert "gpufabric.engines.torch.rank" in dry.stdout
     train = blocked("train-bench", "--dry-run", "--ranks", "2", cwd=tmp_path)
     assert train.returncode == 0, train.stderr
     assert "gpufabric.train.rank" in train.stdout

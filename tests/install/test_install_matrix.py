@@ -55,7 +55,7 @@ PLAIN_RUNS: dict[str, tuple[list[str], str]] = {
         ["launch", str(EFA_TASK), "--on", "kubernetes", "--dry-run"],
         "kind: Job",
     ),
-    "bench --dry-run": (["bench", "--dry-run", "--ranks", "2", "-e", "1K"], "gpufabric.bench.rank"),
+    "bench --dry-run": (["bench", "--dry-run", "--ranks", "2", "-e", "1K"], "gpufabric.engines.torch.rank"),
 }
 
 PLAIN_REFUSALS: dict[str, tuple[list[str], str]] = {
@@ -183,7 +183,7 @@ def test_gpu_extra_installs_the_direct_engines_bindings(venvs: dict[str, Venv], 
     assert gpu["installed"] is True, gpu
     assert "nccl4py 0." in str(gpu["version"]) and "cuda-bindings " in str(gpu["version"]), gpu
     assert found["torch engine"]["installed"] is False
-    # The extra carries cuda-bindings, which nccl4py leaves to its cu12/cu13 extras; bench/direct imports it.
+    # The extra carries cuda-bindings, which nccl4py leaves to its cu12/cu13 extras; engines/nccl imports it.
     imported = venv.python(
         "import cuda.bindings, importlib.metadata as m; print(m.version('cuda-bindings'))", cwd=tmp_path
     )

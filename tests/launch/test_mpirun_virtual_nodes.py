@@ -165,7 +165,7 @@ def test_bench_dry_run_prints_the_wrapper_as_run(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "case $OMPI_COMM_WORLD_RANK in\n0) export GPUFABRIC_VIRTUAL_NODE=0" in done.stdout
     assert f"NCCL_HOSTID={HOST}-vnode1;;" in done.stdout
-    assert f'exec "$@"\' {WRAPPER_NAME} {sys.executable} -m gpufabric.bench.rank' in done.stdout
+    assert f'exec "$@"\' {WRAPPER_NAME} {sys.executable} -m gpufabric.engines.torch.rank' in done.stdout
     assert "-x CUDA_MPS_PIPE_DIRECTORY" in done.stdout
 
 

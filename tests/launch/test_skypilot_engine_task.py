@@ -83,7 +83,7 @@ def test_bench_dry_run_emits_a_task_a_cloud_vm_can_run(tmp_path: Path) -> None:
     commands = [line for line in document["run"].splitlines() if not line.startswith("{")]  # not the config
     assert not any(str(tmp_path) in line for line in commands) and "file_mounts" not in document
     launch_line = document["run"].splitlines()[-1]
-    assert launch_line.endswith(f"exec python3 -m gpufabric.bench.rank --config {there}/config.json'")
+    assert launch_line.endswith(f"exec python3 -m gpufabric.engines.torch.rank --config {there}/config.json'")
     assert "python3 -m torch.distributed.run --no-python " in document["run"]
     assert document["setup"] == f"python3 -m pip install '{DEFAULT_PIP_SPEC}'\n"
     assert document["envs"]["NCCL_DEBUG_FILE"] == f"{there}/nccl/nccl.%h.%p.log"
@@ -99,7 +99,7 @@ def test_pip_spec_can_be_pinned(tmp_path: Path) -> None:
 def test_accelerators_come_from_the_gpus_per_node(
     tmp_path: Path, wanted: str | None, emitted: str | None
 ) -> None:
-    argv = [sys.executable, "-m", "gpufabric.bench.rank", "--config", str(tmp_path / "c.json")]
+    argv = [sys.executable, "-m", "gpufabric.engines.torch.rank", "--config", str(tmp_path / "c.json")]
     program = RankProgram(argv=argv, nranks=16, nodes=2, gpus_per_node=8, workdir=tmp_path)
     plan = SkyPilotLauncher(SkyPilotOptions(accelerators=wanted)).render(program)
     document = yaml.safe_load(next(iter(plan.files.values())))
@@ -120,7 +120,7 @@ def test_the_emitted_run_script_runs_the_bench(tmp_path: Path) -> None:
                          warmup=1, device="cpu", run_dir=run_dir, label="sky")  # fmt: skip
     (run_dir / "config.json").write_text(config.model_dump_json())
     program = RankProgram(
-        argv=[sys.executable, "-m", "gpufabric.bench.rank", "--config", str(run_dir / "config.json")],
+        argv=[sys.executable, "-m", "gpufabric.engines.torch.rank", "--config", str(run_dir / "config.json")],
         env={"NCCL_DEBUG_FILE": f"{run_dir}/nccl/nccl.%h.%p.log"}, nranks=2, workdir=run_dir, label="sky",
     )  # fmt: skip
     plan = SkyPilotLauncher(SkyPilotOptions(master_port=free_port())).render(program)

@@ -88,8 +88,8 @@ def test_the_oke_exception_is_stated_with_its_reason() -> None:
 
 def _job(tmp_path: Path, patch: dict[str, Any]) -> list[dict[str, object]]:
     launcher = KubernetesLauncher(KubernetesOptions(image="nccl-tests:1", plan_patch=patch))
-    program = RankProgram(argv=["python", "-m", "gpufabric.bench.rank"], nranks=2, nodes=2, gpus_per_node=8,
-                          workdir=tmp_path)  # fmt: skip
+    program = RankProgram(argv=["python", "-m", "gpufabric.engines.torch.rank"], nranks=2, nodes=2,
+                          gpus_per_node=8, workdir=tmp_path)  # fmt: skip
     return launcher.render(program).manifests
 
 

@@ -1,5 +1,5 @@
-"""The collective benchmark engine: nccl-tests semantics, measured by rank programs on the direct NCCL
-engine (``bench.direct``) or torch.distributed (``bench.rank``).
+"""The harness every engine shares: what a sweep measures and how its ranks run, whichever engine's
+rank program (``gpufabric.engines``: the direct NCCL engine, torch.distributed) or nccl-tests measures it.
 
 Public API: ``BenchConfig`` (what to measure), ``Execution`` (where and how the ranks run),
 ``prepare_sweep`` (pure: the checks, the run directory, the rank program, the launch plan) and

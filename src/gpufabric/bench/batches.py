@@ -1,7 +1,7 @@
 """Batch arithmetic shared by every engine: samples, warm-up stabilisation, stopping rules, batch sizes.
 
-Pure Python (no torch, no CUDA), so the torch engine (``bench.timing``) and the direct NCCL engine
-(``bench.direct.timer``) decide identically, and the rules are tested directly. ``TimingNotes`` turns
+Pure Python (no torch, no CUDA), so the torch engine (``engines.torch.timing``) and the direct NCCL engine
+(``engines.nccl.timer``) decide identically, and the rules are tested directly. ``TimingNotes`` turns
 how each size's timing went into the lines of ``metadata.notes``.
 """
 

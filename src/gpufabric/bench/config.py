@@ -67,7 +67,7 @@ Backend = str  # any torch.distributed backend name: nccl, gloo, hccl, mpi, xccl
 # would only fail inside every rank, as an AssertionError from init_process_group.
 KNOWN_BACKENDS: tuple[str, ...] = ("nccl", "gloo", "mpi", "ucc", "xccl", "hccl")
 BUFFERS_PER_RANK = 2
-"""Each rank holds a send and a receive buffer of the largest size (``bench.ops.Buffers``)."""
+"""Each rank holds a send and a receive buffer of the largest size (``engines.torch.ops.Buffers``)."""
 CPU_RANKS_PER_CORE = 8
 """Most CPU ranks per usable core: gloo ranks spin while they wait, so beyond this a sweep measures the
 scheduler, and starting them (one Python + torch each) takes minutes before the first size."""

@@ -4,8 +4,9 @@ Every rank joins the world the way the engine's ranks do (``bench.rank_process``
 launcher's variables, the watched rendezvous and init stages, the error files and exit codes), then
 creates one sub-communicator per group, on every rank and in the listed order (``new_group`` is
 collective over the world), and the members of each group time the collective on their own communicator
-with the engine's ``BatchTimer``. Ranks in no group (a
-confirm round tests a few nodes) only take part in creating the groups and in the final gather.
+with the torch engine's ``BatchTimer`` (``engines.torch.timing``) on its buffers (``engines.torch.ops``).
+Ranks in no group (a confirm round tests a few nodes) only take part in creating the groups and in the
+final gather.
 
 ``GroupTimer`` is ``BatchTimer`` with its control traffic (batch alignment, the time reduction, the stop
 decision) on the group's communicator: on the world's, every group would wait for the slowest one and the
@@ -24,7 +25,6 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-from gpufabric.bench import ops
 from gpufabric.bench.config import BenchConfig
 from gpufabric.bench.fault import Fault, check_world, fault_from_env, slowed_launch, timing_under, trigger
 from gpufabric.bench.groups import ROUND_RESULT, GroupResult, GroupRound, RoundResult, write_round
@@ -32,7 +32,8 @@ from gpufabric.bench.identity import RankIdentity
 from gpufabric.bench.rank_process import join_world, rank_device, run_as_rank
 from gpufabric.bench.semantics import bandwidths, layout
 from gpufabric.bench.stages import StageReporter
-from gpufabric.bench.timing import BatchTimer
+from gpufabric.engines.torch import ops
+from gpufabric.engines.torch.timing import BatchTimer
 from gpufabric.errors import UsageError
 
 

@@ -4,9 +4,9 @@
 here is ONE job over every rank, started through any ``Launcher`` (local, mpirun, slurm): every rank
 joins the world, creates one sub-communicator per group (``torch.distributed.new_group``, all groups on
 all ranks in the same order, as torch requires) and every group runs the same collective at once on its
-own communicator, like nccl-tests' ``NCCL_TESTS_SPLIT``. Each group is timed by the engine's own rules
-(``bench.timing``: warm-up, stabilisation, per-batch time averaged over the group's ranks) and its busbw is
-nccl-tests' arithmetic (``bench.semantics``). Rank 0 gathers one ``GroupResult`` per group and writes
+own communicator, like nccl-tests' ``NCCL_TESTS_SPLIT``. Each group is timed by the torch engine's rules
+(``engines.torch.timing``: warm-up, stabilisation, per-batch time averaged over the group's ranks) and its
+busbw is nccl-tests' arithmetic (``bench.semantics``). Rank 0 gathers one ``GroupResult`` per group and writes
 ``<round dir>/round.json``. This module holds what both sides read (the round's spec, its result, the
 settings); the rank side is ``bench.group_rank``, the parent side (prepare a round, run it, read
 ``round.json`` back) ``bench.group_runner``.

@@ -1,5 +1,6 @@
-"""What every rank process shares (``bench.rank``, ``bench.group_rank``, ``train.rank``): the backend and
-device it runs on, the watched join of the world, and the exit protocol the parent reads.
+"""What every rank process shares (both engines' ranks, ``engines.nccl.rank`` and ``engines.torch.rank``,
+``bench.group_rank``, ``train.rank``): the backend and device it runs on, the watched join of the world,
+the lines and files the parent reads (progress, the rank's own NCCL log), and the exit protocol.
 
 The exit protocol: a rank that fails writes ``<run_dir>/errors/rank<N>.json`` (kind + one-line message),
 prints ``Error: ...`` on stderr and exits 2 for a usage error, 1 for any other failure; the parent names
@@ -9,17 +10,19 @@ stays cheap.
 
 from __future__ import annotations
 
+import json
 import os
+import socket
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from gpufabric.bench.config import BenchConfig
 from gpufabric.bench.identity import RankIdentity, rank_identity
-from gpufabric.bench.rundir import write_error
+from gpufabric.bench.rundir import PROGRESS_TAG, write_error
 from gpufabric.bench.stages import StageReporter
 from gpufabric.errors import GpufabricError, UsageError
 
@@ -84,6 +87,23 @@ def join_world(
     dist.init_process_group(
         backend=backend, rank=identity.rank, world_size=identity.world_size, timeout=timeout, **kwargs
     )
+
+
+def announce_progress(event: dict[str, Any]) -> None:
+    """A line the launcher's output sink picks out of rank 0's stdout to drive the progress bar."""
+    print(PROGRESS_TAG + json.dumps(event, separators=(",", ":")), flush=True)
+
+
+def own_nccl_log(environ: Mapping[str, str]) -> str | None:
+    """The file NCCL_DEBUG_FILE names for this process.
+
+    NCCL expands ``%h`` to the host name cut at its first dot and ``%p`` to the pid (src/debug.cc).
+    """
+    pattern = environ.get("NCCL_DEBUG_FILE")
+    if not pattern:
+        return None
+    host = socket.gethostname().split(".")[0]
+    return pattern.replace("%h", host).replace("%p", str(os.getpid()))
 
 
 def run_as_rank(run_dir: Path, run: Callable[[RankIdentity], int]) -> int:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from gpufabric.bench.config import BenchConfig
 from gpufabric.bench.rundir import NCCL_LOG_DIR
+from gpufabric.engines import rank_module as engine_rank_module
 from gpufabric.launch.base import RankProgram
 from gpufabric.redact import redact_argv
 
@@ -26,7 +27,7 @@ REMOTE_RUN_ROOT = "/tmp/gpufabric/runs"  # writable in any container or VM, whoe
 
 def rank_module(config: BenchConfig) -> str:
     """The rank program of ``config``'s (resolved) engine."""
-    return "gpufabric.bench.direct.rank" if config.engine == "nccl" else "gpufabric.bench.rank"
+    return engine_rank_module(config.engine)
 
 
 def nccl_debug_env(run_dir: Path, environ: Mapping[str, str], extra: Mapping[str, str]) -> dict[str, str]:

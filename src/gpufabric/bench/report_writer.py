@@ -17,6 +17,7 @@ from gpufabric.bench.config import BenchConfig
 from gpufabric.bench.identity import RankIdentity
 from gpufabric.bench.metadata import devices_from, relevant_env
 from gpufabric.bench.rundir import NCCL_LOG_DIR, RESULT_NAME, STREAM_NAME
+from gpufabric.engines import RANK_MODULES
 from gpufabric.redact import redact_env
 from gpufabric.results.io import StreamWriter, write_result
 from gpufabric.results.model import Row, RunMetadata, RunResult, Series
@@ -92,7 +93,7 @@ class RankReporter:
             engine="gpufabric",
             tool_version=static["tool_version"],
             started_at=datetime.now(timezone.utc),
-            command=self.config.command or [sys.executable, "-m", "gpufabric.bench.rank"],
+            command=self.config.command or [sys.executable, "-m", RANK_MODULES["torch"]],
             launcher=os.environ.get("GPUFABRIC_LAUNCHER") or self.identity.source,
             backend=self.backend,
             world_size=self.identity.world_size,

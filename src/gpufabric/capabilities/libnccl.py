@@ -1,6 +1,6 @@
 """Which ``libnccl.so.2`` the direct NCCL engine would load, found without loading it.
 
-``bench/direct/library.py`` loads NCCL itself before nccl4py, so that the NCCL that matters on a cluster
+``engines/nccl/library.py`` loads NCCL itself before nccl4py, so that the NCCL that matters on a cluster
 (the image's or the system's, with its net plugin beside it) wins over a pip wheel's copy; only when
 neither is there does nccl4py find one through ``cuda.pathfinder.load_nvidia_dynamic_lib("nccl")``. Asking
 either would dlopen a 200 MB library just to print a table, so this module walks the same places in the
@@ -30,7 +30,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 SONAME = "libnccl.so.2"
-LIB_ENV = "GPUFABRIC_NCCL_LIB"  # bench --nccl-lib (bench/direct/library.py)
+LIB_ENV = "GPUFABRIC_NCCL_LIB"  # bench --nccl-lib (engines/nccl/library.py)
 SITE_PACKAGES_DIR = Path("nvidia/nccl/lib")
 DEFAULT_DIRS = ("/lib64", "/usr/lib64", "/lib", "/usr/lib", "/usr/lib/x86_64-linux-gnu", "/usr/local/lib")
 _BANNER = re.compile(rb"NCCL version (\d+\.\d+\.\d+)(?:\+cuda(\d+\.\d+))?")

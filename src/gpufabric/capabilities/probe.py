@@ -126,7 +126,7 @@ def _program(
 
 
 def _nccl_tests(environ: Mapping[str, str]) -> Capability:
-    from gpufabric.bench.nccl_tests import locate_binary
+    from gpufabric.engines.nccl_tests import locate_binary
     from gpufabric.errors import UsageError
 
     try:

@@ -85,7 +85,7 @@ def ensure_engine(config: BenchConfig, on_gpu: bool, *, for_what: str) -> None:
     from gpufabric._optional import ensure_installed
 
     if resolve_engine(config, "nccl" if on_gpu else (config.backend or "gloo")) == "nccl":
-        for module in ("nccl.bindings", "cuda.bindings"):  # what bench/direct imports
+        for module in ("nccl.bindings", "cuda.bindings"):  # what engines/nccl imports
             ensure_installed(module, extra="gpu", for_what=f"{for_what} (the direct NCCL engine)")
         return
     gpu_hint = 'the direct NCCL engine: pip install "gpufabric[gpu]"' if on_gpu else None

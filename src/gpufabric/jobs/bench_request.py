@@ -13,7 +13,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpufabric.bench.config import BenchConfig, normalize_backend
-from gpufabric.bench.nccl_tests import NcclTestsSettings
+from gpufabric.engines.nccl_tests import NcclTestsSettings
 from gpufabric.errors import UsageError
 from gpufabric.units import parse_size
 

@@ -15,10 +15,10 @@ from pathlib import Path
 
 from gpufabric.bench.config import BenchConfig
 from gpufabric.bench.execution import Execution
-from gpufabric.bench.nccl_tests import NcclTestsSettings
 from gpufabric.bench.rank_program import nccl_debug_env
 from gpufabric.bench.rundir import RESULT_NAME
 from gpufabric.bench.runner import resolved_run_dir
+from gpufabric.engines.nccl_tests import NcclTestsSettings
 from gpufabric.errors import LaunchError, RankFailure, UsageError
 from gpufabric.launch.base import Launcher, LaunchPlan, RankProgram
 from gpufabric.redact import redact_argv
@@ -150,7 +150,7 @@ def prepare_nccl_tests(
     config: BenchConfig, execution: Execution, *, nccl_tests_dir: Path | None, gpus_per_node: int
 ) -> PreparedNcclTests:
     """Every collective of ``config`` as an nccl-tests job through ``execution``'s launcher. Pure."""
-    from gpufabric.bench.nccl_tests import nccl_tests_program, planned_binary
+    from gpufabric.engines.nccl_tests import nccl_tests_program, planned_binary
 
     refuse_gpufabric_only_flags(config, execution)
     if gpus_per_node < 1:
@@ -191,7 +191,7 @@ def prepare_nccl_tests(
 def with_json_output(job: NcclTestsJob, prepared: PreparedNcclTests) -> NcclTestsJob:
     """The job with ``-J FILE.json`` when its binary's ``--help`` lists it (this runs ``--help``); the
     program is otherwise the prepared one (same binary, flags, environment, layout)."""
-    from gpufabric.bench.nccl_tests import binary_supports_json, nccl_tests_program
+    from gpufabric.engines.nccl_tests import binary_supports_json, nccl_tests_program
 
     if not binary_supports_json(job.binary):
         return job
@@ -209,7 +209,7 @@ def run_nccl_tests_job(prepared: PreparedNcclTests) -> RunResult:
     ``result.json`` goes into the run directory as with our engine (and to ``--out``), also when a run
     fails or prints a table that does not match its command: then marked incomplete, with the reason,
     before the error is raised, so ``doctor`` and ``report`` can read what there is."""
-    from gpufabric.bench.nccl_tests import locate_binary, run_nccl_tests
+    from gpufabric.engines.nccl_tests import locate_binary, run_nccl_tests
 
     config, execution = prepared.config, prepared.execution
     for collective in prepared.missing:  # the dry run notes it; a real run needs it here

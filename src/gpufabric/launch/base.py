@@ -24,7 +24,9 @@ class RankProgram(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    argv: list[str] = Field(description="command each rank runs, e.g. python -m gpufabric.bench.rank ...")
+    argv: list[str] = Field(
+        description="command each rank runs, e.g. python -m gpufabric.engines.torch.rank ..."
+    )
     env: dict[str, str] = Field(default_factory=dict, description="extra environment for every rank")
     nranks: int = Field(ge=1, description="total ranks (world size)")
     nodes: int = Field(default=1, ge=1, description="nodes (real or, for local, virtual)")

@@ -1,0 +1,192 @@
+"""The direct engine's rank: ``python -m gpufabric.engines.nccl.rank --config <run_dir>/config.json``.
+
+Same contract as the torch engine's ``gpufabric.engines.torch.rank`` (identity from any launcher's variables,
+stage reports for the watchdog, rank 0 streams ``result.jsonl`` and writes ``result.json``, a failing
+rank leaves ``errors/rank<N>.json``), but the rank never imports torch: NCCL through nccl4py, CUDA
+through cuda-bindings, the job's side channel over TCP (``control``).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import sys
+from typing import Any
+
+import numpy as np
+
+import gpufabric
+from gpufabric.bench.config import BenchConfig, validate
+from gpufabric.bench.fault import check_world, fault_from_env, timing_under, trigger
+from gpufabric.bench.identity import RankIdentity
+from gpufabric.bench.metadata import driver_version, node_name, topology
+from gpufabric.bench.rank_process import announce_progress, bench_rank_main, own_nccl_log
+from gpufabric.bench.stages import StageReporter
+from gpufabric.engines import RANK_MODULES
+from gpufabric.engines.nccl import cuda, library
+from gpufabric.engines.nccl.control import ControlPlane
+from gpufabric.engines.nccl.device_check import DeviceChecker
+from gpufabric.engines.nccl.sweep import SweepContext, check_library, run_collective
+from gpufabric.engines.nccl.timer import DirectTimer
+from gpufabric.errors import GpufabricError, UsageError
+from gpufabric.results.model import Row
+
+ENGINE_NAME = "nccl (direct: nccl4py, no torch)"
+
+
+def _join(config: BenchConfig, identity: RankIdentity, stages: StageReporter) -> tuple[Any, Any, Any]:
+    """Rendezvous over TCP, then NCCL's communicator: (control, nccl bindings, communicator)."""
+    stages.enter("rendezvous")
+    control = ControlPlane(
+        identity.rank, identity.world_size, identity.master_addr, identity.master_port, config.init_timeout_s
+    )
+    stages.enter("init")
+    nccl = library.bindings()
+    # ncclUniqueId is 128 opaque bytes: rank 0 makes it, the control channel carries it as hex.
+    made = None
+    if identity.rank == 0:
+        unique = nccl.get_unique_id()  # kept alive while its bytes are read (.ptr points into it)
+        made = ctypes.string_at(unique.ptr, 128).hex()
+    shared = bytes.fromhex(control.broadcast(made))
+    uid = nccl.UniqueId.from_data(np.frombuffer(shared, dtype=np.int8).view(nccl.unique_id_dtype).copy())
+    try:
+        comm = nccl.comm_init_rank(identity.world_size, uid, identity.rank)
+    except nccl.NCCLError as exc:
+        raise GpufabricError(f"NCCL communicator init failed on rank {identity.rank}: {exc}") from exc
+    return control, nccl, comm
+
+
+def _device_index(identity: RankIdentity) -> int:
+    count = cuda.device_count()
+    if count == 0:
+        raise UsageError(
+            "--engine nccl: no CUDA GPU is visible to this rank; use --backend gloo for CPU ranks"
+        )
+    return identity.local_rank % count
+
+
+def run_rank(config: BenchConfig, identity: RankIdentity) -> int:
+    """Join, sweep, write; returns the process exit status."""
+    validate(config, nranks=identity.world_size, backend="nccl", on_gpu=True)
+    nccl_lib = library.load()
+    check_library(config, nccl_lib)  # what this NCCL cannot do is refused before anything starts
+    info = cuda.use_device(_device_index(identity))
+    fault = fault_from_env(os.environ)
+    check_world(fault, identity.world_size)
+    config = timing_under(fault, config)
+    stages = StageReporter(config.run_dir, identity.rank)
+    control, nccl, comm = _join(config, identity, stages)
+    stream = cuda.Stream()
+    try:
+        stages.enter("first")
+        facts = control.allgather(
+            {
+                "rank": identity.rank,
+                "host": node_name(),
+                "index": info.index,
+                "name": info.name,
+                "bus_id": info.bus_id,
+                "nccl_log": own_nccl_log(os.environ),
+            }
+        )
+        reporter = None
+        if identity.rank == 0:
+            from gpufabric.bench.report_writer import RankReporter
+
+            static = {
+                "tool_version": gpufabric.__version__,
+                "torch_version": None,
+                "cuda_version": info.cuda_runtime,
+                "nccl_version": nccl_lib.version,
+                "driver_version": driver_version(),
+                "topology": topology(),
+                "pid": os.getpid(),
+                "settings": {
+                    "engine": ENGINE_NAME,
+                    "nccl_library": nccl_lib.path,
+                    "nccl_library_origin": nccl_lib.origin,
+                    "timing": "cuda events around each batch (NCCL called directly, no stream hold)",
+                },
+            }
+            reporter = RankReporter(config, identity, "nccl", _CudaDevice(), static)
+            reporter.start(facts)
+        notes: list[str] = [f"engine: {ENGINE_NAME}; {nccl_lib.describe()}"] if reporter else []
+        if identity.world_size == 1 and reporter is not None:
+            notes.append(
+                "1 rank: nothing crosses a link, so busbw is 0 by definition and times are local copies; "
+                "run with 2 or more GPUs or ranks to measure a fabric"
+            )
+        checker = None
+        if config.check:
+            checker, where = DeviceChecker.load()
+            if reporter is not None:
+                notes.append(f"--check ran {where}")
+        total = len(config.collectives) * len(config.sizes())
+        timer = DirectTimer(config, stream, control, identity.rank, identity.world_size)
+        first = {"value": True}
+
+        def on_size(collective: str, size: int) -> None:
+            if fault is not None and fault.fires_at(identity.rank, size, first["value"]):
+                trigger(fault, identity.rank)
+            first["value"] = False
+            stages.enter("size", collective=collective, size=size)
+
+        context = SweepContext(
+            nccl=nccl,
+            comm=comm,
+            stream=stream,
+            control=control,
+            timer=timer,
+            library=nccl_lib,
+            rank=identity.rank,
+            world_size=identity.world_size,
+            fault=fault,
+            on_size=on_size,
+            on_row=None,
+            checker=checker,
+        )
+        if reporter is not None:
+            rank0 = reporter
+
+            def on_row(collective: str, row: Row) -> None:
+                rank0.row(collective, row)
+                announce_progress({"row": collective, "size": row.size_bytes, "total": total})
+
+            context.on_row = on_row
+        for collective in config.collectives:
+            series = run_collective(collective, config, context, notes)
+            if reporter is not None:
+                reporter.series(series)
+        if checker is not None:
+            checker.close()
+        stages.enter("finish")
+        if reporter is not None:
+            reporter.finish(notes)
+        control.barrier()
+    finally:
+        stream.synchronize()
+        _destroy(nccl, comm)
+        control.close()
+    return 0
+
+
+class _CudaDevice:
+    """What RankReporter asks of a device: its type."""
+
+    type = "cuda"
+
+
+def _destroy(nccl: Any, comm: Any) -> None:
+    try:
+        nccl.comm_finalize(comm)
+        nccl.comm_destroy(comm)
+    except Exception:  # teardown of a failed job: the process exits next anyway
+        nccl.comm_abort(comm)
+
+
+def main(argv: list[str] | None = None) -> int:
+    return bench_rank_main(RANK_MODULES["nccl"], run_rank, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

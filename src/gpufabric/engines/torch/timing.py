@@ -1,0 +1,238 @@
+"""Timed batches: what is inside the timed region, what is not, and who decides when to stop.
+
+A batch is ``n`` back-to-back launches of one workload on the same buffers. Before each batch one
+untimed launch of the same collective lines the ranks up: it completes at the same moment on every rank,
+so the start events that follow it are aligned (nccl-tests barriers before its timer for the same
+reason). On CUDA the batch is bracketed by events on the current stream, and with ``graph`` it is one
+replay of a CUDA graph of ``n`` launches (captured once per size, replayed once untimed so the upload
+and first-launch costs stay out). On CPU the batch is bracketed by ``perf_counter`` after a barrier.
+
+Host launch overhead is inside the timed region by default, as in nccl-tests' default mode (its ``-G``
+graph mode is our ``graph``) below ``hold_stream_from_bytes`` (1 MB); from there up, and everywhere with
+``hold_stream``, we time device-only batches, because torch's per-call host cost (~36 us per eager
+all_reduce on 4x H200) would otherwise cap busbw below what the fabric and nccl-tests deliver.
+Holding: a sleep kernel holds the stream while the host enqueues ``lineup, start, batch, end``; the
+line-up sits *after* the sleep, so ranks whose sleeps end at different times are re-aligned before the
+start event (a sleep between the line-up and the start event, as this module once had, times the
+difference of the ranks' sleeps). A batch whose sleep ended before the host finished enqueuing is
+detected (the sleep's event has already fired) and discarded, with a longer hold for the next.
+
+Per size, after ``warmup`` iterations: batch length is time-based where asked (``min_batch_s``);
+warm-up continues with timed batches that are discarded until two consecutive ones agree within
+``stable_tol`` (GPU clock ramp, NCCL's lazy connection set-up, a first graph launch); the per-size time
+is the median of the kept batch times (``estimator``; the mean is kept derivable from the samples).
+
+Outside the timed region: the per-batch time is reduced across ranks (avg, min or max, like nccl-tests
+``-a``), and rank 0 alone decides whether another batch runs and broadcasts that decision, so every
+rank runs the same number of batches even though their clocks differ.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import torch
+import torch.distributed as dist
+
+from gpufabric.bench.batches import (
+    STOP_REASONS,
+    BatchLog,
+    BatchPlan,
+    BatchTime,
+    Samples,
+    batch_iters,
+    samples_of,
+    stop_code,
+)
+from gpufabric.bench.config import BenchConfig
+from gpufabric.engines.torch.ops import Workload
+
+_SLEEP_CAP_S = 0.2
+# A hold that keeps missing (the host cannot enqueue a batch while the GPU sleeps, e.g. a full launch
+# queue) is given up on after this many discarded batches: later batches are kept as they are.
+_MAX_UNHELD = 4
+# torch.cuda's Event/Stream/_sleep are untyped; one Any-typed handle keeps mypy strict elsewhere.
+_cuda: Any = torch.cuda
+
+
+class BatchTimer:
+    """Times batches of one workload; one instance per rank, used identically on every rank.
+
+    Its control traffic runs on ``group`` (None: the world) with ``leader`` (a global rank) deciding; a
+    group's timer (``bench.group_rank``) passes its sub-communicator, its rank in it and its first rank.
+    """
+
+    def __init__(
+        self,
+        config: BenchConfig,
+        device: torch.device,
+        world_size: int,
+        rank: int,
+        *,
+        group: Any = None,
+        leader: int = 0,
+    ) -> None:
+        self.config = config
+        self.device = device
+        self.cuda = device.type == "cuda"
+        self.world_size = world_size
+        self.rank = rank
+        self.group = group
+        self.leader = leader
+        self.hold_everywhere = self.cuda and config.hold_stream
+        self._sleep_cycles_per_s: float | None = None
+
+    def holds(self, size_bytes: int) -> bool:
+        """Whether batches of this size are timed with the stream held (see BenchConfig.hold_stream_*)."""
+        if not self.cuda:
+            return False
+        threshold = self.config.hold_stream_from_bytes
+        return self.hold_everywhere or (threshold is not None and size_bytes >= threshold)
+
+    # --- collective control traffic (never inside a timed region) ---
+    def _tensor(self, values: list[float], dtype: torch.dtype = torch.float64) -> torch.Tensor:
+        return torch.tensor(values, dtype=dtype, device=self.device)
+
+    def reduce_time(self, seconds: float) -> float:
+        mode = self.config.time_reduction
+        op = {"avg": dist.ReduceOp.SUM, "min": dist.ReduceOp.MIN, "max": dist.ReduceOp.MAX}[mode]
+        value = self._tensor([seconds])
+        dist.all_reduce(value, op=op, group=self.group)
+        result = float(value.item())
+        return result / self.world_size if mode == "avg" else result
+
+    def any_rank(self, flag: bool) -> bool:
+        """True on every rank when ``flag`` is True on any rank."""
+        value = self._tensor([1.0 if flag else 0.0])
+        dist.all_reduce(value, op=dist.ReduceOp.MAX, group=self.group)
+        return bool(value.item() > 0)
+
+    def decide(self, values: list[int]) -> list[int]:
+        """The leader's integers (rank 0 of the world or the group), broadcast to everyone."""
+        tensor = self._tensor([float(v) for v in values])
+        dist.broadcast(tensor, src=self.leader, group=self.group)
+        return [int(v) for v in tensor.tolist()]
+
+    def sum_int(self, value: int) -> int:
+        tensor = self._tensor([float(value)])
+        dist.all_reduce(tensor, op=dist.ReduceOp.SUM, group=self.group)
+        return int(tensor.item())
+
+    def gather_check(self, wrong: int, index: int, expected: float, got: float) -> list[list[float]]:
+        """Every rank's (wrong, index, expected, got), on every rank (a sum of one-hot rows)."""
+        table = torch.zeros((self.world_size, 4), dtype=torch.float64, device=self.device)
+        table[self.rank] = self._tensor([float(wrong), float(index), expected, got])
+        dist.all_reduce(table, op=dist.ReduceOp.SUM, group=self.group)
+        return [[float(v) for v in row] for row in table.tolist()]
+
+    # --- timed regions ---
+    def _calibrate_sleep(self) -> float:
+        if self._sleep_cycles_per_s is None:
+            cycles = 2_000_000
+            start, end = _cuda.Event(enable_timing=True), _cuda.Event(enable_timing=True)
+            _cuda._sleep(cycles)  # first call may load the kernel
+            start.record()
+            _cuda._sleep(cycles)
+            end.record()
+            end.synchronize()
+            self._sleep_cycles_per_s = cycles / max(start.elapsed_time(end) / 1e3, 1e-6)
+        return self._sleep_cycles_per_s
+
+    def run_batch(self, work: Workload, iters: int, graph: Any = None, hold_s: float = 0.0) -> BatchTime:
+        """One timed batch on this rank."""
+        if not self.cuda:  # the CPU path aligns the ranks (of the group) with a barrier
+            dist.barrier(group=self.group)
+            start = time.perf_counter()
+            for _ in range(iters):
+                work.launch()
+            elapsed = time.perf_counter() - start
+            return BatchTime(elapsed / iters, elapsed)
+        held_event = None
+        if hold_s > 0:
+            _cuda._sleep(int(min(hold_s, _SLEEP_CAP_S) * self._calibrate_sleep()))
+            held_event = _cuda.Event()
+            held_event.record()
+        host_start = time.perf_counter()
+        work.launch()  # untimed line-up: ends at the same moment on every rank
+        start_event = _cuda.Event(enable_timing=True)
+        end_event = _cuda.Event(enable_timing=True)
+        start_event.record()
+        if graph is not None:
+            graph.replay()
+        else:
+            for _ in range(iters):
+                work.launch()
+        end_event.record()
+        host_enqueue = time.perf_counter() - host_start
+        # If the sleep is already over, the GPU may have waited for the host inside the timed region.
+        held = held_event is None or not held_event.query()
+        end_event.synchronize()
+        return BatchTime(start_event.elapsed_time(end_event) / 1e3 / iters, host_enqueue, held)
+
+    def capture(self, work: Workload, iters: int) -> Any:
+        """A CUDA graph of ``iters`` launches (warmed up on a side stream first, as torch requires),
+        replayed once untimed: the first launch of a graph uploads it, which no batch should time."""
+        side = _cuda.Stream(device=self.device)
+        side.wait_stream(torch.cuda.current_stream(self.device))
+        with torch.cuda.stream(side):
+            for _ in range(3):
+                work.launch()
+        torch.cuda.current_stream(self.device).wait_stream(side)
+        torch.cuda.synchronize(self.device)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            for _ in range(iters):
+                work.launch()
+        torch.cuda.synchronize(self.device)
+        graph.replay()
+        torch.cuda.synchronize(self.device)
+        return graph
+
+    def plan(self, work: Workload) -> BatchPlan:
+        """Warm up, then size batches from rank 0's warm-up timing (when ``batch_floor_s`` is set)."""
+        warmup = max(self.config.warmup, 1)
+        first = self.run_batch(work, warmup)
+        host_per_iter = first.host_enqueue_s / (warmup + 1)
+        iters = batch_iters(first.per_iter_s, self.config)
+        if self.config.batch_floor_s > 0:
+            (iters,) = self.decide([iters])  # every rank must run the same count
+        return BatchPlan(iters, warmup, host_per_iter)
+
+    def measure(self, work: Workload) -> Samples:
+        """Warm-up, stabilisation, batches until rank 0 says stop; per-batch times reduced across ranks."""
+        config = self.config
+        plan = self.plan(work)
+        graph = self.capture(work, plan.iters_per_batch) if config.graph else None
+        log = BatchLog(config.stable_tol, config.max_unstable_batches)
+        # Hold 1.5x as long as the warm-up says the host needs to enqueue a batch, plus a margin;
+        # doubled whenever a batch shows it was not enough.
+        hold_s = plan.host_enqueue_per_iter_s * (plan.iters_per_batch + 1) * 1.5 + 200e-6
+        hold = self.holds(work.shape.size_bytes) and not work.synchronizes
+        unheld = 0
+        ran = 0
+        reason = ""
+        started = time.monotonic()
+        while True:
+            batch = self.run_batch(work, plan.iters_per_batch, graph, hold_s if hold else 0.0)
+            ran += 1
+            keep = True
+            if hold and self.any_rank(not batch.held) and unheld < _MAX_UNHELD:
+                unheld += 1
+                hold_s = min(hold_s * 2, _SLEEP_CAP_S)
+                keep = False
+            value_us = self.reduce_time(batch.per_iter_s) * 1e6
+            if keep:  # every rank keeps the (identical) reduced times; only rank 0's become rows
+                log.add(value_us)
+            code = 0
+            if self.rank == 0:
+                code = stop_code(log, config, elapsed_s=time.monotonic() - started, ran=ran)
+            (code,) = self.decide([code])
+            if code:
+                reason = STOP_REASONS[code]
+                break
+        if graph is not None:
+            del graph
+        return samples_of(
+            log, config, iters=plan.iters_per_batch, reason=reason, warmup=plan.warmup, unheld=unheld
+        )
