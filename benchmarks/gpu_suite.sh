@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The whole `pytest -m gpu` suite on a lent GPU machine, with nccl-tests built there (for the nccl-tests
-# engine's tests) and on PATH. Multi-GPU tests skip on one GPU. The NCCL logs of the virtual-node modes
+# Every `pytest -m gpu` test file (the rest need dev extras the lent image lacks) on a lent GPU machine,
+# with nccl-tests built there (for the nccl-tests engine's tests) and on PATH. Multi-GPU tests skip on
+# one GPU. The NCCL logs of the virtual-node modes
 # come back in $OUT/vnode-logs-suite.tgz.
 #   benchmarks/gpu_suite.sh     # ~8 min on one H100; needs .whl/ and .gpurun/nccl-tests carried
 set -u
@@ -15,7 +16,7 @@ record "nccl-tests build: exit $? ($(ls $NT/build/*_perf 2>/dev/null | wc -l) bi
 export GPUFABRIC_GPU_LOGS="$OUT/vnode-logs"
 say "pytest -m gpu (every gpu test of the repository)"
 PATH="$PWD/$NT/build:$PATH" timeout 480 python3 -m pytest -m gpu -v -p no:cacheprovider -o addopts="-ra" \
-  --durations=15 tests >"$OUT/pytest-gpu-suite.log" 2>&1
+  --durations=15 $(grep -rl "mark.gpu" tests --include="test_*.py") >"$OUT/pytest-gpu-suite.log" 2>&1
 record "pytest -m gpu: exit $? | $(tail -1 "$OUT/pytest-gpu-suite.log")"
 grep -E "FAILED|ERROR|^E " "$OUT/pytest-gpu-suite.log" | cut -c1-300 | head -30 | tee -a "$LOG"
 grep -cE "PASSED" "$OUT/pytest-gpu-suite.log" | sed 's/^/passed lines: /'

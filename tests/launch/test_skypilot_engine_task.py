@@ -19,7 +19,7 @@ import yaml
 
 from gpufabric.bench.config import BenchConfig
 from gpufabric.launch.base import RankProgram
-from gpufabric.launch.local import free_port
+from gpufabric.launch.ports import free_port
 from gpufabric.launch.skypilot import DEFAULT_PIP_SPEC, SkyPilotLauncher, SkyPilotOptions
 from gpufabric.results.model import RunResult
 

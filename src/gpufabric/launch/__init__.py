@@ -11,8 +11,8 @@ from gpufabric.launch.base import Launcher, LaunchPlan, OutputSink, RankProgram
 from gpufabric.launch.factory import RUNNING_LAUNCHERS, VIRTUAL_NODE_LAUNCHERS, host_count, launcher_factory
 from gpufabric.launch.hosts import parse_hostfile, parse_hosts
 from gpufabric.launch.kubernetes import KubernetesLauncher, KubernetesOptions
-from gpufabric.launch.local import free_port
 from gpufabric.launch.mpirun import MpirunLauncher, MpirunOptions
+from gpufabric.launch.ports import free_port
 from gpufabric.launch.registry import (
     LAUNCHER_NAMES,
     LauncherSettings,

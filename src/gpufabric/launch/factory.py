@@ -40,7 +40,7 @@ def launcher_factory(
     mps: bool = False,
 ) -> Callable[[], Launcher]:
     """A fresh launcher per job (A/B rounds and tune candidates are separate jobs)."""
-    from gpufabric.launch.local import free_port
+    from gpufabric.launch.ports import free_port
     from gpufabric.launch.registry import LauncherSettings, check_launcher_name, make_launcher
 
     name = check_launcher_name(on)

@@ -3,7 +3,8 @@
 Every rank is its own process in its own session (so a stop reaches everything it started), inherits
 this process's environment (GPU runs depend on variables such as ``NCCL_NVLS_ENABLE=0`` passing through)
 plus the program's, and gets torchrun's identity variables (``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK``,
-``LOCAL_WORLD_SIZE``, ``NODE_RANK``, ``MASTER_ADDR``, ``MASTER_PORT`` on a free port). A virtual node sees
+``LOCAL_WORLD_SIZE``, ``NODE_RANK``, ``MASTER_ADDR``, ``MASTER_PORT`` on a free port outside the
+ephemeral range: ``launch.ports``). A virtual node sees
 its own GPU subset through ``CUDA_VISIBLE_DEVICES`` and each rank picks ``cuda:LOCAL_RANK`` in it.
 
 A program that asks for more GPUs than this host has is refused, except on a host with no GPU at all:
@@ -18,22 +19,15 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 from collections.abc import Mapping, Sequence
 
 from gpufabric.errors import UsageError
 from gpufabric.launch.base import LaunchOutcome, LaunchPlan, OutputSink, PlannedCommand, RankProgram
+from gpufabric.launch.ports import free_port
 from gpufabric.launch.processes import run_commands
 
 LOOPBACK = "127.0.0.1"
-
-
-def free_port(host: str = LOOPBACK) -> int:
-    """A TCP port nobody listens on right now (the OS picks it)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        return int(sock.getsockname()[1])
 
 
 WARNING_PREFIX = "warning: "

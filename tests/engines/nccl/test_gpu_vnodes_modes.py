@@ -125,7 +125,12 @@ def test_sigterm_stops_a_sweep_on_nccl_ranks_keeps_its_rows_and_leaves_no_rank(t
     while rows < 3 and time.monotonic() < deadline and sweep.poll() is None:
         time.sleep(0.5)
         rows = sum(path.read_text().count('"record":"row"') for path in run_dir.rglob("result.jsonl"))
-    assert rows >= 3 and sweep.poll() is None, "the sweep never reached its third row"
+    if rows < 3 or sweep.poll() is not None:
+        sweep.kill()
+        _, stderr = sweep.communicate(timeout=60)
+        raise AssertionError(
+            f"the sweep never reached its third row (exit {sweep.returncode}): {stderr[-3000:]}"
+        )
     sweep.send_signal(signal.SIGTERM)
     _, stderr = sweep.communicate(timeout=60)
     assert sweep.returncode == 143, stderr[-3000:]
@@ -146,7 +151,7 @@ def test_isolate_convicts_the_slowed_virtual_node_and_nobody_else(tmp_path: Path
             "--batches", "3", "--format", "json", "--run-dir", str(run_dir)]  # fmt: skip
     done = gpufabric(args, tmp_path, timeout=540, fault=fault)
     keep_logs(run_dir, "isolate_4vnodes")
-    assert done.returncode == 1, done.stderr[-3000:]  # a conviction: exit 1
+    assert done.returncode == 1 and done.stdout, done.stderr[-3000:]  # a conviction: exit 1
     data: dict[str, Any] = json.loads(done.stdout)
     assert data["backend"] == "nccl" and data["fault"] == fault
     slowed_node = next(node for node, ranks in data["node_ranks"].items() if 2 in ranks)
@@ -164,7 +169,7 @@ def test_isolate_convicts_nobody_when_no_rank_is_slowed(tmp_path: Path) -> None:
     args = ["isolate", "--nodes", "4", "--virtual-nodes", "--mps", "--size", "4M", "--iters", "10",
             "--batches", "3", "--format", "json", "--run-dir", str(run_dir)]  # fmt: skip
     done = gpufabric(args, tmp_path, timeout=540)
-    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.returncode == 0 and done.stdout, done.stderr[-3000:]
     data: dict[str, Any] = json.loads(done.stdout)
     assert data["fault"] in (None, "") and data["backend"] == "nccl"
     assert set(data["report"]["verdicts"].values()) <= {"ok", "not-proven"}, data["report"]["verdicts"]
