@@ -20,7 +20,7 @@ if [ "$MARK" = gpu ]; then
 fi
 export GPUFABRIC_GPU_LOGS="$OUT/vnode-logs"
 say "pytest -m \"$MARK\""
-PATH="$PWD/$NT/build:$PATH" timeout 480 python3 -m pytest -m "$MARK" -v -p no:cacheprovider -o addopts="-ra" \
+PATH="$PWD/$NT/build:$PATH" timeout "${PYTEST_TIMEOUT:-480}" python3 -m pytest -m "$MARK" -v -p no:cacheprovider -o addopts="-ra" \
   --durations=15 $(grep -rl "mark.gpu" tests --include="test_*.py") >"$OUT/pytest-gpu-suite.log" 2>&1
 record "pytest -m $MARK: exit $? | $(tail -1 "$OUT/pytest-gpu-suite.log")"
 grep -E "FAILED|ERROR|^E " "$OUT/pytest-gpu-suite.log" | cut -c1-300 | head -30 | tee -a "$LOG"
