@@ -4,30 +4,23 @@ rows laid out as nccl-tests lays them out, no torch in the rank, and the failure
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
 import pytest
 
+from engines.nccl.gpu_safety import require_nccl_gpu
 from gpufabric.bench import BenchConfig, run_bench
 from gpufabric.bench.semantics import ALL_COLLECTIVES, bandwidths, layout
-from gpufabric.bench.world import visible_gpu_count
 from gpufabric.errors import BenchTimeout, RankFailure
 from gpufabric.launch.local import LocalLauncher
 
 pytestmark = pytest.mark.gpu
 
-SAFETY = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}
-
 
 @pytest.fixture(autouse=True)
 def _gpu_and_safety(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name, value in SAFETY.items():
-        monkeypatch.setenv(name, value)
-    if visible_gpu_count(os.environ) == 0:
-        pytest.skip("no CUDA GPU visible on this host")
-    pytest.importorskip("nccl.bindings")
+    require_nccl_gpu(monkeypatch)
 
 
 def _config(tmp_path: Path, **update: object) -> BenchConfig:

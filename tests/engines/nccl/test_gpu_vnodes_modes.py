@@ -27,24 +27,19 @@ from typing import Any
 
 import pytest
 
-from gpufabric.bench.world import visible_gpu_count
+from engines.nccl.gpu_safety import SAFETY, require_nccl_gpu
 
 pytestmark = [
     pytest.mark.gpu,
     pytest.mark.skipif(shutil.which("nvidia-cuda-mps-control") is None, reason="no MPS control binary"),
 ]
 
-SAFETY = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}
 RANK_PROGRAM = "gpufabric.engines.nccl.rank"
 
 
 @pytest.fixture(autouse=True)
 def _gpu_and_safety(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name, value in SAFETY.items():
-        monkeypatch.setenv(name, value)
-    if visible_gpu_count(os.environ) == 0:
-        pytest.skip("no CUDA GPU visible on this host")
-    pytest.importorskip("nccl.bindings")
+    require_nccl_gpu(monkeypatch)
 
 
 def gpufabric(
