@@ -8,7 +8,15 @@ file end to end is ``gpufabric.jobs.launch``'s; printing a plan is ``gpufabric.r
 """
 
 from gpufabric.launch.base import Launcher, LaunchPlan, OutputSink, RankProgram
-from gpufabric.launch.factory import RUNNING_LAUNCHERS, VIRTUAL_NODE_LAUNCHERS, host_count, launcher_factory
+from gpufabric.launch.factory import (
+    RUNNING_LAUNCHERS,
+    VIRTUAL_NODE_LAUNCHERS,
+    Placement,
+    host_count,
+    launcher_chooser,
+    launcher_factory,
+    placement,
+)
 from gpufabric.launch.hosts import parse_hostfile, parse_hosts
 from gpufabric.launch.kubernetes import KubernetesLauncher, KubernetesOptions
 from gpufabric.launch.mpirun import MpirunLauncher, MpirunOptions
@@ -38,6 +46,7 @@ __all__ = [
     "MpirunLauncher",
     "MpirunOptions",
     "OutputSink",
+    "Placement",
     "RankProgram",
     "SkyPilotLauncher",
     "SkyPilotOptions",
@@ -46,10 +55,12 @@ __all__ = [
     "check_launcher_name",
     "free_port",
     "host_count",
+    "launcher_chooser",
     "launcher_factory",
     "make_launcher",
     "parse_hostfile",
     "parse_hosts",
+    "placement",
     "plan_task",
     "stopping_on_signals",
     "task_program",

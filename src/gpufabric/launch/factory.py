@@ -2,10 +2,15 @@
 ``--hostfile``, ``--mpirun``, ``--virtual-nodes``, ``--mps``): which launchers run jobs, which can split
 this host's ranks into virtual nodes, and the one-line refusals of flags that do not go together.
 The A/B's rounds and tune's candidates are separate jobs, so each asks the factory for its own launcher.
+
+``placement`` is what an ``Execution`` needs from those flags (the factory, the node count, whether every
+rank runs on this host), so bench, tune and train-bench decide it one way; ``launcher_chooser`` is
+isolate's (its rounds pick the launcher name and virtual nodes themselves).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 
@@ -81,3 +86,53 @@ def launcher_factory(
         return make_launcher(name, settings)
 
     return make
+
+
+@dataclasses.dataclass(frozen=True)
+class Placement:
+    """Where a command's ranks run, as an ``Execution`` takes it: ``launcher`` makes a fresh launcher per
+    job, ``nodes`` is the hosts named (1: this host), ``ranks_here`` says every rank runs on this host (so
+    its memory bounds the sweep's largest size)."""
+
+    launcher: Callable[[], Launcher]
+    nodes: int
+    ranks_here: bool
+
+
+def placement(
+    on: str,
+    *,
+    hosts: list[str],
+    hostfile: Path | None,
+    mpirun: str = "mpirun",
+    dry_run: bool = False,
+    image: str | None = None,
+    virtual_nodes: int = 0,
+    mps: bool = False,
+) -> Placement:
+    """The ``Placement`` of ``--on`` and its flags; the same refusals as ``launcher_factory``."""
+    factory = launcher_factory(
+        on, hosts=hosts, hostfile=hostfile, mpirun=mpirun, dry_run=dry_run, image=image,
+        virtual_nodes=virtual_nodes, mps=mps,
+    )  # fmt: skip
+    named_hosts = bool(hosts or hostfile)
+    return Placement(
+        launcher=factory,
+        nodes=host_count(hosts, hostfile),
+        ranks_here=on == "local" or (on == "mpirun" and not named_hosts),
+    )
+
+
+def launcher_chooser(
+    *, hostfile: Path | None, mpirun: str = "mpirun", mps: bool = False
+) -> Callable[[str, int], Callable[[], Launcher]]:
+    """isolate's launchers: (launcher name, virtual nodes on this host) -> a factory of fresh launchers,
+    one per round, with ``--hostfile``, ``--mpirun`` and ``--mps`` fixed."""
+
+    def choose(name: str, virtual_nodes: int) -> Callable[[], Launcher]:
+        return launcher_factory(
+            name, hosts=[], hostfile=hostfile, mpirun=mpirun, dry_run=False, virtual_nodes=virtual_nodes,
+            mps=mps,
+        )  # fmt: skip
+
+    return choose
