@@ -4,7 +4,8 @@ This module exports only the error types (``gpufabric.errors``) and ``__version_
 its public API in its ``__init__``'s ``__all__`` (``gpufabric.jobs.prepare_bench``,
 ``gpufabric.bench.BenchConfig``, ``gpufabric.results.read_result``, ``gpufabric.report.render_document``,
 ...). The CLI imports only those names (``tests/cli/test_public_names.py`` checks every CLI module).
-``docs/DESIGN.md`` draws the packages, the one-way flow between them and the path of one size.
+Data flows one way: catalog -> planner -> launch -> bench/engines -> results -> nccl_logs -> analysis ->
+jobs -> cli (which renders through report). ``docs/DESIGN.md`` draws the packages and the path of one size.
 """
 
 from typing import TYPE_CHECKING

@@ -96,6 +96,34 @@ def test_virtual_nodes_split_the_ranks_into_nccl_nodes(
     assert len({c.env["NCCL_HOSTID"] for c in plan.commands}) == 2
 
 
+def test_train_bench_on_mpirun_plans_a_free_port(tmp_path: Path) -> None:
+    """train-bench's mpirun ranks on this host rendezvous on a free port (``launch.launcher_factory``'s),
+    never the fixed default, so two jobs here do not collide."""
+    from gpufabric.launch.identity import DEFAULT_MASTER_PORT
+
+    dry = gpufabric(
+        "train-bench",
+        [*QUICK, "--on", "mpirun", "--dry-run", "--run-dir", str(tmp_path / "run")],
+        tmp_path,
+        {},
+    )
+    assert dry.returncode == 0, dry.stderr
+    assert "# launcher: mpirun" in dry.stdout
+    ports = {line.split("=", 1)[1] for line in dry.stdout.splitlines() if line.startswith("MASTER_PORT=")}
+    assert len(ports) == 1 and ports != {str(DEFAULT_MASTER_PORT)}, dry.stdout
+    assert not (tmp_path / "run").exists()
+
+
+def test_train_bench_takes_the_shared_launcher_factory() -> None:
+    """Ranks on this host: every rank here (the sweep's memory bound) and a fresh launcher per job."""
+    from gpufabric.jobs import train_placement
+
+    where = train_placement("mpirun")
+    assert where.ranks_here and where.launcher().name == "mpirun"
+    assert not train_placement("mpirun", hosts=["a", "b"]).ranks_here
+    assert train_placement("local", virtual_nodes=2).launcher().name == "local"
+
+
 @pytest.mark.parametrize(
     ("make", "message"),
     [

@@ -9,23 +9,24 @@ terminal, or with ``--progress``).
 same result document; ``--engine nccl-tests`` runs NVIDIA's binaries instead of our engine; ``--ab`` runs
 the sweep with the fabric on and off (``gpufabric.jobs.run_ab_job``) and prints the speed-up table and
 verdict. ``--dry-run`` prints the plan ``prepare_bench`` returned, which is the one a run executes (and
-records as ``plan.json`` in its run directory). The launcher choice, the dry-run text and the streamed
+records as ``plan.json`` in its run directory). Where the ranks run is ``launch.placement``'s; the checks
+of ``--out``/``--run-dir``, ``--self-test``'s shape, the NCCL attester and when wrong data fails the
+command are ``gpufabric.jobs``'. Flags that cannot go together, the dry-run text and the streamed
 table are in ``cli/bench_modes.py``; ``--ab``'s rendering in ``cli/bench_ab.py``; the progress bar in
 ``cli/bench_output.py``.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 import typer
 
-from gpufabric.bench import Attester, check_fresh_run_dir, check_output_file, parse_stage_timeouts
+from gpufabric.bench import parse_stage_timeouts
 from gpufabric.cli._common import choice, parse_env_pairs
-from gpufabric.errors import CheckFailed
 from gpufabric.report import AB_FORMATS, RUN_FORMATS
-from gpufabric.results import RunResult
 
 
 def bench(
@@ -123,46 +124,40 @@ def bench(
 ) -> None:
     """Measure NCCL collectives like nccl-tests (size, count, time, algbw, busbw, #wrong)."""
     from gpufabric.cli import bench_modes
-    from gpufabric.jobs import ENGINES, BenchRequest, Execution, prepare_bench
-    from gpufabric.launch import host_count, launcher_factory
+    from gpufabric.jobs import ENGINES, BenchRequest, Execution, bench_failure, prepare_bench, self_test_shape
+    from gpufabric.launch import placement
 
     choice("--engine", engine, ENGINES)
     if self_test:
-        virtual_nodes, mps, ranks = bench_modes.self_test_shape(virtual_nodes, mps, ranks, on, instance_type)
+        virtual_nodes, mps, ranks = self_test_shape(
+            virtual_nodes, mps, ranks, on, instance_type, environ=os.environ
+        )
+        bench_modes.print_self_test_note()
     bench_modes.refuse_flag_combinations(
         ab=ab, engine=engine, dry_run=dry_run, instance_type=instance_type, self_test=self_test
     )
     choice("--format", fmt, AB_FORMATS if ab else RUN_FORMATS)
-    # Output paths are checked before anything runs, whatever the mode: a sweep must not end in a
-    # traceback because --out names a directory.
-    if out is not None:
-        check_output_file(out)
-    if run_dir is not None:
-        check_fresh_run_dir(run_dir.resolve())
     request = BenchRequest(
         collectives=collective, min_bytes=min_bytes, max_bytes=max_bytes, step_factor=step_factor,
         dtype=dtype, op=op, root=root, iters=iters, warmup=warmup, batches=batches, precision=precision,
         budget_s=budget, graph=graph, check=check, backend=backend, average=average, label=label,
-        run_dir=run_dir or Path("runs"), command=["gpufabric", *sys.argv[1:]], engine=engine,
-        nccl_lib=nccl_lib, virtual_nodes=virtual_nodes, mps=mps, nccl_tests_dir=nccl_tests_dir,
-        gpus_per_node=gpus_per_node,
+        run_dir=run_dir or Path("runs"), engine=engine, nccl_lib=nccl_lib, virtual_nodes=virtual_nodes,
+        mps=mps, nccl_tests_dir=nccl_tests_dir, gpus_per_node=gpus_per_node,
     )  # fmt: skip
-    factory = launcher_factory(
+    where = placement(
         on, hosts=hosts, hostfile=hostfile, mpirun=mpirun, dry_run=dry_run, image=image,
         virtual_nodes=virtual_nodes, mps=mps,
     )  # fmt: skip
-    nodes = host_count(hosts, hostfile)
     execution = Execution(
-        launcher=factory,
-        nodes=max(nodes, virtual_nodes) if ab else nodes,
+        launcher=where.launcher,
+        nodes=where.nodes,
         ranks=ranks,
         env=parse_env_pairs(env),
         timeout_s=timeout,
         stage_timeouts=parse_stage_timeouts(timeout_stage) if timeout_stage is not None else None,
-        ranks_here=on == "local" or (on == "mpirun" and not (hosts or hostfile)),
+        ranks_here=where.ranks_here,
         out=out,
         on_output=(lambda prefix, line: print(f"{prefix} {line}", file=sys.stderr)) if verbose else None,
-        attest=_attester(),
     )
     if ab:
         from gpufabric.cli.bench_ab import show_ab
@@ -178,23 +173,9 @@ def bench(
     result = bench_modes.run_and_show(prepared, fmt=fmt, progress=progress, out=out)
     if self_test:
         bench_modes.print_self_test_figures(instance_type, prepared.config, result)
-    _fail_on_wrong(result)
-
-
-def _fail_on_wrong(result: RunResult) -> None:
-    wrong = sum(s.wrong_total or 0 for s in result.series)
-    if wrong:
-        raise CheckFailed(
-            f"--check: {wrong} wrong element(s) in {result.metadata.settings.get('collectives')}"
-        )
-
-
-def _attester() -> Attester | None:
-    try:
-        from gpufabric.nccl_logs import attest_files
-    except ImportError:  # the analysis layer is optional for bench
-        return None
-    return attest_files
+    failure = bench_failure(result)
+    if failure is not None:
+        raise failure
 
 
 def register(app: typer.Typer) -> None:

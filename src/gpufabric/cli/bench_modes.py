@@ -1,6 +1,7 @@
 """The parts of ``gpufabric bench`` beyond its flags: flags that cannot go together, ``--self-test``'s
-shape, the ``--dry-run`` text and the rows as they come. Parse and render only; the work is in
-``gpufabric.jobs`` and the launcher factory in ``gpufabric.launch``. Nothing heavy is imported at module
+note and expected figures, the ``--dry-run`` text and the rows as they come. Parse and render only: the
+work, ``--self-test``'s shape and the failure rule are in ``gpufabric.jobs``, where ranks run in
+``gpufabric.launch``. Nothing heavy is imported at module
 level (the CLI must start without torch).
 """
 
@@ -14,35 +15,17 @@ import typer
 
 from gpufabric.bench import BenchConfig
 from gpufabric.errors import CheckFailed, GpufabricError, UsageError
-from gpufabric.launch import VIRTUAL_NODE_LAUNCHERS
 from gpufabric.results import RunResult
 
 if TYPE_CHECKING:
     from gpufabric.jobs import PreparedBench
 
 
-def self_test_shape(
-    virtual_nodes: int, mps: bool, ranks: int | None, on: str, instance_type: str | None = None
-) -> tuple[int, bool, int | None]:
-    """``--self-test``: two virtual nodes of half this host's GPUs each (two ranks sharing one GPU, with
-    MPS, on a one-GPU host); prints what the mode proves and what it cannot, on stderr. A misspelt
-    ``--instance-type`` (the shape whose catalog figures the result is read against) stops it here."""
-    import os
-    import sys
+def print_self_test_note() -> None:
+    """On stderr, before ``--self-test`` runs: what the mode proves and what it cannot."""
+    from gpufabric.bench import SELF_TEST_NOTE
 
-    from gpufabric.bench import SELF_TEST_NOTE, check_instance, visible_gpu_count
-
-    if on not in VIRTUAL_NODE_LAUNCHERS:
-        raise UsageError(f"--self-test: runs on this node (--on local or --on mpirun); drop --on {on}")
-    if virtual_nodes not in (0, 2):
-        raise UsageError("--self-test: is two virtual nodes; drop --virtual-nodes")
-    check_instance(instance_type)
-    gpus = visible_gpu_count(os.environ)
-    if gpus == 0:
-        raise UsageError("--self-test: needs this node's GPUs and NCCL; none is visible here")
     print(f"note: {SELF_TEST_NOTE}", file=sys.stderr)
-    shared = gpus == 1
-    return 2, mps or shared, ranks if ranks is not None else max(gpus, 2)
 
 
 def print_self_test_figures(instance_type: str | None, config: BenchConfig, result: RunResult | None) -> None:

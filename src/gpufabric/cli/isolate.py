@@ -148,13 +148,12 @@ def isolate(
     from gpufabric.jobs import (
         Execution,
         IsolateRequest,
-        LauncherFactory,
         PreparedMeasurement,
         isolate_plan_notes,
         prepare_isolate,
         run_isolate_job,
     )
-    from gpufabric.launch import launcher_factory
+    from gpufabric.launch import launcher_chooser
     from gpufabric.report import render_isolate
 
     _refuse_other_mode_flags(ctx, simulate_run)
@@ -173,11 +172,7 @@ def isolate(
         stage_timeouts=parse_stage_timeouts(timeout_stage) if timeout_stage is not None else None,
         on_output=(lambda prefix, line: print(f"{prefix} {line}", file=sys.stderr)) if verbose else None,
     )
-
-    def launchers(name: str, vnodes: int) -> LauncherFactory:
-        return launcher_factory(name, hosts=[], hostfile=hostfile, mpirun=mpirun, dry_run=False,
-                                virtual_nodes=vnodes, mps=mps)  # fmt: skip
-
+    launchers = launcher_chooser(hostfile=hostfile, mpirun=mpirun, mps=mps)
     prepared = prepare_isolate(request, execution, launchers=launchers)
     if dry_run and isinstance(prepared, PreparedMeasurement):  # --simulate --dry-run was refused above
         from gpufabric.report import render_launch_plan

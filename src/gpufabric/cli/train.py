@@ -71,8 +71,7 @@ def train_bench(
     ),
 ) -> None:
     """Train a small transformer data-parallel on synthetic data: samples/s, compute vs comm, busbw fit."""
-    from gpufabric.jobs import Execution, TrainRequest, prepare_train, run_train_job, train_launcher
-    from gpufabric.nccl_logs import attest_files
+    from gpufabric.jobs import Execution, TrainRequest, prepare_train, run_train_job, train_placement
     from gpufabric.report import render_launch_plan, render_train
     from gpufabric.train import read_train_document
 
@@ -82,22 +81,22 @@ def train_bench(
             raise InputError(f"--show {show}: no such file; give a train.json or --out document")
         typer.echo(render_train(read_train_document(show), output), nl=False)
         return
+    where = train_placement(on, hosts=hosts, virtual_nodes=virtual_nodes, mps=mps)
     execution = Execution(
-        launcher=train_launcher(on, hosts=hosts, virtual_nodes=virtual_nodes, mps=mps),
-        nodes=nodes,
+        launcher=where.launcher,
+        nodes=nodes,  # train-bench's --nodes (mpirun/slurm nodes, or GPU groups on the local launcher)
         ranks=ranks,
+        ranks_here=where.ranks_here,
         env=parse_env_pairs(env),
         timeout_s=timeout,
         out=out,
         on_output=(lambda prefix, line: print(f"{prefix} {line}", file=sys.stderr)) if verbose else None,
-        attest=attest_files,
     )
     request = TrainRequest(
         model=model, layers=layers, hidden=hidden, batch_size=batch_size, steps=steps,
         warmup_steps=warmup_steps, strategy=strategy, backend=backend, device=device, bucket_mb=bucket_mb,
         probe_iters=probe_iters, scaling=scaling, ab=ab, instance_type=instance_type, busbw_from=busbw_from,
         virtual_nodes=virtual_nodes, mps=mps, label=label, run_dir=run_dir or Path("runs"),
-        command=["gpufabric", *sys.argv[1:]],
     )  # fmt: skip
     prepared = prepare_train(request, execution)
     if dry_run:  # exactly the plans a run of this request executes; nothing started, nothing written

@@ -47,25 +47,20 @@ def tune(
     """Find the NCCL_SOCKET_NTHREADS x NCCL_NSOCKS_PERTHREAD (and channel count) that moves the most data."""
     from gpufabric.cli._common import choice, parse_env_pairs
     from gpufabric.jobs import Execution, TuneRequest, run_tune_job
-    from gpufabric.launch import host_count, launcher_factory
-    from gpufabric.nccl_logs import attest_files
+    from gpufabric.launch import placement
     from gpufabric.report import render_tune
 
     choice("--format", fmt, TUNE_FORMATS)
     request = TuneRequest(
         path=path, size=size, min_bytes=min_bytes, max_bytes=max_bytes, step_factor=step_factor,
         collective=collective, budget=budget, repeats=repeats, iters=iters, warmup=warmup, batches=batches,
-        instance_type=instance_type, run_dir=run_dir or Path("runs"), command=["gpufabric", *sys.argv[1:]],
-        virtual_nodes=virtual_nodes, mps=mps,
+        instance_type=instance_type, run_dir=run_dir or Path("runs"), virtual_nodes=virtual_nodes, mps=mps,
     )  # fmt: skip
-    extra = parse_env_pairs(env)
-    nodes = host_count(hosts, hostfile)
-    factory = launcher_factory(on, hosts=hosts, hostfile=hostfile, mpirun="mpirun", dry_run=False,
-                               virtual_nodes=virtual_nodes, mps=mps)  # fmt: skip
+    where = placement(on, hosts=hosts, hostfile=hostfile, virtual_nodes=virtual_nodes, mps=mps)
     execution = Execution(
-        launcher=factory, nodes=nodes, ranks=ranks, env=extra, timeout_s=timeout, out=out,
+        launcher=where.launcher, nodes=where.nodes, ranks=ranks, env=parse_env_pairs(env), timeout_s=timeout,
+        ranks_here=where.ranks_here, out=out,
         on_output=(lambda p, line: print(f"{p} {line}", file=sys.stderr)) if verbose else None,
-        attest=attest_files,
     )  # fmt: skip
 
     def progress(trial: object, total: int) -> None:

@@ -13,14 +13,16 @@ from gpufabric.bench.groups import ROUND_TIMEOUT_S
 from gpufabric.jobs.ab import AB_ENGINES, ab_failure, run_ab_job
 from gpufabric.jobs.bench import (
     PreparedBench,
+    bench_failure,
     ensure_engine,
     notes_of,
     plans_of,
     prepare_bench,
     run_bench_job,
+    with_attester,
     with_progress,
 )
-from gpufabric.jobs.bench_request import ENGINES, BenchRequest, host_gpus
+from gpufabric.jobs.bench_request import ENGINES, BenchRequest, host_gpus, self_test_shape
 from gpufabric.jobs.isolate import (
     IsolateDocument,
     PreparedIsolate,
@@ -33,7 +35,14 @@ from gpufabric.jobs.isolate import (
 from gpufabric.jobs.isolate_launch import LauncherChooser
 from gpufabric.jobs.isolate_request import IsolateRequest
 from gpufabric.jobs.launch import LaunchRequest, PreparedLaunch, prepare_launch, run_launch_job
-from gpufabric.jobs.train import PreparedTrain, TrainRequest, prepare_train, run_train_job, train_launcher
+from gpufabric.jobs.train import (
+    PreparedTrain,
+    TrainRequest,
+    prepare_train,
+    run_train_job,
+    train_launcher,
+    train_placement,
+)
 from gpufabric.jobs.tune import PATHS, TuneRequest, run_tune_job
 
 __all__ = [
@@ -57,6 +66,7 @@ __all__ = [
     "TrainRequest",
     "TuneRequest",
     "ab_failure",
+    "bench_failure",
     "ensure_engine",
     "host_gpus",
     "isolate_plan_notes",
@@ -72,6 +82,9 @@ __all__ = [
     "run_launch_job",
     "run_train_job",
     "run_tune_job",
+    "self_test_shape",
     "train_launcher",
+    "train_placement",
+    "with_attester",
     "with_progress",
 ]

@@ -12,7 +12,7 @@ from pathlib import Path
 from gpufabric.analysis.ab_judge import ABReport
 from gpufabric.bench.execution import Execution
 from gpufabric.errors import CheckFailed, GpufabricError, UsageError
-from gpufabric.jobs.bench import bench_config, ensure_engine, request_execution
+from gpufabric.jobs.bench import bench_config, check_outputs, ensure_engine, request_execution
 from gpufabric.jobs.bench_request import BenchRequest, host_gpus
 from gpufabric.outputs import write_output
 
@@ -27,8 +27,9 @@ def run_ab_job(
     instance_type: str | None = None,
     on_job: Callable[[int, int, str], None] | None = None,
 ) -> ABReport:
-    """Measure, judge and keep the A/B of ``request``; ``execution.nodes`` is the node count compared
-    (virtual nodes talk through NCCL's network transport, so there the A/B is the across-nodes one)."""
+    """Measure, judge and keep the A/B of ``request``. The node count compared is ``execution.nodes``, or
+    the request's virtual nodes when more (they talk through NCCL's network transport, so there the A/B is
+    the across-nodes one)."""
     from gpufabric.analysis.ab_judge import judge_ab
     from gpufabric.bench.ab import run_ab
     from gpufabric.planner import ab_profiles
@@ -38,7 +39,9 @@ def run_ab_job(
             "--ab: runs on the gpufabric engine only; drop --engine nccl-tests, or compare two nccl-tests "
             "runs with `gpufabric compare ON.json OFF.json`"
         )
+    check_outputs(request, execution)
     execution = request_execution(request, execution)
+    execution = execution.replace(nodes=max(execution.nodes, request.virtual_nodes))
     config = bench_config(request, execution)
     gpus = host_gpus({**execution.base_environ(), **execution.env})
     ensure_engine(config, gpus > 0 and config.backend in (None, "nccl"), for_what="gpufabric bench --ab")

@@ -4,16 +4,20 @@ executes exactly that, returning one ``RunResult``. ``bench --dry-run`` prints `
 real run records what it executed in the run directory (``plan.json``), so the two can be compared.
 
 Engines: ours (``bench.runner``'s sweep, on the direct NCCL engine or torch.distributed) and NVIDIA's
-nccl-tests binaries (``jobs.nccl_tests``), behind one prepare/run pair.
+nccl-tests binaries (``jobs.nccl_tests``), behind one prepare/run pair. ``bench_failure`` says whether the
+command fails once its result is shown (wrong data); what every job mode fills into an ``Execution`` it
+is given (the NCCL attester) is ``with_attester``.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 from gpufabric.bench.config import BenchConfig, resolve_engine
 from gpufabric.bench.execution import Execution, ProgressSink
 from gpufabric.bench.runner import PreparedSweep, prepare_sweep, run_sweep
+from gpufabric.errors import CheckFailed
 from gpufabric.jobs.bench_request import BenchRequest, host_gpus
 from gpufabric.jobs.nccl_tests import (
     PreparedNcclTests,
@@ -27,9 +31,32 @@ from gpufabric.results.model import RunResult
 PreparedBench = PreparedSweep | PreparedNcclTests
 
 
+def with_attester(execution: Execution) -> Execution:
+    """``execution`` attesting its runs' NCCL logs with ``nccl_logs.attest_files`` unless it names its own
+    attester: a library caller gets the same attestation as the command line."""
+    if execution.attest is not None:
+        return execution
+    from gpufabric.nccl_logs import attest_files
+
+    return execution.replace(attest=attest_files)
+
+
+def check_outputs(request: BenchRequest, execution: Execution) -> None:
+    """Refuse ``--out`` naming a directory and a ``--run-dir`` that already holds a run, before anything
+    runs: a sweep must not end in a traceback because of where it was told to write."""
+    from gpufabric.bench.rundir import check_fresh_run_dir, check_output_file
+
+    if execution.out is not None:
+        check_output_file(execution.out)
+    if request.run_dir != Path("runs"):  # the default: a fresh runs/<timestamp>-<label>/
+        check_fresh_run_dir(request.run_dir.resolve())
+
+
 def request_execution(request: BenchRequest, execution: Execution) -> Execution:
-    """``execution`` with what the request's engine adds to the ranks' environment (``--nccl-lib``)."""
+    """``execution`` with what the request adds to it: the engine's environment (``--nccl-lib``) and the
+    NCCL attester when none is given."""
     extra = request.engine_env()
+    execution = with_attester(execution)
     return execution.replace(env={**execution.env, **extra}) if extra else execution
 
 
@@ -40,6 +67,7 @@ def bench_config(request: BenchRequest, execution: Execution) -> BenchConfig:
 
 def prepare_bench(request: BenchRequest, execution: Execution) -> PreparedBench:
     """Every decision of one bench run, nothing started, nothing written."""
+    check_outputs(request, execution)
     execution = request_execution(request, execution)
     config = bench_config(request, execution)
     if request.engine == "nccl-tests":
@@ -77,6 +105,17 @@ def run_bench_job(prepared: PreparedBench) -> RunResult:
         return run_nccl_tests_job(prepared)
     ensure_engine(prepared.config, on_gpu=prepared.program.gpus_per_node > 0, for_what="gpufabric bench")
     return run_sweep(prepared)
+
+
+def bench_failure(result: RunResult) -> CheckFailed | None:
+    """Why the bench command fails once its result is shown: wrong data in any series (``--check``).
+    Our engine's sweep raises this itself; nccl-tests' result is read back and checked here."""
+    wrong = sum(s.wrong_total or 0 for s in result.series)
+    if wrong:
+        return CheckFailed(
+            f"--check: {wrong} wrong element(s) in {result.metadata.settings.get('collectives')}"
+        )
+    return None
 
 
 def ensure_engine(config: BenchConfig, on_gpu: bool, *, for_what: str) -> None:

@@ -1,7 +1,7 @@
 """What ``gpufabric bench`` is asked to measure, with the defaults the CLI shows, as one model: calling
 the library with a ``BenchRequest`` gives what the command line gives (the sweep's defaults depend on
 where the ranks run: nccl-tests' usual sweep on GPUs, a quick one on CPU ranks, the seeds' command line
-for ``--engine nccl-tests``).
+for ``--engine nccl-tests``). ``self_test_shape`` is ``--self-test``'s: how it splits this host's GPUs.
 """
 
 from __future__ import annotations
@@ -153,3 +153,31 @@ def host_gpus(environ: Mapping[str, str]) -> int:
     from gpufabric.bench.world import visible_gpu_count
 
     return visible_gpu_count(environ)
+
+
+def self_test_shape(
+    virtual_nodes: int,
+    mps: bool,
+    ranks: int | None,
+    on: str,
+    instance_type: str | None = None,
+    *,
+    environ: Mapping[str, str],
+) -> tuple[int, bool, int | None]:
+    """``--self-test``'s (virtual nodes, MPS, ranks): two virtual nodes of half the GPUs ``environ``
+    shows each (two ranks sharing one GPU, with MPS, on a one-GPU host). A launcher that places ranks
+    elsewhere, other virtual nodes, no GPU, or a misspelt ``--instance-type`` (the shape whose catalog
+    figures the result is read against) is refused in one line."""
+    from gpufabric.bench.self_test import check_instance
+    from gpufabric.launch.factory import VIRTUAL_NODE_LAUNCHERS
+
+    if on not in VIRTUAL_NODE_LAUNCHERS:
+        raise UsageError(f"--self-test: runs on this node (--on local or --on mpirun); drop --on {on}")
+    if virtual_nodes not in (0, 2):
+        raise UsageError("--self-test: is two virtual nodes; drop --virtual-nodes")
+    check_instance(instance_type)
+    gpus = host_gpus(environ)
+    if gpus == 0:
+        raise UsageError("--self-test: needs this node's GPUs and NCCL; none is visible here")
+    shared = gpus == 1
+    return 2, mps or shared, ranks if ranks is not None else max(gpus, 2)

@@ -17,14 +17,14 @@ from pydantic import BaseModel, ConfigDict, Field
 from gpufabric.bench.execution import Execution, LauncherFactory
 from gpufabric.bench.runner import default_run_dir
 from gpufabric.errors import UsageError, choice
+from gpufabric.jobs.bench import with_attester
 from gpufabric.launch.base import LaunchPlan
+from gpufabric.launch.factory import Placement
 from gpufabric.planner.ab import ABProfiles
 from gpufabric.train.ab import AB_DOCUMENT_NAME, ab_document, side_config
 from gpufabric.train.config import DEVICES, STRATEGIES, TrainConfig, check_backend, model_spec
 from gpufabric.train.result import TrainDocument, write_train_document
 from gpufabric.train.runner import PreparedTrainRun, prepare_train_run, run_train_run
-
-"""The launchers that start train-bench's ranks from here (kubernetes and skypilot run tasks: ``launch``)."""
 
 
 class TrainRequest(BaseModel):
@@ -82,31 +82,26 @@ class TrainRequest(BaseModel):
 
 def train_launcher(
     on: str, *, hosts: list[str] | None = None, virtual_nodes: int = 0, mps: bool = False
-) -> LauncherFactory | None:
-    """Where train-bench's ranks run, as a launcher factory (None: the local launcher, this process's
-    environment). Refuses, in one line, flags that do not go with ``on``."""
-    from gpufabric.launch import (
-        RUNNING_LAUNCHERS,
-        LauncherSettings,
-        MpirunOptions,
-        check_launcher_name,
-        make_launcher,
-    )
+) -> LauncherFactory:
+    """Where train-bench's ranks run, as a launcher factory (``launch.launcher_factory``'s, so ranks on
+    this host get a free rendezvous port). Refuses, in one line, flags that do not go with ``on``:
+    train-bench splits virtual nodes with the local launcher only."""
+    return train_placement(on, hosts=hosts, virtual_nodes=virtual_nodes, mps=mps).launcher
+
+
+def train_placement(
+    on: str, *, hosts: list[str] | None = None, virtual_nodes: int = 0, mps: bool = False
+) -> Placement:
+    """``launch.placement`` of train-bench's ``--on``, ``--hosts``, ``--virtual-nodes`` and ``--mps``,
+    after train-bench's own refusals (its launchers; virtual nodes on the local launcher only)."""
+    from gpufabric.launch import RUNNING_LAUNCHERS, check_launcher_name, placement
 
     choice("--on", check_launcher_name(on), RUNNING_LAUNCHERS)  # a misspelt name first gets its hint
     if (virtual_nodes or mps) and on != "local":
         raise UsageError(f"--virtual-nodes/--mps: the local launcher's; drop them with --on {on}")
-    if mps and not virtual_nodes:
-        raise UsageError("--mps: for ranks that share a GPU; add --virtual-nodes N or drop --mps")
     if hosts and on != "mpirun":
         raise UsageError("--hosts: only --on mpirun places ranks on hosts; add --on mpirun or drop --hosts")
-    if virtual_nodes:
-        settings = LauncherSettings(local_virtual_nodes=virtual_nodes, local_mps=mps)
-        return lambda: make_launcher("local", settings)
-    if on != "local":
-        settings = LauncherSettings(mpirun=MpirunOptions(hosts=list(hosts or [])))
-        return lambda: make_launcher(on, settings)
-    return None
+    return placement(on, hosts=list(hosts or []), hostfile=None, virtual_nodes=virtual_nodes, mps=mps)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -131,7 +126,7 @@ def prepare_train(request: TrainRequest, execution: Execution) -> PreparedTrain:
     from gpufabric.bench.rundir import check_output_file
 
     config = request.train_config()
-    execution = _virtual_nodes(request, execution)
+    execution = _virtual_nodes(request, with_attester(execution))
     if request.ab:
         from gpufabric.planner import ab_profiles
 

@@ -15,7 +15,7 @@ from gpufabric.bench.config import BenchConfig
 from gpufabric.bench.execution import Execution
 from gpufabric.bench.tune_search import Trial
 from gpufabric.errors import UsageError
-from gpufabric.jobs.bench import ensure_engine
+from gpufabric.jobs.bench import ensure_engine, with_attester
 from gpufabric.jobs.bench_request import host_gpus
 from gpufabric.outputs import write_output
 from gpufabric.units import parse_size
@@ -89,12 +89,14 @@ def refuse_gloo(config: BenchConfig, ranks: int | None, gpus: int) -> None:
 def run_tune_job(
     request: TuneRequest, execution: Execution, *, on_trial: Callable[[Trial, int], None] | None = None
 ) -> TuneReport:
-    """Search, judge and keep the tune of ``request``; jobs run per ``execution``."""
+    """Search, judge and keep the tune of ``request``; jobs run per ``execution`` (attested with
+    ``nccl_logs.attest_files`` unless it names its own attester)."""
     from gpufabric.analysis.tune_judge import judge_tune
     from gpufabric.bench.tune_search import run_tune
     from gpufabric.planner import ab_profiles
 
     config, target = request.bench_config()
+    execution = with_attester(execution)
     refuse_gloo(config, execution.ranks, host_gpus({**execution.base_environ(), **execution.env}))
     socket_path = ab_profiles(nodes=execution.nodes, instance_type=request.instance_type).off
     ensure_engine(config, True, for_what="gpufabric tune")  # refuse_gloo above: NCCL ranks only
