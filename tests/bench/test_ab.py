@@ -176,7 +176,6 @@ def test_ab_on_real_gloo_ranks_saves_both_sides_and_the_comparison(tmp_path: Pat
     ("args", "named"),
     [(["--ab", "--engine", "nccl-tests"], "--ab: runs on the gpufabric engine only"),
      (["--ab", "--rounds", "0"], "--rounds: 0 is out of range; choose 1..16"),
-     (["--ab", "--dry-run"], "--dry-run: prints one job's plan; drop --ab"),
      (["--ab", "--format", "csv"], "--format: unknown value 'csv'; choose from table, markdown, json"),
      (["--instance-type", "p4d.24xlarge"], "--instance-type: only --ab uses it"),
      (["--ab", "--instance-type", "nosuch.shape"], "nosuch.shape")],

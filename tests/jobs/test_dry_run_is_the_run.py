@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from plan_checks import gpufabric, recorded, without_ports
 
-from gpufabric.jobs import BenchRequest, Execution, plans_of, prepare_bench, run_bench_job
+from gpufabric.jobs import BenchRequest, Execution, plans_of, prepare_ab, prepare_bench, run_bench_job
 from gpufabric.launch.base import LaunchPlan
 from gpufabric.results.io import read_result
 
@@ -56,6 +56,37 @@ def test_bench_dry_run_prints_the_plan_the_run_records(tmp_path: Path) -> None:
     assert without_ports(dry.stdout) == without_ports(recorded(tmp_path / "run" / "plan.json"))
     result = read_result(tmp_path / "run" / "result.json")
     assert result.metadata.env["NCCL_DEBUG"] == "WARN"
+
+
+def test_the_ab_prepares_every_job_up_front(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    request = BenchRequest(max_bytes="1K", step_factor=8, iters=1, batches=1, warmup=0, backend="gloo",
+                           run_dir=tmp_path / "ab")  # fmt: skip
+    prepared = prepare_ab(request, Execution(ranks=2), rounds=2)
+    order = [(job.round, job.side) for job, _ in prepared.jobs]
+    assert order == [(0, "fabric-on"), (0, "fabric-off"), (1, "fabric-off"), (1, "fabric-on")]  # ABBA
+    for job, sweep in prepared.jobs:
+        assert sweep.config.run_dir == (tmp_path / "ab" / f"r{job.round}-{job.side}").resolve()
+        disabled = [c.env.get("NCCL_P2P_DISABLE") for c in sweep.plan.commands]
+        assert disabled == (["1", "1"] if job.side == "fabric-off" else [None, None])
+    assert len(prepared.plans) == 4 and not (tmp_path / "ab").exists()  # preparing wrote nothing
+
+
+def test_ab_dry_run_prints_the_plans_the_run_records(tmp_path: Path) -> None:
+    args = ["--ab", "--rounds", "1", "--ranks", "2", "--backend", "gloo", *SWEEP, "--env",
+            "NCCL_SOCKET_IFNAME=lo", "--run-dir", str(tmp_path / "ab"), "--format", "json"]  # fmt: skip
+    dry = gpufabric("bench", [*args, "--dry-run"], tmp_path, USER_ENV)
+    assert dry.returncode == 0, dry.stderr
+    assert not (tmp_path / "ab").exists()
+    _, on, off = dry.stdout.split("# A/B round 0: ")  # one plan per job, in the order they run
+    assert on.startswith("fabric-on\n") and "NCCL_P2P_DISABLE" not in on
+    assert off.startswith("fabric-off\n") and "NCCL_P2P_DISABLE=1" in off
+    real = gpufabric("bench", args, tmp_path, USER_ENV)
+    assert real.returncode == 0, real.stderr
+    for side, printed in (("fabric-on", on), ("fabric-off", off)):
+        plan = printed.split("\n", 1)[1].rstrip("\n")
+        kept = recorded(tmp_path / "ab" / f"r0-{side}" / "plan.json").rstrip("\n")
+        assert without_ports(plan) == without_ports(kept), side
 
 
 def test_nccl_tests_dry_run_prints_the_plan_the_run_records(tmp_path: Path) -> None:

@@ -11,22 +11,21 @@ rounds of a side are pooled into one ``RunResult`` (labels ``fabric-on`` / ``fab
 comparison's speed-ups carry intervals from repeated, interleaved measurements.
 
 Judging (speed-up table, verdict, proof that each side used the transport it claims) is
-``gpufabric.analysis.ab_judge``; this module only measures.
+``gpufabric.analysis.ab_judge``; deciding and running the jobs is ``gpufabric.jobs.ab``'s (``prepare_ab``
+then ``run_ab_job``). This module holds the order, the pooling and the measured document.
 """
 
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from gpufabric.bench.config import BenchConfig
-from gpufabric.bench.execution import Execution
-from gpufabric.bench.runner import prepare_sweep, resolved_run_dir, run_sweep
+from gpufabric.bench.execution import Attester
 from gpufabric.errors import UsageError
-from gpufabric.planner.ab import ABProfiles, FabricProfile
+from gpufabric.planner.ab import ABProfiles
 from gpufabric.results.io import write_result
 from gpufabric.results.model import Measurement, Row, RunResult, Series
 
@@ -145,44 +144,25 @@ def pool_results(results: Sequence[RunResult], label: str) -> RunResult:
     )
 
 
-def run_ab(
-    config: BenchConfig,
+def collect_ab(
     profiles: ABProfiles,
+    results: Sequence[tuple[ABRound, RunResult]],
     *,
-    rounds: int = 2,
-    execution: Execution | None = None,
-    on_job: Callable[[int, int, str], None] | None = None,
+    rounds: int,
+    nodes: int,
+    root: Path,
+    attest: Attester | None = None,
 ) -> ABRuns:
-    """Run ``config`` with ``profiles.on`` and ``profiles.off`` in ``rounds`` ABBA rounds; pool each side.
-
-    ``execution`` says where and how every job runs (a fresh launcher per job; local by default); each
-    side adds its profile's environment and removals to it. ``on_job(done, total, side)`` is called before
-    each job. Every job's own result stays in ``<root>/r<N>-<side>/``; the pooled sides are written to
-    ``<root>/fabric-on.json`` and ``<root>/fabric-off.json``.
-    """
-    if not 1 <= rounds <= MAX_ROUNDS:
-        raise UsageError(f"--rounds: {rounds} is out of range; choose 1..{MAX_ROUNDS} (2 = on,off,off,on)")
-    execution = execution or Execution()
-    root = resolved_run_dir(config.run_dir, config.label)
-    sides: dict[str, FabricProfile] = {ON_LABEL: profiles.on, OFF_LABEL: profiles.off}
+    """The A/B's jobs' results (each with its round and side, in the order they ran) pooled per side and
+    attested; the pooled sides are written to ``<root>/fabric-on.json`` and ``<root>/fabric-off.json``.
+    Preparing and running the jobs is ``gpufabric.jobs.ab``'s."""
     done: dict[str, list[RunResult]] = {ON_LABEL: [], OFF_LABEL: []}
-    order = round_order(rounds)
-    jobs: list[ABRound] = []
-    for number, (index, side) in enumerate(order):
-        profile = sides[side]
-        if on_job is not None:
-            on_job(number, len(order), side)
-        run_dir = root / f"r{index}-{side}"
-        job_config = config.model_copy(update={"run_dir": run_dir, "label": side})
-        job = execution.replace(
-            env=profile.apply(dict(execution.env)), unset=(*execution.unset, *profile.unset), out=None
-        )
-        done[side].append(run_sweep(prepare_sweep(job_config, job)))
-        jobs.append(ABRound(round=index, side=side, run_dir=str(run_dir)))
-    pooled = {side: pool_results(results, side) for side, results in done.items()}
+    for job, result in results:
+        done[job.side].append(result)
+    pooled = {side: pool_results(side_results, side) for side, side_results in done.items()}
     for side, result in pooled.items():
-        if execution.attest is not None and result.metadata.log_files:
-            result.attestation = execution.attest([Path(p) for p in result.metadata.log_files])
+        if attest is not None and result.metadata.log_files:
+            result.attestation = attest([Path(p) for p in result.metadata.log_files])
         write_result(result, root / f"{side}.json")
     return ABRuns(
         fabric=profiles.fabric,
@@ -192,8 +172,8 @@ def run_ab(
         off_description=profiles.off.description,
         off_env=dict(profiles.off.env),
         off_unset=list(profiles.off.unset),
-        nodes=execution.nodes,
+        nodes=nodes,
         rounds=rounds,
-        order=jobs,
+        order=[job for job, _ in results],
         root=str(root),
     )

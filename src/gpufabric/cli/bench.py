@@ -7,9 +7,10 @@ terminal, or with ``--progress``).
 
 ``--on mpirun|slurm [--hosts|--hostfile]`` runs the same ranks through another launcher and produces the
 same result document; ``--engine nccl-tests`` runs NVIDIA's binaries instead of our engine; ``--ab`` runs
-the sweep with the fabric on and off (``gpufabric.jobs.run_ab_job``) and prints the speed-up table and
-verdict. ``--dry-run`` prints the plan ``prepare_bench`` returned, which is the one a run executes (and
-records as ``plan.json`` in its run directory). Where the ranks run is ``launch.placement``'s; the checks
+the sweep with the fabric on and off (``gpufabric.jobs.prepare_ab`` then ``run_ab_job``) and prints the
+speed-up table and verdict. ``--dry-run`` prints the plan ``prepare_bench`` returned (with ``--ab``, every
+job's plan ``prepare_ab`` returned), which is the one a run executes (and records as ``plan.json`` in its
+run directory). Where the ranks run is ``launch.placement``'s; the checks
 of ``--out``/``--run-dir``, ``--self-test``'s shape, the NCCL attester and when wrong data fails the
 command are ``gpufabric.jobs``'. Flags that cannot go together, the dry-run text and the streamed
 table are in ``cli/bench_modes.py``; ``--ab``'s rendering in ``cli/bench_ab.py``; the progress bar in
@@ -124,7 +125,15 @@ def bench(
 ) -> None:
     """Measure NCCL collectives like nccl-tests (size, count, time, algbw, busbw, #wrong)."""
     from gpufabric.cli import bench_modes
-    from gpufabric.jobs import ENGINES, BenchRequest, Execution, bench_failure, prepare_bench, self_test_shape
+    from gpufabric.jobs import (
+        ENGINES,
+        BenchRequest,
+        Execution,
+        bench_failure,
+        prepare_ab,
+        prepare_bench,
+        self_test_shape,
+    )
     from gpufabric.launch import placement
 
     choice("--engine", engine, ENGINES)
@@ -134,7 +143,7 @@ def bench(
         )
         bench_modes.print_self_test_note()
     bench_modes.refuse_flag_combinations(
-        ab=ab, engine=engine, dry_run=dry_run, instance_type=instance_type, self_test=self_test
+        ab=ab, engine=engine, instance_type=instance_type, self_test=self_test
     )
     choice("--format", fmt, AB_FORMATS if ab else RUN_FORMATS)
     request = BenchRequest(
@@ -162,7 +171,11 @@ def bench(
     if ab:
         from gpufabric.cli.bench_ab import show_ab
 
-        show_ab(request, execution, rounds=rounds, instance_type=instance_type, fmt=fmt)
+        prepared_ab = prepare_ab(request, execution, rounds=rounds, instance_type=instance_type)
+        if dry_run:  # every job's plan, in the order the A/B runs them; nothing started, nothing written
+            typer.echo(bench_modes.dry_run_text(prepared_ab), nl=False)
+            return
+        show_ab(prepared_ab, fmt=fmt)
         return
     prepared = prepare_bench(request, execution)
     if dry_run:  # exactly the plan a run of this request executes; nothing started, nothing written

@@ -1,6 +1,6 @@
-"""``gpufabric bench --ab``: hand the request to ``gpufabric.jobs.run_ab_job`` (measure with the fabric on
-and off in ABBA rounds, judge, keep ``ab.json``), render its report (``report.ab_render``), then fail when
-a side's fabric proof failed or any run had wrong data.
+"""``gpufabric bench --ab``: run the A/B ``gpufabric.jobs.prepare_ab`` decided (``run_ab_job``: measure
+with the fabric on and off in ABBA rounds, judge, keep ``ab.json``), render its report
+(``report.ab_render``), then fail when a side's fabric proof failed or any run had wrong data.
 """
 
 from __future__ import annotations
@@ -9,18 +9,17 @@ import sys
 
 import typer
 
-from gpufabric.jobs import BenchRequest, Execution, ab_failure, run_ab_job
+from gpufabric.jobs import PreparedAB, ab_failure, run_ab_job
 from gpufabric.report import Format, render_ab
 
 
-def show_ab(request: BenchRequest, execution: Execution, *, rounds: int, instance_type: str | None,
-            fmt: str) -> None:  # fmt: skip
-    """The A/B of ``request``, rendered in ``fmt``; each job is announced on stderr as it starts."""
+def show_ab(prepared: PreparedAB, *, fmt: str) -> None:
+    """Run ``prepared`` and render its report in ``fmt``; each job is announced on stderr as it starts."""
 
     def job(done: int, total: int, side: str) -> None:
         print(f"bench --ab: job {done + 1}/{total} ({side})", file=sys.stderr, flush=True)
 
-    report = run_ab_job(request, execution, rounds=rounds, instance_type=instance_type, on_job=job)
+    report = run_ab_job(prepared, on_job=job)
     typer.echo(render_ab(report, Format(fmt)), nl=False)
     failure = ab_failure(report)
     if failure is not None:

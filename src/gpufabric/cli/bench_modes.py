@@ -18,7 +18,7 @@ from gpufabric.errors import CheckFailed, GpufabricError, UsageError
 from gpufabric.results import RunResult
 
 if TYPE_CHECKING:
-    from gpufabric.jobs import PreparedBench
+    from gpufabric.jobs import PreparedAB, PreparedBench
 
 
 def print_self_test_note() -> None:
@@ -38,7 +38,7 @@ def print_self_test_figures(instance_type: str | None, config: BenchConfig, resu
 
 
 def refuse_flag_combinations(
-    *, ab: bool, engine: str, dry_run: bool, instance_type: str | None, self_test: bool = False
+    *, ab: bool, engine: str, instance_type: str | None, self_test: bool = False
 ) -> None:
     """Flags that cannot go together, refused before anything else is read."""
     from gpufabric.jobs import AB_ENGINES
@@ -48,19 +48,23 @@ def refuse_flag_combinations(
             "--ab: runs on the gpufabric engine only; drop --engine nccl-tests, or compare two nccl-tests "
             "runs with `gpufabric compare ON.json OFF.json`"
         )
-    if ab and dry_run:
-        raise UsageError("--dry-run: prints one job's plan; drop --ab (the A/B runs that job per side)")
     if instance_type is not None and not (ab or self_test):
         raise UsageError(
             "--instance-type: only --ab uses it (and --self-test); add one of them or drop --instance-type"
         )
 
 
-def dry_run_text(prepared: PreparedBench) -> str:
-    """``--dry-run``'s output: the notes and launch plans of ``prepared``, as people read them."""
-    from gpufabric.jobs import notes_of, plans_of
+def dry_run_text(prepared: PreparedBench | PreparedAB) -> str:
+    """``--dry-run``'s output: the notes and launch plans of ``prepared`` (every A/B job's, in the order
+    they run, each headed by its round and side), as people read them."""
+    from gpufabric.jobs import PreparedAB, notes_of, plans_of
     from gpufabric.report import Format, render_launch_plan
 
+    if isinstance(prepared, PreparedAB):
+        return "\n".join(
+            f"# A/B round {job.round}: {job.side}\n{render_launch_plan(sweep.plan, Format.TEXT)}"
+            for job, sweep in prepared.jobs
+        )
     header = "".join(f"# {note}\n" for note in notes_of(prepared))
     return header + "\n".join(render_launch_plan(plan, Format.TEXT) for plan in plans_of(prepared))
 

@@ -10,7 +10,7 @@ or on real ranks; a real run's first round is its prepared plan).
 
 from gpufabric.bench.execution import Execution, LauncherFactory
 from gpufabric.bench.groups import ROUND_TIMEOUT_S
-from gpufabric.jobs.ab import AB_ENGINES, ab_failure, run_ab_job
+from gpufabric.jobs.ab import AB_ENGINES, PreparedAB, ab_failure, prepare_ab, run_ab_job
 from gpufabric.jobs.bench import (
     PreparedBench,
     bench_failure,
@@ -57,6 +57,7 @@ __all__ = [
     "LaunchRequest",
     "LauncherChooser",
     "LauncherFactory",
+    "PreparedAB",
     "PreparedBench",
     "PreparedIsolate",
     "PreparedLaunch",
@@ -72,6 +73,7 @@ __all__ = [
     "isolate_plan_notes",
     "notes_of",
     "plans_of",
+    "prepare_ab",
     "prepare_bench",
     "prepare_isolate",
     "prepare_launch",
