@@ -85,6 +85,28 @@ def test_the_nccl_tests_engine_takes_every_collective_bench_accepts(name: str) -
     assert NcclTestsSettings(collective=name).collective == name
 
 
+# Each variable's home, and the modules that may still spell it: a rank imports nothing from
+# gpufabric.launch, so the rank-side records read the launcher's name by its spelling.
+_ENV_NAMES = {
+    "GPUFABRIC_NCCL_LIB": ("engines/__init__.py", {"jobs/bench_request.py"}),
+    "GPUFABRIC_LAUNCHER": ("launch/identity.py", {"bench/report_writer.py", "train/record.py"}),
+    "GPUFABRIC_NODE_RANK": ("launch/identity.py", set()),
+    "GPUFABRIC_NUM_NODES": ("launch/identity.py", set()),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_ENV_NAMES))
+def test_each_environment_variable_name_is_one_constant(name: str) -> None:
+    home, readers = _ENV_NAMES[name]
+    spelled = {
+        str(path.relative_to(SRC))
+        for path in _modules()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Constant) and node.value == name
+    }
+    assert spelled - readers == {home}
+
+
 def test_only_mpirun_tag_spells_out_the_tag_and_only_rank_process_the_exit_codes() -> None:
     tag = [p for p in _modules() if "stdout|stderr|stddiag" in p.read_text(encoding="utf-8")]
     assert tag == [HOME["mpirun tag"]]
