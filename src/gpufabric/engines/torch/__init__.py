@@ -8,6 +8,6 @@ through torch, where the direct NCCL engine (``engines.nccl``) is not installed 
 * ``sweep`` and ``rank``: one rank's sweep into rows, and the rank program
   (``python -m gpufabric.engines.torch.rank``).
 
-isolate's group rounds (``bench.group_rank``) time their groups with ``ops`` and ``timing`` too.
+isolate's group rounds (``engines.torch.group_rank``) time their groups with ``ops`` and ``timing`` too.
 Importing this package imports nothing; torch is imported by the modules that use it.
 """
