@@ -2,8 +2,8 @@
 (``doctor``) and on this node (``preflight``), compare (``compare_runs``), the A/B and tune judges,
 isolate's search (``analysis.isolate``).
 
-The documents they return (``DoctorReport``, ``Comparison``, ``TuneReport``, ``ABReport``) render through
-``gpufabric.report``.
+The documents they return (``DoctorReport``, ``Comparison``, ``TuneReport``, ``ABReport``, and isolate's
+``IsolationReport``, exported by ``analysis.isolate``) render through ``gpufabric.report``.
 """
 
 from gpufabric.analysis.ab_judge import ABReport
