@@ -1,9 +1,9 @@
 """The typed settings of one benchmark run, and every check that can be made before a rank starts.
 
-``BenchConfig`` is what the CLI builds from flags, what ``run_bench`` writes to ``<run_dir>/config.json``
-and what every rank reads back. Validation here raises ``UsageError`` with one line naming the flag and
-the valid choices; what only a live backend can tell (say, uint64 on a given NCCL build) is checked on
-the rank side and reported the same way.
+``BenchConfig`` is what a bench request builds from its flags (``jobs.BenchRequest.bench_config``), what
+``run_sweep`` writes to ``<run_dir>/config.json`` and what every rank reads back. Validation here raises
+``UsageError`` with one line naming the flag and the valid choices; what only a live backend can tell (say,
+uint64 on a given NCCL build) is checked on the rank side and reported the same way.
 """
 
 from __future__ import annotations
