@@ -1,6 +1,6 @@
-"""Each fact the layers share is defined once (issue 21): the collectives' names, mpirun's output tag and
-the ranks' exit protocol. A second copy drifts: the nccl-tests engine's own collective list once lacked
-alltoallv, which ``-c`` accepts, and planning it ended in a pydantic traceback."""
+"""Each fact the layers share is defined once (issue 21): the collectives' names and sets, mpirun's output
+tag and the ranks' exit protocol. A second copy drifts: the nccl-tests engine's own collective list once
+lacked alltoallv, which ``-c`` accepts, and planning it ended in a pydantic traceback."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from gpufabric.results.readers.prefixes import split_prefixes
 SRC = Path(gpufabric.__file__).parent
 HOME = {
     "collectives": SRC / "collectives.py",
+    "collective sets": SRC / "bench" / "semantics.py",
     "mpirun tag": SRC / "mpirun_tag.py",
     "exit protocol": SRC / "bench" / "rank_process.py",
 }
@@ -50,6 +51,28 @@ def test_no_module_but_collectives_spells_out_the_collective_list() -> None:
     assert copies == [], f"import the names from gpufabric.collectives instead: {copies}"
 
 
+# bench/config.py's engine-only check of one element per rank names three of SPLIT on purpose.
+_SETS = {"REDUCING": semantics.REDUCING, "ROOTED": semantics.ROOTED, "SPLIT": semantics.SPLIT}
+
+
+@pytest.mark.parametrize("name", sorted(_SETS))
+def test_no_module_but_semantics_spells_out_a_collective_set(name: str) -> None:
+    members = set(_SETS[name])
+    copies = [
+        f"{path.relative_to(SRC)}:{node.lineno}"
+        for path in _modules()
+        if path != HOME["collective sets"]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if _strings(node) == members
+    ]
+    assert copies == [], f"import {name} from gpufabric.bench.semantics instead: {copies}"
+
+
+def test_the_sets_that_print_an_op_are_the_reducing_ones_and_sendrecv() -> None:
+    assert {"sendrecv"} | semantics.REDUCING == semantics.PRINTS_OP
+    assert {"all_gather", "reduce_scatter", "alltoall"} <= semantics.SPLIT
+
+
 def test_the_old_names_are_the_one_list() -> None:
     assert semantics.COLLECTIVES is collectives.COLLECTIVES
     assert semantics.ALL_COLLECTIVES is collectives.ALL_COLLECTIVES
@@ -60,6 +83,28 @@ def test_the_old_names_are_the_one_list() -> None:
 @pytest.mark.parametrize("name", collectives.ALL_COLLECTIVES)
 def test_the_nccl_tests_engine_takes_every_collective_bench_accepts(name: str) -> None:
     assert NcclTestsSettings(collective=name).collective == name
+
+
+# Each variable's home, and the modules that may still spell it: a rank imports nothing from
+# gpufabric.launch, so the rank-side records read the launcher's name by its spelling.
+_ENV_NAMES = {
+    "GPUFABRIC_NCCL_LIB": ("engines/__init__.py", {"jobs/bench_request.py"}),
+    "GPUFABRIC_LAUNCHER": ("launch/identity.py", {"bench/report_writer.py", "train/record.py"}),
+    "GPUFABRIC_NODE_RANK": ("launch/identity.py", set()),
+    "GPUFABRIC_NUM_NODES": ("launch/identity.py", set()),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_ENV_NAMES))
+def test_each_environment_variable_name_is_one_constant(name: str) -> None:
+    home, readers = _ENV_NAMES[name]
+    spelled = {
+        str(path.relative_to(SRC))
+        for path in _modules()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Constant) and node.value == name
+    }
+    assert spelled - readers == {home}
 
 
 def test_only_mpirun_tag_spells_out_the_tag_and_only_rank_process_the_exit_codes() -> None:

@@ -29,7 +29,7 @@ def _config_file(tmp_path: Path, module: str, backend: str | None) -> Path:
         collectives=["all_reduce"], min_bytes=8, max_bytes=64, backend=backend, run_dir=tmp_path
     )
     path = tmp_path / "config.json"
-    if module == "gpufabric.bench.group_rank":
+    if module == "gpufabric.engines.torch.group_rank":
         spec = GroupRound(round=1, collective="all_reduce", size_bytes=64, groups=[[0, 1]], bench=bench)
         path.write_text(spec.model_dump_json(), encoding="utf-8")
     else:
@@ -54,7 +54,7 @@ def _error_file(run_dir: Path, rank: int) -> dict[str, object]:
     return data
 
 
-@pytest.mark.parametrize("module", ["gpufabric.engines.torch.rank", "gpufabric.bench.group_rank"])
+@pytest.mark.parametrize("module", ["gpufabric.engines.torch.rank", "gpufabric.engines.torch.group_rank"])
 def test_a_rank_with_half_an_identity_is_a_usage_error_of_rank_minus_one(tmp_path: Path, module: str) -> None:
     done = _run_rank(module, _config_file(tmp_path, module, None), {"RANK": "0"})
     assert done.returncode == EXIT_USAGE, done.stderr
@@ -68,7 +68,7 @@ def test_a_rank_with_half_an_identity_is_a_usage_error_of_rank_minus_one(tmp_pat
     }
 
 
-@pytest.mark.parametrize("module", ["gpufabric.engines.torch.rank", "gpufabric.bench.group_rank"])
+@pytest.mark.parametrize("module", ["gpufabric.engines.torch.rank", "gpufabric.engines.torch.group_rank"])
 def test_nccl_on_a_rank_without_gpus_is_a_usage_error_with_the_fix(tmp_path: Path, module: str) -> None:
     done = _run_rank(module, _config_file(tmp_path, module, "nccl"), {})
     assert done.returncode == EXIT_USAGE, done.stderr

@@ -1,6 +1,7 @@
 """The CLI calls the packages through their public names: every ``from gpufabric.X import name`` in
 ``cli/`` takes ``name`` from a package's curated ``__all__`` (or from a one-module unit such as
-``gpufabric.errors``), never from a module inside a package.
+``gpufabric.errors``), never from a module inside a package; and every ``import gpufabric.X`` names a
+package or such a unit, never a module inside a package.
 
 Modules not converted yet are held at their current count of bypassing names (a ratchet): a new bypass
 fails here, and so does a fixed one until its count is lowered. The modules in ``THIN`` have none.
@@ -22,10 +23,23 @@ THIN = (
 PENDING: dict[str, int] = {}
 
 
+def _module_bypass(module: str) -> bool:
+    """Whether ``import module`` reaches inside a package: a module that is neither a package nor a
+    one-module unit directly under ``gpufabric``."""
+    if not module.startswith("gpufabric.") or module.startswith("gpufabric.cli"):
+        return False
+    target = importlib.import_module(module)
+    return not hasattr(target, "__path__") and module.count(".") > 1
+
+
 def bypasses(path: Path) -> list[str]:
-    """``module:name`` of every imported gpufabric name that is not in a package's ``__all__``."""
+    """``module:name`` of every imported gpufabric name that is not in a package's ``__all__``, and
+    ``import module`` of every module inside a package imported whole."""
     found: list[str] = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found += [f"import {alias.name}" for alias in node.names if _module_bypass(alias.name)]
+            continue
         if not isinstance(node, ast.ImportFrom) or node.module is None or node.level:
             continue
         module = node.module
@@ -60,5 +74,8 @@ def test_the_check_sees_a_bypass(tmp_path: Path) -> None:
         "from gpufabric.bench.runner import run_sweep\n"  # a module inside a package: a bypass
         "from gpufabric.bench import run_sweep\n"  # the package's public name
         "from gpufabric.errors import UsageError\n"  # a one-module unit
+        "import gpufabric.jobs.bench\n"  # a module inside a package, imported whole: a bypass
+        "import gpufabric.jobs\n"  # the package
+        "import gpufabric.units\n"  # a one-module unit
     )
-    assert bypasses(probe) == ["gpufabric.bench.runner:run_sweep"]
+    assert bypasses(probe) == ["gpufabric.bench.runner:run_sweep", "import gpufabric.jobs.bench"]

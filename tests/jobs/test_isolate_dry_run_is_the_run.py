@@ -99,7 +99,7 @@ def test_a_dry_run_needs_no_torch_and_writes_nothing(tmp_path: Path) -> None:
         head=[str(BLOCKED_CLI)],
     )
     assert dry.returncode == 0, dry.stderr
-    assert "gpufabric.bench.group_rank" in dry.stdout and "2 group(s)" in dry.stdout
+    assert "gpufabric.engines.torch.group_rank" in dry.stdout and "2 group(s)" in dry.stdout
     assert list(tmp_path.iterdir()) == []
 
 

@@ -11,16 +11,17 @@ import pytest
 from k8s_apiserver import ApiServerRecorder
 
 from gpufabric.errors import LaunchError, UsageError
-from gpufabric.launch.base import RankProgram
+from gpufabric.launch.base import LaunchPlan, RankProgram
 from gpufabric.launch.kubernetes import (
     KubernetesLauncher,
     KubernetesOptions,
-    redacted_manifests,
     validate_manifests,
 )
 from gpufabric.launch.kubernetes_run import load_api_client
 from gpufabric.launch.registry import plan_task
 from gpufabric.launch.task_program import task_program
+from gpufabric.report.formats import Format
+from gpufabric.report.launch_plan_render import render_launch_plan
 from gpufabric.task import load_task, task_from_text
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "launch"
@@ -85,8 +86,15 @@ def test_secrets_go_to_a_secret_and_are_redacted_when_printed(tmp_path: Path) ->
     assert secret["kind"] == "Secret" and secret["stringData"] == {"HF_TOKEN": "hf_abcdef"}
     env = {e["name"]: e for e in plan.manifests[-1]["spec"]["template"]["spec"]["containers"][0]["env"]}  # type: ignore[index]
     assert env["HF_TOKEN"]["valueFrom"]["secretKeyRef"] == {"name": "s", "key": "HF_TOKEN"}
-    shown = redacted_manifests(plan.redacted().manifests)
+    shown = plan.redacted().manifests
+    assert shown[0]["stringData"] == {"HF_TOKEN": "<redacted>"}
     assert "hf_abcdef" not in str(shown) and "hf_abcdef" not in str(plan.redacted().commands)
+    # What plan.json records and --dry-run --format json prints: the one redacted form, the Secret hidden.
+    recorded = plan.recorded_json()
+    assert "hf_abcdef" not in recorded
+    assert LaunchPlan.model_validate_json(recorded) == plan.redacted()
+    assert render_launch_plan(plan, Format.JSON) == recorded
+    assert "hf_abcdef" not in render_launch_plan(plan, Format.TEXT)
 
 
 def test_invalid_user_pod_config_is_caught_by_the_schema(tmp_path: Path) -> None:

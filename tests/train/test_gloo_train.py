@@ -125,7 +125,7 @@ def test_show_prints_a_saved_document_and_show_refuses_it_in_one_line(
     ab_run: tuple[subprocess.CompletedProcess[str], Path],
 ) -> None:
     """train-bench --show renders a saved A/B; is_train_result lets the bench readers name the command."""
-    from gpufabric.train.result import is_train_result, not_a_bench_result
+    from gpufabric.results.readers.train_document import is_train_result, not_a_bench_result
 
     _, out = ab_run
     shown = subprocess.run(

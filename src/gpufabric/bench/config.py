@@ -1,9 +1,9 @@
 """The typed settings of one benchmark run, and every check that can be made before a rank starts.
 
-``BenchConfig`` is what the CLI builds from flags, what ``run_bench`` writes to ``<run_dir>/config.json``
-and what every rank reads back. Validation here raises ``UsageError`` with one line naming the flag and
-the valid choices; what only a live backend can tell (say, uint64 on a given NCCL build) is checked on
-the rank side and reported the same way.
+``BenchConfig`` is what a bench request builds from its flags (``jobs.BenchRequest.bench_config``), what
+``run_sweep`` writes to ``<run_dir>/config.json`` and what every rank reads back. Validation here raises
+``UsageError`` with one line naming the flag and the valid choices; what only a live backend can tell (say,
+uint64 on a given NCCL build) is checked on the rank side and reported the same way.
 """
 
 from __future__ import annotations
@@ -13,7 +13,14 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from gpufabric.bench.semantics import ALL_COLLECTIVES, COLLECTIVES, DIRECT_ONLY, REDUCING, ROOTED
+from gpufabric.bench.semantics import (
+    ALL_COLLECTIVES,
+    COLLECTIVES,
+    DIRECT_ONLY,
+    PRINTS_OP,
+    REDUCING,
+    ROOTED,
+)
 from gpufabric.errors import UsageError
 from gpufabric.units import human_size, size_sweep
 
@@ -203,7 +210,7 @@ class BenchConfig(BaseModel):
     def redop_for(self, collective: str) -> str:
         """The redop column: the op for reducing collectives and for sendrecv, whose nccl-tests binary
         prints -o too (it runs the op loop without reducing anything); "none" for the others."""
-        return self.op if collective in REDUCING or collective == "sendrecv" else "none"
+        return self.op if collective in PRINTS_OP else "none"
 
     def root_for(self, collective: str) -> int:
         return self.root if collective in ROOTED else -1
@@ -364,6 +371,9 @@ def validate(config: BenchConfig, *, nranks: int, backend: str, on_gpu: bool) ->
             )
     largest = max(config.sizes())
     for collective in config.collectives:
+        # Not semantics.SPLIT on purpose: gather, scatter and alltoallv divide by nranks too, but they are
+        # left to run below one element per rank (0-byte rows, as nccl-tests prints them); only these
+        # three, which every engine measures, are refused here, as they were before the others existed.
         split = collective in ("all_gather", "reduce_scatter", "alltoall")
         if split and largest // config.wordsize // nranks == 0:
             raise UsageError(

@@ -1,6 +1,6 @@
 """Why a launched job failed, in one line naming the rank that caused it.
 
-The engine (``run_bench``) and train-bench (``train.runner.run_train_run``) both read the ranks' error
+The engine (``runner.run_sweep``) and train-bench (``train.runner.run_train_run``) both read the ranks' error
 files (``rundir.read_errors``) and the launcher's ``LaunchOutcome`` the same way: a usage error a rank
 reported wins; else a rank that died without leaving an error file (a crash: the others only noticed its
 absence); else the earliest error file. Ranks we stopped ourselves (SIGTERM, or marked ``stopped``)

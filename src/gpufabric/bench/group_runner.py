@@ -7,7 +7,7 @@ it is.
 
 Every stage of a round is bounded by the engine's ``StageWatchdog``; a round that fails or hangs raises
 one ``GpufabricError`` line naming the round, the rank and the stage. The shared models are
-``bench.groups``; the rank side is ``bench.group_rank``. No torch here.
+``bench.groups``; the rank side is ``engines.torch.group_rank``. No torch here.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from gpufabric.launch.base import Launcher, LaunchPlan, OutputSink, RankProgram
 from gpufabric.launch.processes import watching
 from gpufabric.redact import redact_argv
 
-RANK_MODULE = "gpufabric.bench.group_rank"
+RANK_MODULE = "gpufabric.engines.torch.group_rank"
 
 
 def round_dir(run_dir: Path, number: int) -> Path:

@@ -8,7 +8,7 @@ own communicator, like nccl-tests' ``NCCL_TESTS_SPLIT``. Each group is timed by 
 (``engines.torch.timing``: warm-up, stabilisation, per-batch time averaged over the group's ranks) and its
 busbw is nccl-tests' arithmetic (``bench.semantics``). Rank 0 gathers one ``GroupResult`` per group and writes
 ``<round dir>/round.json``. This module holds what both sides read (the round's spec, its result, the
-settings); the rank side is ``bench.group_rank``, the parent side (prepare a round, run it, read
+settings); the rank side is ``engines.torch.group_rank``, the parent side (prepare a round, run it, read
 ``round.json`` back) ``bench.group_runner``.
 
 Nodes and ranks are kept apart on purpose (``NodeRanks``): the search names nodes, a job has ranks. Today

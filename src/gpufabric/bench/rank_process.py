@@ -1,6 +1,6 @@
 """What every rank process shares (both engines' ranks, ``engines.nccl.rank`` and ``engines.torch.rank``,
-``bench.group_rank``, ``train.rank``): the backend and device it runs on, the watched join of the world,
-the lines and files the parent reads (progress, the rank's own NCCL log), and the exit protocol.
+``engines.torch.group_rank``, ``train.rank``): the backend and device it runs on, the watched join of the
+world, the lines and files the parent reads (progress, the rank's own NCCL log), and the exit protocol.
 
 The exit protocol: a rank that fails writes ``<run_dir>/errors/rank<N>.json`` (kind + one-line message),
 prints ``Error: ...`` on stderr and exits 2 for a usage error, 1 for any other failure; the parent names

@@ -136,7 +136,7 @@ def prepare_sweep(config: BenchConfig, execution: Execution) -> PreparedSweep:
 def record_plan(plan: LaunchPlan, run_dir: Path) -> Path:
     """The plan as executed, redacted, in ``<run_dir>/plan.json`` (what ``--dry-run`` would have printed)."""
     path = run_dir / PLAN_NAME
-    path.write_text(plan.redacted().model_dump_json(indent=2) + "\n", encoding="utf-8")
+    path.write_text(plan.recorded_json(), encoding="utf-8")
     return path
 
 

@@ -24,6 +24,10 @@ from gpufabric.collectives import CollectiveName as CollectiveName
 REDUCING: frozenset[str] = frozenset({"all_reduce", "reduce_scatter", "reduce"})
 # Collectives that take a root (nccl-tests prints -1 otherwise).
 ROOTED: frozenset[str] = frozenset({"broadcast", "reduce", "gather", "scatter"})
+# Collectives whose redop column prints the -o operation: the reducing ones, and sendrecv, whose
+# nccl-tests RunTest loops over -o like theirs without reducing anything (sendrecv.cu SendRecvRunTest;
+# seen "sum" in nccl-tests 2.19.6's output).
+PRINTS_OP: frozenset[str] = REDUCING | {"sendrecv"}
 # nccl-tests sets reportErrors = 0 for in-place alltoall and sendrecv ("We don't support in-place ...").
 NO_INPLACE_CHECK: frozenset[str] = frozenset({"alltoall", "sendrecv", "alltoallv"})
 # nccl-tests 2.13.12 (commit 29f4114, 2024-12) trims every per-rank count of the collectives that divide
@@ -31,7 +35,9 @@ NO_INPLACE_CHECK: frozenset[str] = frozenset({"alltoall", "sendrecv", "alltoallv
 # use ``count/nranks``. Small sizes can therefore print as 0-byte rows.
 ALIGNED_SINCE = (2, 13, 12)
 # The collectives that divide a buffer by nranks: per-rank counts (trimmed above), busbw (n-1)/n.
-_SPLIT = frozenset({"all_gather", "reduce_scatter", "alltoall", "gather", "scatter", "alltoallv"})
+SPLIT: frozenset[str] = frozenset(
+    {"all_gather", "reduce_scatter", "alltoall", "gather", "scatter", "alltoallv"}
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +102,7 @@ def layout(
 ) -> CollectiveLayout:
     """nccl-tests' ``setupArgs`` + ``<Coll>GetCollByteCount`` for one requested size."""
     count = size_bytes // wordsize
-    per_rank = per_rank_count(count, wordsize, nranks, aligned=aligned) if collective in _SPLIT else 0
+    per_rank = per_rank_count(count, wordsize, nranks, aligned=aligned) if collective in SPLIT else 0
     if collective in ("all_reduce", "broadcast", "reduce", "sendrecv"):
         send, recv, param, send_off, recv_off = count, count, count, 0, 0
     elif collective == "all_gather":
@@ -122,7 +128,7 @@ def bus_factor(collective: str, nranks: int) -> float:
     """busbw = algbw x this factor (nccl-tests doc/PERFORMANCE.md and each GetBw)."""
     if collective == "all_reduce":
         return 2.0 * (nranks - 1) / nranks
-    if collective in _SPLIT:
+    if collective in SPLIT:
         return (nranks - 1) / nranks
     if collective in ("broadcast", "reduce", "sendrecv"):
         return 1.0
@@ -133,7 +139,7 @@ def algbw_bytes(shape: CollectiveLayout) -> int:
     """Bytes that algbw divides by time: ``GetBw``'s ``count * typesize`` (x nranks where nccl-tests does)."""
     if shape.collective == "alltoallv":  # the busiest rank's bytes (alltoallv.cu AlltoAllvGetBw)
         return max(shape.send_count, shape.recv_count) * shape.wordsize
-    if shape.collective in _SPLIT:
+    if shape.collective in SPLIT:
         return shape.param_count * shape.wordsize * shape.nranks
     return shape.param_count * shape.wordsize
 

@@ -29,8 +29,9 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from gpufabric.engines import NCCL_LIB_ENV
+
 SONAME = "libnccl.so.2"
-LIB_ENV = "GPUFABRIC_NCCL_LIB"  # bench --nccl-lib (engines/nccl/library.py)
 SITE_PACKAGES_DIR = Path("nvidia/nccl/lib")
 DEFAULT_DIRS = ("/lib64", "/usr/lib64", "/lib", "/usr/lib", "/usr/lib/x86_64-linux-gnu", "/usr/local/lib")
 _BANNER = re.compile(rb"NCCL version (\d+\.\d+\.\d+)(?:\+cuda(\d+\.\d+))?")
@@ -77,8 +78,8 @@ def ldconfig_paths(soname: str = SONAME) -> list[str]:
 def _candidates(
     environ: Mapping[str, str], site_dirs: Iterable[str], ldconfig: Callable[[], list[str]]
 ) -> Iterator[tuple[Path, str]]:
-    if environ.get(LIB_ENV):
-        yield Path(environ[LIB_ENV]), "--nccl-lib"
+    if environ.get(NCCL_LIB_ENV):
+        yield Path(environ[NCCL_LIB_ENV]), "--nccl-lib"
     for directory in environ.get("LD_LIBRARY_PATH", "").split(":"):
         if directory:
             yield Path(directory) / SONAME, "LD_LIBRARY_PATH"

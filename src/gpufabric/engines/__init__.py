@@ -32,6 +32,10 @@ if TYPE_CHECKING:
         run_nccl_tests,
     )
 
+NCCL_LIB_ENV = "GPUFABRIC_NCCL_LIB"
+"""The libnccl ``bench --nccl-lib`` names, as the direct engine's ranks (``engines.nccl.library``) and the
+install check (``capabilities.libnccl``) read it."""
+
 RankEngine = Literal["nccl", "torch"]
 """The engines that are a rank program of ours (nccl-tests runs NVIDIA's binaries instead)."""
 
@@ -67,6 +71,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "NCCL_LIB_ENV",
     "RANK_MODULES",
     "NcclTestsSettings",
     "RankEngine",

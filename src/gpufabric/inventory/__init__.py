@@ -12,13 +12,14 @@ Public API (the CLI's ``gpufabric nodes`` and ``plan --from-cluster`` call only 
         node group (``planning.py``), ``options: ClusterPlanOptions`` the ``plan`` flags for every group;
         ``plan_request(group)`` is the planner input alone.
     ``NodeListing``, ``ClusterPlan``  the documents ``nodes`` and ``plan --from-cluster`` render
-        (``documents.py``; the text is ``report.nodes_render``'s).
+        (``documents.py``; the text is ``report.nodes_render``'s), each built in one call:
+        ``list_nodes(on, ..., with_plan=, platform=)`` and ``plan_cluster(on, ..., options=)``.
 """
 
 from __future__ import annotations
 
 from gpufabric.inventory.cluster import build_inventory
-from gpufabric.inventory.documents import ClusterPlan, NodeListing
+from gpufabric.inventory.documents import ClusterPlan, NodeListing, list_nodes, plan_cluster
 from gpufabric.inventory.kube_nodes import node_info
 from gpufabric.inventory.model import (
     FabricExpectation,
@@ -46,8 +47,10 @@ __all__ = [
     "Scheduler",
     "build_inventory",
     "kubernetes_inventory",
+    "list_nodes",
     "node_info",
     "parse_scontrol_nodes",
+    "plan_cluster",
     "plan_groups",
     "plan_request",
     "read_inventory",

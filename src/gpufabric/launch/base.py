@@ -86,6 +86,11 @@ class LaunchPlan(BaseModel):
                     "notes": notes}
         )  # fmt: skip
 
+    def recorded_json(self) -> str:
+        """The redacted plan as one JSON document: what a run directory's ``plan.json`` holds and
+        ``--dry-run --format json`` prints, so the two compare byte for byte."""
+        return self.redacted().model_dump_json(indent=2) + "\n"
+
 
 class RankExit(BaseModel):
     model_config = ConfigDict(extra="forbid")

@@ -20,9 +20,15 @@ from pydantic import BaseModel, ConfigDict, Field
 
 DEFAULT_MASTER_PORT = 29500
 
+# Our node facts, as every launcher exports them to its ranks and nodes. The rank side (bench and train
+# records) reads LAUNCHER_ENV by its spelling: a rank imports nothing from ``gpufabric.launch``.
+LAUNCHER_ENV = "GPUFABRIC_LAUNCHER"
+NODE_RANK_ENV = "GPUFABRIC_NODE_RANK"
+NUM_NODES_ENV = "GPUFABRIC_NUM_NODES"
+
 # The node rank, from whichever launcher started this process (one process per node for tasks).
 NODE_RANK_SOURCES = (
-    "GPUFABRIC_NODE_RANK",
+    NODE_RANK_ENV,
     "OMPI_COMM_WORLD_RANK",
     "PMIX_RANK",
     "SLURM_PROCID",
@@ -54,8 +60,8 @@ class NodeLayout(BaseModel):
 def layout_env(layout: NodeLayout, *, include_addresses: bool = True) -> dict[str, str]:
     """``GPUFABRIC_*`` layout + rendezvous variables; addresses left out when only known at run time."""
     env = {
-        "GPUFABRIC_LAUNCHER": layout.launcher,
-        "GPUFABRIC_NUM_NODES": str(layout.num_nodes),
+        LAUNCHER_ENV: layout.launcher,
+        NUM_NODES_ENV: str(layout.num_nodes),
         "GPUFABRIC_GPUS_PER_NODE": str(layout.gpus_per_node),
         "GPUFABRIC_TASK_ID": layout.task_id,
         "MASTER_PORT": str(layout.master_port),

@@ -20,7 +20,7 @@ from gpufabric.launch.base import LaunchOutcome, LaunchPlan, OutputSink, Planned
 from gpufabric.launch.identity import DEFAULT_MASTER_PORT, NodeLayout, dns_label, layout_env, new_task_id
 from gpufabric.launch.task_program import TASK_ID_VAR, is_task_program
 from gpufabric.planner.merge import merge_pod_config
-from gpufabric.redact import is_secret, redact_manifest
+from gpufabric.redact import is_secret
 
 JOB_NAME_LABEL = "gpufabric.io/job"
 MAIN_CONTAINER = "main"
@@ -233,12 +233,6 @@ def _secret(name: str, namespace: str, values: dict[str, str]) -> dict[str, Any]
         "type": "Opaque",
         "stringData": dict(values),
     }
-
-
-def redacted_manifests(manifests: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Manifests safe to print: Secret values replaced (env values in pods reference the Secret), secret
-    names and shapes redacted everywhere else (``gpufabric.redact``)."""
-    return [redact_manifest(manifest) for manifest in manifests]
 
 
 def validate_manifests(manifests: list[dict[str, Any]], version: str = SCHEMA_VERSION) -> None:

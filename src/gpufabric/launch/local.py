@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 
 from gpufabric.errors import UsageError
 from gpufabric.launch.base import LaunchOutcome, LaunchPlan, OutputSink, PlannedCommand, RankProgram
+from gpufabric.launch.identity import LAUNCHER_ENV, NODE_RANK_ENV, NUM_NODES_ENV
 from gpufabric.launch.ports import free_port
 from gpufabric.launch.processes import run_commands
 
@@ -73,9 +74,9 @@ def rank_env(
         "GROUP_RANK": str(node),
         "MASTER_ADDR": LOOPBACK,
         "MASTER_PORT": str(port),
-        "GPUFABRIC_LAUNCHER": launcher,
-        "GPUFABRIC_NODE_RANK": str(node),
-        "GPUFABRIC_NUM_NODES": str(nodes),
+        LAUNCHER_ENV: launcher,
+        NODE_RANK_ENV: str(node),
+        NUM_NODES_ENV: str(nodes),
     }
 
 

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from gpufabric.errors import UsageError
 from gpufabric.launch.base import PlannedCommand, RankProgram
+from gpufabric.launch.identity import NODE_RANK_ENV, NUM_NODES_ENV
 
 RANK_VARIABLE = "OMPI_COMM_WORLD_RANK"
 """The variable the mpirun wrapper reads its row by (OpenMPI sets it in every rank it starts)."""
@@ -67,7 +68,7 @@ def virtual_rank(rank: int, nranks: int, nodes: int, gpu_ids: list[str]) -> Virt
     it sees one; 0 is the first GPU it sees, which is its share."""
     per_node = -(-nranks // nodes)
     node, local = divmod(rank, per_node)
-    env = {"GPUFABRIC_VIRTUAL_NODE": str(node), "GPUFABRIC_NODE_RANK": str(node)}
+    env = {"GPUFABRIC_VIRTUAL_NODE": str(node), NODE_RANK_ENV: str(node)}
     env["NCCL_HOSTID"] = host_id(node)
     if gpu_ids:
         share = max(len(gpu_ids) // nodes, 1)
@@ -149,7 +150,7 @@ def mpirun_virtual_nodes(
     for rank in range(program.nranks):
         for name in virtual_rank(rank, program.nranks, nodes, gpu_ids).env:
             env.pop(name, None)
-    env["GPUFABRIC_NUM_NODES"] = str(nodes)
+    env[NUM_NODES_ENV] = str(nodes)
     if mps:
         from gpufabric.launch.mps import mps_env
 

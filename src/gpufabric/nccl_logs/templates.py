@@ -1,7 +1,7 @@
 """What one NCCL log line does to an attestation, computed once per distinct line (``Template``).
 
 A long NCCL log repeats itself: the same channel, proxy and topology lines for every communicator and
-every rank. So the parser (``nccl_log.py``) never interprets a line twice: it turns each distinct message
+every rank. So the parser (``attest.py``) never interprets a line twice: it turns each distinct message
 into a ``Template`` (pure data: what to record, what to count, what to overwrite) and then only counts how
 often each template occurs. The rules are those of the line shapes in ``patterns.py``.
 

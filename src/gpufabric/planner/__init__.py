@@ -1,11 +1,13 @@
-"""The network-tier planner: (shape, platform, nodes, tier) -> a typed ``Plan``. Pure; touches no cloud.
+"""The network-tier planner: (shape, platform, nodes, tier) -> a typed ``Plan``. Pure (but
+``write_plan_files``, which writes a plan's files where asked); touches no cloud.
 
 Public API (stable names):
     ``plan(request: PlanRequest) -> Plan``
     ``ab_profiles(nodes=, instance_type=) -> ABProfiles``  fabric-on / fabric-off env for A/B runs
     ``merge_pod_config(plan_patch, user) -> (merged, conflicts)``  deep merge, the user wins; the
         Kubernetes launcher reuses it.
-    ``export_files(plan) -> {file name: text}``  every document in its own file (``plan -o DIR``);
+    ``export_files(plan) -> {file name: text}``  every document in its own file, and
+        ``write_plan_files(out, plan) -> [names]`` those files written under ``out`` (``plan -o DIR``);
         ``export_kind(plan, kind)`` one of ``EXPORT_KINDS`` alone (``plan --format sky|k8s|...``).
     ``parse_node_labels``, ``parse_accelerator``, ``read_pod_config``  the ``plan`` flags that are more
         than a word, read into a ``PlanRequest``'s types (``inputs.py``).
@@ -20,7 +22,7 @@ from __future__ import annotations
 
 from gpufabric.planner.ab import ABProfiles, FabricProfile, ab_profiles
 from gpufabric.planner.api import plan
-from gpufabric.planner.export import EXPORT_KINDS, export_files, export_kind
+from gpufabric.planner.export import EXPORT_KINDS, export_files, export_kind, write_plan_files
 from gpufabric.planner.inputs import parse_accelerator, parse_node_labels, read_pod_config
 from gpufabric.planner.merge import merge_pod_config
 from gpufabric.planner.model import Plan, PlanRequest, Platform, Privilege, Tier
@@ -42,4 +44,5 @@ __all__ = [
     "parse_node_labels",
     "plan",
     "read_pod_config",
+    "write_plan_files",
 ]

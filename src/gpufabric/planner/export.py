@@ -4,7 +4,8 @@
 (``kubectl apply -f``), ``pod_config.yaml`` (a fragment for SkyPilot's ``kubernetes.pod_config``),
 ``job.sbatch`` (``sbatch``), ``ec2-<Operation>.json`` (``aws ec2 <operation> --cli-input-json``),
 ``gce-<collection>.json``, ``docker-run.sh``, ``env.sh`` (``source``) and ``plan.json`` (everything, with
-the privileges, prerequisites and warnings). Pure: returns names and texts; the CLI writes them.
+the privileges, prerequisites and warnings). ``export_files`` is pure (names and texts);
+``write_plan_files`` writes them under a directory.
 """
 
 from __future__ import annotations
@@ -12,11 +13,17 @@ from __future__ import annotations
 import json
 import re
 import shlex
+from pathlib import Path
 from typing import Any
 
 import yaml
 
+from gpufabric.errors import InputError, UsageError
+from gpufabric.outputs import write_files
 from gpufabric.planner.model import Plan
+
+EXECUTABLE_SUFFIXES = (".sh", ".sbatch")
+"""The exported files a user runs (scripts, sbatch files): written with mode 0755."""
 
 # --format KIND -> what it prints alone.
 EXPORT_KINDS = ("sky", "k8s", "sbatch", "env", "json")
@@ -80,6 +87,21 @@ def export_files(result: Plan) -> dict[str, str]:
     out["env.sh"] = "\n".join(result.env_lines()) + "\n"
     out["plan.json"] = plan_json(result)
     return out
+
+
+def write_plan_files(out: Path, result: Plan) -> list[str]:
+    """Every file of ``export_files(result)`` under the directory ``out`` (made if missing; scripts
+    executable), as ``plan -o DIR`` writes them; the names written, in order.
+
+    One-line ``UsageError`` when ``out`` is a file, ``InputError`` when it cannot be written."""
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"-o {out}: not a directory; give a directory for the plan's files")
+    contents = export_files(result)
+    try:
+        write_files(out, contents, executable=EXECUTABLE_SUFFIXES)
+    except OSError as exc:
+        raise InputError(f"-o {out}: cannot write: {exc.strerror}") from exc
+    return list(contents)
 
 
 def plan_json(result: Plan) -> str:

@@ -1,20 +1,18 @@
 """A launch plan (``launch.LaunchPlan``) as ``--dry-run`` prints it: ``text`` for people (notes, every
 command with the environment it adds, files, manifests) or ``json`` (the plan model). Both are redacted
-(``LaunchPlan.redacted``, manifests through ``launch.kubernetes.redacted_manifests``): what is printed is
-what ``plan.json`` records, never a secret value.
+(``LaunchPlan.redacted``, Secret values and manifests included): what is printed is what ``plan.json``
+records (``LaunchPlan.recorded_json``), never a secret value.
 
 ``gpufabric launch --dry-run``, ``bench --dry-run`` and ``train-bench --dry-run`` print through here.
 """
 
 from __future__ import annotations
 
-import json
 import shlex
 
 import yaml
 
 from gpufabric.launch.base import LaunchPlan
-from gpufabric.launch.kubernetes import redacted_manifests
 from gpufabric.report.formats import Format
 
 LAUNCH_PLAN_FORMATS: tuple[Format, ...] = (Format.TEXT, Format.JSON)
@@ -34,15 +32,13 @@ def plan_text(plan: LaunchPlan) -> str:
         out.append(f"\n## file {path}\n{content.rstrip()}")
     if safe.manifests:
         out.append("\n## manifests")
-        out.append(yaml.safe_dump_all(redacted_manifests(safe.manifests), sort_keys=False).rstrip())
+        out.append(yaml.safe_dump_all(safe.manifests, sort_keys=False).rstrip())
     return "\n".join(out) + "\n"
 
 
 def plan_json(plan: LaunchPlan) -> str:
-    """The redacted plan as one JSON document (the ``LaunchPlan`` model's fields)."""
-    document = plan.redacted().model_dump(mode="json")
-    document["manifests"] = redacted_manifests(document["manifests"])
-    return json.dumps(document, indent=2) + "\n"
+    """The redacted plan as one JSON document (the ``LaunchPlan`` model's fields), as plan.json holds it."""
+    return plan.recorded_json()
 
 
 def render_launch_plan(plan: LaunchPlan, fmt: Format) -> str:

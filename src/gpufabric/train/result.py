@@ -19,6 +19,7 @@ from gpufabric.errors import InputError
 from gpufabric.results.attestation import Attestation
 from gpufabric.results.io import sniff_json, write_model_json
 from gpufabric.results.model import RunMetadata
+from gpufabric.results.readers.train_document import is_train_document
 from gpufabric.train.config import ModelSpec, Strategy
 
 TRAIN_SCHEMA_VERSION = 1
@@ -163,28 +164,6 @@ TrainDocument = TrainResult | TrainAB
 def write_train_document(document: TrainDocument, path: Path) -> None:
     """Atomic write (temp file + rename), as ``results.io.write_result``."""
     write_model_json(document, path)
-
-
-def is_train_document(data: object) -> bool:
-    return isinstance(data, dict) and data.get("kind") in ("train", "train-ab")
-
-
-SHOW_COMMAND = "gpufabric train-bench --show"
-_SNIFF_LIMIT = 64 << 20  # a train document is kilobytes; never parse a large bench JSON twice
-
-
-def is_train_result(path: Path) -> bool:
-    """True when ``path`` is a train-bench document (``train.json`` or an A/B), so a reader of benchmark
-    results can refuse it with ``not_a_bench_result`` instead of a schema error."""
-    return is_train_document(sniff_json(path, _SNIFF_LIMIT))
-
-
-def not_a_bench_result(path: Path) -> str:
-    """The one line for a train-bench document given where a benchmark result is expected."""
-    return (
-        f"{path} is a train-bench result, not a collective benchmark; view it with `{SHOW_COMMAND} {path}` "
-        f"or put it in an HTML report with `gpufabric report {path}`"
-    )
 
 
 def sniff_train_document(path: Path) -> TrainDocument | None:

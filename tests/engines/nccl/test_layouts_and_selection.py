@@ -8,6 +8,7 @@ import pytest
 
 from gpufabric.bench.config import BenchConfig, resolve_engine
 from gpufabric.bench.semantics import alltoallv_peer_bytes, layout
+from gpufabric.engines import NCCL_LIB_ENV
 from gpufabric.engines.nccl import library
 from gpufabric.engines.nccl.collectives import _p2p_pairs
 from gpufabric.errors import UsageError
@@ -58,14 +59,14 @@ def test_all_means_the_collectives_every_engine_has() -> None:
 
 def test_named_library_that_is_not_a_file_is_one_line(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match=r"--nccl-lib: .* is not a file"):
-        library.load({library.LIB_ENV: str(tmp_path / "nope.so")})
+        library.load({NCCL_LIB_ENV: str(tmp_path / "nope.so")})
 
 
 def test_a_file_that_is_not_a_library_is_one_line(tmp_path: Path) -> None:
     bogus = tmp_path / "libnccl.so.2"
     bogus.write_text("not an ELF file")
     with pytest.raises(UsageError, match="cannot be loaded"):
-        library.load({library.LIB_ENV: str(bogus)})
+        library.load({NCCL_LIB_ENV: str(bogus)})
 
 
 def test_version_codes() -> None:

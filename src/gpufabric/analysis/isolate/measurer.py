@@ -6,7 +6,8 @@ launcher, one sub-communicator per group, like nccl-tests' ``NCCL_TESTS_SPLIT``:
 One call is one *parallel round*: the groups are disjoint and all run their collective at once, so the
 round count the search reports is honest.
 
-Node ids are indices into the node list (``nodes.NodeSet``); names are for people, ids for arithmetic.
+Node ids are indices into the node list (the ``names`` given to ``run_isolation``, one per id); names are
+for people, ids for arithmetic.
 """
 
 from __future__ import annotations

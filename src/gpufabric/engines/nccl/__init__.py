@@ -9,9 +9,17 @@ every latency-bound size. This engine keeps NCCL's own cost per call, as nccl-te
 * ``cuda``: device memory, a stream, events and CUDA graphs through cuda-bindings' runtime API.
 * ``control``: the job's small side channel (unique id, gathers, stop decisions) over TCP, never NCCL.
 * ``values``: exact inputs and expected outputs on the host (numpy), outside every timed region.
+* ``check``: ``--check`` on one rank: fill, launch once, count the wrong elements (segments of one
+  repeated period), on the host or through ``device_check``.
+* ``device_check``: the fill and compare kernels (``kernels/check.cu`` as committed PTX) run on the GPU.
 * ``collectives``: nccl-tests' layouts and placements for every collective nccl-tests 2.19 has.
-* ``timer`` and ``rank``: the timed batches and the rank program (``python -m gpufabric.engines.nccl.rank``).
+* ``timer``, ``sweep`` and ``rank``: the timed batches, one rank's sweep into rows, and the rank program
+  (``python -m gpufabric.engines.nccl.rank``).
 
 Nothing here imports torch. Importing this package imports nothing optional either: nccl4py and
-cuda-bindings are imported where they are used, with a one-line hint when they are missing.
+cuda-bindings are imported where they are used, with a one-line hint when they are missing. So it exports
+nothing: the rank program is run as a module (``gpufabric.engines.RANK_MODULES``), and the harness and
+tests import the module they need.
 """
+
+__all__: list[str] = []

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpufabric.bench.semantics import alltoallv_peer_bytes
+from gpufabric.bench.semantics import REDUCING, alltoallv_peer_bytes
 from gpufabric.engines.nccl import values
 from gpufabric.engines.nccl.collectives import Buffers, Workload
 from gpufabric.engines.nccl.cuda import Stream, copy_to_device
@@ -119,7 +119,7 @@ def run_check(
     if not work.checked:
         return None
     shape, nranks = work.shape, work.shape.nranks
-    value_op = op if shape.collective in ("all_reduce", "reduce", "reduce_scatter") else "sum"
+    value_op = op if shape.collective in REDUCING else "sum"
     send = send_segment(work, rank, nranks, value_op, dtype)
     target = buffers.recv if work.in_place else buffers.send
     expected = expected_segments(work, rank, nranks, value_op, root, dtype)

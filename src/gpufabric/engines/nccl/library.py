@@ -16,10 +16,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from gpufabric.engines import NCCL_LIB_ENV
 from gpufabric.errors import UsageError
 
 SONAME = "libnccl.so.2"
-LIB_ENV = "GPUFABRIC_NCCL_LIB"
 INSTALL_HINT = 'install the GPU engine: pip install "gpufabric[gpu]" (nccl4py, cuda-core, cuda-bindings)'
 Origin = Literal["--nccl-lib", "system", "wheel"]
 
@@ -64,7 +64,7 @@ def _loaded_path(name_part: str) -> str | None:
 
 def _preload(environ: Mapping[str, str]) -> Origin | None:
     """dlopen libnccl from the user's choice or the system path (RTLD_GLOBAL); None if neither has it."""
-    explicit = environ.get(LIB_ENV)
+    explicit = environ.get(NCCL_LIB_ENV)
     if explicit:
         if not os.path.isfile(explicit):
             raise UsageError(

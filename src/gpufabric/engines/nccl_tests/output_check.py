@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpufabric.bench.config import DTYPE_SIZES
-from gpufabric.bench.semantics import aligned_in, layout
+from gpufabric.bench.semantics import PRINTS_OP, ROOTED, aligned_in, layout
 from gpufabric.errors import UsageError
 from gpufabric.results.model import RunResult
 from gpufabric.results.readers.collective_names import program_name
@@ -31,11 +31,6 @@ _LONG_NAMES = {
     "--minbytes": "-b", "--maxbytes": "-e", "--stepfactor": "-f", "--stepbytes": "-i", "--ngpus": "-g",
     "--nthreads": "-t", "--datatype": "-d", "--op": "-o", "--root": "-r",
 }  # fmt: skip
-_REDUCING = frozenset({"all_reduce", "reduce_scatter", "reduce"})
-# Binaries whose redop column prints the -o operation: the reducing ones, and sendrecv, whose RunTest
-# loops over -o like theirs (sendrecv.cu SendRecvRunTest; seen "sum" in nccl-tests 2.19.6's output).
-_PRINTS_OP = _REDUCING | {"sendrecv"}
-_ROOTED = frozenset({"broadcast", "reduce", "gather", "scatter"})
 # nccl-tests' GetCollByteCount of these equals that of the collective named (gather.cu, scatter.cu, ...).
 _SAME_LAYOUT = {"hypercube": "all_gather"}
 _LISTED_SIZES = 6
@@ -119,14 +114,14 @@ def mismatch(result: RunResult, expect: Expectation) -> str | None:
     dtypes = sorted({row.dtype for row in rows})
     if expect.dtype != "all" and dtypes != [expect.dtype]:
         problems.append(f"the table's type is {', '.join(dtypes)}, the command asked -d {expect.dtype}")
-    reducing = expect.collective in _PRINTS_OP
+    reducing = expect.collective in PRINTS_OP
     redop = expect.op if reducing else "none"
     redops = sorted({row.redop for row in rows})
     if expect.collective is not None and not (reducing and expect.op == "all") and redops != [redop]:
         asked = f"-o {expect.op}" if reducing else f"no reduction ({expect.binary})"
         problems.append(f"the table's reduction is {', '.join(redops)}, the command asked {asked}")
     roots = sorted({row.root for row in rows})
-    if expect.collective in _ROOTED and expect.root >= 0 and roots != [expect.root]:
+    if expect.collective in ROOTED and expect.root >= 0 and roots != [expect.root]:
         shown = ", ".join(str(r) for r in roots)
         problems.append(f"the table's root is {shown}, the command asked -r {expect.root}")
     expected_sizes = None if ranks_differ else expect.printed_sizes(result.metadata.tool_version)

@@ -7,7 +7,11 @@ through torch, where the direct NCCL engine (``engines.nccl``) is not installed 
 * ``timing``: the timed batches (device events or wall clock, the stopping rules of ``bench.batches``).
 * ``sweep`` and ``rank``: one rank's sweep into rows, and the rank program
   (``python -m gpufabric.engines.torch.rank``).
+* ``group_rank``: isolate's group rounds, one sub-communicator per group, timed with ``ops`` and
+  ``timing`` (``python -m gpufabric.engines.torch.group_rank``).
 
-isolate's group rounds (``bench.group_rank``) time their groups with ``ops`` and ``timing`` too.
-Importing this package imports nothing; torch is imported by the modules that use it.
+Importing this package imports nothing; torch is imported by the modules that use it. So it exports
+nothing: the rank programs are run as modules, and the harness and tests import the module they need.
 """
+
+__all__: list[str] = []

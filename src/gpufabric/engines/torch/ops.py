@@ -20,7 +20,7 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-from gpufabric.bench.semantics import NO_INPLACE_CHECK, CollectiveLayout
+from gpufabric.bench.semantics import NO_INPLACE_CHECK, REDUCING, CollectiveLayout
 from gpufabric.engines.torch import data
 
 REDUCE_OPS: dict[str, Any] = {
@@ -134,7 +134,7 @@ def check(
         return None
     shape, nranks = work.shape, work.shape.nranks
     name, device = shape.collective, work.recv.device
-    value_op = op if name in ("all_reduce", "reduce", "reduce_scatter") else "sum"
+    value_op = op if name in REDUCING else "sum"
     work.recv.zero_()
     # The data this rank contributes: for rooted collectives only the root's matters.
     contributes = name != "broadcast" or rank == root

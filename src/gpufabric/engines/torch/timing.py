@@ -60,7 +60,8 @@ class BatchTimer:
     """Times batches of one workload; one instance per rank, used identically on every rank.
 
     Its control traffic runs on ``group`` (None: the world) with ``leader`` (a global rank) deciding; a
-    group's timer (``bench.group_rank``) passes its sub-communicator, its rank in it and its first rank.
+    group's timer (``engines.torch.group_rank``) passes its sub-communicator, its rank in it and its first
+    rank.
     """
 
     def __init__(

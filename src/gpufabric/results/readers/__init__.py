@@ -36,6 +36,7 @@ from gpufabric.results.readers.line_scan import RowRun, candidate_items
 from gpufabric.results.readers.nccl_json import looks_like_nccl_tests_json, read_nccl_json
 from gpufabric.results.readers.nccl_text import NcclTextReader, read_nccl_text
 from gpufabric.results.readers.prefixes import Source, split_prefixes
+from gpufabric.results.readers.train_document import is_train_result, not_a_bench_result
 
 __all__ = [
     "INPUT_FORMATS",
@@ -124,9 +125,6 @@ def read_run(path: Path | str, label: str | None = None) -> RunResult:
     except InputError as json_error:
         if kind == "gpufabric-json" and sniff_ab_document(path) is not None:
             raise not_a_single_run(path) from json_error
-        # Imported here: results sits below train in the data flow, and only a failed read needs it.
-        from gpufabric.train.result import is_train_result, not_a_bench_result
-
         if kind == "gpufabric-json" and is_train_result(path):
             raise InputError(not_a_bench_result(path)) from json_error
         return _text_or_raise(path, label, json_error)

@@ -174,7 +174,8 @@ class NcclTextReader:
                 raise self._overlap(source, open_table.first_line)
             if open_table is not None and not open_table.rows:
                 state.tables.pop()  # a program that stopped before its first row: keep the next one only
-            # A table with rows left open here stopped without its footer: ``_series`` says it ended early.
+            # A table with rows left open here stopped without its footer: ``tables_to_series`` says it
+            # ended early.
             self._append(state, Table(layout, state.program or self.mentioned, self.lines, title=state.title))
             state.preamble_since_header = False
             state.title = None

@@ -1,4 +1,5 @@
-"""The rank side of a group round: ``python -m gpufabric.bench.group_rank --config <round config>``.
+"""The rank side of isolate's group round, a torch rank program:
+``python -m gpufabric.engines.torch.group_rank --config <round config>``.
 
 Every rank joins the world the way the engine's ranks do (``bench.rank_process``: identity from the
 launcher's variables, the watched rendezvous and init stages, the error files and exit codes), then
@@ -124,7 +125,7 @@ def run_group_rank(spec: GroupRound, identity: RankIdentity) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m gpufabric.bench.group_rank")
+    parser = argparse.ArgumentParser(prog="python -m gpufabric.engines.torch.group_rank")
     parser.add_argument("--config", required=True, help="<round dir>/round-config.json")
     args = parser.parse_args(argv)
     with open(args.config, encoding="utf-8") as handle:
