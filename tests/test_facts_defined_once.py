@@ -88,7 +88,7 @@ def test_the_nccl_tests_engine_takes_every_collective_bench_accepts(name: str) -
 # Each variable's home, and the modules that may still spell it: a rank imports nothing from
 # gpufabric.launch, so the rank-side records read the launcher's name by its spelling.
 _ENV_NAMES = {
-    "GPUFABRIC_NCCL_LIB": ("engines/__init__.py", {"jobs/bench_request.py"}),
+    "GPUFABRIC_NCCL_LIB": ("engines/__init__.py", set()),
     "GPUFABRIC_LAUNCHER": ("launch/identity.py", {"bench/report_writer.py", "train/record.py"}),
     "GPUFABRIC_NODE_RANK": ("launch/identity.py", set()),
     "GPUFABRIC_NUM_NODES": ("launch/identity.py", set()),

@@ -10,7 +10,7 @@ import typer
 
 from gpufabric.cli._common import choice, formats_metavar
 from gpufabric.errors import UsageError
-from gpufabric.inventory import NodeListing, Scheduler, plan_groups, read_inventory
+from gpufabric.inventory import Scheduler, list_nodes
 from gpufabric.planner import Platform
 from gpufabric.report import NODES_FORMATS, Format, parse_columns, render_nodes
 
@@ -62,9 +62,9 @@ def nodes(
             f"--platform {platform.value}: only applies with --plan (it is what gets planned); add --plan"
         )
     chosen_columns = parse_columns(columns)
-    inventory = read_inventory(on, context=context, kubeconfig=kubeconfig, selector=selector)
-    plans = plan_groups(inventory, platform=platform) if with_plan else None
-    listing = NodeListing(inventory=inventory, plans=plans)
+    listing = list_nodes(
+        on, context=context, kubeconfig=kubeconfig, selector=selector, with_plan=with_plan, platform=platform
+    )
     typer.echo(render_nodes(listing, output, columns=chosen_columns), nl=False)
 
 

@@ -18,18 +18,17 @@ from pydantic import ValidationError
 
 from gpufabric.catalog import Cloud, resolve_fabric
 from gpufabric.cli._common import choice
-from gpufabric.errors import InputError, UsageError
-from gpufabric.inventory import ClusterPlan, ClusterPlanOptions, Scheduler, plan_groups, read_inventory
-from gpufabric.outputs import write_files
+from gpufabric.errors import UsageError
+from gpufabric.inventory import ClusterPlanOptions, Scheduler, plan_cluster
 from gpufabric.planner import (
     PlanRequest,
     Platform,
     Tier,
-    export_files,
     parse_accelerator,
     parse_node_labels,
     plan,
     read_pod_config,
+    write_plan_files,
 )
 from gpufabric.report import (
     CLUSTER_PLAN_FORMATS,
@@ -156,8 +155,9 @@ def plan_command(
                 "nodes have; drop them, or drop --from-cluster to plan one shape"
             )
         scheduler = Scheduler(choice("--on", on or Scheduler.KUBERNETES, tuple(s.value for s in Scheduler)))
-        inventory = read_inventory(scheduler, context=context, kubeconfig=kubeconfig, selector=selector)
-        cluster = ClusterPlan(inventory=inventory, plans=plan_groups(inventory, options=options))
+        cluster = plan_cluster(
+            scheduler, context=context, kubeconfig=kubeconfig, selector=selector, options=options
+        )
         text = render_cluster_plan(cluster, output, fabric_off=fabric_off)
         if output is Format.ENV:  # what the shell sources has no room for them
             for notice in cluster_plan_notices(cluster):
@@ -201,14 +201,8 @@ def plan_command(
     if out is None:
         sys.stdout.write(render_plan(result, output, fabric_off=fabric_off))
         return
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"-o {out}: not a directory; give a directory for the plan's files")
-    contents = export_files(result)
-    try:
-        write_files(out, contents, executable=(".sh", ".sbatch"))
-    except OSError as exc:
-        raise InputError(f"-o {out}: cannot write: {exc.strerror}") from exc
-    print(f"wrote {len(contents)} files to {out}: {', '.join(contents)}", file=sys.stderr)
+    written = write_plan_files(out, result)
+    print(f"wrote {len(written)} files to {out}: {', '.join(written)}", file=sys.stderr)
 
 
 def register(app: typer.Typer) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from gpufabric.analysis import PLACEMENT_NAMES, compare_runs, without_empty_tables
+from gpufabric.analysis import PLACEMENT_NAMES, compare_files
 from gpufabric.cli._common import choice, formats_metavar
 from gpufabric.errors import UsageError
 from gpufabric.outputs import describe_write_error, is_stdout, write_output
@@ -29,7 +29,7 @@ from gpufabric.report import (
     write_comparison_plots,
     write_report,
 )
-from gpufabric.results.readers import read_run, read_runs, result_file
+from gpufabric.results.readers import read_run, result_file
 
 
 class PlacementChoice(str, Enum):
@@ -101,16 +101,15 @@ def compare(
     The layout of the speed-up tables in SkyPilot's EFA and GCP networking guides. Exits 2 when the runs
     have no size in common (nothing to compare)."""
     output_format = Format(choice("--format", fmt, COMPARE_FORMATS))
-    runs = read_runs(files, label)
-    comparison, left_out = without_empty_tables(
-        compare_runs(
-            runs,
-            baseline=_baseline(baseline),
-            placement=PLACEMENT_NAMES[placement.value],
-            collectives=collective or None,
-            collective_of=collective_of,
-        )
+    compared = compare_files(
+        files,
+        label,
+        baseline=_baseline(baseline),
+        placement=PLACEMENT_NAMES[placement.value],
+        collectives=collective or None,
+        collective_of=collective_of,
     )
+    runs, comparison, left_out = compared.runs, compared.comparison, compared.left_out
     console = Console(stderr=True)
     for note in left_out:
         console.print(f"note: {note}", highlight=False)

@@ -13,6 +13,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpufabric.bench.config import BenchConfig, normalize_backend
+from gpufabric.engines import NCCL_LIB_ENV
 from gpufabric.engines.nccl_tests import NcclTestsSettings
 from gpufabric.errors import UsageError
 from gpufabric.units import parse_size
@@ -100,7 +101,7 @@ class BenchRequest(BaseModel):
             raise UsageError(
                 f"--nccl-lib: the nccl engine's; drop it with --engine {self.engine} (set LD_LIBRARY_PATH)"
             )
-        return {"GPUFABRIC_NCCL_LIB": str(self.nccl_lib.resolve())}
+        return {NCCL_LIB_ENV: str(self.nccl_lib.resolve())}
 
     def bench_config(self, gpus: int) -> BenchConfig:
         """The ``BenchConfig`` of this request on a host offering ``gpus`` GPUs to its ranks."""

@@ -219,7 +219,7 @@ def run_nccl_tests_job(prepared: PreparedNcclTests) -> RunResult:
         job = with_json_output(planned, prepared)
         config.run_dir.mkdir(parents=True, exist_ok=True)
         record = config.run_dir / f"plan-{job.collective}.json"
-        record.write_text(job.plan.redacted().model_dump_json(indent=2) + "\n", encoding="utf-8")
+        record.write_text(job.plan.recorded_json(), encoding="utf-8")
         run = run_nccl_tests(prepared.launcher, job.program, on_output=execution.on_output,
                              timeout_s=execution.timeout_s, plan=job.plan)  # fmt: skip
         if run.result is not None:
