@@ -1,9 +1,10 @@
 """From timed samples to result rows, shared by every engine's sweep (torch-free): a placement's
-``Measurement`` (time estimate, algbw/busbw by nccl-tests' rules, the samples kept) and the note that names
-the first rank with wrong data."""
+``Measurement`` (time estimate, algbw/busbw by nccl-tests' rules, the samples kept), what ``--check`` found
+on a rank (``Mismatch``, every engine's) and the note that names the first rank with wrong data."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from gpufabric.bench.batches import Samples
@@ -11,6 +12,16 @@ from gpufabric.bench.config import BenchConfig
 from gpufabric.bench.rundir import CHECK_NOTE
 from gpufabric.bench.semantics import bandwidths
 from gpufabric.results.model import Measurement
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """What ``--check`` found on one rank: how many elements are wrong and the first of them."""
+
+    wrong: int
+    index: int = -1
+    expected: float = 0.0
+    got: float = 0.0
 
 
 def measurement(shape: Any, samples: Samples, wrong: int | None, config: BenchConfig) -> Measurement:

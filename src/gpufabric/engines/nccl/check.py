@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gpufabric.bench.rows import Mismatch
 from gpufabric.bench.semantics import REDUCING, alltoallv_peer_bytes
 from gpufabric.engines.nccl import values
 from gpufabric.engines.nccl.collectives import Buffers, Workload
@@ -110,7 +111,7 @@ def run_check(
     rank: int,
     corrupt: bool = False,
     device: DeviceChecker | None = None,
-) -> values.Mismatch | None:
+) -> Mismatch | None:
     """Fill, launch once, compare on this rank; None where nccl-tests prints N/A for #wrong.
 
     ``device`` (a ``device_check.DeviceChecker``) fills and compares on the GPU; without it the bytes
@@ -131,7 +132,7 @@ def run_check(
             _corrupt_device(work, expected, dtype, stream)
         if expected is None:
             stream.synchronize()
-            return values.Mismatch(0)
+            return Mismatch(0)
         return device.compare(work.recv_ptr, expected, dtype=dtype, op=value_op, stream=stream)
     buffers.recv.zero()
     if send.count:
@@ -139,7 +140,7 @@ def run_check(
     work.launch(0)
     stream.synchronize()
     if expected is None:
-        return values.Mismatch(0)
+        return Mismatch(0)
     want = _materialize(expected, shape.wordsize)  # the segments above, not computed again
     raw = buffers.recv.download(work.recv_ptr - buffers.recv.ptr, want.size)
     if corrupt and want.size:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from gpufabric.bench.config import FLOAT_DTYPES
+from gpufabric.bench.rows import Mismatch
 from gpufabric.engines.nccl import values
 from gpufabric.engines.nccl.cuda import DeviceBuffer, Stream, checked, copy_from_device, copy_to_device
 from gpufabric.errors import GpufabricError
@@ -103,7 +104,7 @@ class DeviceChecker:
 
     def compare(
         self, ptr: int, expected: Sequence[Segment], *, dtype: str, op: str, stream: Stream
-    ) -> values.Mismatch:
+    ) -> Mismatch:
         """Count the elements at ``ptr`` that differ from ``expected``; report the first."""
         width = values.itemsize(dtype)
         tolerant = dtype in FLOAT_DTYPES and op == "avg"
@@ -136,12 +137,12 @@ class DeviceChecker:
         stream.synchronize()
         wrong, first = (int(v) for v in copy_from_device(self._scratch.ptr, 16).view(np.uint64))
         if wrong == 0:
-            return values.Mismatch(0)
+            return Mismatch(0)
         segment = next(s for s in expected if s.start <= first < s.start + s.count)
         k = (first - segment.start) % (segment.period.size // width)
         want = segment.period[k * width : (k + 1) * width]
         got = copy_from_device(ptr + first * width, width)
-        return values.Mismatch(
+        return Mismatch(
             wrong, first, float(values.decode(want, dtype)[0]), float(values.decode(got, dtype)[0])
         )
 

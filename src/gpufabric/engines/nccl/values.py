@@ -8,12 +8,12 @@ bfloat16 and the two fp8 formats have no numpy type: they are written and read a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from gpufabric.bench.config import FLOAT_DTYPES
+from gpufabric.bench.rows import Mismatch
 
 NUMPY_TYPES: dict[str, np.dtype[Any]] = {
     "int8": np.dtype(np.int8),
@@ -170,16 +170,6 @@ def input_bytes(rank: int, nranks: int, op: str, start: int, count: int, dtype: 
 def reduced_bytes(nranks: int, op: str, start: int, count: int, dtype: str) -> np.ndarray:
     """``reduced_values`` encoded in ``dtype``, as bytes."""
     return _tiled_bytes(lambda idx: _reduced(idx, nranks, op), nranks, start, count, dtype)
-
-
-@dataclass(frozen=True)
-class Mismatch:
-    """What ``--check`` found on one rank: how many elements are wrong and the first of them."""
-
-    wrong: int
-    index: int = -1
-    expected: float = 0.0
-    got: float = 0.0
 
 
 def find_wrong(raw: np.ndarray, expected_int: np.ndarray, dtype: str, op: str) -> Mismatch:

@@ -10,12 +10,12 @@ nccl-tests' own tolerance does.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import torch
 
 from gpufabric.bench.config import FLOAT_DTYPES
+from gpufabric.bench.rows import Mismatch
 
 TORCH_DTYPES: dict[str, torch.dtype] = {
     "int8": torch.int8,
@@ -70,16 +70,6 @@ def reduced_values(nranks: int, op: str, start: int, count: int, device: Any) ->
 def fill(buffer: torch.Tensor, values: torch.Tensor) -> None:
     """Write int64 ``values`` into ``buffer`` in its dtype (integer types wrap as NCCL's do)."""
     buffer.copy_(values.to(buffer.dtype))
-
-
-@dataclass(frozen=True)
-class Mismatch:
-    """What ``--check`` found on one rank: how many elements are wrong and the first of them."""
-
-    wrong: int
-    index: int = -1
-    expected: float = 0.0
-    got: float = 0.0
 
 
 def _wrong_mask(got: torch.Tensor, expected_int: torch.Tensor, dtype: str, op: str) -> torch.Tensor:

@@ -20,6 +20,7 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
+from gpufabric.bench.rows import Mismatch
 from gpufabric.bench.semantics import NO_INPLACE_CHECK, REDUCING, CollectiveLayout
 from gpufabric.engines.torch import data
 
@@ -124,7 +125,7 @@ def build(
 
 def check(
     work: Workload, *, dtype: str, op: str, root: int, rank: int, corrupt: bool = False
-) -> data.Mismatch | None:
+) -> Mismatch | None:
     """Fill exact inputs, run once, find wrong elements on this rank (None where nccl-tests says N/A).
 
     ``corrupt`` (the test-only ``GPUFABRIC_FAULT=corrupt:rank=R``) damages one received element after
@@ -150,7 +151,7 @@ def check(
         expected = data.reduced_values(nranks, value_op, 0, shape.recv_count, device)
     elif name == "reduce":
         if rank != root:
-            return data.Mismatch(0)  # nccl-tests checks only the root's output of reduce
+            return Mismatch(0)  # nccl-tests checks only the root's output of reduce
         expected = data.reduced_values(nranks, value_op, 0, shape.recv_count, device)
     elif name == "reduce_scatter":
         expected = data.reduced_values(nranks, value_op, rank * shape.param_count, shape.param_count, device)
