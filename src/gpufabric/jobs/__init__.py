@@ -3,9 +3,11 @@ rank program, launch plan, environment) and ``run(prepared) -> one typed documen
 prints what ``prepare`` returned; the real run executes that same object. How a job runs (launcher,
 nodes, ranks, environment, time limits, callbacks) is one frozen ``Execution``.
 
-Modes here: bench (our engine and nccl-tests), ``bench --ab``, ``tune``, ``train-bench`` (and its
-``--ab``), ``launch`` (a task file on any launcher) and ``isolate`` (the search on a simulated cluster
-or on real ranks; a real run's first round is its prepared plan).
+Modes here: bench (our engine and nccl-tests), ``bench --ab`` (every round's job prepared up front),
+``train-bench`` (and its ``--ab``), ``launch`` (a task file on any launcher), ``isolate`` (the search on a
+simulated cluster or on real ranks; a real run's first round is its prepared plan) and ``tune``, the one
+mode that is a single call (``run_tune_job``): its search picks each job from the numbers before it, and
+each job is prepared and recorded as a bench job's.
 """
 
 from gpufabric.bench.execution import Execution, LauncherFactory
