@@ -19,7 +19,7 @@ def gpufabric(
     command: str, args: list[str], cwd: Path, user_env: Mapping[str, str], *, head: list[str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     """``gpufabric COMMAND ARGS`` in a child process (``head`` replaces ``-m gpufabric.cli``)."""
-    env = {**os.environ, **user_env, "CUDA_VISIBLE_DEVICES": ""}
+    env = {**os.environ, "CUDA_VISIBLE_DEVICES": "", **user_env}  # no GPU unless the test pretends one
     return subprocess.run(
         [sys.executable, *(head or ["-m", "gpufabric.cli"]), command, *args],
         capture_output=True, text=True, timeout=240, check=False, cwd=cwd, env=env,

@@ -19,14 +19,14 @@ engine through the chosen launcher.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpufabric.bench.config import BenchConfig
 from gpufabric.bench.execution import Execution
-from gpufabric.bench.runner import prepare_sweep, resolved_run_dir, run_sweep
+from gpufabric.bench.runner import PreparedSweep, prepare_sweep, resolved_run_dir, run_sweep
 from gpufabric.errors import UsageError
 from gpufabric.planner.ab import FabricProfile
 from gpufabric.results.model import Measurement, RunResult
@@ -164,21 +164,49 @@ def search(
     return [c for c in known.values() if c.name in used], trials, round_no
 
 
+def first_round(budget: int) -> list[Candidate]:
+    """The jobs ``search`` runs first, in its order: the defaults, then the coarse grid, up to ``budget``.
+    Known before any number comes back, so they can be prepared (and printed by ``tune --dry-run``)."""
+    return [Candidate(name=DEFAULT_NAME), *coarse_grid()][: max(budget, 0)]
+
+
+def candidate_job(
+    config: BenchConfig, path: FabricProfile, candidate: Candidate, round_no: int, *, root: Path,
+    execution: Execution,
+) -> tuple[BenchConfig, Execution]:  # fmt: skip
+    """One candidate's job: its run directory under ``root`` and the path's env plus the candidate's
+    (every tuned variable the candidate does not set is unset, so the defaults are NCCL's own)."""
+    run_dir = root / f"r{round_no}-{candidate.name}"
+    job_config = config.model_copy(update={"run_dir": run_dir, "label": f"tune-{candidate.name}"})
+    unset = (set(execution.unset) | set(path.unset) | set(TUNED_VARS)) - set(candidate.env)
+    base = {k: v for k, v in path.apply(dict(execution.env)).items() if k not in TUNED_VARS}
+    job = execution.replace(env={**base, **candidate.env}, unset=tuple(sorted(unset)), out=None,
+                            on_progress=None)  # fmt: skip
+    return job_config, job
+
+
 def engine_measure(
-    config: BenchConfig, path: FabricProfile, *, size_bytes: int, root: Path, execution: Execution
+    config: BenchConfig,
+    path: FabricProfile,
+    *,
+    size_bytes: int,
+    root: Path,
+    execution: Execution,
+    prepared: Mapping[str, PreparedSweep] | None = None,
 ) -> Measure:
-    """A ``Measure`` that runs one engine job per call, with the path's env plus the candidate's."""
+    """A ``Measure`` that runs one engine job per call, with the path's env plus the candidate's; the first
+    round's jobs run as ``prepared`` (by candidate name) when given."""
     collective = config.collectives[0]
 
     def measure(candidate: Candidate, round_no: int) -> Trial:
-        run_dir = root / f"r{round_no}-{candidate.name}"
-        job_config = config.model_copy(update={"run_dir": run_dir, "label": f"tune-{candidate.name}"})
-        unset = (set(execution.unset) | set(path.unset) | set(TUNED_VARS)) - set(candidate.env)
-        base = {k: v for k, v in path.apply(dict(execution.env)).items() if k not in TUNED_VARS}
-        job = execution.replace(env={**base, **candidate.env}, unset=tuple(sorted(unset)), out=None,
-                                on_progress=None)  # fmt: skip
-        result = run_sweep(prepare_sweep(job_config, job))
-        return trial_from(result, candidate.name, round_no, collective, size_bytes, str(run_dir))
+        if round_no == 0 and prepared is not None and candidate.name in prepared:
+            sweep = prepared[candidate.name]
+        else:
+            job_config, job = candidate_job(config, path, candidate, round_no, root=root, execution=execution)
+            sweep = prepare_sweep(job_config, job)
+        result = run_sweep(sweep)
+        run_dir = str(sweep.config.run_dir)
+        return trial_from(result, candidate.name, round_no, collective, size_bytes, run_dir)
 
     return measure
 
@@ -215,13 +243,15 @@ def run_tune(
     measure: Measure | None = None,
     on_trial: Callable[[Trial, int], None] | None = None,
     execution: Execution | None = None,
+    root: Path | None = None,
+    prepared: Mapping[str, PreparedSweep] | None = None,
 ) -> TuneRuns:
     """Search, then return every trial; jobs run per ``execution`` (local by default) when ``measure``
-    is None."""
-    root = resolved_run_dir(config.run_dir, config.label)
+    is None, under ``root`` (default: the config's run directory), the first round as ``prepared``."""
+    root = root or resolved_run_dir(config.run_dir, config.label)
     if measure is None:
         measure = engine_measure(config, path, size_bytes=size_bytes, root=root,
-                                 execution=execution or Execution())  # fmt: skip
+                                 execution=execution or Execution(), prepared=prepared)  # fmt: skip
     candidates, trials, rounds = search(measure, budget=budget, repeats=repeats, on_trial=on_trial)
     return TuneRuns(
         collective=config.collectives[0],

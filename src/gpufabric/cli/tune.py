@@ -1,7 +1,7 @@
 """``gpufabric tune``: search socket-transport settings on this host's (or the hosts') socket path and print
 the best environment to export with its gain over NCCL's defaults. Parse into a ``TuneRequest`` and an
-``Execution``, call ``gpufabric.jobs.run_tune_job`` (measure, judge, keep ``tune.json``), render. No torch
-is imported here.
+``Execution``, call ``gpufabric.jobs.prepare_tune`` then ``run_tune_job`` (measure, judge, keep
+``tune.json``) or print the first round's plans (``--dry-run``), render. No torch is imported here.
 """
 
 from __future__ import annotations
@@ -43,12 +43,15 @@ def tune(
         0, "--virtual-nodes", min=0, help="local: split the ranks into N NCCL nodes (NCCL_HOSTID each)"
     ),
     mps: bool = typer.Option(False, "--mps", help="local, --virtual-nodes: run an MPS daemon per job"),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="print the first round's job plans (redacted); run nothing"
+    ),
 ) -> None:
     """Find the NCCL_SOCKET_NTHREADS x NCCL_NSOCKS_PERTHREAD (and channel count) that moves the most data."""
     from gpufabric.cli._common import choice, parse_env_pairs
-    from gpufabric.jobs import Execution, TuneRequest, run_tune_job
+    from gpufabric.jobs import Execution, TuneRequest, prepare_tune, run_tune_job
     from gpufabric.launch import placement
-    from gpufabric.report import render_tune
+    from gpufabric.report import render_launch_plan, render_tune
 
     choice("--format", fmt, TUNE_FORMATS)
     request = TuneRequest(
@@ -66,7 +69,14 @@ def tune(
     def progress(trial: object, total: int) -> None:
         print(f"tune: {getattr(trial, 'candidate', '?')} done ({total} job budget)", file=sys.stderr)
 
-    report = run_tune_job(request, execution, on_trial=progress)
+    prepared = prepare_tune(request, execution)
+    if dry_run:
+        for name, job in prepared.first_round:
+            typer.echo(f"# tune round 0: {name}")
+            typer.echo(render_launch_plan(job.plan, Format.TEXT), nl=False)
+        typer.echo(f"# later rounds follow the measurements, one job each like these, in {prepared.root}")
+        return
+    report = run_tune_job(prepared, on_trial=progress)
     typer.echo(render_tune(report, Format(fmt)), nl=False)
 
 

@@ -4,10 +4,9 @@ prints what ``prepare`` returned; the real run executes that same object. How a 
 nodes, ranks, environment, time limits, callbacks) is one frozen ``Execution``.
 
 Modes here: bench (our engine and nccl-tests), ``bench --ab`` (every round's job prepared up front),
-``train-bench`` (and its ``--ab``), ``launch`` (a task file on any launcher), ``isolate`` (the search on a
-simulated cluster or on real ranks; a real run's first round is its prepared plan) and ``tune``, the one
-mode that is a single call (``run_tune_job``): its search picks each job from the numbers before it, and
-each job is prepared and recorded as a bench job's.
+``train-bench`` (and its ``--ab``), ``launch`` (a task file on any launcher), and the two searches, whose
+first round is prepared and the rest as they ask for it: ``isolate`` (on a simulated cluster or on real
+ranks) and ``tune`` (the defaults and the coarse grid first).
 """
 
 from gpufabric.bench.execution import Execution, LauncherFactory
@@ -45,7 +44,7 @@ from gpufabric.jobs.train import (
     train_launcher,
     train_placement,
 )
-from gpufabric.jobs.tune import PATHS, TuneRequest, run_tune_job
+from gpufabric.jobs.tune import PATHS, PreparedTune, TuneRequest, prepare_tune, run_tune_job
 
 __all__ = [
     "AB_ENGINES",
@@ -66,6 +65,7 @@ __all__ = [
     "PreparedMeasurement",
     "PreparedSimulation",
     "PreparedTrain",
+    "PreparedTune",
     "TrainRequest",
     "TuneRequest",
     "ab_failure",
@@ -80,6 +80,7 @@ __all__ = [
     "prepare_isolate",
     "prepare_launch",
     "prepare_train",
+    "prepare_tune",
     "run_ab_job",
     "run_bench_job",
     "run_isolate_job",

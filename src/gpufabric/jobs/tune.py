@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 
@@ -13,11 +14,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from gpufabric.analysis.tune_judge import TuneReport
 from gpufabric.bench.config import BenchConfig
 from gpufabric.bench.execution import Execution
+from gpufabric.bench.runner import PreparedSweep
 from gpufabric.bench.tune_search import Trial
 from gpufabric.errors import UsageError
 from gpufabric.jobs.bench import ensure_engine, with_attester
 from gpufabric.jobs.bench_request import host_gpus
 from gpufabric.outputs import write_output
+from gpufabric.planner.ab import FabricProfile
 from gpufabric.units import parse_size
 
 PATHS: tuple[str, ...] = ("socket",)
@@ -86,23 +89,59 @@ def refuse_gloo(config: BenchConfig, ranks: int | None, gpus: int) -> None:
         )
 
 
-def run_tune_job(
-    request: TuneRequest, execution: Execution, *, on_trial: Callable[[Trial, int], None] | None = None
-) -> TuneReport:
-    """Search, judge and keep the tune of ``request``; jobs run per ``execution`` (attested with
-    ``nccl_logs.attest_files`` unless it names its own attester)."""
-    from gpufabric.analysis.tune_judge import judge_tune
-    from gpufabric.bench.tune_search import run_tune
+@dataclasses.dataclass(frozen=True)
+class PreparedTune:
+    """A tune, decided and not started: the sweep every candidate runs, the size it is ranked at, the
+    socket path, the runs' root, and the first round's jobs (the defaults, then the coarse grid, up to the
+    budget), each a prepared sweep that ``run_tune_job`` executes as it is. Later rounds depend on these
+    jobs' numbers, so they are prepared the same way when the search asks for them."""
+
+    request: TuneRequest
+    config: BenchConfig
+    target: int
+    path: FabricProfile
+    root: Path
+    execution: Execution
+    first_round: tuple[tuple[str, PreparedSweep], ...]
+
+
+def prepare_tune(request: TuneRequest, execution: Execution) -> PreparedTune:
+    """Every decision of a tune before its first job: checks, the runs' root and the first round's jobs.
+    Starts nothing, writes nothing (``tune --dry-run`` prints the jobs)."""
+    from gpufabric.bench.runner import prepare_sweep, resolved_run_dir
+    from gpufabric.bench.tune_search import candidate_job, first_round
     from gpufabric.planner import ab_profiles
 
     config, target = request.bench_config()
     execution = with_attester(execution)
     refuse_gloo(config, execution.ranks, host_gpus({**execution.base_environ(), **execution.env}))
     socket_path = ab_profiles(nodes=execution.nodes, instance_type=request.instance_type).off
-    ensure_engine(config, True, for_what="gpufabric tune")  # refuse_gloo above: NCCL ranks only
+    root = resolved_run_dir(config.run_dir, config.label)
+    jobs = execution.replace(out=None)
+    prepared = tuple(
+        (
+            candidate.name,
+            prepare_sweep(*candidate_job(config, socket_path, candidate, 0, root=root, execution=jobs)),
+        )
+        for candidate in first_round(request.budget)
+    )
+    return PreparedTune(request, config, target, socket_path, root, execution, prepared)
+
+
+def run_tune_job(
+    prepared: PreparedTune, *, on_trial: Callable[[Trial, int], None] | None = None
+) -> TuneReport:
+    """Search, judge and keep the tune ``prepared``: its first round's jobs run as prepared; jobs are
+    attested with ``nccl_logs.attest_files`` unless the execution names its own attester."""
+    from gpufabric.analysis.tune_judge import judge_tune
+    from gpufabric.bench.tune_search import run_tune
+
+    request, execution = prepared.request, prepared.execution
+    ensure_engine(prepared.config, True, for_what="gpufabric tune")  # refuse_gloo: NCCL ranks only
     runs = run_tune(
-        config, socket_path, path_name=request.path, size_bytes=target, budget=request.budget,
-        repeats=request.repeats, on_trial=on_trial, execution=execution.replace(out=None),
+        prepared.config, prepared.path, path_name=request.path, size_bytes=prepared.target,
+        budget=request.budget, repeats=request.repeats, on_trial=on_trial,
+        execution=execution.replace(out=None), root=prepared.root, prepared=dict(prepared.first_round),
     )  # fmt: skip
     report = judge_tune(runs)
     document = report.model_dump_json(indent=2) + "\n"
