@@ -1,16 +1,21 @@
 """``gpufabric isolate`` on real ranks: one rank really slowed (``GPUFABRIC_FAULT``), really found.
 
-CPU: 6 gloo ranks on this box, rank 3 delayed 50 ms before every call (``slow:rank=3:delay_ms=50``); the
+CPU: 6 gloo ranks on this box, rank 3 delayed 200 ms before every call (``slow:rank=3:delay_ms=200``); the
 search must convict node0003 and accuse nobody else (no other conviction, as the simulator's trials count
 false accusations). The box has 2 cores shared with other test runs (load 3-10): healthy pairs measured
 0.23 and 0.46 GB/s in the same round, and consecutive 200 ms batches of one pair 0.7-3.6 ms per
 iteration, so a 35% floor convicted a healthy node in 1 of ~10 runs. Hence ``--min-drop 0.75`` (short =
 below a quarter of the best screen group). The delay is fixed, so host load cannot shrink it: every batch
-of N iterations of a group holding rank 3 lasts at least (N-1) x 50 ms on each of its ranks (asserted
+of N iterations of a group holding rank 3 lasts at least (N-1) x 200 ms on each of its ranks (asserted
 below), against 1 MB alltoalls of 1-4 ms on healthy pairs: the slowed pair stays below a quarter of the
-best healthy pair unless that pair itself slows past ~12 ms per iteration. A healthy pair that still
-falls short is retested beside healthy control groups and let go ("not-proven", printed): the design
-working, not an accusation. A hung rank must end the run at the stage deadline with one line.
+best healthy pair unless that pair itself slows past ~50 ms per iteration. The retests must also find it
+below the healthy control group of every round (with one control a round, 7 retests all below for 1%):
+with a 50 ms delay the retests once left node0003 "not proven" (1 of 11 CI runs with two CI runs side by
+side on this box, 2026-11-26; its report was not kept, so which gate missed is not known); at 200 ms a
+control group would need 50x its usual time to measure slower, and the drop is ~0.99 against any
+tolerance. A healthy pair that still falls short is retested beside healthy control
+groups and let go ("not-proven", printed): the design working, not an accusation. A hung rank must end
+the run at the stage deadline with one line.
 GPU (the lent 4x H200, ``benchmarks/scale/gpu_isolate.sh``): 4 ranks, rank 2 slowed: only 2 screen groups
 of 2, so the reference is the best group.
 
@@ -45,9 +50,9 @@ from gpufabric.cli.app import main
 from gpufabric.jobs.isolate_request import REAL_MIN_DROP
 from gpufabric.report import Format, render_isolate
 
-# The CPU run: rank 3 sleeps 50 ms before every call; flag only groups below a quarter of the best (see
-# above). 10 iterations a batch keep a slowed batch at 0.5 s; its floor is then 0.95 x 50 ms per iteration.
-DELAY_MS, CPU_MIN_DROP, CPU_ITERS = 50, 0.75, 10
+# The CPU run: rank 3 sleeps 200 ms before every call; flag only groups below a quarter of the best (see
+# above). 10 iterations a batch keep a slowed batch at 2 s; its floor is then 0.95 x 200 ms per iteration.
+DELAY_MS, CPU_MIN_DROP, CPU_ITERS = 200, 0.75, 10
 CPU_FAULT = f"slow:rank=3:delay_ms={DELAY_MS}"
 # The GPU run: 64 MB alltoalls take well under 1 ms on NVLink; 5 ms a call dwarfs them.
 GPU_FAULT = "slow:rank=2:delay_ms=5"
@@ -105,8 +110,8 @@ def test_a_slowed_cpu_rank_is_convicted_and_nobody_else(
     answer = MeasuredIsolation.model_validate(data)
     assert f"slow: node0003 (rank 3 on {host})" in render_isolate(answer, Format.TABLE).splitlines()
     # Every round was one job whose rank 0 wrote each group's numbers. Each group holding rank 3 took at
-    # least the delay on its ranks (the time is their average): rank 3's own batch of N lasts N x 50 ms,
-    # its partner's at least (N-1) x 50 ms. A bound host load cannot break; no clean-run ratio.
+    # least the delay on its ranks (the time is their average): rank 3's own batch of N lasts N x 200 ms,
+    # its partner's at least (N-1) x 200 ms. A bound host load cannot break; no clean-run ratio.
     rounds = [json.loads((Path(d) / "round.json").read_text()) for d in data["round_dirs"]]
     # Every rank on this host: the groups of each round took turns (a slowed group's ranks would take
     # CPU from the groups timed beside it), and the run says its nodes share one host.
