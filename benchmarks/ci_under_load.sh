@@ -5,7 +5,8 @@
 #   bash benchmarks/ci_under_load.sh [RUNS=10] [HOGS=1] [LEDGER=/tmp/gpufabric-ci-load/ledger.tsv]
 # A hog is a Python busy loop, started before the first run and stopped after the last. The ledger gets
 # one tab-separated line per run: start (UTC), commit, exit code, minutes, the pytest summary line and
-# the 1-minute load average at the end. Logs stay in the ledger's directory.
+# the 1-minute load average at the end. Logs stay in the ledger's directory, and a red run's pytest
+# directories beside them (pytest-<start>-<commit>.tgz).
 set -u
 RUNS=${1:-10}
 HOGS=${2:-1}
@@ -31,6 +32,12 @@ for run in $(seq "$RUNS"); do
   code=$?
   minutes=$(( ($(date +%s) - t0) / 60 ))
   summary=$(grep -E "passed|failed|error" "$DIR/run-$started-$commit.log" | tail -1)
+  if [ "$code" -ne 0 ]; then
+    # Keep the failed run's test directories (pytest keeps only its last three): the newest basetemp
+    # this run's pytest wrote (best effort when two loops run side by side).
+    newest=$(ls -td /tmp/pytest-of-*/pytest-[0-9]* 2>/dev/null | head -1)
+    [ -n "$newest" ] && tar -czf "$DIR/pytest-$started-$commit.tgz" -C "$(dirname "$newest")" "$(basename "$newest")" 2>/dev/null
+  fi
   load=$(cut -d' ' -f1 /proc/loadavg)
   printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$started" "$commit" "$code" "$minutes" "$summary" "$load" | tee -a "$LEDGER"
 done
