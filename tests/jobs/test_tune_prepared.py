@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 from plan_checks import gpufabric
 
-from gpufabric.bench import runner
 from gpufabric.bench.runner import PreparedSweep
 from gpufabric.bench.tune_search import TUNED_VARS, first_round
 from gpufabric.jobs import Execution, TuneRequest, prepare_tune, run_tune_job
@@ -65,9 +64,10 @@ def test_the_run_executes_the_prepared_first_round(tmp_path: Path, monkeypatch: 
     monkeypatch.setattr("gpufabric.bench.tune_search.run_sweep", measured)
     report = run_tune_job(prepared)
     first = [job for _, job in prepared.first_round]
-    assert ran[: len(first)] == first and all(a is b for a, b in zip(ran, first, strict=False))
+    assert len(ran) == len(first) == 5 and all(a is b for a, b in zip(ran, first, strict=True))
     assert report.jobs == 5 and (prepared.root / "tune.json").is_file()
-    assert runner.resolved_run_dir(prepared.config.run_dir, prepared.config.label) == prepared.root
+    # The prepared jobs' numbers are what was judged: 16 sockets a thread measured fastest.
+    assert report.best.name == "1x16" and report.best.env["NCCL_NSOCKS_PERTHREAD"] == "16"
 
 
 def test_dry_run_prints_the_first_round_and_writes_nothing(tmp_path: Path) -> None:

@@ -123,12 +123,9 @@ def search(
     """Successive halving over the coarse grid plus refinement; returns (candidates, trials, rounds)."""
     if budget < 2:
         raise UsageError(f"--budget: {budget} job(s) cannot compare anything; use --budget 2 or more")
-    default = Candidate(name=DEFAULT_NAME)
-    known: dict[str, Candidate] = {default.name: default}
+    default, *survivors = round_zero()
+    known: dict[str, Candidate] = {c.name: c for c in (default, *survivors)}
     trials: list[Trial] = []
-    survivors = coarse_grid()
-    for c in survivors:
-        known[c.name] = c
     round_no = 0
     refined = False
     while len(trials) < budget:
@@ -164,10 +161,15 @@ def search(
     return [c for c in known.values() if c.name in used], trials, round_no
 
 
+def round_zero() -> list[Candidate]:
+    """``search``'s first round, in its order: the defaults, then the coarse grid."""
+    return [Candidate(name=DEFAULT_NAME), *coarse_grid()]
+
+
 def first_round(budget: int) -> list[Candidate]:
-    """The jobs ``search`` runs first, in its order: the defaults, then the coarse grid, up to ``budget``.
-    Known before any number comes back, so they can be prepared (and printed by ``tune --dry-run``)."""
-    return [Candidate(name=DEFAULT_NAME), *coarse_grid()][: max(budget, 0)]
+    """The jobs ``search`` runs first, up to ``budget``. Known before any number comes back, so they can
+    be prepared (and printed by ``tune --dry-run``)."""
+    return round_zero()[: max(budget, 0)]
 
 
 def candidate_job(
