@@ -5,8 +5,9 @@ rank 0 decides when to stop), with one difference that is the point of this engi
 own call (~1.4 us of Python on one H100), so no stream hold is needed to keep host time out of large
 sizes, and below them the time includes NCCL's launch cost exactly as nccl-tests' does.
 
-Per batch: one untimed launch lines the ranks up (it ends at the same moment everywhere, as nccl-tests'
-barrier before its timer does), then the start event, the batch, the end event. With ``graph`` the batch
+Per batch: an untimed one-byte all_reduce lines the ranks up (it ends at the same moment everywhere, as
+nccl-tests' barrier before its timer does; ``Workload.line_up`` says why not the collective itself),
+then the start event, the batch, the end event. With ``graph`` the batch
 is one replay of a CUDA graph of ``n`` captured launches (nccl-tests ``-G``), captured once per size
 and replayed once untimed first (the first replay uploads the graph).
 Per-batch times travel over the control channel (never NCCL) and are reduced like nccl-tests ``-a``.
@@ -47,7 +48,7 @@ class DirectTimer:
         start, end = self.stream.event(), self.stream.event()
         calls = work.batch(iters) if graph is None else []
         try:
-            work.launch(0)  # untimed line-up
+            work.line_up()  # untimed: every rank is here
             start.record()
             if graph is not None:
                 graph.launch()

@@ -1,11 +1,13 @@
 """Timed batches: what is inside the timed region, what is not, and who decides when to stop.
 
-A batch is ``n`` back-to-back launches of one workload on the same buffers. Before each batch one
-untimed launch of the same collective lines the ranks up: it completes at the same moment on every rank,
-so the start events that follow it are aligned (nccl-tests barriers before its timer for the same
-reason). On CUDA the batch is bracketed by events on the current stream, and with ``graph`` it is one
-replay of a CUDA graph of ``n`` launches (captured once per size, replayed once untimed so the upload
-and first-launch costs stay out). On CPU the batch is bracketed by ``perf_counter`` after a barrier.
+A batch is ``n`` back-to-back launches of one workload on the same buffers. Before each batch an
+untimed one-byte all_reduce lines the ranks up: it completes at the same moment on every rank, so the
+start events that follow it are aligned (nccl-tests barriers before its timer for the same reason). The
+collective itself would not do: a broadcast's root, or reduce's senders, finish as soon as their data
+fits NCCL's buffers, before the other ranks have started. On CUDA the batch is bracketed by events on
+the current stream, and with ``graph`` it is one replay of a CUDA graph of ``n`` launches (captured once
+per size, replayed once untimed so the upload and first-launch costs stay out). On CPU the batch is
+bracketed by ``perf_counter`` after a barrier.
 
 Host launch overhead is inside the timed region by default, as in nccl-tests' default mode (its ``-G``
 graph mode is our ``graph``) below ``hold_stream_from_bytes`` (1 MB); from there up, and everywhere with
@@ -83,6 +85,7 @@ class BatchTimer:
         self.leader = leader
         self.hold_everywhere = self.cuda and config.hold_stream
         self._sleep_cycles_per_s: float | None = None
+        self._fence: torch.Tensor | None = None
 
     def holds(self, size_bytes: int) -> bool:
         """Whether batches of this size are timed with the stream held (see BenchConfig.hold_stream_*)."""
@@ -155,7 +158,7 @@ class BatchTimer:
             held_event = _cuda.Event()
             held_event.record()
         host_start = time.perf_counter()
-        work.launch()  # untimed line-up: ends at the same moment on every rank
+        self._line_up()
         start_event = _cuda.Event(enable_timing=True)
         end_event = _cuda.Event(enable_timing=True)
         start_event.record()
@@ -170,6 +173,12 @@ class BatchTimer:
         held = held_event is None or not held_event.query()
         end_event.synchronize()
         return BatchTime(start_event.elapsed_time(end_event) / 1e3 / iters, host_enqueue, held)
+
+    def _line_up(self) -> None:
+        """Untimed: a one-byte all_reduce, which ends only when every rank of the group has reached it."""
+        if self._fence is None:
+            self._fence = torch.zeros(1, dtype=torch.uint8, device=self.device)
+        dist.all_reduce(self._fence, group=self.group)
 
     def capture(self, work: Workload, iters: int) -> Any:
         """A CUDA graph of ``iters`` launches (warmed up on a side stream first, as torch requires),

@@ -1,0 +1,87 @@
+"""What comes right before a timed batch of the direct engine: a one-byte all_reduce on the buffers'
+fence (a barrier: it ends when every rank has reached it), never the measured collective itself, which
+for a broadcast, reduce, gather or scatter lets some ranks run ahead. Checked on CPU with a recording
+stand-in for nccl4py's bindings and for the CUDA stream; the real calls run in the GPU suite."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any, cast
+
+import pytest
+
+from gpufabric.bench.semantics import layout
+from gpufabric.engines.nccl import collectives
+from gpufabric.engines.nccl.timer import DirectTimer
+
+COMM, STREAM = "comm", 77
+SEND, RECV, FENCE = 0x1000, 0x100000, 0x9000
+
+
+def _bindings(log: list[tuple[Any, ...]]) -> SimpleNamespace:
+    def recorder(name: str) -> Any:
+        return lambda *args: log.append((name, *args))
+
+    return SimpleNamespace(
+        DataType=SimpleNamespace(Float32=7, Uint8=1),
+        RedOp=SimpleNamespace(Sum=0),
+        **{name: recorder(name) for name in ("all_reduce", "broadcast", "reduce", "gather", "scatter")},
+    )
+
+
+def _buffers() -> collectives.Buffers:
+    ptr = SimpleNamespace
+    return cast(collectives.Buffers, SimpleNamespace(nbytes=1 << 20, send=ptr(ptr=SEND), recv=ptr(ptr=RECV),
+                                                      fence=ptr(ptr=FENCE)))  # fmt: skip
+
+
+@pytest.mark.parametrize("collective", ["broadcast", "reduce", "all_reduce", "gather", "scatter"])
+def test_the_line_up_is_a_one_byte_all_reduce_on_the_fence(collective: str) -> None:
+    log: list[tuple[Any, ...]] = []
+    shape = layout(collective, 1 << 20, 4, 4)
+    work = collectives.build(_bindings(log), COMM, STREAM, shape, in_place=False, buffers=_buffers(),
+                             dtype="float", op="sum", root=0, rank=1, nccl_version=(2, 28, 9))  # fmt: skip
+    work.line_up()
+    assert log == [("all_reduce", FENCE, FENCE, 1, 1, 0, COMM, STREAM)]
+    work.launch(0)
+    assert log[1][0] == collective and FENCE not in log[1]
+
+
+class _Event:
+    def __init__(self, log: list[str]) -> None:
+        self.log = log
+
+    def record(self) -> None:
+        self.log.append("event")
+
+    def synchronize(self) -> None:
+        self.log.append("sync")
+
+    def seconds_since(self, other: _Event) -> float:
+        return 0.004
+
+    def destroy(self) -> None:
+        pass
+
+
+def test_a_batch_is_line_up_then_start_event_then_the_calls_then_end_event() -> None:
+    log: list[str] = []
+    stream = SimpleNamespace(event=lambda: _Event(log))
+    work = SimpleNamespace(
+        line_up=lambda: log.append("line_up"),
+        launch=lambda i=0: log.append("collective (untimed)"),
+        batch=lambda iters: [lambda: log.append("collective")] * iters,
+    )
+    timer = DirectTimer(cast(Any, None), cast(Any, stream), cast(Any, None), rank=0, world_size=4)
+    per_call = timer.run_batch(cast(Any, work), 4)
+    assert log == [
+        "line_up",
+        "event",
+        "collective",
+        "collective",
+        "collective",
+        "collective",
+        "event",
+        "sync",
+    ]
+    assert per_call == pytest.approx(0.001)
