@@ -23,6 +23,10 @@ def check_nic_count(ev: Evidence, exp: Expectation) -> CheckResult:
         return CheckResult(id="nic-count", title=title, verdict=Verdict.SKIP, cause=cause)
     expected = exp.instance.nic_count if exp.instance and exp.fabric == exp.instance.fabric else None
     found = att.net_device_count or (len(att.net_devices) or None)
+    if found is None and att.network_kind == "socket":
+        # NCCL's Socket transport lists its NICs as interfaces (`NET/Socket : Using [0]eth0:...`): a host
+        # with one interface has one NIC to use, whatever its rank count.
+        found = len(att.interfaces) or None
     used = {host: len(devs) for host, devs in att.net_devices_used.items()}
     fewest = min(used.values(), default=0)
     evidence = [f"NICs found: {found}", f"NICs used per host: {used}"]
