@@ -17,8 +17,10 @@ G=$(nvidia-smi -L | wc -l)
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1 | tee -a "$LOG"
 timeout 30 nvidia-smi topo -m >>"$LOG" 2>&1
 say "host $(hostname) $(date -u +%FT%TZ), $G GPUs"
-build_nccl_tests &
-BUILD=$!
+# Built first, not beside the measurements: 16 compilers on the host's cores made our small-message
+# times noisy (up to 2.25x nccl-tests' at -n 20) in the first runs, which measured while it built.
+build_nccl_tests
+record "nccl-tests build: exit $? ($(ls $NT/build/*_perf 2>/dev/null | wc -l) binaries)"
 R="$OUT/runs"; mkdir -p "$R"
 SBS="$OUT/sbs.md"; : > "$SBS"
 ours() { timeout "$1" $GF bench --engine nccl --ranks "$G" "${@:2}" 2>>"$LOG"; }
@@ -46,7 +48,6 @@ ours 120 -b 8 -e 64K -f 2 -n 1000 -w 50 --batches 3 --no-check --graph --run-dir
 record "ours small eager/graph: exit $e/$?"
 fi
 
-wait $BUILD; record "nccl-tests build: exit $? ($(ls $NT/build/*_perf 2>/dev/null | wc -l) binaries)"
 B=$NT/build
 MPI="mpirun --allow-run-as-root -np $G -x NCCL_NVLS_ENABLE=0 -x LD_LIBRARY_PATH"
 COLLS="all_reduce all_gather reduce_scatter alltoall broadcast reduce sendrecv gather scatter alltoallv"
