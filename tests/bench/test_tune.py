@@ -5,6 +5,7 @@ the measuring path (budget, environment reaching the ranks), and the CLI's bad i
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import subprocess
@@ -14,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gpufabric.analysis.tune_judge import judge_tune
+from gpufabric.analysis.tune_judge import TuneReport, judge_tune
 from gpufabric.bench import BenchConfig
 from gpufabric.bench.execution import Execution
 from gpufabric.bench.tune_search import (
@@ -23,6 +24,7 @@ from gpufabric.bench.tune_search import (
     TuneRuns,
     coarse_grid,
     neighbours,
+    round_zero,
     run_tune,
     search,
     valid_socket,
@@ -143,3 +145,28 @@ def test_tune_bad_input_is_one_line_and_exit_2(args: list[str], named: str, tmp_
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and named in lines[0]
+
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "gpu_h100x4" / "tune_socket"
+
+
+@pytest.mark.parametrize(("run", "best", "runner"), [("run-a", "4x4", "4x1"), ("run-b", "4x1", "4x4")])
+def test_a_leader_measured_once_is_named_with_its_runner_up_and_the_budget_to_separate_them(
+    run: str, best: str, runner: str
+) -> None:
+    """Two real runs on 4 H100s ranked 4x4 and 4x1 in opposite orders, each far outside the other's
+    within-job spread: the verdict must say that one job each cannot settle it."""
+    recorded = TuneReport.model_validate(json.loads((FIXTURES / f"{run}.json").read_text()))
+    report = judge_tune(recorded.runs)
+    assert report.best.name == best and report.best.jobs == 1
+    assert f"measured in one job, as was the runner-up {runner}" in report.verdict
+    assert f"--budget {2 * len(round_zero())} re-measures the leaders" in report.verdict
+    assert report.recommended == report.best.env  # still the best reading, with its caveat
+
+
+def test_a_leader_measured_twice_carries_no_caveat() -> None:
+    candidates, trials, rounds = search(Surface(), budget=16)
+    runs = TuneRuns(collective="all_reduce", size_bytes=SIZE, path="socket", path_env={}, budget=16,
+                    candidates=candidates, trials=trials, rounds=rounds)  # fmt: skip
+    report = judge_tune(runs)
+    assert report.best.jobs >= 2 and "measured in one job" not in report.verdict

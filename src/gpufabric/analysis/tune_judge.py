@@ -6,7 +6,10 @@ score is the median busbw of the pooled samples at the target size, with the spr
 reaches its 5th percentile (a plateau of equal settings is common on the socket path).
 The gain is best vs NCCL's defaults, with a 95% bootstrap interval of the busbw
 ratio (``analysis.stats.speedup_interval``). A best candidate whose interval contains 1x, or the
-defaults themselves, yields "keep NCCL's defaults": no export is recommended on noise.
+defaults themselves, yields "keep NCCL's defaults": no export is recommended on noise. A best measured
+in one job is named with the runner-up and the budget that re-measures both: one job's samples show
+the spread within a run, not between runs (on 4 H100s two runs at ``--budget 6`` ranked 4x4 and 4x1
+first, each well outside the other's spread).
 The report as text is ``report.tune_render``'s.
 """
 
@@ -17,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from gpufabric.analysis.stats import Interval, speedup_interval
 from gpufabric.bench.ab import pool_measurements
-from gpufabric.bench.tune_search import DEFAULT_NAME, TuneRuns
+from gpufabric.bench.tune_search import DEFAULT_NAME, TuneRuns, round_zero
 from gpufabric.results.model import Measurement
 from gpufabric.units import human_size
 
@@ -111,7 +114,7 @@ def judge_tune(runs: TuneRuns) -> TuneReport:
         verdict = (
             f"{best.name}: {gain:.2f}x{spread} the defaults at {size} "
             f"({default.busbw_gbs:.3g} -> {best.busbw_gbs:.3g} GB/s busbw)"
-        )
+        ) + _measured_once(best, ranking, default, runs.budget)
     return TuneReport(
         collective=runs.collective,
         size_bytes=runs.size_bytes,
@@ -127,4 +130,21 @@ def judge_tune(runs: TuneRuns) -> TuneReport:
         recommended=recommended,
         verdict=verdict,
         runs=runs,
+    )
+
+
+def _measured_once(
+    best: CandidateScore, ranking: list[CandidateScore], default: CandidateScore, budget: int
+) -> str:
+    """The caveat of a leader seen in one job: its runner-up, and a budget whose later rounds re-measure."""
+    runner = next((s for s in ranking if s is not best and s.name != DEFAULT_NAME), None)
+    if best.jobs >= 2 or runner is None:
+        return ""
+    if runner.jobs >= 2:
+        return f"; measured in one job (the runner-up {runner.name} in {runner.jobs})"
+    enough = max(2 * len(round_zero()), budget + 1)
+    gain = runner.busbw_gbs / default.busbw_gbs
+    return (
+        f"; measured in one job, as was the runner-up {runner.name} ({gain:.2f}x): one job shows the"
+        f" spread within a run, not between runs; --budget {enough} re-measures the leaders"
     )
