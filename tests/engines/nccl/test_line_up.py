@@ -1,4 +1,4 @@
-"""What comes right before a timed batch of the direct engine: a one-byte all_reduce on the buffers'
+"""What comes right before a timed batch of the direct engine: a one-element all_reduce on the buffers'
 fence (a barrier: it ends when every rank has reached it), never the measured collective itself, which
 for a broadcast, reduce, gather or scatter lets some ranks run ahead. Checked on CPU with a recording
 stand-in for nccl4py's bindings and for the CUDA stream; the real calls run in the GPU suite."""
@@ -36,13 +36,13 @@ def _buffers() -> collectives.Buffers:
 
 
 @pytest.mark.parametrize("collective", ["broadcast", "reduce", "all_reduce", "gather", "scatter"])
-def test_the_line_up_is_a_one_byte_all_reduce_on_the_fence(collective: str) -> None:
+def test_the_line_up_is_a_one_element_float_all_reduce_on_the_fence(collective: str) -> None:
     log: list[tuple[Any, ...]] = []
     shape = layout(collective, 1 << 20, 4, 4)
     work = collectives.build(_bindings(log), COMM, STREAM, shape, in_place=False, buffers=_buffers(),
                              dtype="float", op="sum", root=0, rank=1, nccl_version=(2, 28, 9))  # fmt: skip
     work.line_up()
-    assert log == [("all_reduce", FENCE, FENCE, 1, 1, 0, COMM, STREAM)]
+    assert log == [("all_reduce", FENCE, FENCE, 1, 7, 0, COMM, STREAM)]  # 1 float32, sum
     work.launch(0)
     assert log[1][0] == collective and FENCE not in log[1]
 

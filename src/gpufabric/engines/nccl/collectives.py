@@ -77,12 +77,12 @@ class Workload:
     calls: list[Callable[[], None]]
     checked: bool
     """False where nccl-tests prints N/A for #wrong (in-place alltoall, alltoallv and sendrecv)."""
-    line_up: Callable[[], None] = field(default=lambda: None)
-    """A one-byte all_reduce, launched untimed before a batch: it ends only when every rank has reached
-    it, so the start events that follow are aligned (nccl-tests barriers before its timer). The
-    collective itself cannot do this: a broadcast's root, or reduce's and gather's senders, finish as
-    soon as their data fits NCCL's buffers, before the others start (on 4 H100s a 1 MB broadcast timed
-    after such a line-up read 48 us a call, nccl-tests 13 us)."""
+    line_up: Callable[[], None]
+    """A one-element float all_reduce (a type every NCCL algorithm takes), launched untimed before a
+    batch: it ends only when every rank has reached it, so the start events that follow are aligned
+    (nccl-tests barriers before its timer). The collective itself cannot do this: a broadcast's root, or
+    reduce's and gather's senders, finish as soon as their data fits NCCL's buffers, before the others
+    start (on 4 H100s a 1 MB broadcast timed after such a line-up read 48 us a call, nccl-tests 13 us)."""
 
     def launch(self, iteration: int = 0) -> None:
         self.calls[iteration % len(self.calls)]()
@@ -126,8 +126,8 @@ def build(
     first_send = send_base + send_off
     first_recv = buffers.recv.ptr + recv_off
     checked = not (in_place and shape.collective in NO_INPLACE_CHECK)
-    fence, uint8, total_op = buffers.fence.ptr, int(nccl.DataType.Uint8), int(nccl.RedOp.Sum)
-    line_up = partial(nccl.all_reduce, fence, fence, 1, uint8, total_op, comm, stream)
+    fence, float32, total_op = buffers.fence.ptr, int(nccl.DataType.Float32), int(nccl.RedOp.Sum)
+    line_up = partial(nccl.all_reduce, fence, fence, 1, float32, total_op, comm, stream)
     return Workload(shape, in_place, first_send, first_recv, calls, checked, line_up)
 
 

@@ -5,7 +5,7 @@ rank 0 decides when to stop), with one difference that is the point of this engi
 own call (~1.4 us of Python on one H100), so no stream hold is needed to keep host time out of large
 sizes, and below them the time includes NCCL's launch cost exactly as nccl-tests' does.
 
-Per batch: an untimed one-byte all_reduce lines the ranks up (it ends at the same moment everywhere, as
+Per batch: an untimed one-element all_reduce lines the ranks up (it ends at the same moment everywhere, as
 nccl-tests' barrier before its timer does; ``Workload.line_up`` says why not the collective itself),
 then the start event, the batch, the end event. With ``graph`` the batch
 is one replay of a CUDA graph of ``n`` captured launches (nccl-tests ``-G``), captured once per size

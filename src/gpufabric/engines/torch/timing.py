@@ -1,7 +1,7 @@
 """Timed batches: what is inside the timed region, what is not, and who decides when to stop.
 
 A batch is ``n`` back-to-back launches of one workload on the same buffers. Before each batch an
-untimed one-byte all_reduce lines the ranks up: it completes at the same moment on every rank, so the
+untimed one-element all_reduce lines the ranks up: it completes at the same moment on every rank, so the
 start events that follow it are aligned (nccl-tests barriers before its timer for the same reason). The
 collective itself would not do: a broadcast's root, or reduce's senders, finish as soon as their data
 fits NCCL's buffers, before the other ranks have started. On CUDA the batch is bracketed by events on
@@ -175,9 +175,10 @@ class BatchTimer:
         return BatchTime(start_event.elapsed_time(end_event) / 1e3 / iters, host_enqueue, held)
 
     def _line_up(self) -> None:
-        """Untimed: a one-byte all_reduce, which ends only when every rank of the group has reached it."""
+        """Untimed: a one-element all_reduce, which ends only when every rank of the group has reached it
+        (float: a type every NCCL algorithm takes)."""
         if self._fence is None:
-            self._fence = torch.zeros(1, dtype=torch.uint8, device=self.device)
+            self._fence = torch.zeros(1, dtype=torch.float32, device=self.device)
         dist.all_reduce(self._fence, group=self.group)
 
     def capture(self, work: Workload, iters: int) -> Any:
