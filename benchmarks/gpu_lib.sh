@@ -28,8 +28,8 @@ gpu_python_setup() {
 }
 
 # build_nccl_tests: NVIDIA/nccl-tests (.gpurun/nccl-tests, carried) with MPI=1 against torch's NCCL, for
-# the H100/H200 (sm_90); the build's output goes to $OUT/nccl-tests-build.log. Run it with & to build
-# while other steps run, then `wait`.
+# the H100/H200 (sm_90); the build's output goes to $OUT/nccl-tests-build.log. Build before timing
+# anything: its compilers share the host's cores with the ranks being timed.
 build_nccl_tests() {
   ( mkdir -p /tmp/ncclhome/lib && ln -sf "$NCCL_DIR/include" /tmp/ncclhome/include \
     && ln -sf "$NCCL_DIR/lib/libnccl.so.2" /tmp/ncclhome/lib/libnccl.so.2 \

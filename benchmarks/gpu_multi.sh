@@ -13,12 +13,12 @@ LOG="${OUT:-/tmp/gpufabric-out}/multi.log"
 source "$(dirname "$0")/gpu_lib.sh"
 : > "$LOG"
 gpu_python_setup
-G=$(nvidia-smi -L | wc -l)
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1 | tee -a "$LOG"
+G=$(timeout 30 nvidia-smi -L | wc -l)
+timeout 30 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1 | tee -a "$LOG"
 timeout 30 nvidia-smi topo -m >>"$LOG" 2>&1
 say "host $(hostname) $(date -u +%FT%TZ), $G GPUs"
-# Built first, not beside the measurements: 16 compilers on the host's cores made our small-message
-# times noisy (up to 2.25x nccl-tests' at -n 20) in the first runs, which measured while it built.
+# Built first, not beside the measurements: 16 compilers sharing the host's cores with our ranks is a
+# confounder nccl-tests' own runs (after the build) did not have.
 build_nccl_tests
 record "nccl-tests build: exit $? ($(ls $NT/build/*_perf 2>/dev/null | wc -l) binaries)"
 R="$OUT/runs"; mkdir -p "$R"
