@@ -6,6 +6,9 @@ protocol) in ``report/<thing>_render.py``, next to the tuple of formats it suppo
 the renderer by the document's type and refuses a format the renderer lacks with one line naming the
 valid ones. Registering another renderer is one line: ``register(Document, THING_FORMATS, render_thing)``.
 
+The prepared jobs of ``gpufabric.jobs`` (``PreparedSweep`` ... ``PreparedLaunch``) are documents too: every
+``--dry-run`` prints one through ``render_document`` (``prepared_render``).
+
 A renderer may take keyword options after ``fmt`` (``render_nodes``' ``columns``, ``render_plan``'s
 ``fabric_off``); ``render_document`` renders with their defaults.
 """
@@ -20,10 +23,17 @@ from gpufabric.analysis.compare_model import Comparison
 from gpufabric.analysis.doctor import DoctorReport
 from gpufabric.analysis.isolate import IsolationReport, MeasuredIsolation
 from gpufabric.analysis.tune_judge import TuneReport
+from gpufabric.bench.runner import PreparedSweep
 from gpufabric.capabilities import EnvironmentReport
 from gpufabric.catalog import InstanceListing, InstanceType
 from gpufabric.errors import UsageError
 from gpufabric.inventory import ClusterPlan, NodeListing
+from gpufabric.jobs.ab import PreparedAB
+from gpufabric.jobs.isolate import PreparedMeasurement
+from gpufabric.jobs.launch import PreparedLaunch
+from gpufabric.jobs.nccl_tests import PreparedNcclTests
+from gpufabric.jobs.train import PreparedTrain
+from gpufabric.jobs.tune import PreparedTune
 from gpufabric.launch.base import LaunchPlan
 from gpufabric.planner import Plan
 from gpufabric.report.ab_render import AB_FORMATS, render_ab
@@ -42,6 +52,7 @@ from gpufabric.report.nodes_render import (
     render_nodes,
 )
 from gpufabric.report.plan_render import PLAN_FORMATS, render_plan
+from gpufabric.report.prepared_render import PREPARED_FORMATS, render_prepared
 from gpufabric.report.train_render import TRAIN_FORMATS, render_train
 from gpufabric.report.tune_render import TUNE_FORMATS, render_tune
 from gpufabric.results import RunResult
@@ -114,3 +125,10 @@ register(TrainAB, TRAIN_FORMATS, render_train)
 register(IsolationReport, ISOLATE_FORMATS, render_isolate)
 register(MeasuredIsolation, ISOLATE_FORMATS, render_isolate)
 register(LaunchPlan, LAUNCH_PLAN_FORMATS, render_launch_plan)
+register(PreparedSweep, PREPARED_FORMATS, render_prepared)
+register(PreparedNcclTests, PREPARED_FORMATS, render_prepared)
+register(PreparedAB, PREPARED_FORMATS, render_prepared)
+register(PreparedTune, PREPARED_FORMATS, render_prepared)
+register(PreparedMeasurement, PREPARED_FORMATS, render_prepared)
+register(PreparedTrain, PREPARED_FORMATS, render_prepared)
+register(PreparedLaunch, PREPARED_FORMATS, render_prepared)
