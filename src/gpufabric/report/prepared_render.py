@@ -22,31 +22,49 @@ train-bench: ``label``). A launch is one plan, so its JSON is that plan alone, b
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gpufabric.bench.runner import PreparedSweep
-from gpufabric.jobs.ab import PreparedAB
-from gpufabric.jobs.bench import notes_of
-from gpufabric.jobs.isolate import PreparedMeasurement, isolate_plan_notes
-from gpufabric.jobs.launch import PreparedLaunch
-from gpufabric.jobs.nccl_tests import PreparedNcclTests
-from gpufabric.jobs.train import PreparedTrain
-from gpufabric.jobs.tune import PreparedTune
 from gpufabric.launch.base import LaunchPlan
 from gpufabric.report.formats import Format
 from gpufabric.report.launch_plan_render import plan_json, plan_text
 
+if TYPE_CHECKING:
+    from gpufabric.bench.runner import PreparedSweep
+    from gpufabric.jobs.ab import PreparedAB
+    from gpufabric.jobs.isolate import PreparedMeasurement
+    from gpufabric.jobs.launch import PreparedLaunch
+    from gpufabric.jobs.nccl_tests import PreparedNcclTests
+    from gpufabric.jobs.train import PreparedTrain
+    from gpufabric.jobs.tune import PreparedTune
+
+    Prepared = (
+        PreparedSweep
+        | PreparedNcclTests
+        | PreparedAB
+        | PreparedTune
+        | PreparedMeasurement
+        | PreparedTrain
+        | PreparedLaunch
+    )
+
 PREPARED_FORMATS: tuple[Format, ...] = (Format.TEXT, Format.JSON)
 
-Prepared = (
-    PreparedSweep
-    | PreparedNcclTests
-    | PreparedAB
-    | PreparedTune
-    | PreparedMeasurement
-    | PreparedTrain
-    | PreparedLaunch
-)
+
+def prepared_types() -> tuple[type, ...]:
+    """Every prepared job this module renders. Imported when first rendered, not with the report
+    package: ``gpufabric.jobs`` would add ~150 ms to the start of every command."""
+    from gpufabric.bench.runner import PreparedSweep
+    from gpufabric.jobs.ab import PreparedAB
+    from gpufabric.jobs.isolate import PreparedMeasurement
+    from gpufabric.jobs.launch import PreparedLaunch
+    from gpufabric.jobs.nccl_tests import PreparedNcclTests
+    from gpufabric.jobs.train import PreparedTrain
+    from gpufabric.jobs.tune import PreparedTune
+
+    return (PreparedSweep, PreparedNcclTests, PreparedAB, PreparedTune, PreparedMeasurement, PreparedTrain,
+            PreparedLaunch)  # fmt: skip
+
+
 # One job of a prepared mode: its header fields (round, side, candidate ...) and its plan.
 Job = tuple[dict[str, Any], LaunchPlan]
 
@@ -62,6 +80,14 @@ def _notes(notes: list[str]) -> str:
 
 def prepared_text(prepared: Prepared) -> str:
     """``prepared``'s plans as people read them, headed as the module says."""
+    from gpufabric.bench.runner import PreparedSweep
+    from gpufabric.jobs.ab import PreparedAB
+    from gpufabric.jobs.bench import notes_of
+    from gpufabric.jobs.isolate import PreparedMeasurement, isolate_plan_notes
+    from gpufabric.jobs.nccl_tests import PreparedNcclTests
+    from gpufabric.jobs.train import PreparedTrain
+    from gpufabric.jobs.tune import PreparedTune
+
     if isinstance(prepared, PreparedSweep | PreparedNcclTests):
         plans = prepared.plans if isinstance(prepared, PreparedNcclTests) else [prepared.plan]
         return _notes(notes_of(prepared)) + "\n".join(plan_text(plan) for plan in plans)
@@ -83,6 +109,14 @@ def prepared_text(prepared: Prepared) -> str:
 
 def prepared_jobs(prepared: Prepared) -> tuple[list[str], list[Job]]:
     """The notes a dry run of ``prepared`` adds and its jobs, in the order they run, with their headers."""
+    from gpufabric.bench.runner import PreparedSweep
+    from gpufabric.jobs.ab import PreparedAB
+    from gpufabric.jobs.bench import notes_of
+    from gpufabric.jobs.isolate import PreparedMeasurement, isolate_plan_notes
+    from gpufabric.jobs.nccl_tests import PreparedNcclTests
+    from gpufabric.jobs.train import PreparedTrain
+    from gpufabric.jobs.tune import PreparedTune
+
     if isinstance(prepared, PreparedSweep):
         return [], [({}, prepared.plan)]
     if isinstance(prepared, PreparedNcclTests):
@@ -102,6 +136,8 @@ def prepared_jobs(prepared: Prepared) -> tuple[list[str], list[Job]]:
 def prepared_json(prepared: Prepared) -> str:
     """``prepared`` as one JSON document: the notes and every job's header fields and recorded plan (a
     launch: its plan alone, as ``plan.json`` records it)."""
+    from gpufabric.jobs.launch import PreparedLaunch
+
     if isinstance(prepared, PreparedLaunch):
         return plan_json(prepared.plan)
     notes, jobs = prepared_jobs(prepared)

@@ -23,17 +23,10 @@ from gpufabric.analysis.compare_model import Comparison
 from gpufabric.analysis.doctor import DoctorReport
 from gpufabric.analysis.isolate import IsolationReport, MeasuredIsolation
 from gpufabric.analysis.tune_judge import TuneReport
-from gpufabric.bench.runner import PreparedSweep
 from gpufabric.capabilities import EnvironmentReport
 from gpufabric.catalog import InstanceListing, InstanceType
 from gpufabric.errors import UsageError
 from gpufabric.inventory import ClusterPlan, NodeListing
-from gpufabric.jobs.ab import PreparedAB
-from gpufabric.jobs.isolate import PreparedMeasurement
-from gpufabric.jobs.launch import PreparedLaunch
-from gpufabric.jobs.nccl_tests import PreparedNcclTests
-from gpufabric.jobs.train import PreparedTrain
-from gpufabric.jobs.tune import PreparedTune
 from gpufabric.launch.base import LaunchPlan
 from gpufabric.planner import Plan
 from gpufabric.report.ab_render import AB_FORMATS, render_ab
@@ -52,7 +45,7 @@ from gpufabric.report.nodes_render import (
     render_nodes,
 )
 from gpufabric.report.plan_render import PLAN_FORMATS, render_plan
-from gpufabric.report.prepared_render import PREPARED_FORMATS, render_prepared
+from gpufabric.report.prepared_render import PREPARED_FORMATS, prepared_types, render_prepared
 from gpufabric.report.train_render import TRAIN_FORMATS, render_train
 from gpufabric.report.tune_render import TUNE_FORMATS, render_tune
 from gpufabric.results import RunResult
@@ -85,10 +78,14 @@ def register(document_type: type[D], formats: tuple[Format, ...], renderer: Rend
 
 
 def registered(document_type: type) -> Registered:
-    """The renderer of ``document_type`` (or of its nearest registered base class)."""
-    for cls in document_type.__mro__:
-        if cls in _RENDERERS:
-            return _RENDERERS[cls]
+    """The renderer of ``document_type`` (or of its nearest registered base class). The prepared jobs
+    register on first use (``prepared_render.prepared_types``: importing them costs every command's start)."""
+    for _ in range(2):
+        for cls in document_type.__mro__:
+            if cls in _RENDERERS:
+                return _RENDERERS[cls]
+        for prepared in prepared_types():
+            _RENDERERS.setdefault(prepared, Registered(PREPARED_FORMATS, render_prepared))
     raise TypeError(f"no renderer is registered for {document_type.__name__}")
 
 
@@ -125,10 +122,3 @@ register(TrainAB, TRAIN_FORMATS, render_train)
 register(IsolationReport, ISOLATE_FORMATS, render_isolate)
 register(MeasuredIsolation, ISOLATE_FORMATS, render_isolate)
 register(LaunchPlan, LAUNCH_PLAN_FORMATS, render_launch_plan)
-register(PreparedSweep, PREPARED_FORMATS, render_prepared)
-register(PreparedNcclTests, PREPARED_FORMATS, render_prepared)
-register(PreparedAB, PREPARED_FORMATS, render_prepared)
-register(PreparedTune, PREPARED_FORMATS, render_prepared)
-register(PreparedMeasurement, PREPARED_FORMATS, render_prepared)
-register(PreparedTrain, PREPARED_FORMATS, render_prepared)
-register(PreparedLaunch, PREPARED_FORMATS, render_prepared)
