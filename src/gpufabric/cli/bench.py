@@ -12,9 +12,9 @@ speed-up table and verdict. ``--dry-run`` prints the plan ``prepare_bench`` retu
 job's plan ``prepare_ab`` returned), which is the one a run executes (and records as ``plan.json`` in its
 run directory). Where the ranks run is ``launch.placement``'s; the checks
 of ``--out``/``--run-dir``, ``--self-test``'s shape, the NCCL attester and when wrong data fails the
-command are ``gpufabric.jobs``'. Flags that cannot go together, the dry-run text and the streamed
-table are in ``cli/bench_modes.py``; ``--ab``'s rendering in ``cli/bench_ab.py``; the progress bar in
-``cli/bench_output.py``.
+command are ``gpufabric.jobs``'; the dry-run text is ``gpufabric.report``'s (``render_document``). Flags
+that cannot go together and the streamed table are in ``cli/bench_modes.py``; ``--ab``'s rendering in
+``cli/bench_ab.py``; the progress bar in ``cli/bench_output.py``.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import typer
 
 from gpufabric.bench import parse_stage_timeouts
 from gpufabric.cli._common import choice, parse_env_pairs
-from gpufabric.report import AB_FORMATS, RUN_FORMATS
+from gpufabric.report import AB_FORMATS, RUN_FORMATS, Format
 
 
 def bench(
@@ -135,6 +135,7 @@ def bench(
         self_test_shape,
     )
     from gpufabric.launch import placement
+    from gpufabric.report import render_document
 
     choice("--engine", engine, ENGINES)
     if self_test:
@@ -173,13 +174,13 @@ def bench(
 
         prepared_ab = prepare_ab(request, execution, rounds=rounds, instance_type=instance_type)
         if dry_run:  # every job's plan, in the order the A/B runs them; nothing started, nothing written
-            typer.echo(bench_modes.dry_run_text(prepared_ab), nl=False)
+            typer.echo(render_document(prepared_ab, Format.TEXT), nl=False)
             return
         show_ab(prepared_ab, fmt=fmt)
         return
     prepared = prepare_bench(request, execution)
     if dry_run:  # exactly the plan a run of this request executes; nothing started, nothing written
-        typer.echo(bench_modes.dry_run_text(prepared), nl=False)
+        typer.echo(render_document(prepared, Format.TEXT), nl=False)
         if self_test:
             bench_modes.print_self_test_figures(instance_type, prepared.config, None)
         return

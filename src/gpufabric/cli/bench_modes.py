@@ -1,8 +1,8 @@
 """The parts of ``gpufabric bench`` beyond its flags: flags that cannot go together, ``--self-test``'s
-note and expected figures, the ``--dry-run`` text and the rows as they come. Parse and render only: the
-work, ``--self-test``'s shape and the failure rule are in ``gpufabric.jobs``, where ranks run in
-``gpufabric.launch``. Nothing heavy is imported at module
-level (the CLI must start without torch).
+note and expected figures and the rows as they come. Parse and render only: the work, ``--self-test``'s
+shape and the failure rule are in ``gpufabric.jobs``, where ranks run in ``gpufabric.launch``; the
+``--dry-run`` text is ``gpufabric.report``'s (``render_document`` of the prepared job). Nothing heavy is
+imported at module level (the CLI must start without torch).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from gpufabric.errors import CheckFailed, GpufabricError, UsageError
 from gpufabric.results import RunResult
 
 if TYPE_CHECKING:
-    from gpufabric.jobs import PreparedAB, PreparedBench
+    from gpufabric.jobs import PreparedBench
 
 
 def print_self_test_note() -> None:
@@ -52,21 +52,6 @@ def refuse_flag_combinations(
         raise UsageError(
             "--instance-type: only --ab uses it (and --self-test); add one of them or drop --instance-type"
         )
-
-
-def dry_run_text(prepared: PreparedBench | PreparedAB) -> str:
-    """``--dry-run``'s output: the notes and launch plans of ``prepared`` (every A/B job's, in the order
-    they run, each headed by its round and side), as people read them."""
-    from gpufabric.jobs import PreparedAB, notes_of, plans_of
-    from gpufabric.report import Format, render_launch_plan
-
-    if isinstance(prepared, PreparedAB):
-        return "\n".join(
-            f"# A/B round {job.round}: {job.side}\n{render_launch_plan(sweep.plan, Format.TEXT)}"
-            for job, sweep in prepared.jobs
-        )
-    header = "".join(f"# {note}\n" for note in notes_of(prepared))
-    return header + "\n".join(render_launch_plan(plan, Format.TEXT) for plan in plans_of(prepared))
 
 
 def run_and_show(prepared: PreparedBench, *, fmt: str, progress: bool | None, out: Path | None) -> RunResult:

@@ -149,12 +149,11 @@ def isolate(
         Execution,
         IsolateRequest,
         PreparedMeasurement,
-        isolate_plan_notes,
         prepare_isolate,
         run_isolate_job,
     )
     from gpufabric.launch import launcher_chooser
-    from gpufabric.report import render_isolate
+    from gpufabric.report import render_document, render_isolate
 
     _refuse_other_mode_flags(ctx, simulate_run)
     choice("--format", fmt, FORMATS)
@@ -175,10 +174,7 @@ def isolate(
     launchers = launcher_chooser(hostfile=hostfile, mpirun=mpirun, mps=mps)
     prepared = prepare_isolate(request, execution, launchers=launchers)
     if dry_run and isinstance(prepared, PreparedMeasurement):  # --simulate --dry-run was refused above
-        from gpufabric.report import render_launch_plan
-
-        header = "".join(f"# {note}\n" for note in isolate_plan_notes(prepared))
-        typer.echo(header + render_launch_plan(prepared.plan, Format.TEXT), nl=False)
+        typer.echo(render_document(prepared, Format.TEXT), nl=False)  # the notes, then round 1's plan
         return
     document = run_isolate_job(prepared)
     typer.echo(render_isolate(document, Format(fmt)), nl=False)

@@ -1,6 +1,6 @@
 """``gpufabric launch TASK --on local|mpirun|slurm|kubernetes|skypilot``: run a SkyPilot-style task file
 anywhere. Parse flags into a ``LaunchRequest`` and an ``Execution``, hand them to ``gpufabric.jobs``
-(``prepare_launch``), then print the (redacted) plan for ``--dry-run`` (``report.render_launch_plan``) or
+(``prepare_launch``), then print the (redacted) plan for ``--dry-run`` (``report.render_document``) or
 execute that same plan (``run_launch_job``), streaming every node's output with its prefix.
 """
 
@@ -13,9 +13,9 @@ import typer
 
 from gpufabric.cli._common import choice, parse_env_pairs
 from gpufabric.launch import LAUNCHER_NAMES
-from gpufabric.report import LAUNCH_PLAN_FORMATS, Format, choices
+from gpufabric.report import PREPARED_FORMATS, Format, choices
 
-FORMATS: tuple[str, ...] = choices(*LAUNCH_PLAN_FORMATS)
+FORMATS: tuple[str, ...] = choices(*PREPARED_FORMATS)
 
 
 def launch_command(
@@ -77,7 +77,7 @@ def launch_command(
 ) -> None:
     """Run a task file's setup and run on every node, with SkyPilot's variables (SKYPILOT_NODE_RANK ...)."""
     from gpufabric.jobs import Execution, LaunchRequest, prepare_launch, run_launch_job
-    from gpufabric.report import render_launch_plan
+    from gpufabric.report import render_document
 
     def show(prefix: str, line: str) -> None:
         print(f"{prefix} {line}", flush=True)
@@ -93,7 +93,7 @@ def launch_command(
     execution = Execution(env=parse_env_pairs(env), timeout_s=timeout, on_output=show)
     prepared = prepare_launch(request, execution)
     if dry_run:  # exactly the plan a run of this request executes; nothing started, nothing written
-        typer.echo(render_launch_plan(prepared.plan, output), nl=False)
+        typer.echo(render_document(prepared, output), nl=False)
         return
     for warning in prepared.warnings:
         print(warning, file=sys.stderr, flush=True)

@@ -72,7 +72,7 @@ def train_bench(
 ) -> None:
     """Train a small transformer data-parallel on synthetic data: samples/s, compute vs comm, busbw fit."""
     from gpufabric.jobs import Execution, TrainRequest, prepare_train, run_train_job, train_placement
-    from gpufabric.report import render_launch_plan, render_train
+    from gpufabric.report import render_document, render_train
     from gpufabric.train import read_train_document
 
     output = Format(choice("--format", fmt, FORMATS))
@@ -100,7 +100,7 @@ def train_bench(
     )  # fmt: skip
     prepared = prepare_train(request, execution)
     if dry_run:  # exactly the plans a run of this request executes; nothing started, nothing written
-        typer.echo("\n".join(render_launch_plan(plan, Format.TEXT) for plan in prepared.plans), nl=False)
+        typer.echo(render_document(prepared, Format.TEXT), nl=False)
         return
     document = run_train_job(prepared)
     typer.echo(render_train(document, output), nl=False, err=is_stdout(out or ""))  # --out -: JSON on stdout

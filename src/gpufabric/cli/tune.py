@@ -51,7 +51,7 @@ def tune(
     from gpufabric.cli._common import choice, parse_env_pairs
     from gpufabric.jobs import Execution, TuneRequest, prepare_tune, run_tune_job
     from gpufabric.launch import placement
-    from gpufabric.report import render_launch_plan, render_tune
+    from gpufabric.report import render_document, render_tune
 
     choice("--format", fmt, TUNE_FORMATS)
     request = TuneRequest(
@@ -70,11 +70,8 @@ def tune(
         print(f"tune: {getattr(trial, 'candidate', '?')} done ({total} job budget)", file=sys.stderr)
 
     prepared = prepare_tune(request, execution)
-    if dry_run:
-        for name, job in prepared.first_round:
-            typer.echo(f"# tune round 0: {name}")
-            typer.echo(render_launch_plan(job.plan, Format.TEXT), nl=False)
-        typer.echo(f"# later rounds follow the measurements, one job each like these, in {prepared.root}")
+    if dry_run:  # the first round's jobs, headed by their candidates; nothing started, nothing written
+        typer.echo(render_document(prepared, Format.TEXT), nl=False)
         return
     report = run_tune_job(prepared, on_trial=progress)
     typer.echo(render_tune(report, Format(fmt)), nl=False)

@@ -2,7 +2,7 @@
 task file and renders its plan for the chosen launcher (pure: nothing started, nothing written, no API
 called); ``run_launch_job(prepared)`` executes that plan as it is and returns the ``LaunchOutcome``, or
 raises the one-line error of a node that failed or a deadline that passed. ``--dry-run`` prints
-``prepared.plan`` (``report.render_launch_plan``).
+``prepared.plan`` (``report.render_document`` of ``prepared``).
 
 With ``--on kubernetes --instance-type T [--tier best|standard]`` the planner's pod patch for T (fabric
 resources, env, affinity) goes under the task's own ``pod_config`` (the task wins; overrides become plan

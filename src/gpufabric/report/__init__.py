@@ -2,12 +2,13 @@
 
 ``render_document(document, fmt)`` renders any registered document (``renderers.py``: a run, an A/B, a
 tune, a comparison, the doctor's report, ``env``'s capabilities, the catalog, a plan, a cluster's nodes and
-its plan per node group, a training run or A/B, a launch plan (what ``--dry-run`` prints), isolate's
-answer); each renderer is also callable alone (``render_run``, ``render_ab`` ...) next to
-the formats it supports (``RUN_FORMATS``, ``AB_FORMATS`` ...). ``Format`` names every ``--format`` word
-once; ``choices`` lists a command's words for its help and checks. Rich views for a terminal
-(``comparison_view``, ``doctor_view``, ``capabilities_view``), the HTML report (``report_from_files``,
-``build_report``, ``write_report``) and the comparison's plots (``write_comparison_plots``) complete it.
+its plan per node group, a training run or A/B, a launch plan, isolate's answer, and every mode's prepared
+job, which is what ``--dry-run`` prints); each renderer is also callable alone (``render_run``,
+``render_prepared`` ...) next to the formats it supports (``RUN_FORMATS``, ``PREPARED_FORMATS`` ...).
+``Format`` names every ``--format`` word once; ``choices`` lists a command's words for its help and checks.
+Rich views for a terminal (``comparison_view``, ``doctor_view``, ``capabilities_view``), the HTML report
+(``report_from_files``, ``build_report``, ``write_report``) and the comparison's plots
+(``write_comparison_plots``) complete it.
 """
 
 from gpufabric.report.ab_render import AB_FORMATS, render_ab
@@ -30,6 +31,7 @@ from gpufabric.report.nodes_render import (
 )
 from gpufabric.report.plan_render import PLAN_FORMATS, render_plan
 from gpufabric.report.plots import write_comparison_plots
+from gpufabric.report.prepared_render import PREPARED_FORMATS, render_prepared
 from gpufabric.report.renderers import Renderer, formats_of, register, render_document
 from gpufabric.report.terminal import TEXT_WIDTH
 from gpufabric.report.train_render import TRAIN_FORMATS, render_train
@@ -46,6 +48,7 @@ __all__ = [
     "LAUNCH_PLAN_FORMATS",
     "NODES_FORMATS",
     "PLAN_FORMATS",
+    "PREPARED_FORMATS",
     "RUN_FORMATS",
     "TEXT_WIDTH",
     "TRAIN_FORMATS",
@@ -73,6 +76,7 @@ __all__ = [
     "render_listing",
     "render_nodes",
     "render_plan",
+    "render_prepared",
     "render_run",
     "render_train",
     "render_tune",

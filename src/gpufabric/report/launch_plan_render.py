@@ -3,7 +3,8 @@ command with the environment it adds, files, manifests) or ``json`` (the plan mo
 (``LaunchPlan.redacted``, Secret values and manifests included): what is printed is what ``plan.json``
 records (``LaunchPlan.recorded_json``), never a secret value.
 
-``gpufabric launch --dry-run``, ``bench --dry-run`` and ``train-bench --dry-run`` print through here.
+Every ``--dry-run`` prints its plans through here (``prepared_render``: the plans of a prepared job,
+headed and with its notes).
 """
 
 from __future__ import annotations

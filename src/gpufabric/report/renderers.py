@@ -6,6 +6,9 @@ protocol) in ``report/<thing>_render.py``, next to the tuple of formats it suppo
 the renderer by the document's type and refuses a format the renderer lacks with one line naming the
 valid ones. Registering another renderer is one line: ``register(Document, THING_FORMATS, render_thing)``.
 
+The prepared jobs of ``gpufabric.jobs`` (``PreparedSweep`` ... ``PreparedLaunch``) are documents too: every
+``--dry-run`` prints one through ``render_document`` (``prepared_render``).
+
 A renderer may take keyword options after ``fmt`` (``render_nodes``' ``columns``, ``render_plan``'s
 ``fabric_off``); ``render_document`` renders with their defaults.
 """
@@ -42,6 +45,7 @@ from gpufabric.report.nodes_render import (
     render_nodes,
 )
 from gpufabric.report.plan_render import PLAN_FORMATS, render_plan
+from gpufabric.report.prepared_render import PREPARED_FORMATS, prepared_types, render_prepared
 from gpufabric.report.train_render import TRAIN_FORMATS, render_train
 from gpufabric.report.tune_render import TUNE_FORMATS, render_tune
 from gpufabric.results import RunResult
@@ -74,10 +78,14 @@ def register(document_type: type[D], formats: tuple[Format, ...], renderer: Rend
 
 
 def registered(document_type: type) -> Registered:
-    """The renderer of ``document_type`` (or of its nearest registered base class)."""
-    for cls in document_type.__mro__:
-        if cls in _RENDERERS:
-            return _RENDERERS[cls]
+    """The renderer of ``document_type`` (or of its nearest registered base class). The prepared jobs
+    register on first use (``prepared_render.prepared_types``: importing them costs every command's start)."""
+    for _ in range(2):
+        for cls in document_type.__mro__:
+            if cls in _RENDERERS:
+                return _RENDERERS[cls]
+        for prepared in prepared_types():
+            _RENDERERS.setdefault(prepared, Registered(PREPARED_FORMATS, render_prepared))
     raise TypeError(f"no renderer is registered for {document_type.__name__}")
 
 
