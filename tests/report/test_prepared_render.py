@@ -198,7 +198,7 @@ def test_json_is_every_jobs_recorded_plan_with_its_header(
     assert set(document) == {"notes", "jobs"}
     plans = [job.pop("plan") for job in document["jobs"]]
     assert plans == [json.loads(plan.recorded_json()) for plan in _plans(prepared)]
-    assert document["jobs"] == _headers(prepared)
+    assert document["jobs"] == HEADERS[name]
     if isinstance(prepared, PreparedMeasurement):
         assert document["notes"] == isolate_plan_notes(prepared)
     if isinstance(prepared, PreparedSweep | PreparedNcclTests):
@@ -215,18 +215,19 @@ def _plans(prepared: Any) -> list[Any]:
     return list(prepared.plans)
 
 
-def _headers(prepared: Any) -> list[dict[str, Any]]:
-    if isinstance(prepared, PreparedAB):
-        return [{"round": job.round, "side": job.side} for job, _ in prepared.jobs]
-    if isinstance(prepared, PreparedTune):
-        return [{"round": 0, "candidate": name} for name, _ in prepared.first_round]
-    if isinstance(prepared, PreparedMeasurement):
-        return [{"round": 1}]
-    if isinstance(prepared, PreparedNcclTests):
-        return [{"collective": job.collective} for job in prepared.jobs]
-    if isinstance(prepared, PreparedTrain):
-        return [{"label": run.config.label} for run in prepared.runs]
-    return [{}]
+# Each case's job headers, written out: the A/B runs ABBA, tune's first round is the defaults then the
+# coarse grid in order, train-bench --ab runs fabric-on first.
+HEADERS: dict[str, list[dict[str, Any]]] = {
+    "bench": [{}],
+    "nccl-tests": [{"collective": "all_reduce"}, {"collective": "all_gather"}],
+    "ab": [{"round": 0, "side": "fabric-on"}, {"round": 0, "side": "fabric-off"},
+           {"round": 1, "side": "fabric-off"}, {"round": 1, "side": "fabric-on"}],
+    "tune": [{"round": 0, "candidate": "default"}, {"round": 0, "candidate": "1x1"},
+             {"round": 0, "candidate": "1x4"}],
+    "isolate": [{"round": 1}],
+    "train": [{"label": "train"}],
+    "train-ab": [{"label": "train fabric-on"}, {"label": "train fabric-off"}],
+}  # fmt: skip
 
 
 @pytest.mark.parametrize("name", PREPARE)

@@ -13,9 +13,9 @@ import typer
 
 from gpufabric.cli._common import choice, parse_env_pairs
 from gpufabric.launch import LAUNCHER_NAMES
-from gpufabric.report import PREPARED_FORMATS, Format, choices
+from gpufabric.report import LAUNCH_PLAN_FORMATS, Format, choices
 
-FORMATS: tuple[str, ...] = choices(*PREPARED_FORMATS)
+FORMATS: tuple[str, ...] = choices(*LAUNCH_PLAN_FORMATS)  # --dry-run prints the task's plan
 
 
 def launch_command(

@@ -82,15 +82,15 @@ def prepared_text(prepared: Prepared) -> str:
     """``prepared``'s plans as people read them, headed as the module says."""
     from gpufabric.bench.runner import PreparedSweep
     from gpufabric.jobs.ab import PreparedAB
-    from gpufabric.jobs.bench import notes_of
+    from gpufabric.jobs.bench import notes_of, plans_of
     from gpufabric.jobs.isolate import PreparedMeasurement, isolate_plan_notes
+    from gpufabric.jobs.launch import PreparedLaunch
     from gpufabric.jobs.nccl_tests import PreparedNcclTests
     from gpufabric.jobs.train import PreparedTrain
     from gpufabric.jobs.tune import PreparedTune
 
     if isinstance(prepared, PreparedSweep | PreparedNcclTests):
-        plans = prepared.plans if isinstance(prepared, PreparedNcclTests) else [prepared.plan]
-        return _notes(notes_of(prepared)) + "\n".join(plan_text(plan) for plan in plans)
+        return _notes(notes_of(prepared)) + "\n".join(plan_text(plan) for plan in plans_of(prepared))
     if isinstance(prepared, PreparedAB):
         return "\n".join(
             f"# A/B round {job.round}: {job.side}\n{plan_text(sweep.plan)}" for job, sweep in prepared.jobs
@@ -104,7 +104,9 @@ def prepared_text(prepared: Prepared) -> str:
         return _notes(isolate_plan_notes(prepared)) + plan_text(prepared.plan)
     if isinstance(prepared, PreparedTrain):
         return "\n".join(plan_text(plan) for plan in prepared.plans)
-    return plan_text(prepared.plan)
+    if isinstance(prepared, PreparedLaunch):
+        return plan_text(prepared.plan)
+    raise TypeError(f"not a prepared job: {type(prepared).__name__}")
 
 
 def prepared_jobs(prepared: Prepared) -> tuple[list[str], list[Job]]:
@@ -113,6 +115,7 @@ def prepared_jobs(prepared: Prepared) -> tuple[list[str], list[Job]]:
     from gpufabric.jobs.ab import PreparedAB
     from gpufabric.jobs.bench import notes_of
     from gpufabric.jobs.isolate import PreparedMeasurement, isolate_plan_notes
+    from gpufabric.jobs.launch import PreparedLaunch
     from gpufabric.jobs.nccl_tests import PreparedNcclTests
     from gpufabric.jobs.train import PreparedTrain
     from gpufabric.jobs.tune import PreparedTune
@@ -130,7 +133,9 @@ def prepared_jobs(prepared: Prepared) -> tuple[list[str], list[Job]]:
         return isolate_plan_notes(prepared), [({"round": 1}, prepared.plan)]
     if isinstance(prepared, PreparedTrain):
         return [], [({"label": run.config.label}, run.plan) for run in prepared.runs]
-    return [], [({}, prepared.plan)]  # a launch: the plan's own notes are in it
+    if isinstance(prepared, PreparedLaunch):
+        return [], [({}, prepared.plan)]  # the plan's own notes are in it
+    raise TypeError(f"not a prepared job: {type(prepared).__name__}")
 
 
 def prepared_json(prepared: Prepared) -> str:

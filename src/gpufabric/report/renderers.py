@@ -77,16 +77,26 @@ def register(document_type: type[D], formats: tuple[Format, ...], renderer: Rend
     _RENDERERS[document_type] = Registered(formats, renderer)
 
 
+def _register_prepared() -> None:
+    """The prepared jobs register on first need: importing ``gpufabric.jobs`` with this module would
+    cost every command's start (``prepared_render.prepared_types``)."""
+    for prepared in prepared_types():
+        _RENDERERS.setdefault(prepared, Registered(PREPARED_FORMATS, render_prepared))
+    _LAZY_DONE.append(True)
+
+
+_LAZY_DONE: list[bool] = []
+
+
 def registered(document_type: type) -> Registered:
-    """The renderer of ``document_type`` (or of its nearest registered base class). The prepared jobs
-    register on first use (``prepared_render.prepared_types``: importing them costs every command's start)."""
-    for _ in range(2):
+    """The renderer of ``document_type`` (or of its nearest registered base class)."""
+    while True:
         for cls in document_type.__mro__:
             if cls in _RENDERERS:
                 return _RENDERERS[cls]
-        for prepared in prepared_types():
-            _RENDERERS.setdefault(prepared, Registered(PREPARED_FORMATS, render_prepared))
-    raise TypeError(f"no renderer is registered for {document_type.__name__}")
+        if _LAZY_DONE:
+            raise TypeError(f"no renderer is registered for {document_type.__name__}")
+        _register_prepared()
 
 
 def formats_of(document_type: type) -> tuple[Format, ...]:
