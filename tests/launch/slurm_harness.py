@@ -164,8 +164,12 @@ class SlurmCluster:
     # --- slurm -------------------------------------------------------------------------------
 
     def _write_conf(self) -> None:
-        for sub in ("etc", "state", "spool"):
+        for sub in ("etc", "state", "spool", "tmp", "pmix"):
             (self.root / sub).mkdir(exist_ok=True)
+        # PMIx's per-step directory is /tmp/spmix_appdir_<uid>_<job>.<step> by default. Job ids start at 1
+        # in every cluster, so two clusters on one host (two test sessions, or a leftover of an earlier
+        # one) collide: "Cannot create directory ... File exists", and the step never launches.
+        (self.conf_path.parent / "mpi.conf").write_text(f"PMIxCliTmpDirBase={self.root / 'pmix'}\n")
         user = pwd.getpwuid(os.getuid()).pw_name
         memory = max(256, int(_total_memory_mb() * 0.8))
         lines = [
@@ -197,6 +201,7 @@ class SlurmCluster:
             "KillWait=5",
             f"StateSaveLocation={self.root / 'state'}",
             f"SlurmdSpoolDir={self.root / 'spool'}",
+            f"TmpFS={self.root / 'tmp'}",
             f"SlurmctldPidFile={self.root / 'slurmctld.pid'}",
             f"SlurmdPidFile={self.root / 'slurmd.pid'}",
             f"SlurmctldLogFile={self.root / 'log' / 'slurmctld.log'}",

@@ -228,6 +228,15 @@ def _outcome(
     timed_out = stopped_because is not None
     if stopped_because is not None:
         failure = f"{stopped_because}; Slurm job {job_id} was cancelled (scancel)"
+    elif follower.launch_failures:  # whatever the job's state says: these ranks never started
+        tasks = sorted(follower.launch_failures)
+        why = follower.launch_failures[tasks[0]]
+        failure = (
+            f"srun could not launch rank(s) {', '.join(map(str, tasks))} ({why}), so they never ran, though "
+            f"Slurm job {job_id} ended {state} with exit code {job_code}; slurmd's log on the node "
+            f"(SlurmdLogFile) says why the step aborted; see {follower.path}"
+        )
+        exits = [e.model_copy(update={"returncode": None}) if e.rank in tasks else e for e in exits]
     elif state != "COMPLETED":
         failed = [e for e in exits if e.returncode not in (0, None)]
         if failed:

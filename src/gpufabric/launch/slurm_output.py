@@ -1,6 +1,9 @@
 """The output of a Slurm job: its ``slurm-<id>.out`` file read as it grows, line by line, with the
 ``srun --label`` prefixes split off so every line goes to its rank (or node), and srun's task failure
-lines ("srun: error: HOST: task 1: Exited with exit code 7") kept for the failure report.
+lines kept for the failure report: a task that ran and failed ("srun: error: HOST: task 1: Exited with
+exit code 7") and a task srun could not start at all ("srun: error: task 0 launch failed: Unspecified
+error"). The second can end a job COMPLETED with exit code 0 (Slurm 23.11 with ``--mpi=pmix``, seen in
+this project's tests), so it must fail the launch on its own.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from gpufabric.launch.processes import LAST_LINES
 
 _LABEL = re.compile(r"^\s*(\d+): ?(.*)$")
 _TASK_EXIT = re.compile(r"srun: error: (?P<host>\S+): tasks? (?P<tasks>[\d,\-]+): (?P<what>.*)$")
+_LAUNCH_FAILED = re.compile(r"srun: error: task (?P<task>\d+) launch failed: (?P<what>.*)$")
 
 
 class SlurmOutputFollower:
@@ -27,6 +31,8 @@ class SlurmOutputFollower:
         self.partial = ""
         self.tails: dict[int | None, collections.deque[str]] = {}
         self.task_exits: dict[int, tuple[str, str]] = {}
+        self.launch_failures: dict[int, str] = {}
+        """Tasks srun could not start, with its reason ("Unspecified error")."""
 
     def poll(self, final: bool = False) -> None:
         try:
@@ -55,6 +61,9 @@ class SlurmOutputFollower:
             if failed:
                 for task in _expand(failed.group("tasks")):
                     self.task_exits[task] = (failed.group("host"), failed.group("what"))
+            unlaunched = _LAUNCH_FAILED.search(line)
+            if unlaunched:
+                self.launch_failures[int(unlaunched.group("task"))] = unlaunched.group("what").strip()
         self.tails.setdefault(rank, collections.deque(maxlen=LAST_LINES)).append(body)
         if self.on_output is not None:
             self.on_output(prefix, body)
