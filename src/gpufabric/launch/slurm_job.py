@@ -222,6 +222,8 @@ def _outcome(
             host, what = follower.task_exits[rank]
             exit_match = _EXIT_CODE.search(what)
             code = int(exit_match.group(1)) if exit_match else (-9 if "Killed" in what else None)
+        if rank in follower.launch_failures:
+            code = None  # srun never started it, whatever the job's state says
         tail = list(follower.tails.get(rank) or follower.tails.get(None) or [])
         exits.append(RankExit(rank=rank, host=host, returncode=code, last_lines=tail))
     failure = None
@@ -236,7 +238,6 @@ def _outcome(
             f"Slurm job {job_id} ended {state} with exit code {job_code}; slurmd's log on the node "
             f"(SlurmdLogFile) says why the step aborted; see {follower.path}"
         )
-        exits = [e.model_copy(update={"returncode": None}) if e.rank in tasks else e for e in exits]
     elif state != "COMPLETED":
         failed = [e for e in exits if e.returncode not in (0, None)]
         if failed:
