@@ -4,22 +4,25 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-# The CPU machines of this project keep a CPU wheel of torch on disk; use it when it is there.
+# The CPU machines of this project keep a CPU wheel of torch on disk; use it when it is there. Elsewhere
+# ask PyTorch's CPU index first (PyPI's default torch is a CUDA build of several GB), then PyPI.
 WHEELS := $(wildcard /opt/wheels)
 PIP_FIND := $(if $(WHEELS),--find-links $(WHEELS),)
+TORCH_CPU_INDEX ?= https://download.pytorch.org/whl/cpu
+TORCH_CPU := $(if $(WHEELS),"torch==2.13.0",--timeout 15 --retries 0 --index-url $(TORCH_CPU_INDEX) torch)
 OS_PACKAGES := openmpi-bin slurm-wlm munge libpmix-dev chromium
 OS_TOOLS := mpirun slurmctld slurmd munged chromium
 # Slurm's mpi/pmix plugin dlopens the unversioned libpmix.so, which only libpmix-dev ships.
 OS_FILES := /usr/lib/*/pmix2/lib/libpmix.so
 
-.PHONY: demo test lint types unit os-deps venv gpu-test clean
+.PHONY: demo test lint types unit os-deps venv gpu-test wheel clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 
 $(STAMP): $(BIN)/python pyproject.toml
-	$(BIN)/pip install -q $(PIP_FIND) "torch==2.13.0" || $(BIN)/pip install -q $(PIP_FIND) torch
+	$(BIN)/pip install -q $(PIP_FIND) $(TORCH_CPU) || $(BIN)/pip install -q $(PIP_FIND) torch
 	$(BIN)/pip install -q $(PIP_FIND) -e ".[dev,torch]"
 	touch $(STAMP)
 
@@ -53,6 +56,10 @@ test: lint types unit
 # On a GPU host: the gpu-marked suite.
 gpu-test: $(STAMP)
 	$(BIN)/pytest -m gpu -q
+
+# A wheel of this checkout in dist/ (what `pip install dist/gpufabric-*.whl` takes until it is on PyPI).
+wheel: $(BIN)/python
+	$(BIN)/pip wheel -q --no-deps -w dist .
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
