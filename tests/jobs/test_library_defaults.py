@@ -22,6 +22,8 @@ def test_bench_request_defaults_are_the_commands(tmp_path: Path, monkeypatch: py
         capture_output=True, text=True, timeout=300, check=False, cwd=tmp_path, env=env,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
+    # The run says where it was saved, with the real directory (issue 34: `show RUN` was a placeholder).
+    assert f"saved: {tmp_path / 'cli'} (read it back: `gpufabric show {tmp_path / 'cli'}`" in done.stderr
     from_cli = BenchConfig.model_validate_json((tmp_path / "cli" / "config.json").read_text())
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
     prepared = prepare_bench(BenchRequest(run_dir=tmp_path / "lib"), Execution(ranks=2))

@@ -7,7 +7,8 @@ import io
 import json
 from pathlib import Path
 
-from gpufabric.report.nccl_table import format_time, render_run
+from gpufabric.report import Format
+from gpufabric.report.nccl_table import format_bandwidth, format_time, render_run
 from gpufabric.results.model import Device, Measurement, Row, RunMetadata, RunResult, Series
 from gpufabric.results.readers import read_run
 
@@ -72,6 +73,24 @@ def test_table_is_nccl_tests_shaped() -> None:
 def test_time_column_precision_follows_nccl_tests() -> None:
     times = (format_time(12.345), format_time(123.45), format_time(12345.6))
     assert times == ("  12.35", "  123.5", "  12346")
+
+
+def test_bandwidth_under_a_hundredth_keeps_four_decimals_and_reads_back(tmp_path: Path) -> None:
+    # CPU ranks at small sizes move a few MB/s: nccl-tests' %6.2f printed a column of 0.00 (issue 34).
+    assert (format_bandwidth(0.00169965), format_bandwidth(0.0), format_bandwidth(2.411)) == (
+        "0.0017",
+        "  0.00",
+        "  2.41",
+    )
+    slow = Measurement(time_us=5989.8, algbw_gbs=0.0000855, busbw_gbs=0.00128, wrong=0)
+    row = _result().series[0].rows[0].model_copy(update={"out_of_place": slow, "in_place": slow})
+    series = _result().series[0].model_copy(update={"rows": [row]})
+    result = _result().model_copy(update={"series": [series]})
+    table = tmp_path / "slow.txt"
+    table.write_text(render_run(result, Format.TABLE))
+    assert "0.0001  0.0013" in table.read_text()
+    back = read_run(table).series[0].rows[0].out_of_place
+    assert back is not None and back.busbw_gbs == 0.0013
 
 
 def test_csv_markdown_and_json() -> None:

@@ -69,6 +69,7 @@ def run_and_show(prepared: PreparedBench, *, fmt: str, progress: bool | None, ou
     if not isinstance(prepared, PreparedSweep):  # nccl-tests: the table once every binary has run
         result = run_bench_job(prepared)
         typer.echo(render_run(result, Format(fmt)), nl=False, err=to_stderr)
+        print_saved(prepared.config.run_dir)
         return result
     # The run directory is fixed already, so the rows can be read back as they come and a stopped run
     # can say where its partial result is.
@@ -87,4 +88,15 @@ def run_and_show(prepared: PreparedBench, *, fmt: str, progress: bool | None, ou
         printer.stopped()  # whatever stopped it: what was measured, and where it is kept
         raise
     printer.finish(render_run(result, Format(fmt)))
+    print_saved(prepared.config.run_dir)
     return result
+
+
+def print_saved(run_dir: Path) -> None:
+    """On stderr, after a run: where it was saved and the commands that read it back (stdout keeps
+    exactly the table, which the readers take back unchanged)."""
+    print(
+        f"saved: {run_dir} (read it back: `gpufabric show {run_dir}`, `gpufabric doctor {run_dir}`, "
+        f"`gpufabric report {run_dir} -o report.html`)",
+        file=sys.stderr,
+    )

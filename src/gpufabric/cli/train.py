@@ -104,6 +104,9 @@ def train_bench(
         return
     document = run_train_job(prepared)
     typer.echo(render_train(document, output), nl=False, err=is_stdout(out or ""))  # --out -: JSON on stdout
+    from gpufabric.cli.bench_modes import print_saved
+
+    print_saved(prepared.root if prepared.root is not None else prepared.runs[0].config_path.parent)
 
 
 def register(app: typer.Typer) -> None:

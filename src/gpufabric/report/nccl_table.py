@@ -34,11 +34,19 @@ def format_time(time_us: float) -> str:
     return f"{time_us:7.2f}"
 
 
+def format_bandwidth(gbps: float) -> str:
+    """nccl-tests' ``%6.2f``, but a non-zero figure under 0.01 GB/s (CPU ranks, small sizes) keeps four
+    decimals: a column of 0.00 says nothing. Still a plain decimal that every reader of the table parses."""
+    if 0 < gbps < 0.01:
+        return f"{gbps:6.4f}"
+    return f"{gbps:6.2f}"
+
+
 def _half(m: Measurement | None) -> str:
     if m is None:
         return f"  {'N/A':>7}  {'N/A':>6}  {'N/A':>6}  {'N/A':>6}"
     wrong = "N/A" if m.wrong is None else str(m.wrong)  # exact: %6g would round 1234567 to 1.23457e+06
-    return f"  {format_time(m.time_us)}  {m.algbw_gbs:6.2f}  {m.busbw_gbs:6.2f}  {wrong:>6}"
+    return f"  {format_time(m.time_us)}  {format_bandwidth(m.algbw_gbs)}  {format_bandwidth(m.busbw_gbs)}  {wrong:>6}"
 
 
 def _row_line(row: Row) -> str:
@@ -177,7 +185,7 @@ def _table_notes(notes: list[str]) -> list[str]:
         settled = "; some sizes never settled" if unsettled else ""
         shown.append(
             f"warm-up: {discarded} unsteady batch(es) discarded in {len(collectives)} collective(s)"
-            f"{settled} (each size's detail: the result's notes, `gpufabric show RUN --format json`)"
+            f"{settled} (each size's detail: the result's notes, `gpufabric show <run directory> --format json`)"
         )
     return shown
 
@@ -253,7 +261,7 @@ def _md(m: Measurement | None, what: Literal["time", "busbw", "wrong"]) -> str:
     if what == "time":
         return format_time(m.time_us).strip()
     if what == "busbw":
-        return f"{m.busbw_gbs:.2f}"
+        return format_bandwidth(m.busbw_gbs).strip()
     return "N/A" if m.wrong is None else str(m.wrong)
 
 
