@@ -46,7 +46,8 @@ def _half(m: Measurement | None) -> str:
     if m is None:
         return f"  {'N/A':>7}  {'N/A':>6}  {'N/A':>6}  {'N/A':>6}"
     wrong = "N/A" if m.wrong is None else str(m.wrong)  # exact: %6g would round 1234567 to 1.23457e+06
-    return f"  {format_time(m.time_us)}  {format_bandwidth(m.algbw_gbs)}  {format_bandwidth(m.busbw_gbs)}  {wrong:>6}"
+    algbw, busbw = format_bandwidth(m.algbw_gbs), format_bandwidth(m.busbw_gbs)
+    return f"  {format_time(m.time_us)}  {algbw}  {busbw}  {wrong:>6}"
 
 
 def _row_line(row: Row) -> str:
@@ -185,7 +186,8 @@ def _table_notes(notes: list[str]) -> list[str]:
         settled = "; some sizes never settled" if unsettled else ""
         shown.append(
             f"warm-up: {discarded} unsteady batch(es) discarded in {len(collectives)} collective(s)"
-            f"{settled} (each size's detail: the result's notes, `gpufabric show <run directory> --format json`)"
+            f"{settled} (each size's detail: the result's notes, "
+            "`gpufabric show <run directory> --format json`)"
         )
     return shown
 
