@@ -6,6 +6,7 @@ doctor.py, launch.py ...), so this file only wires them together and owns the er
 
 from __future__ import annotations
 
+import re
 import sys
 from typing import Any
 
@@ -96,10 +97,52 @@ def main() -> None:
         _run()
 
 
+# typer vendors click (0.29+) or imports it (older): its usage error is reached through the public
+# BadParameter, whose parent it is, so both spellings are caught without importing a private module.
+_CLICK_USAGE_ERROR: type[Exception] = typer.BadParameter.__mro__[1]
+# pydantic's wording of typer's range checks, as users read the rest of our errors.
+_RANGE_WORDS = (
+    (re.compile(r"Input should be greater than or equal to (\S+)"), r"must be at least \1"),
+    (re.compile(r"Input should be less than or equal to (\S+)"), r"must be at most \1"),
+    (re.compile(r"Input should be greater than (\S+)"), r"must be more than \1"),
+    (re.compile(r"Input should be less than (\S+)"), r"must be less than \1"),
+    (re.compile(r"Input should be a valid integer.*"), "must be a whole number"),
+    (re.compile(r"Input should be a valid number.*"), "must be a number"),
+)
+
+
+def usage_line(exc: Exception) -> str:
+    """A bad flag as one line, like every other error: what, where, and where the valid flags are.
+
+    ``Invalid value for '-n' / '--iters': Input should be greater than or equal to 1`` in a box becomes
+    ``-n/--iters: must be at least 1 (flags: gpufabric bench -h)``."""
+    message = " ".join(str(getattr(exc, "format_message", lambda: str(exc))()).split())
+    for pattern, words in _RANGE_WORDS:
+        message = pattern.sub(words, message)
+    invalid = re.match(r"Invalid value for (?P<flags>.+?): (?P<why>.*)$", message)
+    if invalid:
+        flags = "/".join(re.findall(r"'([^']+)'", invalid["flags"])) or invalid["flags"]
+        message = f"{flags}: {invalid['why']}"
+    names: list[str] = []
+    ctx = getattr(exc, "ctx", None)
+    while ctx is not None and ctx.parent is not None:  # the root's own name may be `python -m ...`
+        names.insert(0, ctx.info_name)
+        ctx = ctx.parent
+    return f"{message} (flags: {' '.join(['gpufabric', *names])} -h)"
+
+
 def _run() -> None:
     try:
         with stopping_on_signals():
-            app()
+            code = app(standalone_mode=False)
+        if isinstance(code, int) and code != 0:
+            sys.exit(code)
+    except _CLICK_USAGE_ERROR as exc:
+        if str(exc).strip():  # a bare `gpufabric` printed its help and has nothing to add
+            print(f"Error: {usage_line(exc)}", file=sys.stderr)
+        sys.exit(2)
+    except typer.Abort:
+        sys.exit(1)
     except GpufabricError as exc:
         message = " ".join(str(exc).split("\n"))
         print(f"Error: {message}", file=sys.stderr)
