@@ -33,7 +33,7 @@ for i in range(n.nvmlDeviceGetCount()):
         try:
             st = n.nvmlDeviceGetNvLinkState(h, link)
             link_info = {"link": link, "state": st, "version": n.nvmlDeviceGetNvLinkVersion(h, link)}
-            link_info["remote"] = n.nvmlDeviceGetNvLinkRemotePciInfo_v2(h, link).busId
+            link_info["remote"] = n.nvmlDeviceGetNvLinkRemotePciInfo(h, link).busId
             try: link_info["remote_type"] = n.nvmlDeviceGetNvLinkRemoteDeviceType(h, link)
             except Exception as e: link_info["remote_type"] = str(e)
             g["links"].append(link_info)
@@ -46,7 +46,7 @@ record "nvml dump: exit $? ($(wc -c <"$F/nvml.json") bytes)"
 { for d in /sys/class/net/*; do echo "== $d -> $(readlink -f $d)"; for a in speed mtu operstate type carrier; do echo "$a: $(cat $d/$a 2>&1)"; done
     echo "driver: $(basename "$(readlink -f $d/device/driver 2>/dev/null)" 2>/dev/null)"; done
   ls -la /sys/class/infiniband 2>&1; for d in /sys/class/infiniband/*/ports/*; do echo "== $d"; cat $d/rate $d/link_layer $d/state 2>&1; done
-  for g in $(nvidia-smi --query-gpu=pci.bus_id --format=csv,noheader); do b=$(echo "${g:4}" | tr 'A-F' 'a-f'); p="/sys/bus/pci/devices/0000:$b"
+  for g in $(nvidia-smi --query-gpu=pci.bus_id --format=csv,noheader); do b=$(echo "${g:4}" | tr "A-F" "a-f"); p="/sys/bus/pci/devices/$b"
     echo "== gpu $g $(readlink -f $p 2>&1)"; for a in current_link_speed current_link_width max_link_speed max_link_width numa_node; do echo "$a: $(cat $p/$a 2>&1)"; done; done
 } >"$F/sysfs.txt" 2>&1
 cat /proc/net/dev >"$F/proc-net-dev-start.txt"
