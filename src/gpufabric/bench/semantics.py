@@ -150,3 +150,26 @@ def bandwidths(shape: CollectiveLayout, time_us: float) -> tuple[float, float]:
         return 0.0, 0.0
     algbw = algbw_bytes(shape) / 1.0e9 / (time_us * 1.0e-6)
     return algbw, algbw * bus_factor(shape.collective, shape.nranks)
+
+
+def wire_bytes_per_rank(shape: CollectiveLayout) -> float:
+    """Bytes one rank sends, on average, in one call of a ring (or chain) algorithm: what must cross the
+    network per rank when every rank's traffic goes through a NIC (sockets between ranks, one GPU per node).
+
+    For all_reduce and the collectives that split a buffer by nranks this is busbw's numerator
+    (``algbw_bytes x bus_factor``: 2(n-1)/n x S for all_reduce, (n-1)/n x S for all_gather,
+    reduce_scatter and alltoall; nccl-tests doc/PERFORMANCE.md). A rooted collective's ring or chain
+    carries S over n-1 hops (broadcast, reduce: (n-1)/n x S a rank, though busbw counts S); gather and
+    scatter move every non-root rank's share once; sendrecv sends the whole buffer to one peer.
+    alltoallv's pattern is per-pair (``alltoallv_peer_bytes``) and has no ring form here."""
+    n = shape.nranks
+    if n < 2:
+        return 0.0
+    if shape.collective in ("all_reduce", "all_gather", "reduce_scatter", "alltoall"):
+        return algbw_bytes(shape) * bus_factor(shape.collective, n)
+    size = shape.param_count * shape.wordsize
+    if shape.collective in ("broadcast", "reduce", "gather", "scatter"):
+        return (n - 1) / n * size  # S for broadcast/reduce, one rank's share for gather/scatter
+    if shape.collective == "sendrecv":
+        return float(size)
+    raise ValueError(f"no ring traffic formula for {shape.collective!r}")

@@ -79,6 +79,7 @@ class NicFacts(_Frozen):
     kind: NicKind
     rate_gbps: float | None = Field(default=None, gt=0, description="link rate, Gbit/s, as sysfs reports it")
     netdev: str | None = Field(default=None, description="the Ethernet interface behind an RDMA device")
+    driver: str | None = Field(default=None, description="the kernel driver: mlx5_core, efa, ena, gve ...")
     port: int | None = None
     state: str | None = Field(default=None, description="ACTIVE, DOWN, up, down ... as the kernel says")
     pci_bus_id: str | None = None

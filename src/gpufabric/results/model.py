@@ -18,6 +18,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from gpufabric.collectives import COLLECTIVES
+from gpufabric.hardware.attribution import HostTraffic
 from gpufabric.redact import redact_argv
 from gpufabric.results.attestation import Attestation
 
@@ -76,6 +77,10 @@ class Row(_Model):
     out_of_place: Measurement | None = None
     in_place: Measurement | None = None
     timestamp: datetime | None = Field(default=None, description="nccl-tests -S timestamps, when present")
+    traffic: list[HostTraffic] = Field(
+        default_factory=list,
+        description="bytes each NIC of each host moved while this size ran (sysfs counters; our engines)",
+    )
 
     def placement(self, which: Literal["out_of_place", "in_place"]) -> Measurement | None:
         return self.out_of_place if which == "out_of_place" else self.in_place

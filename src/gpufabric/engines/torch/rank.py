@@ -30,6 +30,7 @@ from gpufabric.bench.rank_process import (
     rank_device,
 )
 from gpufabric.bench.stages import StageReporter
+from gpufabric.bench.traffic import SizeTraffic
 from gpufabric.engines import RANK_MODULES
 from gpufabric.errors import GpufabricError, UsageError
 
@@ -119,6 +120,7 @@ def run_rank(config: BenchConfig, identity: RankIdentity) -> int:
                 announce_progress({"row": collective, "size": row.size_bytes, "total": total})
 
         on_size = _size_hook(stages, fault, identity.rank)
+        traffic = SizeTraffic.start(identity.rank, _gather_objects(identity.world_size))
         for collective in config.collectives:
             try:
                 series = run_collective(
@@ -132,6 +134,7 @@ def run_rank(config: BenchConfig, identity: RankIdentity) -> int:
                     on_row=on_row,
                     on_size=on_size,
                     fault=fault,
+                    traffic=traffic,
                 )
             except RuntimeError as exc:
                 raise _translate_runtime_error(exc, config, backend) from exc
@@ -160,6 +163,18 @@ def _size_hook(stages: StageReporter, fault: Fault | None, rank: int) -> Any:
         stages.enter("size", collective=collective, size=size)
 
     return on_size
+
+
+def _gather_objects(world_size: int) -> Any:
+    """Every rank's picklable object, on every rank (the NIC counters' side channel)."""
+    import torch.distributed as dist
+
+    def gather(value: Any) -> list[Any]:
+        gathered: list[Any] = [None] * world_size
+        dist.all_gather_object(gathered, value)
+        return gathered
+
+    return gather
 
 
 def _gather_facts(identity: RankIdentity, device: Any) -> list[dict[str, Any]]:

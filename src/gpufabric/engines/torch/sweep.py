@@ -19,6 +19,7 @@ from gpufabric.bench.config import BenchConfig
 from gpufabric.bench.fault import Fault, slowed_launch
 from gpufabric.bench.rows import measurement, note_first_wrong
 from gpufabric.bench.semantics import layout
+from gpufabric.bench.traffic import CallCounter, SizeTraffic
 from gpufabric.engines.torch import ops
 from gpufabric.engines.torch.timing import BatchTimer
 from gpufabric.results.model import Measurement, Row, Series
@@ -39,8 +40,10 @@ def run_collective(
     notes: list[str],
     on_size: SizeHook | None = None,
     fault: Fault | None = None,
+    traffic: SizeTraffic | None = None,
 ) -> Series:
-    """One collective's sweep; returns the series (rows only on rank 0)."""
+    """One collective's sweep; returns the series (rows only on rank 0). With ``traffic``, every host's
+    NIC counters are read around each size and rank 0's rows carry what each NIC moved."""
     sizes = config.sizes()
     shapes = [layout(collective, size, config.wordsize, world_size) for size in sizes]
     skipped = [s for s, shape in zip(sizes, shapes, strict=True) if shape.param_count == 0]
@@ -65,6 +68,9 @@ def run_collective(
         if on_size is not None:
             on_size(collective, shape.size_bytes)
         placed: dict[bool, Measurement | None] = {False: None, True: None}
+        launches = CallCounter()
+        if traffic is not None:
+            traffic.begin()
         for in_place in (False, True):
             if not in_place and collective in ops.IN_PLACE_ONLY:
                 continue
@@ -80,6 +86,7 @@ def run_collective(
             slow = slowed_launch(fault, rank, work.launch, _synchronizer(device))
             if slow is not None:
                 work = dataclasses.replace(work, launch=slow, synchronizes=True)
+            work = dataclasses.replace(work, launch=launches.wrap(work.launch))
             samples = timer.measure(work)
             wrong: int | None = None
             if config.check:
@@ -94,6 +101,8 @@ def run_collective(
             placed[in_place] = measurement(shape, samples, wrong, config)
             if rank == 0:
                 timing_log.add(shape.size_bytes, in_place, samples)
+        # A CUDA graph replays launches the host never sees: then the calls are unknown.
+        moved = traffic.finish(shape, None if config.graph else launches.calls) if traffic else []
         if rank != 0:
             continue
         row = Row(
@@ -104,6 +113,7 @@ def run_collective(
             root=root,
             out_of_place=placed[False],
             in_place=placed[True],
+            traffic=moved,
         )
         for m in (row.out_of_place, row.in_place):
             if m is not None:
