@@ -14,7 +14,20 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 
 from gpufabric import __version__
-from gpufabric.cli import bench, catalog, doctor, env, isolate, launch, nodes, plan, results, train, tune
+from gpufabric.cli import (
+    bench,
+    catalog,
+    doctor,
+    env,
+    isolate,
+    launch,
+    nodes,
+    plan,
+    results,
+    snapshot,
+    train,
+    tune,
+)
 from gpufabric.errors import GpufabricError
 from gpufabric.launch import Interrupted, stopping_on_signals
 from gpufabric.redact import scrubbed_std_streams
@@ -80,7 +93,7 @@ def _root(
     """gpufabric: plan, launch, bench, doctor, compare, report."""
 
 
-for module in (bench, results, catalog, plan, doctor, launch, nodes, isolate, train, tune, env):
+for module in (bench, results, catalog, plan, doctor, launch, nodes, isolate, train, tune, env, snapshot):
     module.register(app)
 for _info in app.registered_commands:
     if _info.cls in (None, TyperCommand):

@@ -86,7 +86,7 @@ class TrafficAttribution(BaseModel):
         text = f"{human_size(self.total_bytes)} sent: {', '.join(parts) or 'spread thin'}"
         if self.fabric and self.fabric_kind:
             text += f"; {self.fabric_kind}: {len(self.used)} of {len(self.fabric)} used"
-            if self.idle and self.used:
+            if self.idle:
                 text += f" ({', '.join(self.idle)} carried none)"
             elif self.balance is not None and len(self.used) > 1:
                 text += f", balance {self.balance:.2f}"

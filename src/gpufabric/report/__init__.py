@@ -33,11 +33,14 @@ from gpufabric.report.plan_render import PLAN_FORMATS, render_plan
 from gpufabric.report.plots import write_comparison_plots
 from gpufabric.report.prepared_render import PREPARED_FORMATS, render_prepared
 from gpufabric.report.renderers import Renderer, formats_of, register, render_document
+from gpufabric.report.snapshot_render import SNAPSHOT_FORMATS, render_snapshot
 from gpufabric.report.terminal import TEXT_WIDTH
 from gpufabric.report.train_render import TRAIN_FORMATS, render_train
 from gpufabric.report.tune_render import TUNE_FORMATS, render_tune
 
 __all__ = [
+    "SNAPSHOT_FORMATS",
+    "render_snapshot",
     "AB_FORMATS",
     "CAPABILITIES_FORMATS",
     "CATALOG_FORMATS",

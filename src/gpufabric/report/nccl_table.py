@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from typing import Literal
 
 from gpufabric.report.formats import Format
+from gpufabric.report.traffic_lines import traffic_lines
 from gpufabric.results.model import Measurement, Row, RunResult, Series, fault_text
 
 RUN_FORMATS: tuple[Format, ...] = (Format.TABLE, Format.JSON, Format.CSV, Format.MARKDOWN)
@@ -156,6 +157,7 @@ def render_series(result: RunResult, series: Series) -> str:
     )
     avg = series.avg_busbw_gbs
     lines.append(f"# Avg bus bandwidth    : {'N/A' if avg is None else f'{avg:g}'} ")
+    lines.extend(traffic_lines(series))
     lines.append("#")
     return "\n".join(lines)
 

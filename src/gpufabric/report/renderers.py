@@ -26,6 +26,7 @@ from gpufabric.analysis.tune_judge import TuneReport
 from gpufabric.capabilities import EnvironmentReport
 from gpufabric.catalog import InstanceListing, InstanceType
 from gpufabric.errors import UsageError
+from gpufabric.hardware.snapshot import NodeSnapshot
 from gpufabric.inventory import ClusterPlan, NodeListing
 from gpufabric.launch.base import LaunchPlan
 from gpufabric.planner import Plan
@@ -46,6 +47,7 @@ from gpufabric.report.nodes_render import (
 )
 from gpufabric.report.plan_render import PLAN_FORMATS, render_plan
 from gpufabric.report.prepared_render import PREPARED_FORMATS, prepared_types, render_prepared
+from gpufabric.report.snapshot_render import SNAPSHOT_FORMATS, render_snapshot
 from gpufabric.report.train_render import TRAIN_FORMATS, render_train
 from gpufabric.report.tune_render import TUNE_FORMATS, render_tune
 from gpufabric.results import RunResult
@@ -132,3 +134,4 @@ register(TrainAB, TRAIN_FORMATS, render_train)
 register(IsolationReport, ISOLATE_FORMATS, render_isolate)
 register(MeasuredIsolation, ISOLATE_FORMATS, render_isolate)
 register(LaunchPlan, LAUNCH_PLAN_FORMATS, render_launch_plan)
+register(NodeSnapshot, SNAPSHOT_FORMATS, render_snapshot)

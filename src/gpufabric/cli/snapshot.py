@@ -1,0 +1,36 @@
+"""``gpufabric snapshot``: read this node (GPUs, NVLink, PCIe, NICs, cloud instance type) into a node
+snapshot; print it as a summary or JSON, and with ``-o FILE`` keep the JSON for offline use
+(``hardware.load_snapshot``; other commands' ``--snapshot FILE``)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import typer
+
+from gpufabric.cli._common import choice
+from gpufabric.hardware.detect import detect_node
+from gpufabric.hardware.snapshot import save_snapshot
+from gpufabric.report import SNAPSHOT_FORMATS, Format, render_snapshot
+
+
+def snapshot_command(
+    out: Path | None = typer.Option(None, "--out", "-o", help="write the snapshot JSON to FILE"),
+    fmt: str = typer.Option("text", "--format", help="text or json"),
+    no_metadata: bool = typer.Option(
+        False, "--no-metadata", help="do not ask the cloud's metadata service for the instance type"
+    ),
+) -> None:
+    """Read this node's GPUs, NVLink, PCIe links and NICs (and its cloud instance type) into a snapshot."""
+    output = Format(choice("--format", fmt, SNAPSHOT_FORMATS))
+    snapshot = detect_node(environ=os.environ, metadata=not no_metadata)
+    if out is not None:
+        save_snapshot(snapshot, out)
+    sys.stdout.write(render_snapshot(snapshot, output))
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``snapshot`` to the app."""
+    app.command("snapshot")(snapshot_command)
