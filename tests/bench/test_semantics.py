@@ -146,3 +146,16 @@ def test_every_collective_has_a_layout_and_factor() -> None:
         assert bus_factor(name, 2) > 0
     with pytest.raises(ValueError):
         layout("hypercube", 8, 4, 2)
+
+
+def test_wire_bytes_per_rank_follow_the_ring() -> None:
+    from gpufabric.bench.semantics import wire_bytes_per_rank
+
+    size = 8 * 2**20
+    assert wire_bytes_per_rank(layout("all_reduce", size, 4, 4)) == 2 * 3 / 4 * size
+    assert wire_bytes_per_rank(layout("all_gather", size, 4, 4)) == 3 / 4 * size
+    assert wire_bytes_per_rank(layout("reduce_scatter", size, 4, 4)) == 3 / 4 * size
+    assert wire_bytes_per_rank(layout("alltoall", size, 4, 4)) == 3 / 4 * size
+    assert wire_bytes_per_rank(layout("broadcast", size, 4, 4)) == 3 / 4 * size
+    assert wire_bytes_per_rank(layout("sendrecv", size, 4, 4)) == size
+    assert wire_bytes_per_rank(layout("all_reduce", size, 4, 1)) == 0.0

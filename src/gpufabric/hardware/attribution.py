@@ -81,7 +81,9 @@ class TrafficAttribution(BaseModel):
         if self.total_bytes == 0:
             return "no NIC moved any byte"
         parts = [
-            f"{n.name} {n.share:.0%}" for n in sorted(self.nics, key=lambda n: -n.tx_bytes) if n.share >= 0.005
+            f"{n.name} {n.share:.0%}"
+            for n in sorted(self.nics, key=lambda n: -n.tx_bytes)
+            if n.share >= 0.005
         ]
         text = f"{human_size(self.total_bytes)} sent: {', '.join(parts) or 'spread thin'}"
         if self.fabric and self.fabric_kind:

@@ -73,9 +73,7 @@ def _aws(base: str, timeout: float) -> str | None:
 
 
 def _gcp(base: str, timeout: float) -> str | None:
-    answer = _call(
-        f"{base}/computeMetadata/v1/instance/machine-type", {"Metadata-Flavor": "Google"}, timeout
-    )
+    answer = _call(f"{base}/computeMetadata/v1/instance/machine-type", {"Metadata-Flavor": "Google"}, timeout)
     return answer.rsplit("/", 1)[-1] if answer else None
 
 

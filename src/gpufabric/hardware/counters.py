@@ -80,7 +80,9 @@ def read_counters(sysfs_root: Path = Path("/sys"), host: str | None = None) -> C
                 notes.append(f"{name}: no byte counters under {port}")
                 continue
             if saturated:
-                notes.append(f"{name}: a 32-bit port counter is saturated (2^32-1 words); its bytes are a floor")
+                notes.append(
+                    f"{name}: a 32-bit port counter is saturated (2^32-1 words); its bytes are a floor"
+                )
             kind = rdma_kind(driver, read_text(port / "link_layer"), dev.name)
             nics.append(NicBytes(name=name, kind=kind, tx_bytes=tx, rx_bytes=rx))
     net = sysfs_root / "class" / "net"

@@ -163,4 +163,3 @@ def detect_node(
         shape=shape.model_copy(update={"notes": tuple(notes)}),
         notes=notes,
     )
-

@@ -63,7 +63,7 @@ def nvlink_facts(bus_ids: Sequence[str | None], records: Sequence[NvLinkRecord])
             pairs[record.gpu][peer] += 1
     if switched:  # every GPU reaches every other through the switches with all of its links
         pairs = [[0 if i == j else min(per_gpu[i], per_gpu[j]) for j in range(count)] for i in range(count)]
-    generations = {generation_of(r.nvml_version) for r in active} - {None}
+    generations = [g for g in (generation_of(r.nvml_version) for r in active) if g is not None]
     generation = max(generations) if generations else None
     return NvLinkFacts(
         generation=generation,

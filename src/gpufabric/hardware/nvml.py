@@ -9,6 +9,7 @@ support (``NVMLError_NotSupported``: NVLink on a PCIe card, NUMA id on older dri
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,10 +68,8 @@ def read_nvml(nvml: Any = None) -> NvmlReading:
             reading.gpus.append(gpu)
             reading.links.extend(links)
     finally:
-        try:
+        with contextlib.suppress(nvml.NVMLError):
             nvml.nvmlShutdown()
-        except nvml.NVMLError:
-            pass
     return reading
 
 

@@ -90,7 +90,9 @@ def device_dir(sysfs_root: Path, bus_id: str) -> Path:
 def pci_chain(path: Path) -> tuple[str, ...]:
     """The PCI functions from the root port down to the device, from a resolved sysfs path:
     ``/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0`` -> ``("0000:00:01.0", "0000:01:00.0")``.
-    A non-PCI tail (``virtio2/net/eth0``) is dropped."""
+    A non-PCI tail (``virtio2/net/eth0``) is dropped; a path that does not exist has no chain."""
+    if not path.exists():
+        return ()
     return tuple(part.lower() for part in path.resolve().parts if PCI_ADDRESS.match(part))
 
 

@@ -1,5 +1,6 @@
-"""``NodeSnapshot``: one node as captured, raw facts and the ``NodeShape`` built from them, as a versioned JSON
-document (``gpufabric snapshot -o FILE``) that doctor, certify and tests read offline (``load_snapshot``).
+"""``NodeSnapshot``: one node as captured, raw facts and the ``NodeShape`` built from them, as a versioned
+JSON document (``gpufabric snapshot -o FILE``) that doctor, certify and tests read offline
+(``load_snapshot``).
 
 Detection itself lives in ``hardware.detect``; this module is the document and its file.
 """
@@ -27,7 +28,7 @@ class NodeSnapshot(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    kind: Literal["gpufabric-node-snapshot"] = SNAPSHOT_KIND
+    kind: Literal["gpufabric-node-snapshot"] = "gpufabric-node-snapshot"
     schema_version: int = SNAPSHOT_VERSION
     captured_at: datetime
     hostname: str | None = None
@@ -56,7 +57,7 @@ def load_snapshot(path: Path) -> NodeSnapshot:
         ) from exc
     if not isinstance(data, dict) or data.get("kind") != SNAPSHOT_KIND:
         raise InputError(
-            f"{path}: not a node snapshot (no \"kind\": \"{SNAPSHOT_KIND}\"); write one with "
+            f'{path}: not a node snapshot (no "kind": "{SNAPSHOT_KIND}"); write one with '
             "`gpufabric snapshot -o FILE`"
         )
     version = data.get("schema_version")

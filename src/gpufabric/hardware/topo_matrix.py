@@ -65,9 +65,7 @@ class TopoMatrix:
 
     def near_gpus(self, nic: str) -> tuple[int, ...]:
         """The GPUs (indexes) behind the same PCIe switch as ``nic`` (PIX or PXB)."""
-        return tuple(
-            i for i, gpu in enumerate(self.gpus) if self.cells[gpu].get(nic) in ("PIX", "PXB")
-        )
+        return tuple(i for i, gpu in enumerate(self.gpus) if self.cells[gpu].get(nic) in ("PIX", "PXB"))
 
 
 def _columns(header: str) -> tuple[list[str], int]:

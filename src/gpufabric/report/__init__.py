@@ -39,8 +39,6 @@ from gpufabric.report.train_render import TRAIN_FORMATS, render_train
 from gpufabric.report.tune_render import TUNE_FORMATS, render_tune
 
 __all__ = [
-    "SNAPSHOT_FORMATS",
-    "render_snapshot",
     "AB_FORMATS",
     "CAPABILITIES_FORMATS",
     "CATALOG_FORMATS",
@@ -53,6 +51,7 @@ __all__ = [
     "PLAN_FORMATS",
     "PREPARED_FORMATS",
     "RUN_FORMATS",
+    "SNAPSHOT_FORMATS",
     "TEXT_WIDTH",
     "TRAIN_FORMATS",
     "TUNE_FORMATS",
@@ -81,6 +80,7 @@ __all__ = [
     "render_plan",
     "render_prepared",
     "render_run",
+    "render_snapshot",
     "render_train",
     "render_tune",
     "report_from_files",

@@ -23,7 +23,13 @@ def _nic_line(nic: NicFacts) -> str:
     rate = f"{nic.rate_gbps:g} Gb/s" if nic.rate_gbps else "rate ?"
     if nic.virtual:
         return f"  {nic.name:<14}  virtual (no fabric)"
-    cells = [f"{nic.name:<14}", f"{nic.kind.value:<10}", f"{rate:<12}", nic.state or "state ?", _pcie(nic.pcie)]
+    cells = [
+        f"{nic.name:<14}",
+        f"{nic.kind.value:<10}",
+        f"{rate:<12}",
+        nic.state or "state ?",
+        _pcie(nic.pcie),
+    ]
     if nic.driver:
         cells.append(f"driver {nic.driver}")
     if nic.netdev:
@@ -52,9 +58,8 @@ def render_snapshot_text(snapshot: NodeSnapshot) -> str:
     if nvlink is not None:
         rate = f" at {nvlink.link_gbytes_per_s:g} GB/s each way" if nvlink.link_gbytes_per_s else ""
         through = {True: "through NVSwitch", False: "direct links", None: "NVSwitch unknown"}[nvlink.nvswitch]
-        lines.append(
-            f"NVLink: generation {nvlink.generation or '?'}, {nvlink.links_per_gpu} links per GPU{rate}, {through}"
-        )
+        links = f"{nvlink.links_per_gpu} links per GPU{rate}"
+        lines.append(f"NVLink: generation {nvlink.generation or '?'}, {links}, {through}")
     elif shape.gpus:
         lines.append("NVLink: none active")
     fabric = {n.name for n in shape.fabric_nics()}
