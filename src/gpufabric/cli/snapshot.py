@@ -11,8 +11,7 @@ from pathlib import Path
 import typer
 
 from gpufabric.cli._common import choice
-from gpufabric.hardware.detect import detect_node
-from gpufabric.hardware.snapshot import save_snapshot
+from gpufabric.hardware import detect_node, save_snapshot
 from gpufabric.report import SNAPSHOT_FORMATS, Format, render_snapshot
 
 
