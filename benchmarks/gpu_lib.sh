@@ -1,6 +1,8 @@
 # Shared by the benchmarks/gpu_*.sh scripts (source it): the lent GPU machine's set-up, the nccl-tests
 # build, and the summary lines a script prints last. Every script keeps NCCL's multicast off.
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
+# The lent machines reach nothing outside: no node snapshot asks a cloud metadata service there.
+export GPUFABRIC_NO_METADATA=1
 OUT="${OUT:-/tmp/gpufabric-out}"; mkdir -p "$OUT"
 SUMMARY=()
 GF="python3 -m gpufabric.cli"

@@ -49,6 +49,9 @@ def clean_environ(monkeypatch: pytest.MonkeyPatch) -> None:
     if ON_GPU_HOST:
         for name, value in SHARED_HOST_SAFETY.items():
             monkeypatch.setenv(name, value)
+    # No test asks a real cloud metadata service (169.254.169.254, metadata.google.internal): the tests of
+    # that client point it at their own server on 127.0.0.1 and pass their own environment.
+    monkeypatch.setenv("GPUFABRIC_NO_METADATA", "1")
 
 
 @pytest.fixture
