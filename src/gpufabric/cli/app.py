@@ -19,6 +19,7 @@ from gpufabric.cli import (
     catalog,
     doctor,
     env,
+    expect,
     isolate,
     launch,
     nodes,
@@ -93,7 +94,21 @@ def _root(
     """gpufabric: plan, launch, bench, doctor, compare, report."""
 
 
-for module in (bench, results, catalog, plan, doctor, launch, nodes, isolate, train, tune, env, snapshot):
+for module in (
+    bench,
+    results,
+    catalog,
+    plan,
+    doctor,
+    launch,
+    nodes,
+    isolate,
+    train,
+    tune,
+    env,
+    snapshot,
+    expect,
+):
     module.register(app)
 for _info in app.registered_commands:
     if _info.cls in (None, TyperCommand):

@@ -1,10 +1,11 @@
 """Renderers: every document gpufabric produces, as text, through one protocol.
 
 ``render_document(document, fmt)`` renders any registered document (``renderers.py``: a run, an A/B, a
-tune, a comparison, the doctor's report, ``env``'s capabilities, the catalog, a plan, a cluster's nodes and
-its plan per node group, a training run or A/B, a launch plan, isolate's answer, and every mode's prepared
-job, which is what ``--dry-run`` prints); each renderer is also callable alone (``render_run``,
-``render_prepared`` ...) next to the formats it supports (``RUN_FORMATS``, ``PREPARED_FORMATS`` ...).
+tune, a comparison, the doctor's report, ``expect``'s table, ``env``'s capabilities, the catalog, a plan,
+a cluster's nodes and its plan per node group, a training run or A/B, a launch plan, isolate's answer, and
+every mode's prepared job, which is what ``--dry-run`` prints); each renderer is also callable alone
+(``render_run``, ``render_prepared`` ...) next to the formats it supports (``RUN_FORMATS``,
+``PREPARED_FORMATS`` ...).
 ``Format`` names every ``--format`` word once; ``choices`` lists a command's words for its help and checks.
 Rich views for a terminal (``comparison_view``, ``doctor_view``, ``capabilities_view``), the HTML report
 (``report_from_files``, ``build_report``, ``write_report``) and the comparison's plots
@@ -16,6 +17,7 @@ from gpufabric.report.capabilities_render import CAPABILITIES_FORMATS, capabilit
 from gpufabric.report.catalog_render import CATALOG_FORMATS, render_instance, render_listing
 from gpufabric.report.compare_render import COMPARE_FORMATS, comparison_view, render_compare
 from gpufabric.report.doctor_render import DOCTOR_FORMATS, doctor_view, render_doctor
+from gpufabric.report.expect_render import EXPECT_FORMATS, render_expect
 from gpufabric.report.formats import Format, choices
 from gpufabric.report.html import build_report, report_from_files, write_report
 from gpufabric.report.isolate_render import ISOLATE_FORMATS, render_isolate
@@ -45,6 +47,7 @@ __all__ = [
     "CLUSTER_PLAN_FORMATS",
     "COMPARE_FORMATS",
     "DOCTOR_FORMATS",
+    "EXPECT_FORMATS",
     "ISOLATE_FORMATS",
     "LAUNCH_PLAN_FORMATS",
     "NODES_FORMATS",
@@ -72,6 +75,7 @@ __all__ = [
     "render_compare",
     "render_doctor",
     "render_document",
+    "render_expect",
     "render_instance",
     "render_isolate",
     "render_launch_plan",

@@ -26,6 +26,7 @@ from gpufabric.analysis.tune_judge import TuneReport
 from gpufabric.capabilities import EnvironmentReport
 from gpufabric.catalog import InstanceListing, InstanceType
 from gpufabric.errors import UsageError
+from gpufabric.expect.table import ExpectationTable
 from gpufabric.hardware.snapshot import NodeSnapshot
 from gpufabric.inventory import ClusterPlan, NodeListing
 from gpufabric.launch.base import LaunchPlan
@@ -35,6 +36,7 @@ from gpufabric.report.capabilities_render import CAPABILITIES_FORMATS, render_ca
 from gpufabric.report.catalog_render import CATALOG_FORMATS, render_instance, render_listing
 from gpufabric.report.compare_render import COMPARE_FORMATS, render_compare
 from gpufabric.report.doctor_render import DOCTOR_FORMATS, render_doctor
+from gpufabric.report.expect_render import EXPECT_FORMATS, render_expect
 from gpufabric.report.formats import Format
 from gpufabric.report.isolate_render import ISOLATE_FORMATS, render_isolate
 from gpufabric.report.launch_plan_render import LAUNCH_PLAN_FORMATS, render_launch_plan
@@ -135,3 +137,4 @@ register(IsolationReport, ISOLATE_FORMATS, render_isolate)
 register(MeasuredIsolation, ISOLATE_FORMATS, render_isolate)
 register(LaunchPlan, LAUNCH_PLAN_FORMATS, render_launch_plan)
 register(NodeSnapshot, SNAPSHOT_FORMATS, render_snapshot)
+register(ExpectationTable, EXPECT_FORMATS, render_expect)

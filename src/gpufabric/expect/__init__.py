@@ -1,0 +1,51 @@
+"""What a collective should reach on a node shape, and whether a measured busbw is as fast as it should be.
+
+Public API (the CLI and, later, bench/doctor/report/compare call only these):
+
+    ``expect(shape, collective, nodes, size_bytes=None, ...) -> Expectation``  path (NVLink, PCIe, NET,
+        socket), regime (ring, tree, NVLS, CollNet, PAT, p2p), the physical busbw ceiling with its formula
+        and sources, the band healthy systems reach (calibrated on published figures), and ``missing``:
+        every fact it could not know (never a guessed number).
+    ``judge(measured_busbw, expectation, evidence=None) -> Judgement``  verdict, % of expected and of the
+        ceiling, and the likely cause of a shortfall in one line (``Evidence``: transports, NICs used,
+        GPUDirect RDMA, ranks per node, a slow rank).
+    ``shape_from_instance(instance_type) -> NodeShape``  a shape from the catalog and NVIDIA's NVLink facts.
+    ``expectation_table(...) -> ExpectationTable``  what ``gpufabric expect`` prints; ``load_shape(path)``
+        reads a snapshot file's shape, ``detected_shape()`` this node's (None without detection).
+    ``load_published()``, ``fit(figures)``, ``default_calibration()``  the corpus and its fitted bands.
+
+Where things live: ``regimes`` (which regime, the rule), ``ceilings`` (NVLink, PCIe), ``net_ceilings``
+(NET, sockets), ``situation`` (which path bounds), ``published`` (the corpus), ``calibration`` (bands),
+``model`` (``expect``), ``judge``, ``instances``, ``gpus`` (NVLink facts by GPU model), ``table``.
+"""
+
+from gpufabric.expect.calibration import Band, Calibration, default_calibration, fit
+from gpufabric.expect.instances import shape_from_instance
+from gpufabric.expect.judge import Evidence, Judgement, judge
+from gpufabric.expect.model import Expectation, ExpectedBand, expect
+from gpufabric.expect.published import PublishedFigure, load_published, parse_published
+from gpufabric.expect.regimes import Path, Regime
+from gpufabric.expect.table import ExpectationTable, detected_shape, expectation_table, load_shape
+
+__all__ = [
+    "Band",
+    "Calibration",
+    "Evidence",
+    "Expectation",
+    "ExpectationTable",
+    "ExpectedBand",
+    "Judgement",
+    "Path",
+    "PublishedFigure",
+    "Regime",
+    "default_calibration",
+    "detected_shape",
+    "expect",
+    "expectation_table",
+    "fit",
+    "judge",
+    "load_published",
+    "load_shape",
+    "parse_published",
+    "shape_from_instance",
+]

@@ -1,0 +1,178 @@
+"""Efficiency bands fitted on the published healthy figures: how close to its ceiling a healthy system gets.
+
+For each figure: its shape (``figure_shape``), its situation (``situation.assess``: path, regime,
+ceiling) and its efficiency = busbw / ceiling. Where no NIC rate bounds the path (sockets on one host),
+the figure's busbw itself is the value: that band is in GB/s (``basis="absolute"``), stated as what
+healthy hosts published, not as physics.
+
+A band is fitted per calibration group (``net/tree/rdma``, ``nvlink/ring``, ``socket/loopback/...``) and
+at every coarser level of it (``net/tree``, ``net``), from the healthy figures not marked ``holdout`` at
+sizes where the band applies (``band_from_bytes``): centre = median, low = lowest x (1 - MARGIN),
+high = highest x (1 + MARGIN), never above the ceiling. ``band_for`` takes the finest level that has
+figures. Nothing here is typed in: every number comes from ``published.yaml``.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from collections.abc import Iterable
+from functools import cache
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from gpufabric.expect.gpus import short_model
+from gpufabric.expect.published import PublishedFigure, load_published
+from gpufabric.expect.regimes import Path
+from gpufabric.expect.situation import Situation, Transport, assess
+from gpufabric.hardware import NicFacts, NicKind, NodeShape, NvLinkFacts
+
+MARGIN = 0.10
+"""How far outside the fitted figures a healthy result may still fall: the model's stated tolerance for
+machines of one kind differing (a choice, not a measurement; the hold-out benchmark tests it)."""
+MIB = 1 << 20
+BAND_FROM_BYTES: dict[Path, int] = {
+    Path.NVLINK: 64 * MIB,  # the 4x H200 all_reduce reaches 88% of its 2 GB figure at 64 MB
+    Path.PCIE: 64 * MIB,
+    Path.SOCKET: 256 * MIB,  # SkyPilot's p4d socket column reaches 98% of its 2 GB figure at 256 MB
+    Path.NET: 512 * MIB,  # SkyPilot's p4d EFA column reaches 94% of its 2 GB figure at 512 MB
+}
+Basis = Literal["of-ceiling", "absolute"]
+
+
+class Band(BaseModel):
+    """What healthy systems reach on one calibration group: fractions of the ceiling, or GB/s."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    group: str
+    basis: Basis
+    low: float
+    centre: float
+    high: float
+    fitted_on: tuple[str, ...] = Field(description="ids of the published figures fitted")
+
+
+def band_from_bytes(path: Path) -> int:
+    """The smallest size the band applies to on ``path``; below it latency, not bandwidth, dominates."""
+    return BAND_FROM_BYTES[path]
+
+
+def figure_shape(figure: PublishedFigure) -> NodeShape:
+    """The node a published figure was measured on, from the facts the figure states."""
+    nvlink = (
+        NvLinkFacts(
+            generation=figure.nvlink.generation,
+            links_per_gpu=figure.nvlink.links_per_gpu,
+            link_gbytes_per_s=figure.nvlink.link_gbytes_per_s,
+            nvswitch=figure.nvlink.nvswitch,
+        )
+        if figure.nvlink
+        else None
+    )
+    nics: tuple[NicFacts, ...] = ()
+    if figure.nics is not None:
+        kind = NicKind(figure.nics.kind)
+        nics = tuple(
+            NicFacts(name=f"{kind.value}{i}", kind=kind, rate_gbps=figure.nics.rate_gbps)
+            for i in range(figure.nics.count)
+        )
+    return NodeShape(
+        source="given",
+        instance_type=figure.instance_type,
+        gpu_model=short_model(figure.gpu) or figure.gpu,
+        gpu_count=figure.gpus_per_node,
+        nvlink=nvlink,
+        nics=nics,
+    )
+
+
+def _env_int(figure: PublishedFigure, name: str) -> int | None:
+    value = figure.env.get(name)
+    return int(value) if value is not None and value.strip().lstrip("-").isdigit() else None
+
+
+def figure_situation(figure: PublishedFigure) -> Situation:
+    """Path, regime and ceiling of the figure's run, as the model computes them."""
+    transport: Transport = "socket" if figure.path is Path.SOCKET else "auto"
+    return assess(
+        figure_shape(figure),
+        figure.collective,
+        figure.nodes,
+        ranks_per_node=figure.gpus_per_node,
+        hosts=figure.physical_hosts,
+        transport=transport,
+        regime=figure.regime,
+        nvls=False if figure.env.get("NCCL_NVLS_ENABLE") == "0" else None,
+        socket_threads=_env_int(figure, "NCCL_SOCKET_NTHREADS"),
+        socks_per_thread=_env_int(figure, "NCCL_NSOCKS_PERTHREAD"),
+    )
+
+
+def figure_value(figure: PublishedFigure, situation: Situation) -> tuple[Basis, float] | None:
+    """The figure's efficiency (busbw / ceiling), or its busbw where no ceiling exists (socket loopback)."""
+    if situation.ceiling_gbps is not None:
+        return "of-ceiling", figure.busbw_gbps / situation.ceiling_gbps
+    if situation.loopback:
+        return "absolute", figure.busbw_gbps
+    return None
+
+
+def group_levels(group: str) -> list[str]:
+    """``net/tree/rdma`` -> [``net/tree/rdma``, ``net/tree``, ``net``]; loopback stays apart from remote
+    sockets (GB/s and fractions of a ceiling do not mix)."""
+    parts = group.split("/")
+    floor = 2 if group.startswith("socket/loopback") else 1
+    return ["/".join(parts[:k]) for k in range(len(parts), floor - 1, -1)]
+
+
+class Calibration(BaseModel):
+    """The fitted bands, by group at every level."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    bands: dict[str, Band]
+    skipped: dict[str, str] = Field(default_factory=dict, description="figure id -> why it was not fitted")
+
+    def band_for(self, group: str) -> Band | None:
+        return next((self.bands[level] for level in group_levels(group) if level in self.bands), None)
+
+
+def fit(figures: Iterable[PublishedFigure]) -> Calibration:
+    """Bands from the healthy, non-holdout figures at sizes where bands apply (module docstring)."""
+    values: dict[str, list[tuple[str, Basis, float]]] = defaultdict(list)
+    skipped: dict[str, str] = {}
+    for figure in figures:
+        if figure.health != "healthy" or figure.holdout:
+            continue
+        situation = figure_situation(figure)
+        if figure.size_bytes < band_from_bytes(situation.path):
+            skipped[figure.id] = f"below {band_from_bytes(situation.path) // MIB} MB, where bands apply"
+            continue
+        value = figure_value(figure, situation)
+        if value is None:
+            skipped[figure.id] = "no ceiling: " + "; ".join(situation.missing)
+            continue
+        for level in group_levels(situation.group):
+            values[level].append((figure.id, *value))
+    bands: dict[str, Band] = {}
+    for group, entries in values.items():
+        basis = entries[0][1]
+        numbers = [v for _, b, v in entries if b == basis]
+        high = max(numbers) * (1 + MARGIN)
+        bands[group] = Band(
+            group=group,
+            basis=basis,
+            low=min(numbers) * (1 - MARGIN),
+            centre=statistics.median(numbers),
+            high=min(high, 1.0) if basis == "of-ceiling" else high,
+            fitted_on=tuple(i for i, b, _ in entries if b == basis),
+        )
+    return Calibration(bands=bands, skipped=skipped)
+
+
+@cache
+def default_calibration() -> Calibration:
+    """The bands fitted on the shipped corpus (cached)."""
+    return fit(load_published())

@@ -1,0 +1,183 @@
+"""``expect``: what busbw a collective should reach on a shape, with the ceiling, the band a healthy system
+reaches, the formula, the sources and every fact that is missing.
+
+The ceiling is physics (``situation``); the band is the ceiling times the efficiency healthy published
+systems reached on the same path and regime (``calibration``). Below ``band_from_bytes`` the band does
+not apply: latency, not bandwidth, sets small sizes, and the expectation says so instead of judging.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from gpufabric.collectives import CollectiveName
+from gpufabric.expect.calibration import Band, Basis, Calibration, band_from_bytes, default_calibration
+from gpufabric.expect.ceilings import Fact
+from gpufabric.expect.published import load_published
+from gpufabric.expect.regimes import Path, Regime
+from gpufabric.expect.situation import Alternative, Transport, assess
+from gpufabric.hardware import NodeShape
+from gpufabric.units import human_size
+
+
+class ExpectedBand(BaseModel):
+    """The band in GB/s, and where it came from."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    low_gbps: float
+    centre_gbps: float
+    high_gbps: float
+    basis: Basis = Field(description="of-ceiling: ceiling x fitted efficiency; absolute: fitted GB/s")
+    efficiency: tuple[float, float, float] | None = Field(
+        default=None, description="(low, centre, high) fractions of the ceiling, for basis of-ceiling"
+    )
+    group: str = Field(description="the calibration group whose figures were fitted")
+    fitted_on: tuple[str, ...]
+
+
+class Expectation(BaseModel):
+    """What one collective should reach on one shape (busbw, GB/s)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    collective: CollectiveName
+    nodes: int
+    ranks_per_node: int
+    size_bytes: int | None
+    path: Path
+    regime: Regime
+    regime_reason: str
+    ceiling_gbps: float | None
+    band: ExpectedBand | None
+    band_from_bytes: int = Field(description="the band applies from this size up")
+    judged_by_bandwidth: bool = Field(description="False below band_from_bytes: the latency regime")
+    formula: str
+    sources: tuple[str, ...]
+    facts: dict[str, Fact]
+    missing: list[str]
+    alternatives: tuple[Alternative, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    @property
+    def summary(self) -> str:
+        """One line: path, regime, ceiling and band."""
+        ceiling = (
+            f"ceiling {self.ceiling_gbps:.1f} GB/s" if self.ceiling_gbps is not None else "ceiling unknown"
+        )
+        band = "no band"
+        if self.band:
+            low, centre, high = self.band.low_gbps, self.band.centre_gbps, self.band.high_gbps
+            band = f"expected {low:.1f}-{high:.1f} (centre {centre:.1f})"
+        return f"{self.collective}: {self.path.value}/{self.regime.value}, {ceiling}, {band} GB/s"
+
+
+def _band(band: Band | None, ceiling: float | None) -> ExpectedBand | None:
+    if band is None:
+        return None
+    if band.basis == "absolute":
+        return ExpectedBand(
+            low_gbps=band.low,
+            centre_gbps=band.centre,
+            high_gbps=band.high,
+            basis="absolute",
+            group=band.group,
+            fitted_on=band.fitted_on,
+        )
+    if ceiling is None:
+        return None
+    return ExpectedBand(
+        low_gbps=ceiling * band.low,
+        centre_gbps=ceiling * band.centre,
+        high_gbps=ceiling * band.high,
+        basis="of-ceiling",
+        efficiency=(band.low, band.centre, band.high),
+        group=band.group,
+        fitted_on=band.fitted_on,
+    )
+
+
+def _sources(fitted_on: tuple[str, ...]) -> tuple[str, ...]:
+    by_id = {f.id: f for f in load_published()}
+    names = [f"{by_id[i].source}: {by_id[i].url}" for i in fitted_on if i in by_id]
+    return tuple(dict.fromkeys(names))
+
+
+def expect(
+    shape: NodeShape,
+    collective: CollectiveName,
+    nodes: int,
+    size_bytes: int | None = None,
+    *,
+    ranks_per_node: int | None = None,
+    hosts: int | None = None,
+    transport: Transport = "auto",
+    regime: Regime | None = None,
+    nvls: bool | None = None,
+    collnet: bool = False,
+    socket_threads: int | None = None,
+    socks_per_thread: int | None = None,
+    calibration: Calibration | None = None,
+) -> Expectation:
+    """The expectation of ``collective`` on ``nodes`` nodes of ``shape`` at ``size_bytes`` (None: large).
+
+    ``hosts=1`` with ``nodes > 1`` is virtual nodes on one host; ``transport="socket"`` forces NCCL's
+    Socket transport (``NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1`` on one host). ``nvls`` says whether NVLink
+    SHARP is available (None: not known, NCCL's ring is assumed and NVLS listed as an alternative)."""
+    situation = assess(
+        shape,
+        collective,
+        nodes,
+        ranks_per_node=ranks_per_node,
+        hosts=hosts,
+        transport=transport,
+        regime=regime,
+        nvls=nvls,
+        collnet=collnet,
+        socket_threads=socket_threads,
+        socks_per_thread=socks_per_thread,
+    )
+    fitted = (calibration or default_calibration()).band_for(situation.group)
+    band = _band(fitted, situation.ceiling_gbps)
+    missing = list(situation.missing)
+    if fitted is None:
+        missing.append(f"calibration: no healthy published figure for {situation.group}")
+    threshold = band_from_bytes(situation.path)
+    large = size_bytes is None or size_bytes >= threshold
+    notes: list[str] = []
+    if not large and size_bytes is not None:
+        notes.append(
+            f"{human_size(size_bytes)} is below {human_size(threshold)}: latency, not bandwidth, sets this "
+            "size; the band is not applied"
+        )
+    if situation.loopback:
+        notes.append(
+            "ranks of one host: the kernel's loopback carries the bytes even when NCCL names eth0; the band "
+            "is what healthy hosts published for this socket setting, not a physical ceiling"
+        )
+    bound = situation.bound
+    facts = dict(bound.facts)
+    for other in situation.other_bounds:
+        if other.gbps is not None:
+            facts[f"{other.path.value} ceiling GB/s"] = round(other.gbps, 1)
+    if situation.streams is not None:
+        facts["socket streams per connection"] = situation.streams.label
+    return Expectation(
+        collective=collective,
+        nodes=nodes,
+        ranks_per_node=situation.ranks_per_node,
+        size_bytes=size_bytes,
+        path=situation.path,
+        regime=situation.regime,
+        regime_reason=situation.regime_reason,
+        ceiling_gbps=situation.ceiling_gbps,
+        band=band,
+        band_from_bytes=threshold,
+        judged_by_bandwidth=large and band is not None,
+        formula=bound.formula,
+        sources=tuple(dict.fromkeys((*bound.sources, *_sources(band.fitted_on if band else ())))),
+        facts=facts,
+        missing=missing,
+        alternatives=situation.alternatives,
+        notes=tuple(notes),
+    )

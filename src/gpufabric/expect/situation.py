@@ -1,0 +1,191 @@
+"""Which path bounds a collective on a shape, under which regime, and its physical ceiling.
+
+``assess`` puts the pieces together: the ranks inside a node meet over NVLink or PCIe (``ceilings``),
+ranks of different nodes over NET or sockets (``net_ceilings``); the ceiling is the lower of the two,
+and the path that sets it is the one reported. Forced sockets on one host (``NCCL_P2P_DISABLE=1
+NCCL_SHM_DISABLE=1``) and virtual nodes (``NCCL_HOSTID``) send every byte through the Socket transport
+over the kernel's loopback. The calibration group (``group``) names the figures whose efficiency applies.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from gpufabric.collectives import CollectiveName
+from gpufabric.expect.ceilings import Bound, nvlink_bound, nvswitch_connected, pcie_bound
+from gpufabric.expect.gpus import gpu_model_facts
+from gpufabric.expect.net_ceilings import SocketStreams, net_bound, socket_bound, socket_streams
+from gpufabric.expect.regimes import Path, Regime, choose_regime
+from gpufabric.hardware import LinkKind, NicKind, NodeShape
+
+Transport = Literal["auto", "net", "socket"]
+
+
+class Alternative(BaseModel):
+    """A faster regime the shape allows but the rule did not pick (NVLS when its availability is unknown)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    regime: Regime
+    ceiling_gbps: float
+    when: str
+
+
+class Situation(BaseModel):
+    """Path, regime and the bounds of one collective on one shape (no calibration yet)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    collective: CollectiveName
+    nodes: int
+    ranks_per_node: int
+    hosts: int
+    path: Path
+    regime: Regime
+    regime_reason: str
+    bound: Bound
+    other_bounds: tuple[Bound, ...] = ()
+    loopback: bool = False
+    streams: SocketStreams | None = None
+    group: str
+    alternatives: tuple[Alternative, ...] = ()
+    missing: tuple[str, ...] = ()
+
+    @property
+    def ceiling_gbps(self) -> float | None:
+        return self.bound.gbps
+
+
+def _catalog_fabric(shape: NodeShape) -> str | None:
+    if not shape.instance_type:
+        return None
+    from gpufabric.catalog import get_instance  # the catalog loads its YAML on first use
+    from gpufabric.errors import CatalogError
+
+    try:
+        return get_instance(shape.instance_type).fabric.value
+    except CatalogError:
+        return None
+
+
+def _intra_bound(shape: NodeShape, collective: str, regime: Regime, ranks: int) -> Bound:
+    nvlink = shape.nvlink
+    kinds = {kind for row in shape.gpu_links for kind in row if kind is not None}
+    if nvlink is not None and (nvlink.links_per_gpu or LinkKind.NVLINK in kinds):
+        return nvlink_bound(shape, collective, regime, ranks)
+    published = gpu_model_facts(shape.gpu_model or (shape.gpus[0].name if shape.gpus else None))
+    pcie_only = (kinds and LinkKind.NVLINK not in kinds) or (nvlink is not None and nvlink.links_per_gpu == 0)
+    if pcie_only or (nvlink is None and published is not None and published.links_per_gpu == 0):
+        return pcie_bound(shape, ranks)
+    return nvlink_bound(shape, collective, regime, ranks)  # names the NVLink facts it lacks
+
+
+def _inter_path(shape: NodeShape, transport: Transport, loopback: bool) -> Path:
+    if loopback or transport == "socket":
+        return Path.SOCKET
+    if transport == "net":
+        return Path.NET
+    if any(n.kind is not NicKind.ETHERNET for n in shape.fabric_nics()):
+        return Path.NET
+    fabric = _catalog_fabric(shape)  # TCPX's Ethernet NICs, or an EFA shape whose NIC count is unknown
+    return Path.NET if fabric is not None and fabric != "socket" else Path.SOCKET
+
+
+def _group(
+    path: Path, regime: Regime, shape: NodeShape, loopback: bool, streams: SocketStreams | None
+) -> str:
+    if path is Path.SOCKET and loopback and streams is not None:
+        return f"socket/loopback/{'helper-threads' if streams.tuned else 'proxy-thread'}"
+    if path is Path.NET:
+        tcp = all(n.kind is NicKind.ETHERNET for n in shape.fabric_nics())
+        return f"net/{regime.value}/{'tcp' if tcp else 'rdma'}"
+    return f"{path.value}/{regime.value}"
+
+
+def _nvls_alternative(shape: NodeShape, collective: str, ranks: int, nvls: bool | None) -> Alternative | None:
+    generation = shape.nvlink.generation if shape.nvlink else None
+    if nvls is not None or collective != "all_reduce" or ranks < 2:
+        return None
+    if not (generation and generation >= 4 and nvswitch_connected(shape, ranks)):
+        return None
+    bound = nvlink_bound(shape, collective, Regime.NVLS, ranks)
+    if bound.gbps is None:
+        return None
+    return Alternative(
+        regime=Regime.NVLS,
+        ceiling_gbps=bound.gbps,
+        when="NCCL can use NVLink SHARP (NVSwitch, NVLink4+), unless NCCL_NVLS_ENABLE=0 or the VM hides it",
+    )
+
+
+def assess(
+    shape: NodeShape,
+    collective: CollectiveName,
+    nodes: int,
+    *,
+    ranks_per_node: int | None = None,
+    hosts: int | None = None,
+    transport: Transport = "auto",
+    regime: Regime | None = None,
+    nvls: bool | None = None,
+    collnet: bool = False,
+    socket_threads: int | None = None,
+    socks_per_thread: int | None = None,
+) -> Situation:
+    """Path, regime and ceiling of ``collective`` on ``nodes`` nodes of ``shape`` (module docstring)."""
+    missing: list[str] = []
+    per_node = ranks_per_node or shape.gpus_per_node
+    if per_node is None:
+        missing.append("GPUs per node (taken as 1 rank per node)")
+        per_node = 1
+    hosts = hosts or nodes
+    loopback = hosts == 1 and (nodes > 1 or transport == "socket")
+    if regime is not None:
+        chosen, reason = regime, "as given"
+    else:
+        chosen, reason = choose_regime(collective, nodes=nodes, nvls=nvls, collnet=collnet)
+    streams = socket_streams(shape.cloud, socket_threads, socks_per_thread)
+    bounds: list[Bound] = []
+    if per_node > 1 and not (nodes == 1 and transport == "socket"):
+        bounds.append(_intra_bound(shape, collective, chosen, per_node))
+    if nodes > 1 or transport == "socket":
+        inter = _inter_path(shape, transport, loopback)
+        if inter is Path.NET:
+            bounds.append(net_bound(shape, collective, chosen, nodes, per_node))
+        else:
+            socket_nodes = nodes if nodes > 1 else per_node  # one host, forced sockets: every rank a "node"
+            socket_ranks = per_node if nodes > 1 else 1
+            bounds.append(
+                socket_bound(
+                    shape, collective, chosen, socket_nodes, socket_ranks, loopback=loopback, streams=streams
+                )
+            )
+    if not bounds:  # one rank: nothing crosses a link
+        bounds.append(Bound(path=Path.NVLINK, gbps=None, formula="one rank: no link is crossed"))
+        missing.append("a second rank (one rank moves no data between GPUs)")
+    unknown = [b for b in bounds if b.gbps is None]
+    binding = unknown[-1] if unknown else min(bounds, key=lambda b: b.gbps or 0.0)
+    others = tuple(b for b in bounds if b is not binding)
+    for b in bounds:
+        missing += [m for m in b.missing if m not in missing]
+    alternative = (
+        _nvls_alternative(shape, collective, per_node, nvls) if nodes == 1 and transport != "socket" else None
+    )
+    return Situation(
+        collective=collective,
+        nodes=nodes,
+        ranks_per_node=per_node,
+        hosts=hosts,
+        path=binding.path,
+        regime=chosen,
+        regime_reason=reason,
+        bound=binding,
+        other_bounds=others,
+        loopback=loopback,
+        streams=streams if binding.path is Path.SOCKET else None,
+        group=_group(binding.path, chosen, shape, loopback, streams),
+        alternatives=(alternative,) if alternative else (),
+        missing=tuple(missing),
+    )

@@ -1,0 +1,112 @@
+"""``ExpectationTable``: the document ``gpufabric expect`` renders: one shape, one node count, one
+``Expectation`` per collective. ``load_shape`` reads a shape from a file (a JSON ``NodeShape``, or a node
+snapshot document that holds one under ``shape``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path as FilePath
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from gpufabric import hardware
+from gpufabric.collectives import CollectiveName
+from gpufabric.errors import InputError
+from gpufabric.expect.model import Expectation, expect
+from gpufabric.expect.situation import Transport
+from gpufabric.hardware import NodeShape
+
+
+class ExpectationTable(BaseModel):
+    """What each collective should reach on ``nodes`` nodes of ``shape``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    shape: NodeShape
+    shape_from: str
+    nodes: int
+    hosts: int
+    size_bytes: int | None
+    transport: Transport
+    rows: tuple[Expectation, ...]
+
+    @property
+    def missing(self) -> list[str]:
+        """Every fact some row could not know, once."""
+        return list(dict.fromkeys(m for row in self.rows for m in row.missing))
+
+
+def expectation_table(
+    shape: NodeShape,
+    collectives: Sequence[CollectiveName],
+    nodes: int,
+    *,
+    shape_from: str,
+    size_bytes: int | None = None,
+    hosts: int | None = None,
+    ranks_per_node: int | None = None,
+    transport: Transport = "auto",
+) -> ExpectationTable:
+    """One ``Expectation`` per collective, same shape, nodes and size."""
+    rows = tuple(
+        expect(shape, c, nodes, size_bytes, ranks_per_node=ranks_per_node, hosts=hosts, transport=transport)
+        for c in collectives
+    )
+    return ExpectationTable(
+        shape=shape,
+        shape_from=shape_from,
+        nodes=nodes,
+        hosts=hosts or nodes,
+        size_bytes=size_bytes,
+        transport=transport,
+        rows=rows,
+    )
+
+
+def _shape_of(document: Any, where: str) -> NodeShape:
+    candidate = document.get("shape", document) if isinstance(document, dict) else document
+    try:
+        return NodeShape.model_validate(candidate)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first["loc"]) or "shape"
+        raise InputError(
+            f"--snapshot {where}: not a node shape ({field}: {' '.join(first['msg'].split())}); give a "
+            "JSON NodeShape or a snapshot document with a 'shape' field"
+        ) from None
+
+
+def load_shape(path: FilePath) -> NodeShape:
+    """A shape from ``path``: through the hardware package's ``load_snapshot`` when it has one, else read
+    here (a JSON ``NodeShape``, or any JSON document holding one under ``shape``)."""
+    loader: Callable[[FilePath], Any] | None = getattr(hardware, "load_snapshot", None)
+    if loader is not None:
+        loaded = loader(path)
+        return (
+            loaded
+            if isinstance(loaded, NodeShape)
+            else _shape_of(getattr(loaded, "shape", loaded), str(path))
+        )
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
+        raise InputError(
+            f"--snapshot {path}: cannot read it ({exc.strerror}); give a snapshot JSON file"
+        ) from None
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"--snapshot {path}: not JSON (line {exc.lineno}: {exc.msg})") from None
+    return _shape_of(document, str(path))
+
+
+def detected_shape() -> NodeShape | None:
+    """This node's shape from the hardware package's ``detect_node``, or None when it has none yet."""
+    detect: Callable[[], Any] | None = getattr(hardware, "detect_node", None)
+    if detect is None:
+        return None
+    found = detect()
+    return found if isinstance(found, NodeShape) else _shape_of(getattr(found, "shape", found), "detected")
