@@ -18,7 +18,7 @@ import statistics
 from collections import defaultdict
 from collections.abc import Iterable
 from functools import cache
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -93,21 +93,23 @@ def _env_int(figure: PublishedFigure, name: str) -> int | None:
     return int(value) if value is not None and value.strip().lstrip("-").isdigit() else None
 
 
+def figure_arguments(figure: PublishedFigure) -> dict[str, Any]:
+    """The keyword arguments of ``assess`` (and ``expect``) that describe the figure's run."""
+    transport: Transport = "socket" if figure.path is Path.SOCKET else "auto"
+    return {
+        "ranks_per_node": figure.gpus_per_node,
+        "hosts": figure.physical_hosts,
+        "transport": transport,
+        "regime": figure.regime,
+        "nvls": False if figure.env.get("NCCL_NVLS_ENABLE") == "0" else None,
+        "socket_threads": _env_int(figure, "NCCL_SOCKET_NTHREADS"),
+        "socks_per_thread": _env_int(figure, "NCCL_NSOCKS_PERTHREAD"),
+    }
+
+
 def figure_situation(figure: PublishedFigure) -> Situation:
     """Path, regime and ceiling of the figure's run, as the model computes them."""
-    transport: Transport = "socket" if figure.path is Path.SOCKET else "auto"
-    return assess(
-        figure_shape(figure),
-        figure.collective,
-        figure.nodes,
-        ranks_per_node=figure.gpus_per_node,
-        hosts=figure.physical_hosts,
-        transport=transport,
-        regime=figure.regime,
-        nvls=False if figure.env.get("NCCL_NVLS_ENABLE") == "0" else None,
-        socket_threads=_env_int(figure, "NCCL_SOCKET_NTHREADS"),
-        socks_per_thread=_env_int(figure, "NCCL_NSOCKS_PERTHREAD"),
-    )
+    return assess(figure_shape(figure), figure.collective, figure.nodes, **figure_arguments(figure))
 
 
 def figure_value(figure: PublishedFigure, situation: Situation) -> tuple[Basis, float] | None:

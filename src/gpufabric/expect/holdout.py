@@ -1,0 +1,95 @@
+"""How the model does on the corpus: each figure judged against its expectation, fitted ones, held-out
+ones and degraded ones apart (``benchmarks/expect_holdout.py`` prints it; ``tests/expect`` asserts it).
+
+A healthy figure is a hit when its busbw lies inside its band (``judge`` says ``within``). A degraded
+figure is flagged when ``judge`` says ``below``; its cause is right when the likeliest cause named is the
+figure's, and among the named when any of them is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from gpufabric.expect.calibration import Calibration, figure_arguments, figure_shape, fit
+from gpufabric.expect.judge import Judgement, judge
+from gpufabric.expect.model import Expectation, expect
+from gpufabric.expect.published import PublishedFigure
+
+Role = Literal["fitted", "held-out", "degraded"]
+
+
+class FigureResult(BaseModel):
+    """One figure, judged."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    role: Role
+    measured_gbps: float
+    centre_gbps: float | None
+    low_gbps: float | None
+    high_gbps: float | None
+    group: str | None
+    verdict: str
+    causes: tuple[str, ...]
+    expected_cause: str | None
+    message: str
+
+    @property
+    def hit(self) -> bool:
+        return self.verdict == "within" if self.role != "degraded" else self.verdict == "below"
+
+    @property
+    def cause_first(self) -> bool:
+        return bool(self.causes) and self.causes[0] == self.expected_cause
+
+    @property
+    def cause_named(self) -> bool:
+        return self.expected_cause in self.causes
+
+
+def role_of(figure: PublishedFigure) -> Role:
+    if figure.health == "degraded":
+        return "degraded"
+    return "held-out" if figure.holdout else "fitted"
+
+
+def figure_expectation(figure: PublishedFigure, calibration: Calibration | None = None) -> Expectation:
+    """The model's expectation for the figure's own run (its shape, nodes, size, transport)."""
+    return expect(
+        figure_shape(figure),
+        figure.collective,
+        figure.nodes,
+        figure.size_bytes,
+        calibration=calibration,
+        **figure_arguments(figure),
+    )
+
+
+def evaluate(figures: Iterable[PublishedFigure]) -> list[FigureResult]:
+    """Fit on the figures' healthy non-holdout part, then judge every figure."""
+    chosen = list(figures)
+    calibration = fit(chosen)
+    results = []
+    for figure in chosen:
+        verdict: Judgement = judge(figure.busbw_gbps, figure_expectation(figure, calibration))
+        band = verdict.expectation.band
+        results.append(
+            FigureResult(
+                id=figure.id,
+                role=role_of(figure),
+                measured_gbps=figure.busbw_gbps,
+                centre_gbps=band.centre_gbps if band else None,
+                low_gbps=band.low_gbps if band else None,
+                high_gbps=band.high_gbps if band else None,
+                group=band.group if band else None,
+                verdict=verdict.verdict,
+                causes=verdict.causes,
+                expected_cause=figure.cause,
+                message=verdict.message,
+            )
+        )
+    return results

@@ -1,0 +1,92 @@
+"""``gpufabric expect``: text, markdown and JSON tables, a snapshot file, and bad input as one line (exit 2)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gpufabric.hardware import GpuFacts, NodeShape, NvLinkFacts
+
+CLI = [sys.executable, "-m", "gpufabric.cli", "expect"]
+PAIRS = tuple(tuple(0 if i == j else 18 for j in range(4)) for i in range(4))
+FOUR_H200 = NodeShape(
+    source="detected",
+    hostname="h200-box",
+    gpu_model="H200",
+    gpus=tuple(GpuFacts(index=i, name="NVIDIA H200") for i in range(4)),
+    nvlink=NvLinkFacts(generation=4, links_per_gpu=18, link_gbytes_per_s=25.0, pair_links=PAIRS),
+)
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, check=False, timeout=120)
+
+
+def test_text_table_for_an_instance_type() -> None:
+    done = _run("--instance-type", "p4d.24xlarge", "--nodes", "2", "-c", "all_reduce", "-c", "alltoall")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == (
+        "Expected busbw: 2 node(s) of p4d.24xlarge, large sizes (shape from the catalog: p4d.24xlarge)"
+    )
+    assert lines[3].split() == ["all_reduce", "net", "tree", "93.8", "70.1", "-", "77.9", "-", "85.7"]
+    assert lines[4].split()[:4] == ["alltoall", "net", "p2p", "11.7"]
+    assert "Formulas:" in done.stdout and "SkyPilot's EFA guide" in done.stdout
+
+
+def test_json_is_the_table_model() -> None:
+    done = _run("--instance-type", "p5.48xlarge", "-c", "all_reduce", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    table = json.loads(done.stdout)
+    row = table["rows"][0]
+    assert (row["path"], row["regime"], row["ceiling_gbps"]) == ("nvlink", "ring", 450.0)
+    assert row["alternatives"][0]["regime"] == "nvls"
+    assert table["shape"]["source"] == "catalog"
+
+
+def test_a_snapshot_document_with_a_shape(tmp_path: Path) -> None:
+    snapshot = tmp_path / "node.json"
+    snapshot.write_text(json.dumps({"captured": "2026-11-27", "shape": FOUR_H200.model_dump(mode="json")}))
+    done = _run("--snapshot", str(snapshot), "-c", "all_gather", "--fabric-off", "--format", "markdown")
+    assert done.returncode == 0, done.stderr
+    assert "| all_gather | socket | ring | unknown |" in done.stdout
+    assert "this host's loopback TCP rate" in done.stdout
+
+
+def test_virtual_nodes_on_one_gpu_are_stated(tmp_path: Path) -> None:
+    one = FOUR_H200.model_copy(update={"gpus": FOUR_H200.gpus[:1], "nvlink": None})
+    snapshot = tmp_path / "one.json"
+    snapshot.write_text(one.model_dump_json())
+    done = _run("--snapshot", str(snapshot), "--virtual-nodes", "2", "-c", "all_reduce")
+    assert done.returncode == 0, done.stderr
+    assert "2 node(s) of 1x H200 on 1 host" in done.stdout
+    assert "(published hosts)" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (("--instance-type", "p4d.24xlarge", "--format", "yaml"), "--format: unknown value 'yaml'"),
+        (("--instance-type", "p4d", "-c", "all_reduce"), "instance type 'p4d' is not in the catalog"),
+        (("--instance-type", "p4d.24xlarge", "--size", "big"), "--size: 'big' is not a size"),
+        (("--snapshot", "/nonexistent/node.json"), "--snapshot /nonexistent/node.json: cannot read it"),
+        (("--virtual-nodes", "2", "--nodes", "2", "--instance-type", "p4d.24xlarge"), "live on one host"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(args: tuple[str, ...], words: str) -> None:
+    done = _run(*args)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr.count("\n") == 1 and words in done.stderr
+
+
+def test_a_file_that_is_not_a_shape(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"shape": {"source": "elsewhere"}}))
+    done = _run("--snapshot", str(bad))
+    assert done.returncode == 2
+    assert "not a node shape (source:" in done.stderr
