@@ -1,4 +1,4 @@
-"""``gpufabric expect``: text, markdown and JSON tables, a snapshot file, and bad input as one line (exit 2)."""
+"""``gpufabric expect``: text, markdown and JSON tables, a snapshot file, bad input as one line (exit 2)."""
 
 from __future__ import annotations
 

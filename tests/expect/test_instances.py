@@ -15,7 +15,11 @@ def test_p4d_is_8_a100_with_nvswitch_and_4_efa_at_100() -> None:
         "catalog", "p4d.24xlarge", "A100", 8,
     )  # fmt: skip
     assert shape.nvlink is not None
-    assert (shape.nvlink.generation, shape.nvlink.links_per_gpu, shape.nvlink.link_gbytes_per_s) == (3, 12, 25.0)
+    assert (shape.nvlink.generation, shape.nvlink.links_per_gpu, shape.nvlink.link_gbytes_per_s) == (
+        3,
+        12,
+        25.0,
+    )
     assert shape.nvlink.nvswitch is True
     assert [(n.kind, n.rate_gbps) for n in shape.nics] == [(NicKind.EFA, 100.0)] * 4
     assert any("nvidia.com" in note for note in shape.notes)

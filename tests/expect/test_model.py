@@ -8,11 +8,13 @@ from gpufabric.expect import expect, judge
 from gpufabric.hardware import GpuFacts, NodeShape, NvLinkFacts
 
 PAIRS = tuple(tuple(0 if i == j else 18 for j in range(4)) for i in range(4))
-FOUR_H200 = NodeShape(  # what detection reads on the lent machine: nvidia-smi topo -m prints NV18 for each pair
-    source="given",
-    gpu_model="H200",
-    gpus=tuple(GpuFacts(index=i, name="NVIDIA H200") for i in range(4)),
-    nvlink=NvLinkFacts(generation=4, links_per_gpu=18, link_gbytes_per_s=25.0, pair_links=PAIRS),
+FOUR_H200 = (
+    NodeShape(  # what detection reads on the lent machine: nvidia-smi topo -m prints NV18 for each pair
+        source="given",
+        gpu_model="H200",
+        gpus=tuple(GpuFacts(index=i, name="NVIDIA H200") for i in range(4)),
+        nvlink=NvLinkFacts(generation=4, links_per_gpu=18, link_gbytes_per_s=25.0, pair_links=PAIRS),
+    )
 )
 GIB = 1 << 30
 # nccl-tests 2.19.6 on 4x H200 (docs/benchmarks.md §1), busbw GB/s at 1 GB (all_reduce: 2 GB).
@@ -67,7 +69,9 @@ def test_one_h100_with_virtual_nodes_is_stated_and_judged() -> None:
 
 
 def test_an_unknown_link_rate_is_missing_not_invented() -> None:
-    shape = FOUR_H200.model_copy(update={"nvlink": NvLinkFacts(links_per_gpu=18, nvswitch=True), "gpu_model": None})
+    shape = FOUR_H200.model_copy(
+        update={"nvlink": NvLinkFacts(links_per_gpu=18, nvswitch=True), "gpu_model": None}
+    )
     expectation = expect(shape, "all_reduce", 1)
     assert expectation.ceiling_gbps is None
     assert expectation.band is None
