@@ -62,12 +62,17 @@ def main() -> None:
     print("\nSummary:")
     print(f"- fitted healthy figures inside their band: {_count(results, 'fitted', 'hit')}")
     print(f"- held-out healthy figures inside their band: {_count(results, 'held-out', 'hit')}")
+    for role in ("fitted", "held-out", "degraded"):
+        skipped = [r for r in results if r.role == role and not r.judged]
+        if skipped:
+            print(f"- {role} figures not judged ({len(skipped)}): " + "; ".join(
+                f"{r.id}: {r.message.split(': ', 1)[1]}" for r in skipped))  # fmt: skip
     print(f"- degraded figures judged below: {_count(results, 'degraded', 'hit')}")
     first = _count(results, "degraded", "cause_first")
     print(f"- degraded figures with the documented cause named first: {first}")
     print(f"- degraded figures with the documented cause among those named: "
           f"{_count(results, 'degraded', 'cause_named')}")  # fmt: skip
-    held = [r for r in results if r.role == "held-out" and r.centre_gbps]
+    held = [r for r in results if r.role == "held-out" and r.centre_gbps and r.judged]
     if held:
         worst = max(held, key=lambda r: abs(r.measured_gbps - (r.centre_gbps or 0)) / r.measured_gbps)
         gap = abs(worst.measured_gbps - (worst.centre_gbps or 0)) / worst.measured_gbps

@@ -14,6 +14,7 @@ figures. Nothing here is typed in: every number comes from ``published.yaml``.
 
 from __future__ import annotations
 
+import re
 import statistics
 from collections import defaultdict
 from collections.abc import Iterable
@@ -24,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from gpufabric.expect.gpus import short_model
 from gpufabric.expect.published import PublishedFigure, load_published
-from gpufabric.expect.regimes import Path
+from gpufabric.expect.regimes import Path, Regime
 from gpufabric.expect.situation import Situation, Transport, assess
 from gpufabric.hardware import NicFacts, NicKind, NodeShape, NvLinkFacts
 
@@ -76,7 +77,7 @@ def figure_shape(figure: PublishedFigure) -> NodeShape:
         kind = NicKind(figure.nics.kind)
         nics = tuple(
             NicFacts(name=f"{kind.value}{i}", kind=kind, rate_gbps=figure.nics.rate_gbps)
-            for i in range(figure.nics.count)
+            for i in range(figure.nics.count or 0)
         )
     return NodeShape(
         source="given",
@@ -93,14 +94,28 @@ def _env_int(figure: PublishedFigure, name: str) -> int | None:
     return int(value) if value is not None and value.strip().lstrip("-").isdigit() else None
 
 
+_ALGO_WORDS = re.compile(r"NCCL_ALGO=(\w+)")
+_REGIMES = {"ring": Regime.RING, "tree": Regime.TREE, "nvls": Regime.NVLS, "nvlstree": Regime.NVLS,
+            "collnetdirect": Regime.COLLNET, "collnetchain": Regime.COLLNET, "pat": Regime.PAT}  # fmt: skip
+
+
+def figure_regime(figure: PublishedFigure) -> Regime | None:
+    """The algorithm the source forced: the ``regime`` field, else NCCL_ALGO in its env or its notes."""
+    if figure.regime is not None:
+        return figure.regime
+    match = _ALGO_WORDS.search(figure.notes)
+    algo = figure.env.get("NCCL_ALGO") or (match.group(1) if match else None)
+    return _REGIMES.get(algo.lower()) if algo else None
+
+
 def figure_arguments(figure: PublishedFigure) -> dict[str, Any]:
     """The keyword arguments of ``assess`` (and ``expect``) that describe the figure's run."""
-    transport: Transport = "socket" if figure.path is Path.SOCKET else "auto"
+    transport: Transport = {Path.SOCKET: "socket", Path.NET: "net"}.get(figure.path, "auto")  # type: ignore[assignment]
     return {
         "ranks_per_node": figure.gpus_per_node,
         "hosts": figure.physical_hosts,
         "transport": transport,
-        "regime": figure.regime,
+        "regime": figure_regime(figure),
         "nvls": False if figure.env.get("NCCL_NVLS_ENABLE") == "0" else None,
         "socket_threads": _env_int(figure, "NCCL_SOCKET_NTHREADS"),
         "socks_per_thread": _env_int(figure, "NCCL_NSOCKS_PERTHREAD"),
@@ -112,13 +127,27 @@ def figure_situation(figure: PublishedFigure) -> Situation:
     return assess(figure_shape(figure), figure.collective, figure.nodes, **figure_arguments(figure))
 
 
-def figure_value(figure: PublishedFigure, situation: Situation) -> tuple[Basis, float] | None:
-    """The figure's efficiency (busbw / ceiling), or its busbw where no ceiling exists (socket loopback)."""
-    if situation.ceiling_gbps is not None:
-        return "of-ceiling", figure.busbw_gbps / situation.ceiling_gbps
+def figure_value(figure: PublishedFigure, situation: Situation) -> tuple[str, Basis, float] | None:
+    """The figure's group and efficiency (busbw / ceiling), or its busbw where no ceiling exists (socket
+    loopback). A figure above its rule regime's ceiling, with no algorithm stated, ran the faster regime
+    the shape allows (NVLS, NVLSTree): no ring can pass its ceiling."""
+    ceiling = situation.ceiling_gbps
+    if ceiling is not None and figure.busbw_gbps > ceiling and figure_regime(figure) is None:
+        faster = [a for a in situation.alternatives if a.ceiling_gbps >= figure.busbw_gbps]
+        if faster:
+            return faster[0].group, "of-ceiling", figure.busbw_gbps / faster[0].ceiling_gbps
+    if ceiling is not None:
+        return situation.group, "of-ceiling", figure.busbw_gbps / ceiling
     if situation.loopback:
-        return "absolute", figure.busbw_gbps
+        return situation.group, "absolute", figure.busbw_gbps
     return None
+
+
+def measures_its_path(figure: PublishedFigure) -> bool:
+    """Fitted: healthy figures, and socket fallbacks: degraded for their node's fabric, they are healthy
+    measurements of the socket path itself."""
+    socket_run = figure.cause == "socket-fallback" and figure.path is Path.SOCKET
+    return not figure.holdout and (figure.health == "healthy" or socket_run)
 
 
 def group_levels(group: str) -> list[str]:
@@ -146,7 +175,7 @@ def fit(figures: Iterable[PublishedFigure]) -> Calibration:
     values: dict[str, list[tuple[str, Basis, float]]] = defaultdict(list)
     skipped: dict[str, str] = {}
     for figure in figures:
-        if figure.health != "healthy" or figure.holdout:
+        if not measures_its_path(figure):
             continue
         situation = figure_situation(figure)
         if figure.size_bytes < band_from_bytes(situation.path):
@@ -156,8 +185,9 @@ def fit(figures: Iterable[PublishedFigure]) -> Calibration:
         if value is None:
             skipped[figure.id] = "no ceiling: " + "; ".join(situation.missing)
             continue
-        for level in group_levels(situation.group):
-            values[level].append((figure.id, *value))
+        group, basis, number = value
+        for level in group_levels(group):
+            values[level].append((figure.id, basis, number))
     bands: dict[str, Band] = {}
     for group, entries in values.items():
         basis = entries[0][1]

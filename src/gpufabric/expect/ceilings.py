@@ -85,8 +85,11 @@ def _pair_bound(shape: NodeShape, collective: str, ranks: int, rate: float) -> t
     )
 
 
-def nvlink_bound(shape: NodeShape, collective: str, regime: Regime, ranks: int) -> Bound:
-    """NVLink inside one node: per-GPU NVLink bandwidth = links x per-link GB/s per direction."""
+def nvlink_bound(
+    shape: NodeShape, collective: str, regime: Regime, ranks: int, total_ranks: int | None = None
+) -> Bound:
+    """NVLink inside one node: per-GPU NVLink bandwidth = links x per-link GB/s per direction.
+    ``ranks`` are the node's (G), ``total_ranks`` all of them (n; NVLS across nodes is NVLSTree)."""
     nvlink = shape.nvlink
     links = nvlink.links_per_gpu if nvlink else None
     rate = nvlink.link_gbytes_per_s if nvlink else None
@@ -128,10 +131,12 @@ def nvlink_bound(shape: NodeShape, collective: str, regime: Regime, ranks: int) 
         missing.append("NVSwitch or direct NVLink (nvidia-smi topo -m)")
         formula += " (an upper bound: whether a switch connects every pair is not known)"
     if regime is Regime.NVLS and collective == "all_reduce":
-        # NVLS: each GPU sends its buffer and its 1/n reduced share, and receives the same through the
-        # switch's multicast: algbw <= per_gpu x n/(n+1), busbw = algbw x 2(n-1)/n.
-        factor = 2 * (ranks - 1) / (ranks + 1)
-        formula = f"NVLS: 2(n-1)/(n+1) x per-GPU NVLink = {factor:.3f} x {per_gpu:g} GB/s ({formula})"
+        # NVLS: each GPU sends its buffer and its 1/G reduced share, and receives the same through the
+        # switch's multicast: algbw <= per_gpu x G/(G+1), busbw = algbw x 2(n-1)/n (one node: n = G,
+        # 2(G-1)/(G+1); NVLSTree across nodes reduces inside each node the same way).
+        n = total_ranks or ranks
+        factor = 2 * (n - 1) / n * ranks / (ranks + 1)
+        formula = f"NVLS: 2(n-1)/n x G/(G+1) x per-GPU NVLink = {factor:.3f} x {per_gpu:g} GB/s ({formula})"
         per_gpu *= factor
         sources = (*sources, TUNING_CC)
     return Bound(

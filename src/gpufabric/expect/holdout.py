@@ -13,10 +13,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from gpufabric.errors import CatalogError
 from gpufabric.expect.calibration import Calibration, figure_arguments, figure_shape, fit
+from gpufabric.expect.instances import shape_from_instance
 from gpufabric.expect.judge import Judgement, judge
 from gpufabric.expect.model import Expectation, expect
 from gpufabric.expect.published import PublishedFigure
+from gpufabric.hardware import NodeShape
 
 Role = Literal["fitted", "held-out", "degraded"]
 
@@ -39,6 +42,10 @@ class FigureResult(BaseModel):
     message: str
 
     @property
+    def judged(self) -> bool:
+        return self.verdict != "not-judged"
+
+    @property
     def hit(self) -> bool:
         return self.verdict == "within" if self.role != "degraded" else self.verdict == "below"
 
@@ -57,15 +64,30 @@ def role_of(figure: PublishedFigure) -> Role:
     return "held-out" if figure.holdout else "fitted"
 
 
+def node_shape(figure: PublishedFigure) -> NodeShape:
+    """The node as it should run: the catalog's shape of the figure's instance type (a degraded figure's
+    ``nics`` are the ones the run used), else the figure's own facts."""
+    if figure.health == "degraded" and figure.instance_type:
+        try:
+            return shape_from_instance(figure.instance_type)
+        except CatalogError:
+            pass
+    return figure_shape(figure)
+
+
 def figure_expectation(figure: PublishedFigure, calibration: Calibration | None = None) -> Expectation:
-    """The model's expectation for the figure's own run (its shape, nodes, size, transport)."""
+    """The model's expectation for the figure's run: its shape, nodes, size, transport; for a degraded
+    figure, what its node should reach on its best path (the run's own socket or NIC choice is the fault)."""
+    arguments = figure_arguments(figure)
+    if figure.health == "degraded":
+        arguments["transport"] = "auto"
     return expect(
-        figure_shape(figure),
+        node_shape(figure),
         figure.collective,
         figure.nodes,
         figure.size_bytes,
         calibration=calibration,
-        **figure_arguments(figure),
+        **arguments,
     )
 
 

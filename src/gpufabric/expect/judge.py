@@ -86,13 +86,11 @@ def _shape_causes(measured: float, expectation: Expectation) -> list[tuple[Cause
         share = measured / band.centre_gbps * nics
         if abs(share - 1) <= ONE_OF_K_TOLERANCE:
             causes.append(("one-nic", f"busbw near 1/{nics} of expected: traffic on 1 of {nics} NICs"))
-    if expectation.path is Path.NET and ceiling and measured < SOCKET_LIKE * ceiling:
-        causes.append(
-            (
-                "socket-fallback",
-                f"under {SOCKET_LIKE:.0%} of the fabric's ceiling: TCP sockets instead of RDMA",
-            )
-        )
+    if expectation.path in (Path.NET, Path.NVLINK) and ceiling and measured < SOCKET_LIKE * ceiling:
+        instead = "RDMA" if expectation.path is Path.NET else "NVLink"
+        where = "fabric" if expectation.path is Path.NET else "NVLink"
+        clause = f"under {SOCKET_LIKE:.0%} of the {where} ceiling: TCP sockets instead of {instead}"
+        causes.append(("socket-fallback", clause))
     return causes
 
 
@@ -115,7 +113,24 @@ def judge(measured_busbw: float, expectation: Expectation, evidence: Evidence | 
     found = _evidence_causes(expectation, evidence) if evidence else []
     verdict: Verdict
     guessed = False
-    if ceiling is not None and measured_busbw > ceiling:
+    above = (band is not None and measured_busbw > band.high_gbps) or (
+        ceiling is not None and measured_busbw > ceiling
+    )
+    explained = [
+        a
+        for a in expectation.alternatives
+        if a.band and a.band.low_gbps <= measured_busbw <= a.band.high_gbps
+    ]
+    if above and explained and expectation.judged_by_bandwidth:
+        alt = explained[0]
+        assert alt.band is not None
+        name = alt.regime.value.upper()
+        verdict = "within"
+        text = (
+            f"within {name}'s expected {alt.band.low_gbps:.1f}-{alt.band.high_gbps:.1f} GB/s ({name} ceiling "
+            f"{alt.ceiling_gbps:.1f}; above the {_where(expectation)}: NCCL likely used {name})"
+        )
+    elif ceiling is not None and measured_busbw > ceiling:
         faster = [a for a in expectation.alternatives if a.ceiling_gbps >= measured_busbw]
         if faster:
             verdict = "above-band"

@@ -15,7 +15,7 @@ from gpufabric.expect.calibration import Band, Basis, Calibration, band_from_byt
 from gpufabric.expect.ceilings import Fact
 from gpufabric.expect.published import load_published
 from gpufabric.expect.regimes import Path, Regime
-from gpufabric.expect.situation import Alternative, Transport, assess
+from gpufabric.expect.situation import Transport, assess
 from gpufabric.hardware import NodeShape
 from gpufabric.units import human_size
 
@@ -34,6 +34,18 @@ class ExpectedBand(BaseModel):
     )
     group: str = Field(description="the calibration group whose figures were fitted")
     fitted_on: tuple[str, ...]
+
+
+class AlternativeExpectation(BaseModel):
+    """A faster regime NCCL may pick where the shape cannot tell (NVLS, NVLSTree), with its own band."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    regime: Regime
+    path: Path
+    ceiling_gbps: float
+    band: ExpectedBand | None
+    when: str
 
 
 class Expectation(BaseModel):
@@ -56,7 +68,7 @@ class Expectation(BaseModel):
     sources: tuple[str, ...]
     facts: dict[str, Fact]
     missing: list[str]
-    alternatives: tuple[Alternative, ...] = ()
+    alternatives: tuple[AlternativeExpectation, ...] = ()
     notes: tuple[str, ...] = ()
 
     @property
@@ -137,7 +149,8 @@ def expect(
         socket_threads=socket_threads,
         socks_per_thread=socks_per_thread,
     )
-    fitted = (calibration or default_calibration()).band_for(situation.group)
+    calibrated = calibration or default_calibration()
+    fitted = calibrated.band_for(situation.group)
     band = _band(fitted, situation.ceiling_gbps)
     missing = list(situation.missing)
     if fitted is None:
@@ -178,6 +191,15 @@ def expect(
         sources=tuple(dict.fromkeys((*bound.sources, *_sources(band.fitted_on if band else ())))),
         facts=facts,
         missing=missing,
-        alternatives=situation.alternatives,
+        alternatives=tuple(
+            AlternativeExpectation(
+                regime=alt.regime,
+                path=alt.path,
+                ceiling_gbps=alt.ceiling_gbps,
+                band=_band(calibrated.band_for(alt.group), alt.ceiling_gbps),
+                when=alt.when,
+            )
+            for alt in situation.alternatives
+        ),
         notes=tuple(notes),
     )

@@ -108,7 +108,7 @@ def net_bound(shape: NodeShape, collective: str, regime: Regime, nodes: int, per
     node_bw, node_text = _node_bandwidth(nics)
     sources = (PERFORMANCE_MD, TUNING_CC)
     if node_bw is None:
-        missing = ("fabric NICs of the node" if not nics else "NIC line rate",)
+        missing = ("fabric NIC count and rate of the node" if not nics else "NIC line rate",)
         return Bound(
             path=Path.NET,
             gbps=None,

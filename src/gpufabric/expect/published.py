@@ -42,7 +42,7 @@ class PublishedNics(_Strict):
     """The fabric NICs of each node (for a degraded figure: those the node has, not those it used)."""
 
     kind: NicKindName
-    count: int = Field(ge=0)
+    count: int | None = Field(default=None, ge=0, description="None when no citable page gives it")
     rate_gbps: float | None = Field(default=None, gt=0, description="one NIC's line rate, Gbit/s")
 
 
@@ -50,7 +50,9 @@ class PublishedFigure(_Strict):
     """One busbw figure as its source prints it."""
 
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$")
-    url: str = Field(description="where the figure is printed: https://..., or docs/... in this repository")
+    url: str = Field(
+        description="where the figure is printed: https://..., or a docs/ or benchmarks/ file here"
+    )
     source: str = Field(min_length=1, description="the source's public name")
     date: str | None = Field(default=None, description="publication or measurement date, YYYY[-MM[-DD]]")
     instance_type: str | None = None
@@ -85,8 +87,10 @@ class PublishedFigure(_Strict):
     @field_validator("url")
     @classmethod
     def _url(cls, value: str) -> str:
-        if not (value.startswith("https://") or value.startswith("docs/")):
-            raise ValueError(f"{value!r} is neither an https:// URL nor a docs/ page of this repository")
+        if not value.startswith(("https://", "docs/", "benchmarks/")):
+            raise ValueError(
+                f"{value!r} is neither an https:// URL nor a docs/ or benchmarks/ file of this repository"
+            )
         return value
 
     @model_validator(mode="after")

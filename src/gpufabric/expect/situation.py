@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from gpufabric.collectives import CollectiveName
 from gpufabric.expect.ceilings import Bound, nvlink_bound, nvswitch_connected, pcie_bound
@@ -29,7 +29,9 @@ class Alternative(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     regime: Regime
+    path: Path
     ceiling_gbps: float
+    group: str = Field(description="the calibration group of this regime's figures")
     when: str
 
 
@@ -104,18 +106,27 @@ def _group(
     return f"{path.value}/{regime.value}"
 
 
-def _nvls_alternative(shape: NodeShape, collective: str, ranks: int, nvls: bool | None) -> Alternative | None:
+def _nvls_alternative(
+    shape: NodeShape, collective: str, nodes: int, ranks: int, nvls: bool | None
+) -> Alternative | None:
+    """NVLS on one node, NVLSTree on two (NCCL's model doubles NVLSTree's network share on <= 2 nodes):
+    the faster all_reduce when NVLink SHARP is available, which a shape cannot tell."""
     generation = shape.nvlink.generation if shape.nvlink else None
-    if nvls is not None or collective != "all_reduce" or ranks < 2:
+    if nvls is not None or collective != "all_reduce" or ranks < 2 or nodes > 2:
         return None
     if not (generation and generation >= 4 and nvswitch_connected(shape, ranks)):
         return None
-    bound = nvlink_bound(shape, collective, Regime.NVLS, ranks)
-    if bound.gbps is None:
+    bounds = [nvlink_bound(shape, collective, Regime.NVLS, ranks, nodes * ranks)]
+    if nodes == 2:
+        bounds.append(net_bound(shape, collective, Regime.TREE, nodes, ranks))
+    if any(b.gbps is None for b in bounds):
         return None
+    binding = min(bounds, key=lambda b: b.gbps or 0.0)
     return Alternative(
         regime=Regime.NVLS,
-        ceiling_gbps=bound.gbps,
+        path=binding.path,
+        ceiling_gbps=binding.gbps or 0.0,
+        group=_group(binding.path, Regime.NVLS, shape, False, None),
         when="NCCL can use NVLink SHARP (NVSwitch, NVLink4+), unless NCCL_NVLS_ENABLE=0 or the VM hides it",
     )
 
@@ -171,7 +182,9 @@ def assess(
     for b in bounds:
         missing += [m for m in b.missing if m not in missing]
     alternative = (
-        _nvls_alternative(shape, collective, per_node, nvls) if nodes == 1 and transport != "socket" else None
+        _nvls_alternative(shape, collective, nodes, per_node, nvls)
+        if not loopback and transport != "socket"
+        else None
     )
     return Situation(
         collective=collective,
