@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from gpufabric.expect import expect, shape_from_instance
-from gpufabric.hardware import GpuFacts, NodeShape, NvLinkFacts
+from gpufabric.hardware import GpuFacts, NodeShape, NodeSnapshot, NvLinkFacts, save_snapshot
 
 CLI = [sys.executable, "-m", "gpufabric.cli", "expect"]
+FOUR_GPU_HOST = Path("/dev/nvidia3").exists()
 PAIRS = tuple(tuple(0 if i == j else 18 for j in range(4)) for i in range(4))
 FOUR_H200 = NodeShape(
     source="detected",
@@ -96,3 +99,24 @@ def test_a_file_that_is_not_a_shape(tmp_path: Path) -> None:
     done = _run("--snapshot", str(bad))
     assert done.returncode == 2
     assert "not a node shape (source:" in done.stderr
+
+
+def test_a_node_snapshot_file_is_read_through_the_hardware_loader(tmp_path: Path) -> None:
+    path = tmp_path / "snap.json"
+    save_snapshot(NodeSnapshot(captured_at=datetime(2026, 11, 27, tzinfo=UTC), shape=FOUR_H200), path)
+    done = _run("--snapshot", str(path), "-c", "all_reduce", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    table = json.loads(done.stdout)
+    assert table["shape"]["source"] == "snapshot"
+    assert table["rows"][0]["ceiling_gbps"] == 450.0
+
+
+def test_without_a_shape_it_reads_this_node_and_names_what_it_could_not() -> None:
+    env = {**os.environ, "GPUFABRIC_NO_METADATA": "1"}
+    done = subprocess.run(
+        [*CLI, "-c", "all_reduce"], capture_output=True, text=True, check=False, timeout=120, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    assert "(shape from this node (detected))" in done.stdout
+    if not FOUR_GPU_HOST:  # a CPU host (CI): detection finds no GPU and says so
+        assert "Missing facts:" in done.stdout

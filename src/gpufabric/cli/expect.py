@@ -5,6 +5,7 @@ type from the catalog, a snapshot file, or this node), call ``expect.expectation
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import typer
@@ -72,13 +73,7 @@ def expect_command(
     elif snapshot is not None:
         shape, shape_from = load_shape(snapshot), f"snapshot {snapshot}"
     else:
-        found = detected_shape()
-        if found is None:
-            raise UsageError(
-                "expect: node detection is not available in this gpufabric; "
-                "pass --instance-type or --snapshot"
-            )
-        shape, shape_from = found, "this node (detected)"
+        shape, shape_from = detected_shape(os.environ), "this node (detected)"
     per_node = None
     if virtual_nodes:
         gpus = shape.gpus_per_node or 1

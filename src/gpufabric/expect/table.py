@@ -1,23 +1,23 @@
 """``ExpectationTable``: the document ``gpufabric expect`` renders: one shape, one node count, one
-``Expectation`` per collective. ``load_shape`` reads a shape from a file (a JSON ``NodeShape``, or a node
-snapshot document that holds one under ``shape``).
+``Expectation`` per collective. ``load_shape`` reads a shape from a file (a node snapshot, a JSON
+``NodeShape``, or a document that holds one under ``shape``); ``detected_shape`` reads this node.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path as FilePath
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from gpufabric import hardware
 from gpufabric.collectives import CollectiveName
 from gpufabric.errors import InputError
 from gpufabric.expect.model import Expectation, expect
 from gpufabric.expect.situation import Transport
-from gpufabric.hardware import NodeShape
+from gpufabric.hardware import NodeShape, detect_node, load_snapshot
+from gpufabric.hardware.snapshot import SNAPSHOT_KIND
 
 
 class ExpectationTable(BaseModel):
@@ -75,38 +75,30 @@ def _shape_of(document: Any, where: str) -> NodeShape:
         field = ".".join(str(p) for p in first["loc"]) or "shape"
         raise InputError(
             f"--snapshot {where}: not a node shape ({field}: {' '.join(first['msg'].split())}); give a "
-            "JSON NodeShape or a snapshot document with a 'shape' field"
+            "snapshot (`gpufabric snapshot -o FILE`), a JSON NodeShape, or a document with a 'shape' field"
         ) from None
 
 
 def load_shape(path: FilePath) -> NodeShape:
-    """A shape from ``path``: through the hardware package's ``load_snapshot`` when it has one, else read
-    here (a JSON ``NodeShape``, or any JSON document holding one under ``shape``)."""
-    loader: Callable[[FilePath], Any] | None = getattr(hardware, "load_snapshot", None)
-    if loader is not None:
-        loaded = loader(path)
-        return (
-            loaded
-            if isinstance(loaded, NodeShape)
-            else _shape_of(getattr(loaded, "shape", loaded), str(path))
-        )
+    """A shape from ``path``: a node snapshot through the hardware package's ``load_snapshot`` (strict:
+    kind and schema version), else any JSON document that is a ``NodeShape`` or holds one under
+    ``shape`` (a hand-written or older file)."""
     try:
         text = path.read_text(encoding="utf-8")
-    except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
+    except OSError as exc:
         raise InputError(
-            f"--snapshot {path}: cannot read it ({exc.strerror}); give a snapshot JSON file"
+            f"--snapshot {path}: cannot read it ({exc.strerror or exc}); give a snapshot JSON file"
         ) from None
     try:
         document = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(f"--snapshot {path}: not JSON (line {exc.lineno}: {exc.msg})") from None
+    if isinstance(document, dict) and document.get("kind") == SNAPSHOT_KIND:
+        return load_snapshot(path).shape
     return _shape_of(document, str(path))
 
 
-def detected_shape() -> NodeShape | None:
-    """This node's shape from the hardware package's ``detect_node``, or None when it has none yet."""
-    detect: Callable[[], Any] | None = getattr(hardware, "detect_node", None)
-    if detect is None:
-        return None
-    found = detect()
-    return found if isinstance(found, NodeShape) else _shape_of(getattr(found, "shape", found), "detected")
+def detected_shape(environ: Mapping[str, str]) -> NodeShape:
+    """This node's shape, read by ``hardware.detect_node`` (the cloud's metadata service asked briefly,
+    unless GPUFABRIC_NO_METADATA is set)."""
+    return detect_node(environ=environ).shape
