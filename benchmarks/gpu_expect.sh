@@ -5,7 +5,9 @@
 # no --instance-type, and every new gpu-marked test.
 #   benchmarks/gpu_expect.sh            # ~8 min on 4 GPUs; needs .whl/ and .gpurun/nccl-tests carried
 # What comes back: summary.txt, expect.log, expect-runs.tgz, node_snapshot.json.
+#   benchmarks/gpu_expect.sh model      # ~4 min: the snapshot and the model against nccl-tests only
 set -u
+MODE="${1:-full}"
 LOG="${OUT:-/tmp/gpufabric-out}/expect.log"
 source "$(dirname "$0")/gpu_lib.sh"
 : > "$LOG"
@@ -45,6 +47,13 @@ done
 python3 benchmarks/expect_vs_nccl_tests.py "$R/expect-socket-256M.json" "$R"/nt-socket-*.txt --max-centre-error 25 >"$R/judge-socket-256M.md" 2>&1
 record "model vs nccl-tests, forced socket, 256M: $(tail -1 "$R/judge-socket-256M.md")"
 
+if [ "$MODE" = model ]; then
+  NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 timeout 150 $GF bench --engine torch --ranks "$G" -c all_reduce -b 256M -e 256M -n 5 -w 2 \
+    --run-dir "$R/b-socket-torch" >"$R/b-socket-torch.txt" 2>&1
+  record "bench forced socket (torch): exit $? | $(grep -m1 -i 'NIC traffic' "$R/b-socket-torch.txt" | cut -c1-220)"
+  tar -czf "$OUT/expect-runs.tgz" -C "$OUT" runs nccl-tests-build.log 2>/dev/null && rm -rf "$R" "$OUT/nccl-tests-build.log"
+  print_summary; exit 0
+fi
 say "our bench with no --instance-type: NVLink, forced socket (NIC counters), self-test, A/B, doctor"
 timeout 150 $GF bench --ranks "$G" -c all_reduce -b 256M -e 1G -f 4 -n 20 -w 5 --run-dir "$R/b-nvlink" >"$R/b-nvlink.txt" 2>&1
 record "bench NVLink: exit $? | $(grep -m1 -i 'expected' "$R/b-nvlink.txt" | cut -c1-200)"
