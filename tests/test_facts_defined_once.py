@@ -92,6 +92,8 @@ _ENV_NAMES = {
     "GPUFABRIC_LAUNCHER": ("launch/identity.py", {"bench/report_writer.py", "train/record.py"}),
     "GPUFABRIC_NODE_RANK": ("launch/identity.py", set()),
     "GPUFABRIC_NUM_NODES": ("launch/identity.py", set()),
+    "GPUFABRIC_NO_METADATA": ("hardware/cloud.py", set()),
+    "GPUFABRIC_CLOUD_METADATA": ("hardware/cloud.py", set()),
 }
 
 

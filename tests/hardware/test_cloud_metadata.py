@@ -97,4 +97,7 @@ def test_skipped_by_flag_or_environment(server: ThreadingHTTPServer) -> None:
         cloud_identity(environ={}, endpoints=_at(server), enabled=False),
     ):
         assert identity.instance_type is None
-        assert identity.notes == ("cloud metadata: not asked (--no-metadata or GPUFABRIC_NO_METADATA)",)
+        assert identity.notes == (
+            "cloud metadata: not asked (--no-metadata or GPUFABRIC_NO_METADATA=1; a benchmark's ranks ask "
+            "only with GPUFABRIC_CLOUD_METADATA=1)",
+        )

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from conftest import SysfsTree
-from gpufabric.hardware.cloud import CloudIdentity
+from gpufabric.hardware.cloud import NOT_ASKED, CloudIdentity
 from gpufabric.hardware.detect import build_shape, detect_node, gpu_model, with_affinity
 from gpufabric.hardware.nics import read_nics
 from gpufabric.hardware.nvml import NvmlReading
@@ -112,7 +112,7 @@ def test_a_vm_like_this_one(sysfs: SysfsTree) -> None:
     assert lo.virtual
     assert [n.name for n in snapshot.shape.fabric_nics()] == ["eth0"]
     assert snapshot.shape.gpus == () and snapshot.shape.gpu_count is None
-    assert "cloud metadata: not asked (--no-metadata or GPUFABRIC_NO_METADATA)" in snapshot.notes
+    assert NOT_ASKED in snapshot.notes
 
 
 def test_topology_alone_gives_count_links_and_nvlink() -> None:

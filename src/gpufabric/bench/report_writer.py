@@ -2,7 +2,9 @@
 
 ``<run_dir>/result.jsonl`` gets a header (metadata), one row record per finished size and an end record;
 ``<run_dir>/result.json`` gets the whole document at the end (``write_result``, atomic). A run that dies
-keeps every finished size in the stream, and ``gpufabric.results.io.read_stream`` rebuilds it.
+keeps every finished size in the stream, and ``gpufabric.results.io.read_stream`` rebuilds it. The hosts'
+node snapshots (``bench.node_facts``) go to ``<run_dir>/nodes/<host>.json`` before the header, and their
+shapes into the header's metadata.
 """
 
 from __future__ import annotations
@@ -16,10 +18,12 @@ from typing import Any
 from gpufabric.bench.config import BenchConfig
 from gpufabric.bench.identity import RankIdentity
 from gpufabric.bench.metadata import devices_from, relevant_env
+from gpufabric.bench.node_facts import NodeRecords
 from gpufabric.bench.rundir import NCCL_LOG_DIR, RESULT_NAME, STREAM_NAME
 from gpufabric.engines import RANK_MODULES
+from gpufabric.hardware.snapshot import save_snapshot
 from gpufabric.redact import redact_env
-from gpufabric.results.io import StreamWriter, write_result
+from gpufabric.results.io import StreamWriter, node_file, write_result
 from gpufabric.results.model import Row, RunMetadata, RunResult, Series
 
 
@@ -85,9 +89,12 @@ class RankReporter:
         self.stream = StreamWriter(self.run_dir / STREAM_NAME)
         self.metadata = RunMetadata()
         self.all_series: list[Series] = []
+        self.node_notes: list[str] = []
 
-    def start(self, facts: list[dict[str, Any]]) -> None:
+    def start(self, facts: list[dict[str, Any]], nodes: NodeRecords | None = None) -> None:
         static = self.static
+        nodes = nodes or NodeRecords()
+        self.node_notes = [*nodes.notes, *self._keep_snapshots(nodes)]
         log_files = sorted({f["nccl_log"] for f in facts if f.get("nccl_log")})
         self.metadata = RunMetadata(
             engine="gpufabric",
@@ -105,11 +112,24 @@ class RankReporter:
             nccl_version=static["nccl_version"],
             env=redact_env(relevant_env(os.environ)),
             topology=static["topology"],
+            node_shapes={host: snapshot.shape for host, snapshot in sorted(nodes.snapshots.items())},
             settings={**settings_of(self.config, self.backend), **static.get("settings", {})},
             fault=os.environ.get("GPUFABRIC_FAULT") or None,
             log_files=log_files,
         )
         self.stream.header(self.config.label, self.metadata)
+
+    def _keep_snapshots(self, nodes: NodeRecords) -> list[str]:
+        """Write each host's snapshot into the run directory; a file that cannot be written is a note."""
+        notes = []
+        for host, snapshot in sorted(nodes.snapshots.items()):
+            path = node_file(self.run_dir, host)
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                save_snapshot(snapshot, path)
+            except OSError as exc:
+                notes.append(f"node snapshot of {host}: not written to {path} ({exc.strerror or exc})")
+        return notes
 
     def row(self, collective: str, row: Row) -> None:
         self.stream.row(collective, self.identity.world_size, row)
@@ -120,7 +140,7 @@ class RankReporter:
 
     def finish(self, notes: list[str]) -> RunResult:
         self.metadata.finished_at = datetime.now(timezone.utc)
-        self.metadata.notes = list(notes)
+        self.metadata.notes = [*self.node_notes, *notes]
         # NCCL opens its log at its first call: list only files that exist (a gloo run writes none),
         # plus anything else NCCL wrote into our own log directory (names it expanded differently).
         found = {p for p in self.metadata.log_files if Path(p).exists()}

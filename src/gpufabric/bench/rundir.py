@@ -7,6 +7,7 @@
 <run_dir>/nccl/nccl.<host>.<pid>.log   NCCL_DEBUG output, one file per rank
 <run_dir>/errors/rank<N>.json  {"rank", "kind": "usage"|"failure", "message"} of a rank that failed
 <run_dir>/stages/rank<N>.json  the last stage the rank entered (``gpufabric.bench.stages``)
+<run_dir>/nodes/<host>.json    each host's node snapshot, read as the run started (``bench.node_facts``)
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from pathlib import Path
 from gpufabric.bench.stages import STAGES_DIR
 from gpufabric.errors import UsageError
 from gpufabric.outputs import check_output_path, describe_write_error, is_special, is_stdout, real_target
-from gpufabric.results.io import RESULT_NAME as RESULT_NAME  # the results layer names its files;
+from gpufabric.results.io import NODES_DIR as NODES_DIR  # the results layer names its files;
+from gpufabric.results.io import RESULT_NAME as RESULT_NAME
 from gpufabric.results.io import STREAM_NAME as STREAM_NAME  # re-exported: they are part of this layout
 
 CONFIG_NAME = "config.json"

@@ -13,7 +13,8 @@ used (the services are link-local). Each provider's documented request:
 * Azure (Instance Metadata Service): ``GET /metadata/instance/compute/vmSize?api-version=2021-02-01&
   format=text`` with ``Metadata: true``.
 
-``GPUFABRIC_NO_METADATA=1`` (or ``--no-metadata``) skips all three.
+``GPUFABRIC_NO_METADATA=1`` (or ``--no-metadata``) skips all three. A benchmark's ranks ask only when the
+user exports ``GPUFABRIC_CLOUD_METADATA=1`` to them (``ASK_ENV``; ``bench.node_facts`` says why).
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ from pydantic import BaseModel, ConfigDict
 
 TIMEOUT_S = 0.3
 SKIP_ENV = "GPUFABRIC_NO_METADATA"
+ASK_ENV = "GPUFABRIC_CLOUD_METADATA"
+"""Opt-in for a benchmark's ranks, which otherwise leave the metadata services alone."""
 
 
 class MetadataEndpoints(BaseModel):
@@ -49,6 +52,11 @@ class CloudIdentity(BaseModel):
     instance_type: str | None = None
     notes: tuple[str, ...] = ()
 
+
+NOT_ASKED = (
+    f"cloud metadata: not asked (--no-metadata or {SKIP_ENV}=1; a benchmark's ranks ask only with "
+    f"{ASK_ENV}=1)"
+)
 
 _OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
@@ -99,7 +107,7 @@ def cloud_identity(
 ) -> CloudIdentity:
     """The first provider that names an instance type, asked in parallel; an empty identity otherwise."""
     if not enabled or environ.get(SKIP_ENV, "") not in ("", "0"):
-        return CloudIdentity(notes=("cloud metadata: not asked (--no-metadata or GPUFABRIC_NO_METADATA)",))
+        return CloudIdentity(notes=(NOT_ASKED,))
     where = endpoints or MetadataEndpoints()
     askers = {"aws": (_aws, where.aws), "gcp": (_gcp, where.gcp), "azure": (_azure, where.azure)}
     answers: dict[str, str | None] = {}

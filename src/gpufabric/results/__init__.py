@@ -2,9 +2,11 @@
 
 from gpufabric.results.attestation import Attestation, ChannelTransport, TransportClaims
 from gpufabric.results.io import (
+    NODES_DIR,
     RESULT_NAME,
     STREAM_NAME,
     StreamWriter,
+    node_file,
     read_result,
     read_stream,
     write_result,
@@ -19,9 +21,11 @@ from gpufabric.results.model import (
     RunResult,
     Series,
 )
+from gpufabric.results.run_nodes import load_run_shapes
 
 __all__ = [
     "ENGINE_COLLECTIVES",
+    "NODES_DIR",
     "RESULT_NAME",
     "SCHEMA_VERSION",
     "STREAM_NAME",
@@ -35,6 +39,8 @@ __all__ = [
     "Series",
     "StreamWriter",
     "TransportClaims",
+    "load_run_shapes",
+    "node_file",
     "read_result",
     "read_stream",
     "write_result",

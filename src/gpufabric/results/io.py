@@ -28,6 +28,15 @@ RESULT_NAME = "result.json"
 """The final document's name in a run directory (``bench.rundir``): what a run directory stands for."""
 STREAM_NAME = "result.jsonl"
 """The stream's name in a run directory: all that a run that never finished leaves."""
+NODES_DIR = "nodes"
+"""The run directory's folder of node snapshots, one ``<host>.json`` per host (``node_file``)."""
+
+
+def node_file(run_dir: Path, host: str) -> Path:
+    """Where a run keeps ``host``'s node snapshot (a ``gpufabric snapshot`` document). A host name is a DNS
+    label, but it is kept to safe characters all the same: it becomes a path."""
+    safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in host).lstrip(".") or "host"
+    return run_dir / NODES_DIR / f"{safe}.json"
 
 
 def write_result(result: RunResult, path: Path) -> None:

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from gpufabric.collectives import COLLECTIVES
 from gpufabric.hardware.attribution import HostTraffic
+from gpufabric.hardware.shape import NodeShape
 from gpufabric.redact import redact_argv
 from gpufabric.results.attestation import Attestation
 
@@ -145,6 +146,11 @@ class RunMetadata(_Model):
     nccl_version: str | None = None
     env: dict[str, str] = Field(default_factory=dict)
     topology: str | None = Field(default=None, description="nvidia-smi topo -m, when available")
+    node_shapes: dict[str, NodeShape] = Field(
+        default_factory=dict,
+        description="each host's hardware as read at the start of the run, by host name (our engines; the "
+        "whole snapshots are in the run directory's nodes/)",
+    )
     settings: dict[str, str | int | float | bool | None] = Field(
         default_factory=dict, description="engine settings: iters, warmup, precision, graph, check, ..."
     )

@@ -18,10 +18,13 @@ import numpy as np
 import gpufabric
 from gpufabric.bench.config import BenchConfig, validate
 from gpufabric.bench.fault import check_world, fault_from_env, timing_under, trigger
+from gpufabric.bench.hosts import RankHosts
 from gpufabric.bench.identity import RankIdentity
 from gpufabric.bench.metadata import driver_version, node_name, topology
+from gpufabric.bench.node_facts import NodeFacts
 from gpufabric.bench.rank_process import announce_progress, bench_rank_main, own_nccl_log
 from gpufabric.bench.stages import StageReporter
+from gpufabric.bench.traffic import SizeTraffic
 from gpufabric.engines import RANK_MODULES
 from gpufabric.engines.nccl import cuda, library
 from gpufabric.engines.nccl.control import ControlPlane
@@ -29,6 +32,7 @@ from gpufabric.engines.nccl.device_check import DeviceChecker
 from gpufabric.engines.nccl.sweep import SweepContext, check_library, run_collective
 from gpufabric.engines.nccl.timer import DirectTimer
 from gpufabric.errors import GpufabricError, UsageError
+from gpufabric.hardware.snapshot import NodeSnapshot
 from gpufabric.results.model import Row
 
 ENGINE_NAME = "nccl (direct: nccl4py, no torch)"
@@ -79,6 +83,8 @@ def run_rank(config: BenchConfig, identity: RankIdentity) -> int:
     stream = cuda.Stream()
     try:
         stages.enter("first")
+        hosts = RankHosts.learn(identity.rank, control)
+        nodes = NodeFacts.begin(hosts, os.environ)  # read on a thread while the facts are gathered
         facts = control.allgather(
             {
                 "rank": identity.rank,
@@ -89,27 +95,14 @@ def run_rank(config: BenchConfig, identity: RankIdentity) -> int:
                 "nccl_log": own_nccl_log(os.environ),
             }
         )
+        node_records = nodes.collect(control)
         reporter = None
-        if identity.rank == 0:
+        if node_records is not None:  # rank 0
             from gpufabric.bench.report_writer import RankReporter
 
-            static = {
-                "tool_version": gpufabric.__version__,
-                "torch_version": None,
-                "cuda_version": info.cuda_runtime,
-                "nccl_version": nccl_lib.version,
-                "driver_version": driver_version(),
-                "topology": topology(),
-                "pid": os.getpid(),
-                "settings": {
-                    "engine": ENGINE_NAME,
-                    "nccl_library": nccl_lib.path,
-                    "nccl_library_origin": nccl_lib.origin,
-                    "timing": "cuda events around each batch (NCCL called directly, no stream hold)",
-                },
-            }
+            static = _static_metadata(info, nccl_lib, node_records.snapshots.get(hosts.host))
             reporter = RankReporter(config, identity, "nccl", _CudaDevice(), static)
-            reporter.start(facts)
+            reporter.start(facts, node_records)
         notes: list[str] = [f"engine: {ENGINE_NAME}; {nccl_lib.describe()}"] if reporter else []
         if identity.world_size == 1 and reporter is not None:
             notes.append(
@@ -144,6 +137,7 @@ def run_rank(config: BenchConfig, identity: RankIdentity) -> int:
             on_size=on_size,
             on_row=None,
             checker=checker,
+            traffic=SizeTraffic(hosts, control),
         )
         if reporter is not None:
             rank0 = reporter
@@ -168,6 +162,27 @@ def run_rank(config: BenchConfig, identity: RankIdentity) -> int:
         _destroy(nccl, comm)
         control.close()
     return 0
+
+
+def _static_metadata(info: Any, nccl_lib: Any, here: NodeSnapshot | None) -> dict[str, Any]:
+    """Rank 0's versions and topology; the driver and topology as its host's snapshot read them, when it
+    did (nvidia-smi is not run twice)."""
+    topology_text = here.topology.strip() if here is not None and here.topology else None
+    return {
+        "tool_version": gpufabric.__version__,
+        "torch_version": None,
+        "cuda_version": info.cuda_runtime,
+        "nccl_version": nccl_lib.version,
+        "driver_version": (here.driver_version if here is not None else None) or driver_version(),
+        "topology": topology_text or topology(),
+        "pid": os.getpid(),
+        "settings": {
+            "engine": ENGINE_NAME,
+            "nccl_library": nccl_lib.path,
+            "nccl_library_origin": nccl_lib.origin,
+            "timing": "cuda events around each batch (NCCL called directly, no stream hold)",
+        },
+    }
 
 
 class _CudaDevice:

@@ -3,7 +3,9 @@
 The torch engine's ``engines.torch.sweep`` in NCCL's own terms: layouts are nccl-tests' (with its 16-byte
 per-rank trim), both the out-of-place and the in-place column are measured for every collective (NCCL
 has out-of-place all_reduce, broadcast and reduce; torch.distributed does not), ``--check`` runs after the
-timed batches of each placement, and rank 0 turns the numbers into rows and streams them.
+timed batches of each placement, and rank 0 turns the numbers into rows and streams them. With
+``traffic``, every host's NIC counters are read around each size (``bench.traffic``, as the torch engine
+does) and rank 0's rows carry what each NIC moved.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from gpufabric.bench.config import BenchConfig
 from gpufabric.bench.fault import Fault, slowed_launch
 from gpufabric.bench.rows import measurement, note_first_wrong
 from gpufabric.bench.semantics import layout
+from gpufabric.bench.traffic import SizeTraffic
 from gpufabric.engines.nccl import check as checking
 from gpufabric.engines.nccl import collectives
 from gpufabric.engines.nccl.control import ControlPlane
@@ -45,6 +48,7 @@ class SweepContext:
     on_row: Callable[[str, Row], None] | None
     checker: DeviceChecker | None = None
     """``--check`` on the GPU; None: on the host."""
+    traffic: SizeTraffic | None = None
 
     @property
     def version(self) -> tuple[int, ...]:
@@ -88,6 +92,9 @@ def run_collective(collective: str, config: BenchConfig, ctx: SweepContext, note
             if ctx.on_size is not None:
                 ctx.on_size(collective, shape.size_bytes)
             placed: dict[bool, Measurement | None] = {False: None, True: None}
+            if ctx.traffic is not None:
+                ctx.traffic.begin()
+            launched, check_launches = ctx.timer.launches, 0
             for in_place in (False, True):
                 work = collectives.build(
                     ctx.nccl, ctx.comm, ctx.stream.handle, shape, in_place=in_place, buffers=buffers,
@@ -104,6 +111,8 @@ def run_collective(collective: str, config: BenchConfig, ctx: SweepContext, note
                         work, buffers, ctx.stream, dtype=config.dtype, op=op_name, root=max(root, 0),
                         rank=ctx.rank, corrupt=corrupt, device=ctx.checker,
                     )  # fmt: skip
+                    if local is not None:  # run_check launched the collective once
+                        check_launches += 1
                     table = ctx.control.allgather(
                         None if local is None else [local.wrong, local.index, local.expected, local.got]
                     )
@@ -114,11 +123,13 @@ def run_collective(collective: str, config: BenchConfig, ctx: SweepContext, note
                 placed[in_place] = measurement(shape, samples, wrong, config)
                 if ctx.rank == 0:
                     timing_log.add(shape.size_bytes, in_place, samples)
+            calls = ctx.timer.launches - launched + check_launches
+            moved = ctx.traffic.finish(shape, calls) if ctx.traffic is not None else []
             if ctx.rank != 0:
                 continue
             row = Row(
                 size_bytes=shape.size_bytes, count=shape.count, dtype=config.dtype, redop=redop, root=root,
-                out_of_place=placed[False], in_place=placed[True],
+                out_of_place=placed[False], in_place=placed[True], traffic=moved,
             )  # fmt: skip
             for m in (row.out_of_place, row.in_place):
                 if m is not None:

@@ -11,6 +11,8 @@ then the start event, the batch, the end event. With ``graph`` the batch
 is one replay of a CUDA graph of ``n`` captured launches (nccl-tests ``-G``), captured once per size
 and replayed once untimed first (the first replay uploads the graph).
 Per-batch times travel over the control channel (never NCCL) and are reduced like nccl-tests ``-a``.
+``launches`` counts the collective calls that ran (warm-up, batches, graph replays), outside the timed
+region, for the NIC traffic each size must account for (``bench.traffic``).
 """
 
 from __future__ import annotations
@@ -24,6 +26,9 @@ from gpufabric.engines.nccl.collectives import Workload
 from gpufabric.engines.nccl.control import ControlPlane
 from gpufabric.engines.nccl.cuda import Graph, Stream
 
+WARM_BEFORE_CAPTURE = 3
+"""Launches that warm the communicator's connections before a capture (torch requires it too)."""
+
 
 @dataclass
 class DirectTimer:
@@ -32,6 +37,8 @@ class DirectTimer:
     control: ControlPlane
     rank: int
     world_size: int
+    launches: int = 0
+    """Collective calls run so far (the line-up's one-element all_reduce is not one of them)."""
 
     def reduce_time(self, seconds: float) -> float:
         """This batch's per-iteration time reduced over the ranks (avg, min or max: nccl-tests ``-a``)."""
@@ -47,6 +54,7 @@ class DirectTimer:
         """One timed batch on this rank: seconds per iteration."""
         start, end = self.stream.event(), self.stream.event()
         calls = work.batch(iters) if graph is None else []
+        self.launches += iters
         try:
             work.line_up()  # untimed: every rank is here
             start.record()
@@ -63,7 +71,7 @@ class DirectTimer:
             end.destroy()
 
     def capture(self, work: Workload, iters: int) -> Graph:
-        for i in range(3):  # warm the communicator's connections before capture, as torch requires too
+        for i in range(WARM_BEFORE_CAPTURE):
             work.launch(i)
         self.stream.synchronize()
         self.stream.begin_capture()
@@ -71,6 +79,7 @@ class DirectTimer:
             work.launch(i)
         graph = self.stream.end_capture()
         graph.launch()  # the first replay uploads the graph: never timed
+        self.launches += WARM_BEFORE_CAPTURE + iters  # captured launches do not run; the replay does
         self.stream.synchronize()
         return graph
 
@@ -86,6 +95,7 @@ class DirectTimer:
         """nccl-tests' warm-up: ``iters`` launches, then wait for them."""
         for call in work.batch(iters):
             call()
+        self.launches += iters
         self.stream.synchronize()
 
     def measure(self, work: Workload, *, warm: bool = True) -> Samples:

@@ -21,7 +21,9 @@ from typing import Any
 
 from gpufabric.bench.config import BenchConfig, validate
 from gpufabric.bench.fault import Fault, check_world, fault_from_env, timing_under, trigger
+from gpufabric.bench.hosts import RankHosts
 from gpufabric.bench.identity import RankIdentity
+from gpufabric.bench.node_facts import NodeFacts
 from gpufabric.bench.rank_process import (
     announce_progress,
     bench_rank_main,
@@ -99,9 +101,13 @@ def run_rank(config: BenchConfig, identity: RankIdentity) -> int:
         if static is not None:
             reporter = RankReporter(config, identity, backend, device, static.result(timeout=60))
         stages.enter("first")
+        exchange = ObjectExchange(identity.rank, identity.world_size)
+        hosts = RankHosts.learn(identity.rank, exchange)
+        nodes = NodeFacts.begin(hosts, os.environ)  # read on a thread while the facts are gathered
         facts = _gather_facts(identity, device)
+        node_records = nodes.collect(exchange)
         if reporter is not None:
-            reporter.start(facts)
+            reporter.start(facts, node_records)
         timer = BatchTimer(config, device, identity.world_size, identity.rank)
         notes: list[str] = []
         if identity.world_size == 1 and identity.rank == 0:
@@ -120,7 +126,7 @@ def run_rank(config: BenchConfig, identity: RankIdentity) -> int:
                 announce_progress({"row": collective, "size": row.size_bytes, "total": total})
 
         on_size = _size_hook(stages, fault, identity.rank)
-        traffic = SizeTraffic.start(identity.rank, _gather_objects(identity.world_size))
+        traffic = SizeTraffic(hosts, exchange)
         for collective in config.collectives:
             try:
                 series = run_collective(
@@ -165,16 +171,25 @@ def _size_hook(stages: StageReporter, fault: Fault | None, rank: int) -> Any:
     return on_size
 
 
-def _gather_objects(world_size: int) -> Any:
-    """Every rank's picklable object, on every rank (the NIC counters' side channel)."""
-    import torch.distributed as dist
+class ObjectExchange:
+    """``torch.distributed``'s object collectives as the side channel of the host readers
+    (``bench.hosts.Exchange``). ``gather`` is an all-gather kept on rank 0: ``all_gather_object`` works on
+    every backend, and the values are a few kilobytes."""
 
-    def gather(value: Any) -> list[Any]:
-        gathered: list[Any] = [None] * world_size
+    def __init__(self, rank: int, world_size: int) -> None:
+        self.rank = rank
+        self.world_size = world_size
+
+    def allgather(self, value: Any) -> list[Any]:
+        import torch.distributed as dist
+
+        gathered: list[Any] = [None] * self.world_size
         dist.all_gather_object(gathered, value)
         return gathered
 
-    return gather
+    def gather(self, value: Any) -> list[Any] | None:
+        gathered = self.allgather(value)
+        return gathered if self.rank == 0 else None
 
 
 def _gather_facts(identity: RankIdentity, device: Any) -> list[dict[str, Any]]:

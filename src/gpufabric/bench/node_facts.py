@@ -1,0 +1,103 @@
+"""Each host's node snapshot, read once at the start of a run by the lowest rank on it (``bench.hosts``) and
+gathered to rank 0, which keeps the snapshots in the run directory (``results.io.NODES_DIR``) and each
+host's ``NodeShape`` in the result's metadata (``RunMetadata.node_shapes``), so a result file alone says
+what hardware it was measured on.
+
+Cheap and never fatal: NVML, ``nvidia-smi topo -m`` and a few sysfs files (``hardware.detect_node``), read
+on a daemon thread while the ranks gather their other facts. A reading that fails, or is still running
+after ``DETECT_WAIT_S``, becomes a note and the run goes on without that host's snapshot. The ranks ask no
+cloud metadata service (169.254.169.254 answers slowly or not at all off a cloud, and a job of many hosts
+would ask it many times) unless the user exported ``GPUFABRIC_CLOUD_METADATA=1`` to them
+(``hardware.cloud.ASK_ENV``; ``bench --env GPUFABRIC_CLOUD_METADATA=1``).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from gpufabric.bench.hosts import Exchange, RankHosts
+from gpufabric.hardware.cloud import ASK_ENV
+from gpufabric.hardware.detect import detect_node
+from gpufabric.hardware.snapshot import NodeSnapshot
+
+DETECT_WAIT_S = 15.0
+"""How long rank 0's gather waits for a host's reading (nvidia-smi topo -m takes about a second)."""
+
+Detect = Callable[..., NodeSnapshot]
+
+
+@dataclass
+class NodeRecords:
+    """What rank 0 learned about the hosts: their snapshots by host, and a note for each host without one."""
+
+    snapshots: dict[str, NodeSnapshot] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+class NodeFacts:
+    """This rank's part in reading the hosts: a reading on the lowest rank of each host, nothing elsewhere."""
+
+    def __init__(self, hosts: RankHosts) -> None:
+        self.hosts = hosts
+        self._answer: dict[str, Any] | None = None
+        self._thread: threading.Thread | None = None
+
+    @classmethod
+    def begin(
+        cls,
+        hosts: RankHosts,
+        environ: Mapping[str, str],
+        *,
+        sysfs_root: Path = Path("/sys"),
+        detect: Detect = detect_node,
+    ) -> NodeFacts:
+        """Start reading this host when this rank reads it (every rank calls it; it returns at once)."""
+        facts = cls(hosts)
+        if hosts.reads_host:
+            environ = dict(environ)
+            asked = environ.get(ASK_ENV, "") not in ("", "0")
+
+            def read() -> None:
+                try:
+                    snapshot = detect(environ=environ, sysfs_root=sysfs_root, metadata=asked)
+                    facts._answer = snapshot.model_dump(mode="json")
+                except Exception as exc:  # any failure to read a node is a note, never a failed run
+                    facts._answer = {"error": " ".join(f"{type(exc).__name__}: {exc}".split())[:300]}
+
+            facts._thread = threading.Thread(target=read, name="gpufabric-node-snapshot", daemon=True)
+            facts._thread.start()
+        return facts
+
+    def collect(self, exchange: Exchange, wait_s: float = DETECT_WAIT_S) -> NodeRecords | None:
+        """Every host's reading on rank 0 (None on the other ranks). Every rank calls it once."""
+        payload: dict[str, Any] | None = None
+        if self._thread is not None:
+            self._thread.join(wait_s)
+            payload = self._answer or {"error": f"still reading after {wait_s:g} s"}
+            payload = {**payload, "host": self.hosts.host}
+        gathered = exchange.gather(payload)
+        if gathered is None:
+            return None
+        return records_of([answer for answer in gathered if answer is not None])
+
+
+def records_of(answers: list[dict[str, Any]]) -> NodeRecords:
+    """Rank 0's reading of the hosts' answers: a snapshot (JSON) or an error, each with its host."""
+    records = NodeRecords()
+    for answer in answers:
+        host = str(answer.pop("host", "?"))
+        error = answer.get("error")
+        if error is None:
+            try:
+                records.snapshots[host] = NodeSnapshot.model_validate(answer)
+                continue
+            except ValidationError as exc:
+                error = f"unreadable snapshot ({exc.errors()[0]['msg']})"
+        records.notes.append(f"node snapshot of {host}: {error}; this host's shape is not in the result")
+    return records
