@@ -38,8 +38,9 @@ def format_time(time_us: float) -> str:
 def format_bandwidth(gbps: float) -> str:
     """nccl-tests' ``%6.2f``, but a non-zero figure under 0.01 GB/s (CPU ranks, small sizes) keeps four
     decimals: a column of 0.00 says nothing. Still a plain decimal that every reader of the table parses."""
-    if 0 < gbps < 0.01:
-        return f"{gbps:6.4f}"
+    fine = f"{gbps:.4f}"
+    if 0 < float(fine) < 0.01:  # decided on the printed digits, so a table read back prints the same
+        return f"{fine:>6}"
     return f"{gbps:6.2f}"
 
 
