@@ -28,9 +28,11 @@ RUN_FORMATS: tuple[Format, ...] = (Format.TABLE, Format.JSON, Format.CSV, Format
 
 def format_time(time_us: float) -> str:
     """nccl-tests' time column: 0, 1 or 2 decimals depending on magnitude."""
-    if time_us >= 10000.0:
+    # Decided on the rounded value, as printed: 9999.97 is "10000" (not "10000.0"), so a table read back
+    # prints the same digits.
+    if round(time_us, 1) >= 10000.0:
         return f"{time_us:7.0f}"
-    if time_us >= 100.0:
+    if round(time_us, 2) >= 100.0:
         return f"{time_us:7.1f}"
     return f"{time_us:7.2f}"
 
