@@ -82,7 +82,10 @@ class CertifyRequest(BaseModel):
         single = self._single_node(environ)
         if single is not None:
             return single
-        names, source = self.isolate_request().node_names(environ)
+        try:
+            names, source = self.isolate_request().node_names(environ)
+        except UsageError as exc:  # isolate's words, said for this command
+            raise UsageError(str(exc).replace("isolate needs", "certify needs")) from exc
         if len(set(names)) != len(names):
             twice = sorted({n for n in names if names.count(n) > 1})
             raise UsageError(f"{source}: node(s) listed twice: {', '.join(twice)}; list each node once")
