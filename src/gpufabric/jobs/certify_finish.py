@@ -46,6 +46,9 @@ def _apply(
 def finish(state: CertifyState, *, interrupted: str | None, signal_exit: int | None) -> CertifyReport:
     prepared = state.prepared
     settings, run_dir = _settings(state), str(prepared.run_dir)
+    if interrupted:  # every stage a node did not reach says why
+        for name in prepared.names:
+            state.skip_all(name, interrupted)
     certificates = {
         name: certificate(
             name,
@@ -59,18 +62,6 @@ def finish(state: CertifyState, *, interrupted: str | None, signal_exit: int | N
         )
         for name in prepared.names
     }
-    if interrupted:
-        for name, cert in certificates.items():
-            certificates[name] = cert.model_copy(
-                update={
-                    "stages": {
-                        stage: (
-                            text if not text.startswith("not run: not reached") else f"not run: {interrupted}"
-                        )
-                        for stage, text in cert.stages.items()
-                    }
-                }
-            )
     numbered = prepared.plan.node_source.startswith("--nodes")
     actions, notes = plan_actions(prepared.action_target, certificates, numbered=numbered)
     if prepared.request.apply and actions and not interrupted:

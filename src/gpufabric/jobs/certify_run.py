@@ -15,6 +15,7 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 
 from gpufabric.analysis.certify import (
+    STAGES,
     CertifyReport,
     Finding,
     NodeFacts,
@@ -67,6 +68,13 @@ class CertifyState:
     def skip(self, stage: str, nodes: list[str], why: str) -> None:
         for node in nodes:
             self.not_run[node].setdefault(stage, why)
+
+    def skip_all(self, node: str, why: str) -> None:
+        """Every stage ``node`` has not been through, with ``why`` (the run was cut short)."""
+        done = {f.stage for f in self.findings[node]}
+        for stage in STAGES:
+            if stage not in done:
+                self.not_run[node].setdefault(stage, why)
 
     def limit(self, stage_timeout: float) -> float:
         """A job's time limit: its stage's, cut to what is left of the budget (at least a second)."""

@@ -78,7 +78,7 @@ def node_stage(state: CertifyState) -> None:
         )
         execution = prepared.execution.replace(
             launcher=factory,
-            ranks=ranks,
+            ranks=ranks or prepared.request.gpus or 2,
             env={**prepared.execution.env, **env},
             environ=environ,
             unset=(*prepared.execution.unset, *unset),
