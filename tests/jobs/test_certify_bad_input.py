@@ -40,8 +40,9 @@ def test_a_hung_node_fails_at_the_stage_deadline_and_the_other_keeps_its_verdict
 
 def _tiny_tmpfs(where: Path) -> bool:
     where.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(where)],
-                          capture_output=True, check=False)  # fmt: skip
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(where)], capture_output=True, check=False
+    )
     return done.returncode == 0
 
 
@@ -50,8 +51,9 @@ def test_a_full_disk_keeps_the_verdicts_and_says_which_files_it_lost(tmp_path: P
     if os.geteuid() != 0 or not _tiny_tmpfs(disk):
         pytest.skip("mounting a 1 MB tmpfs needs root and mount(8)")
     try:
-        prepared = prepare_certify(CertifyRequest(nodes=2, run_dir=disk / "run"),
-                                   Execution(environ={"CUDA_VISIBLE_DEVICES": ""}))  # fmt: skip
+        prepared = prepare_certify(
+            CertifyRequest(nodes=2, run_dir=disk / "run"), Execution(environ={"CUDA_VISIBLE_DEVICES": ""})
+        )
         prepared.run_dir.mkdir()
         state = CertifyState(prepared, None)
         preflight_stage(state)
@@ -72,7 +74,10 @@ def test_a_full_disk_keeps_the_verdicts_and_says_which_files_it_lost(tmp_path: P
 @pytest.mark.parametrize(
     ("request_fields", "message"),
     [
-        ({"nodes": 2, "on": "kubernetes"}, "--on 'kubernetes': certify runs its jobs through local, mpirun, slurm"),
+        (
+            {"nodes": 2, "on": "kubernetes"},
+            "--on 'kubernetes': certify runs its jobs through local, mpirun, slurm",
+        ),
         ({"nodes": 2, "mps": True}, "--mps: for virtual nodes sharing a GPU"),
         ({"nodes": 2, "budget_s": -1}, "give positive numbers"),
         ({}, "exactly one node source"),
@@ -80,5 +85,7 @@ def test_a_full_disk_keeps_the_verdicts_and_says_which_files_it_lost(tmp_path: P
 )
 def test_bad_requests_are_one_line(tmp_path: Path, request_fields: dict[str, object], message: str) -> None:
     with pytest.raises(UsageError, match=message.replace("(", r"\(").replace(")", r"\)")):
-        prepare_certify(CertifyRequest.model_validate({"run_dir": tmp_path / "r", **request_fields}),
-                        Execution(environ={}))  # fmt: skip
+        prepare_certify(
+            CertifyRequest.model_validate({"run_dir": tmp_path / "r", **request_fields}),
+            Execution(environ={}),
+        )

@@ -28,7 +28,9 @@ ARGS = ["--nodes", "4", "--min-drop", "0.75", "--iters", "10", "--budget", "900"
 
 
 @pytest.fixture(scope="module")
-def flow(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess[str], subprocess.CompletedProcess[str], Path]:
+def flow(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[subprocess.CompletedProcess[str], subprocess.CompletedProcess[str], Path]:
     root = tmp_path_factory.mktemp("certify")
     run_dir = root / "run"
     env = {"GPUFABRIC_FAULT": FAULT}
@@ -38,9 +40,12 @@ def flow(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.Completed
     assert not run_dir.exists()  # the dry run wrote nothing
     real = subprocess.run(
         ["timeout", "600", *gpufabric_argv(), "certify", *args, "--format", "json"],
-        capture_output=True, text=True, check=False, cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=root,
         env={**__import__("os").environ, "CUDA_VISIBLE_DEVICES": "", **env},
-    )  # fmt: skip
+    )
     return dry, real, run_dir
 
 
@@ -57,8 +62,12 @@ def test_the_slowed_node_fails_with_reason_slow_and_the_others_pass(
     _, real, run_dir = flow
     assert real.returncode == 1, real.stderr  # a node failed
     report = json.loads(real.stdout)
-    assert report["summary"]["nodes"] == {"node0000": "pass", "node0001": "pass", "node0002": "pass",
-                                          "node0003": "fail"}  # fmt: skip
+    assert report["summary"]["nodes"] == {
+        "node0000": "pass",
+        "node0001": "pass",
+        "node0002": "pass",
+        "node0003": "fail",
+    }
     cert = NodeCertificate.model_validate_json((run_dir / "certificates" / "node0003.json").read_text())
     assert cert.schema_ == CERTIFICATE_SCHEMA and cert.status.value == "fail"
     (slow,) = [r for r in cert.reasons if r.code == "slow"]
@@ -67,8 +76,10 @@ def test_the_slowed_node_fails_with_reason_slow_and_the_others_pass(
     assert cert.stages["preflight"] == "pass" and cert.stages["parity"] == "pass"
     # Without a shape the node's own figure is recorded, not judged: the missing fact is named.
     (alone,) = [f for f in cert.findings if f.stage == "node"]
-    assert alone.figures and all(f.expected is None and f.source.startswith("no expected figure: the node's shape")
-                                 for f in alone.figures)  # fmt: skip
+    assert alone.figures and all(
+        f.expected is None and f.source.startswith("no expected figure: the node's shape")
+        for f in alone.figures
+    )
     healthy = NodeCertificate.model_validate_json((run_dir / "certificates" / "node0001.json").read_text())
     assert healthy.status.value == "pass" and healthy.reasons == []
     assert healthy.inputs_digest.startswith("sha256:") and healthy.expires > healthy.created
@@ -86,7 +97,9 @@ def test_the_dry_run_printed_the_plan_and_the_probe_job_the_run_recorded(
     notes, printed = dry.stdout.split("# launcher: ", 1)
     assert notes.startswith("# certify 4 node(s) (--nodes 4) via local")
     assert f"fault injected: GPUFABRIC_FAULT={FAULT}" in notes
-    assert without_ports("# launcher: " + printed) == without_ports(recorded(run_dir / "preflight" / "plan.json"))
+    assert without_ports("# launcher: " + printed) == without_ports(
+        recorded(run_dir / "preflight" / "plan.json")
+    )
     plan = json.loads((run_dir / "certify-plan.json").read_text())
     for stage in plan["stages"]:
         assert f"# stage {stage['stage']}: {stage['what']}; {stage['jobs']} job(s)" in notes
@@ -105,5 +118,7 @@ def test_a_4096_node_plan_and_its_cost_are_computed(tmp_path: Path) -> None:
 def test_a_plan_over_the_budget_is_refused_in_one_line(tmp_path: Path) -> None:
     from gpufabric.errors import UsageError
 
-    with pytest.raises(UsageError, match=r"--budget 60: certifying 64 node\(s\) needs about \d+ s .*pass --budget"):
+    with pytest.raises(
+        UsageError, match=r"--budget 60: certifying 64 node\(s\) needs about \d+ s .*pass --budget"
+    ):
         prepare_certify(CertifyRequest(nodes=64, budget_s=60, run_dir=tmp_path / "r"), Execution(environ={}))

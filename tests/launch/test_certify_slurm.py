@@ -24,10 +24,15 @@ def _state(cluster: SlurmCluster) -> str:
 def _certify(cluster: SlurmCluster, tmp_path: Path, name: str, node: str, fault: str | None):
     node_list = tmp_path / f"{name}.txt"
     node_list.write_text(node + "\n")
-    environ = {**cluster.client_env, "CUDA_VISIBLE_DEVICES": "", "PATH": __import__("os").environ["PATH"],
-               **({"GPUFABRIC_FAULT": fault} if fault else {})}  # fmt: skip
-    request = CertifyRequest(node_list=node_list, on="slurm", run_dir=tmp_path / name, node_max_bytes="1K",
-                             apply=True)  # fmt: skip
+    environ = {
+        **cluster.client_env,
+        "CUDA_VISIBLE_DEVICES": "",
+        "PATH": __import__("os").environ["PATH"],
+        **({"GPUFABRIC_FAULT": fault} if fault else {}),
+    }
+    request = CertifyRequest(
+        node_list=node_list, on="slurm", run_dir=tmp_path / name, node_max_bytes="1K", apply=True
+    )
     return run_certify_job(prepare_certify(request, Execution(environ=environ)))
 
 
@@ -49,7 +54,10 @@ def test_apply_drains_a_failed_node_and_resumes_a_passed_one(
         assert "gpufabric certify: the node's own sweep did not finish" in reason
         slurm_cluster.run_client("scontrol", "update", f"nodename={host}", "state=resume")  # to run again
         passed = _certify(slurm_cluster, tmp_path, "clean", host, None)
-        assert passed.summary.nodes == {host: "pass"}, (passed.summary.interrupted, passed.certificates[host].reasons)
+        assert passed.summary.nodes == {host: "pass"}, (
+            passed.summary.interrupted,
+            passed.certificates[host].reasons,
+        )
         (resume,) = passed.summary.actions
         assert resume.what == "resume" and resume.command[-1] == "state=resume"
         assert _state(slurm_cluster) in ("idle", "mixed", "allocated")

@@ -109,7 +109,8 @@ def apply_kubernetes(
             taints = [{k: v for k, v in t.items() if v is not None} for t in taints]
             patch = node_patch(certificates[action.node], taints)
             validate_patch(action.node, patch)
-            api.patch_node(action.node, patch)
+            # A dict is a strategic merge patch: say so (a client may otherwise pick JSON Patch, a list).
+            api.patch_node(action.node, patch, _content_type="application/strategic-merge-patch+json")
             done.append(action.model_copy(update={"request": patch, "applied": True, "outcome": "done"}))
         except Exception as exc:  # the client raises ApiException, urllib3 errors ...: one line each
             line = " ".join(str(exc).split())[:200]

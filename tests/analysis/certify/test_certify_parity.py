@@ -17,8 +17,10 @@ from gpufabric.jobs.certify_run import CertifyState, preflight_stage
 
 
 def _preflight(tmp_path: Path, environ: dict[str, str]) -> CertifyState:
-    prepared = prepare_certify(CertifyRequest(nodes=3, run_dir=tmp_path / "run"),
-                               Execution(environ={**environ, "CUDA_VISIBLE_DEVICES": ""}))  # fmt: skip
+    prepared = prepare_certify(
+        CertifyRequest(nodes=3, run_dir=tmp_path / "run"),
+        Execution(environ={**environ, "CUDA_VISIBLE_DEVICES": ""}),
+    )
     state = CertifyState(prepared, None)
     preflight_stage(state)
     return state
@@ -26,7 +28,10 @@ def _preflight(tmp_path: Path, environ: dict[str, str]) -> CertifyState:
 
 @pytest.mark.parametrize(
     ("override", "key"),
-    [("node=1:NCCL_P2P_DISABLE=1", "NCCL_P2P_DISABLE"), ("node=2:NCCL_SOCKET_IFNAME=lo", "NCCL_SOCKET_IFNAME")],
+    [
+        ("node=1:NCCL_P2P_DISABLE=1", "NCCL_P2P_DISABLE"),
+        ("node=2:NCCL_SOCKET_IFNAME=lo", "NCCL_SOCKET_IFNAME"),
+    ],
 )
 def test_one_node_with_another_environment_fails_parity(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, override: str, key: str
@@ -36,12 +41,17 @@ def test_one_node_with_another_environment_fails_parity(
     state = _preflight(tmp_path, {"NCCL_SOCKET_IFNAME": "eth", "GPUFABRIC_NODE_ENV": override})
     odd = f"node000{override[5]}"
     assert state.facts[odd].fabric_env[key] in ("1", "lo") and state.facts[odd].node_env_override == override
-    flagged = {node for node, findings in state.findings.items()
-               if any(f.code == f"parity:{key}" and f.status is NodeStatus.FAIL for f in findings)}  # fmt: skip
+    flagged = {
+        node
+        for node, findings in state.findings.items()
+        if any(f.code == f"parity:{key}" and f.status is NodeStatus.FAIL for f in findings)
+    }
     assert flagged == {odd}
     (finding,) = [f for f in state.findings[odd] if f.code == f"parity:{key}"]
     assert "on 2 other node(s)" in finding.text and len(finding.evidence) == 2
-    assert state.failed(odd) and state.still_in() == [n for n in ("node0000", "node0001", "node0002") if n != odd]
+    assert state.failed(odd) and state.still_in() == [
+        n for n in ("node0000", "node0001", "node0002") if n != odd
+    ]
 
 
 def test_nodes_alike_pass_parity(tmp_path: Path) -> None:
@@ -52,11 +62,13 @@ def test_nodes_alike_pass_parity(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("text", ["node=1", "1:NCCL_X=1", "node=a:NCCL_X=1", "node=1:=1"])
 def test_a_malformed_override_is_one_line(text: str) -> None:
-    with pytest.raises(UsageError, match="GPUFABRIC_NODE_ENV: .* is not an override"):
+    with pytest.raises(UsageError, match=r"GPUFABRIC_NODE_ENV: .* is not an override"):
         parse_node_env(text)
 
 
 def test_an_override_of_a_node_that_does_not_exist_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(UsageError, match="names node 5, but nodes are 0..2"):
-        prepare_certify(CertifyRequest(nodes=3, run_dir=tmp_path / "r"),
-                        Execution(environ={"GPUFABRIC_NODE_ENV": "node=5:NCCL_X=1"}))  # fmt: skip
+    with pytest.raises(UsageError, match=r"names node 5, but nodes are 0\.\.2"):
+        prepare_certify(
+            CertifyRequest(nodes=3, run_dir=tmp_path / "r"),
+            Execution(environ={"GPUFABRIC_NODE_ENV": "node=5:NCCL_X=1"}),
+        )
