@@ -53,7 +53,16 @@ def certify(
     ),
     mps: bool = typer.Option(False, "--mps", help="--virtual-nodes: an MPS daemon for ranks sharing a GPU"),
     backend: str | None = typer.Option(None, "--backend", help="nccl or gloo (default: by device)"),
+    node_max_bytes: str | None = typer.Option(
+        None, "--node-max-bytes", help="each node alone: the sweep's largest size (256M GPU, 1M CPU)"
+    ),
     min_drop: float | None = typer.Option(None, "--min-drop", help="between nodes: isolate's --min-drop"),
+    alpha: float = typer.Option(
+        0.01, "--alpha", help="between nodes: false-alarm rate per suspect (isolate's --alpha)"
+    ),
+    repeats: int | None = typer.Option(
+        None, "--repeats", help="between nodes: retests of each suspect (isolate's --repeats)"
+    ),
     size: str | None = typer.Option(None, "--size", help="between nodes: bytes per group test"),
     iters: int = typer.Option(20, "--iters", help="between nodes: iterations per timed batch"),
     actions: str = typer.Option(
@@ -92,6 +101,9 @@ def certify(
         mps=mps,
         backend=backend,
         min_drop=min_drop,
+        alpha=alpha,
+        repeats=repeats,
+        node_max_bytes=node_max_bytes,
         size=size,
         iters=iters,
         actions=actions,

@@ -100,6 +100,7 @@ def prepare_certify(
     seen = {**environ, **execution.env}
     names, source = request.node_names(environ)
     launcher = request.launcher_name(source)
+    request.isolate_request().judge_settings()  # the group tests' flags, refused now, not mid-run
     instance = check_instance(request.instance_type)
     expectation = resolve_expectation(request.expect, request.instance_type)
     fault = fault_from_env(seen)

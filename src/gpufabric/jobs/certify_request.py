@@ -50,6 +50,8 @@ class CertifyRequest(BaseModel):
     seed: int = 0
     group_size: int = 2
     min_drop: float | None = None
+    alpha: float = 0.01
+    repeats: int | None = None
     size: str | None = None
     iters: int = 20
     batch_seconds: float | None = None
@@ -67,6 +69,8 @@ class CertifyRequest(BaseModel):
             seed=self.seed,
             group_size=self.group_size,
             min_drop=self.min_drop,
+            alpha=self.alpha,
+            repeats=self.repeats,
             size=self.size,
             iters=self.iters,
             batch_seconds=self.batch_seconds,
