@@ -17,6 +17,7 @@ from gpufabric import __version__
 from gpufabric.cli import (
     bench,
     catalog,
+    certify,
     doctor,
     env,
     expect,
@@ -103,6 +104,7 @@ for module in (
     launch,
     nodes,
     isolate,
+    certify,
     train,
     tune,
     env,

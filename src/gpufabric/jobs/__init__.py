@@ -4,9 +4,10 @@ prints what ``prepare`` returned; the real run executes that same object. How a 
 nodes, ranks, environment, time limits, callbacks) is one frozen ``Execution``.
 
 Modes here: bench (our engine and nccl-tests), ``bench --ab`` (every round's job prepared up front),
-``train-bench`` (and its ``--ab``), ``launch`` (a task file on any launcher), and the two searches, whose
-first round is prepared and the rest as they ask for it: ``isolate`` (on a simulated cluster or on real
-ranks) and ``tune`` (the defaults and the coarse grid first).
+``certify`` (node acceptance: the probe job prepared, each later stage as it starts), ``train-bench`` (and
+its ``--ab``), ``launch`` (a task file on any launcher), and the two searches, whose first round is prepared
+and the rest as they ask for it: ``isolate`` (on a simulated cluster or on real ranks) and ``tune`` (the
+defaults and the coarse grid first).
 """
 
 from gpufabric.bench.execution import Execution, LauncherFactory
@@ -24,6 +25,9 @@ from gpufabric.jobs.bench import (
     with_progress,
 )
 from gpufabric.jobs.bench_request import ENGINES, BenchRequest, host_gpus, self_test_shape
+from gpufabric.jobs.certify import PreparedCertify, certify_plan_notes, prepare_certify
+from gpufabric.jobs.certify_request import ACTION_TARGETS, CertifyRequest
+from gpufabric.jobs.certify_run import CertifyProgress, run_certify_job
 from gpufabric.jobs.isolate import (
     IsolateDocument,
     PreparedIsolate,
@@ -48,10 +52,13 @@ from gpufabric.jobs.tune import PATHS, PreparedTune, TuneRequest, prepare_tune, 
 
 __all__ = [
     "AB_ENGINES",
+    "ACTION_TARGETS",
     "ENGINES",
     "PATHS",
     "ROUND_TIMEOUT_S",
     "BenchRequest",
+    "CertifyProgress",
+    "CertifyRequest",
     "Execution",
     "IsolateDocument",
     "IsolateRequest",
@@ -60,6 +67,7 @@ __all__ = [
     "LauncherFactory",
     "PreparedAB",
     "PreparedBench",
+    "PreparedCertify",
     "PreparedIsolate",
     "PreparedLaunch",
     "PreparedMeasurement",
@@ -70,6 +78,7 @@ __all__ = [
     "TuneRequest",
     "ab_failure",
     "bench_failure",
+    "certify_plan_notes",
     "ensure_engine",
     "host_gpus",
     "isolate_plan_notes",
@@ -77,12 +86,14 @@ __all__ = [
     "plans_of",
     "prepare_ab",
     "prepare_bench",
+    "prepare_certify",
     "prepare_isolate",
     "prepare_launch",
     "prepare_train",
     "prepare_tune",
     "run_ab_job",
     "run_bench_job",
+    "run_certify_job",
     "run_isolate_job",
     "run_launch_job",
     "run_train_job",

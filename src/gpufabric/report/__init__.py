@@ -15,6 +15,7 @@ Rich views for a terminal (``comparison_view``, ``doctor_view``, ``capabilities_
 from gpufabric.report.ab_render import AB_FORMATS, render_ab
 from gpufabric.report.capabilities_render import CAPABILITIES_FORMATS, capabilities_view, render_capabilities
 from gpufabric.report.catalog_render import CATALOG_FORMATS, render_instance, render_listing
+from gpufabric.report.certify_render import CERTIFY_FORMATS, certify_html, render_certify
 from gpufabric.report.compare_render import COMPARE_FORMATS, comparison_view, render_compare
 from gpufabric.report.doctor_render import DOCTOR_FORMATS, doctor_view, render_doctor
 from gpufabric.report.expect_render import EXPECT_FORMATS, render_expect
@@ -44,6 +45,7 @@ __all__ = [
     "AB_FORMATS",
     "CAPABILITIES_FORMATS",
     "CATALOG_FORMATS",
+    "CERTIFY_FORMATS",
     "CLUSTER_PLAN_FORMATS",
     "COMPARE_FORMATS",
     "DOCTOR_FORMATS",
@@ -62,6 +64,7 @@ __all__ = [
     "Renderer",
     "build_report",
     "capabilities_view",
+    "certify_html",
     "choices",
     "cluster_plan_notices",
     "comparison_view",
@@ -71,6 +74,7 @@ __all__ = [
     "register",
     "render_ab",
     "render_capabilities",
+    "render_certify",
     "render_cluster_plan",
     "render_compare",
     "render_doctor",

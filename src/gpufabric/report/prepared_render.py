@@ -10,13 +10,14 @@ started) as its launch plans, each headed by where it stands in the job, under t
   later rounds (known only from the measurements) will go;
 - ``isolate`` on real ranks (``PreparedMeasurement``): ``isolate_plan_notes``, then the screen round's plan;
 - ``train-bench`` (``PreparedTrain``): the plan of each run (with ``--ab``: fabric on, then off);
-- ``launch`` (``PreparedLaunch``): the task's plan.
+- ``launch`` (``PreparedLaunch``): the task's plan;
+- ``certify`` (``PreparedCertify``): ``certify_plan_notes`` (nodes, stages, cost), then the probe job's plan.
 
 ``json`` is one document for programs: ``{"notes": [...], "jobs": [{header fields, "plan": {...}}]}``, each
 plan as its run records it (``LaunchPlan.recorded_json``, redacted) and each job's header fields (A/B:
 ``round``, ``side``; tune: ``round``, ``candidate``; isolate: ``round``; nccl-tests: ``collective``;
-train-bench: ``label``). A launch is one plan, so its JSON is that plan alone, byte for byte what
-``plan.json`` records. Pure: prepared job in, text out; the CLI prints it.
+train-bench: ``label``; certify: ``stage``). A launch is one plan, so its JSON is that plan alone, byte
+for byte what ``plan.json`` records. Pure: prepared job in, text out; the CLI prints it.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from gpufabric.report.launch_plan_render import plan_json, plan_text
 if TYPE_CHECKING:
     from gpufabric.bench.runner import PreparedSweep
     from gpufabric.jobs.ab import PreparedAB
+    from gpufabric.jobs.certify import PreparedCertify
     from gpufabric.jobs.isolate import PreparedMeasurement
     from gpufabric.jobs.launch import PreparedLaunch
     from gpufabric.jobs.nccl_tests import PreparedNcclTests
@@ -45,6 +47,7 @@ if TYPE_CHECKING:
         | PreparedMeasurement
         | PreparedTrain
         | PreparedLaunch
+        | PreparedCertify
     )
 
 PREPARED_FORMATS: tuple[Format, ...] = (Format.TEXT, Format.JSON)
@@ -55,6 +58,7 @@ def prepared_types() -> tuple[type, ...]:
     package: ``gpufabric.jobs`` would add ~150 ms to the start of every command."""
     from gpufabric.bench.runner import PreparedSweep
     from gpufabric.jobs.ab import PreparedAB
+    from gpufabric.jobs.certify import PreparedCertify
     from gpufabric.jobs.isolate import PreparedMeasurement
     from gpufabric.jobs.launch import PreparedLaunch
     from gpufabric.jobs.nccl_tests import PreparedNcclTests
@@ -62,7 +66,7 @@ def prepared_types() -> tuple[type, ...]:
     from gpufabric.jobs.tune import PreparedTune
 
     return (PreparedSweep, PreparedNcclTests, PreparedAB, PreparedTune, PreparedMeasurement, PreparedTrain,
-            PreparedLaunch)  # fmt: skip
+            PreparedLaunch, PreparedCertify)  # fmt: skip
 
 
 # One job of a prepared mode: its header fields (round, side, candidate ...) and its plan.
@@ -106,6 +110,10 @@ def prepared_text(prepared: Prepared) -> str:
         return "\n".join(plan_text(plan) for plan in prepared.plans)
     if isinstance(prepared, PreparedLaunch):
         return plan_text(prepared.plan)
+    from gpufabric.jobs.certify import PreparedCertify, certify_plan_notes
+
+    if isinstance(prepared, PreparedCertify):
+        return _notes(certify_plan_notes(prepared)) + plan_text(prepared.probe)
     raise TypeError(f"not a prepared job: {type(prepared).__name__}")
 
 
@@ -135,6 +143,10 @@ def prepared_jobs(prepared: Prepared) -> tuple[list[str], list[Job]]:
         return [], [({"label": run.config.label}, run.plan) for run in prepared.runs]
     if isinstance(prepared, PreparedLaunch):
         return [], [({}, prepared.plan)]  # the plan's own notes are in it
+    from gpufabric.jobs.certify import PreparedCertify, certify_plan_notes
+
+    if isinstance(prepared, PreparedCertify):
+        return certify_plan_notes(prepared), [({"stage": "preflight"}, prepared.probe)]
     raise TypeError(f"not a prepared job: {type(prepared).__name__}")
 
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 from gpufabric.analysis.ab_judge import ABReport
+from gpufabric.analysis.certify import CertifyReport
 from gpufabric.analysis.compare_model import Comparison
 from gpufabric.analysis.doctor import DoctorReport
 from gpufabric.analysis.isolate import IsolationReport, MeasuredIsolation
@@ -34,6 +35,7 @@ from gpufabric.planner import Plan
 from gpufabric.report.ab_render import AB_FORMATS, render_ab
 from gpufabric.report.capabilities_render import CAPABILITIES_FORMATS, render_capabilities
 from gpufabric.report.catalog_render import CATALOG_FORMATS, render_instance, render_listing
+from gpufabric.report.certify_render import CERTIFY_FORMATS, render_certify
 from gpufabric.report.compare_render import COMPARE_FORMATS, render_compare
 from gpufabric.report.doctor_render import DOCTOR_FORMATS, render_doctor
 from gpufabric.report.expect_render import EXPECT_FORMATS, render_expect
@@ -138,3 +140,4 @@ register(MeasuredIsolation, ISOLATE_FORMATS, render_isolate)
 register(LaunchPlan, LAUNCH_PLAN_FORMATS, render_launch_plan)
 register(NodeSnapshot, SNAPSHOT_FORMATS, render_snapshot)
 register(ExpectationTable, EXPECT_FORMATS, render_expect)
+register(CertifyReport, CERTIFY_FORMATS, render_certify)

@@ -1,0 +1,138 @@
+"""What ``gpufabric certify`` is asked to do, with the command's defaults, as one model: calling the
+library with a ``CertifyRequest`` gives what the command line gives. Node sources and launchers mean
+what they mean for ``isolate`` (``node_names`` and ``launcher_name`` are isolate's own rules, through an
+``IsolateRequest``), so the two commands accept the same nodes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from gpufabric.analysis.isolate import SLURM_NODELIST
+from gpufabric.errors import UsageError
+from gpufabric.jobs.isolate_request import IsolateRequest
+
+ACTION_TARGETS: tuple[str, ...] = ("auto", "slurm", "kubernetes", "none")
+"""Where --apply's changes go: auto is Slurm for --on slurm, else none."""
+CERTIFY_LAUNCHERS: tuple[str, ...] = ("local", "mpirun", "slurm")
+DEFAULT_BUDGET_S = 900.0
+DEFAULT_VALID_HOURS = 24.0
+# The node stage's sweep: a few sizes up to where busbw flattens, quick on CPU ranks.
+NODE_MAX_GPU, NODE_MAX_CPU = "256M", "1M"
+
+
+class CertifyRequest(BaseModel):
+    """One ``gpufabric certify`` request. Exactly one node source, as for isolate."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    nodes: int | None = Field(default=None, description="this many nodes, node0000 ... (local ranks)")
+    hostfile: Path | None = None
+    node_list: Path | None = None
+    on: str | None = Field(default=None, description="None: local, or mpirun with a hostfile")
+    run_dir: Path | None = Field(default=None, description="None: runs/<timestamp>-certify/")
+    budget_s: float = DEFAULT_BUDGET_S
+    valid_hours: float = DEFAULT_VALID_HOURS
+    # What the nodes should be: the preflight's and the judges' expectation.
+    expect: str | None = Field(default=None, description="the fabric expected (efa, infiniband, socket ...)")
+    instance_type: str | None = None
+    gpus: int | None = Field(default=None, description="GPUs each node must show")
+    virtual_nodes: bool = False
+    mps: bool = False
+    backend: str | None = None
+    # Each node alone.
+    node_max_bytes: str | None = Field(default=None, description="None: 256M on GPUs, 1M on CPU ranks")
+    # Between nodes: isolate's settings.
+    seed: int = 0
+    group_size: int = 2
+    min_drop: float | None = None
+    alpha: float = 0.01
+    repeats: int | None = None
+    size: str | None = None
+    iters: int = 20
+    batch_seconds: float | None = None
+    # Actions.
+    actions: Literal["auto", "slurm", "kubernetes", "none"] = "auto"
+    apply: bool = False
+
+    def isolate_request(self, **changes: object) -> IsolateRequest:
+        """The isolate request of the same nodes and settings (node sources, launcher and the search)."""
+        fields: dict[str, object] = dict(
+            nodes=self.nodes,
+            hostfile=self.hostfile,
+            node_list=self.node_list,
+            on=self.on,
+            seed=self.seed,
+            group_size=self.group_size,
+            min_drop=self.min_drop,
+            alpha=self.alpha,
+            repeats=self.repeats,
+            size=self.size,
+            iters=self.iters,
+            batch_seconds=self.batch_seconds,
+            backend=self.backend,
+            virtual_nodes=self.virtual_nodes,
+        )
+        fields.update(changes)
+        return IsolateRequest.model_validate(fields)
+
+    def node_names(self, environ: Mapping[str, str]) -> tuple[list[str], str]:
+        """(node names, where they came from): isolate's rules, which search 2 nodes or more; a single
+        node (certified alone: preflight, its own sweep) is read here."""
+        single = self._single_node(environ)
+        if single is not None:
+            return single
+        try:
+            names, source = self.isolate_request().node_names(environ)
+        except UsageError as exc:  # isolate's words, said for this command
+            raise UsageError(str(exc).replace("isolate needs", "certify needs")) from exc
+        if len(set(names)) != len(names):
+            twice = sorted({n for n in names if names.count(n) > 1})
+            raise UsageError(f"{source}: node(s) listed twice: {', '.join(twice)}; list each node once")
+        return names, source.replace("isolate", "certify")
+
+    def _single_node(self, environ: Mapping[str, str]) -> tuple[list[str], str] | None:
+        if self.nodes == 1 and self.hostfile is None and self.node_list is None:
+            return ["node0000"], "--nodes 1"
+        if self.node_list is not None and self.nodes is None and self.hostfile is None:
+            from gpufabric.textfile import read_text_file
+
+            text = read_text_file(self.node_list, "--node-list")
+            tokens = [
+                t.removeprefix("pod/")
+                for line in text.splitlines()
+                for t in line.split("#", 1)[0].replace(",", " ").split()
+            ]
+            if len(tokens) == 1 and "[" not in tokens[0]:
+                return tokens, f"--node-list {self.node_list}"
+        allocation = environ.get(SLURM_NODELIST, "") if self.on == "slurm" else ""
+        given = (self.nodes, self.hostfile, self.node_list)
+        if all(v is None for v in given) and allocation and not any(c in allocation for c in ",["):
+            return [allocation], SLURM_NODELIST
+        return None
+
+    def launcher_name(self, node_source: str) -> str:
+        if self.on not in (None, *CERTIFY_LAUNCHERS):
+            raise UsageError(
+                f"--on {self.on!r}: certify runs its jobs through {', '.join(CERTIFY_LAUNCHERS)}; for "
+                "Kubernetes nodes run it over their hosts (--on mpirun --hostfile) and pass --actions "
+                "kubernetes"
+            )
+        if self.mps and not self.virtual_nodes:
+            raise UsageError("--mps: for virtual nodes sharing a GPU; add --virtual-nodes or drop --mps")
+        name = self.isolate_request().launcher_name(node_source)
+        if self.virtual_nodes and name != "local":
+            raise UsageError(
+                f"--virtual-nodes: every node on this host (--on local); drop it with --on {name}"
+            )
+        return name
+
+    def action_target(self, launcher: str) -> str:
+        """Where actions go: ``actions``, or for auto Slurm's scontrol when the nodes are Slurm's."""
+        if self.actions == "auto":
+            return "slurm" if launcher == "slurm" else "none"
+        return self.actions
