@@ -104,3 +104,14 @@ def test_the_merged_skypilot_pod_lets_nccl_use_what_the_plan_enables(machine: st
         assert env["NCCL_ALGO"] == result.env["NCCL_ALGO"]
     for name, value in result.env.items():
         assert env.get(name) == value, name  # every planned variable survives SkyPilot's merge
+
+
+def test_googles_tcpxo_references_leave_nccl_algo_to_nccl() -> None:
+    """Google's TCPXO release notes and cluster-toolkit's A3 Mega set NVLSTree's chunk, not NCCL_ALGO."""
+    readme = (REFS / "google" / "gpudirect-tcpxo" / "README.md").read_text()
+    assert "we recommend that `NCCL_ALGO` remains unset" in readme
+    toolkit = (REFS / "google" / "cluster-toolkit" / "a3-megagpu-8g-nemo.Dockerfile").read_text()
+    image_env = dict(re.findall(r"^ENV (NCCL_\w+)=(\S+)", toolkit, flags=re.M))
+    ours = plan(PlanRequest(instance_type="a3-megagpu-8g", platform=Platform.KUBERNETES)).env
+    assert "NCCL_ALGO" not in image_env and "NCCL_ALGO" not in ours
+    assert image_env["NCCL_NVLSTREE_MAX_CHUNKSIZE"] == ours["NCCL_NVLSTREE_MAX_CHUNKSIZE"]

@@ -72,3 +72,20 @@ def topology_volume(plan: Plan, path: str) -> tuple[dict[str, Any], dict[str, An
 def aks_env(env: dict[str, str]) -> dict[str, str]:
     """The env of an AKS pod: without the HCA filter that names the HPC images' HCAs (module docstring)."""
     return {k: v for k, v in env.items() if k != "NCCL_IB_HCA"}
+
+
+def add_aks_topology(plan: Plan, spec: dict[str, Any], main: dict[str, Any]) -> None:
+    """An Azure ND v5 pod: the topology ConfigMap (a plan document), its mount, and the AKS env."""
+    topology = topology_path(plan)
+    if topology is None:
+        return
+    volume, mount = topology_volume(plan, topology)
+    spec["volumes"].append(volume)
+    main["volumeMounts"].append(mount)
+    plan.documents["kubernetes.configmap"] = topology_configmap(plan, topology)
+    plan.env = aks_env(plan.env)
+    plan.prerequisites.append(
+        f"`kubectl apply -f configmap.k8s.yaml` before the pods: ConfigMap {configmap_name(plan)} holds "
+        f"Azure's topology file for NCCL_TOPO_FILE={topology}; the device plugin selects InfiniBand HCAs "
+        "only (Azure's aks-rdma-infiniband NicClusterPolicy: linkTypes infiniband)"
+    )

@@ -13,13 +13,7 @@ import copy
 from typing import Any
 
 from gpufabric.catalog import Cloud, FabricName
-from gpufabric.planner.azure import (
-    aks_env,
-    configmap_name,
-    topology_configmap,
-    topology_path,
-    topology_volume,
-)
+from gpufabric.planner.azure import add_aks_topology
 from gpufabric.planner.fabric_env import HABANA, TRAINIUM
 from gpufabric.planner.gke import gke_parts, gke_prerequisites, main_capabilities
 from gpufabric.planner.images import (
@@ -165,18 +159,7 @@ def pod_patch(plan: Plan) -> tuple[dict[str, Any], dict[str, str]]:
             f"an RDMA device plugin (e.g. NVIDIA Network Operator's) advertises {resource} on the nodes: "
             f"`kubectl describe node` lists it under Allocatable"
         )
-        topology = topology_path(plan)
-        if topology is not None:
-            volume, mount = topology_volume(plan, topology)
-            spec["volumes"].append(volume)
-            main["volumeMounts"].append(mount)
-            plan.documents["kubernetes.configmap"] = topology_configmap(plan, topology)
-            plan.env = aks_env(plan.env)
-            plan.prerequisites.append(
-                f"`kubectl apply -f configmap.k8s.yaml` before the pods: ConfigMap {configmap_name(plan)} "
-                f"holds Azure's topology file for NCCL_TOPO_FILE={topology}; the device plugin selects "
-                "InfiniBand HCAs only (Azure's aks-rdma-infiniband NicClusterPolicy: linkTypes infiniband)"
-            )
+        add_aks_topology(plan, spec, main)
     elif inst is not None and inst.cloud is Cloud.OCI:
         spec.update({"hostNetwork": True, "dnsPolicy": "ClusterFirstWithHostNet"})
         main["securityContext"] = {"privileged": True}
