@@ -3,6 +3,8 @@ the GCP TCPX VM's ssh/icmp firewall rules and NCCL container options (reference 
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from test_schemas import validate_plan
 
@@ -79,21 +81,25 @@ def test_node_hostnames_pin_the_pods_and_validate() -> None:
         assert term["matchExpressions"][0]["key"] == "node.kubernetes.io/instance-type"
 
 
-def test_gcp_tcpx_vm_firewalls_match_skypilot() -> None:
-    result = plan(PlanRequest(instance_type="a3-highgpu-8g", platform=Platform.VM, cluster_name="nccl"))
+@pytest.mark.parametrize("instance", ["a3-highgpu-8g", "a3-megagpu-8g", "a3-ultragpu-8g", "a4-highgpu-8g"])
+def test_gcp_vm_firewalls_open_data_networks_only_to_their_subnets(instance: str) -> None:
+    """Data VPCs admit their own subnet only; ssh only on the management VPC, only from ${SSH_CIDR}."""
+    result = plan(PlanRequest(instance_type=instance, platform=Platform.VM, cluster_name="nccl"))
     assert validate_plan(result) >= 1  # every firewall body through compute_v1.Firewall
-    rules = {rule["name"]: rule for rule in result.documents["compute.firewalls"]}
-    vpcs = ["nccl-mgmt-net", *(f"nccl-data-net-{i}" for i in range(1, 5))]
-    assert set(rules) == {f"{vpc}-{kind}" for vpc in vpcs for kind in ("internal", "allow-ssh", "allow-icmp")}
-    for vpc in vpcs:
-        ssh, icmp = rules[f"{vpc}-allow-ssh"], rules[f"{vpc}-allow-icmp"]
-        assert ssh["network"].endswith(f"/networks/{vpc}") and ssh["direction"] == "INGRESS"
-        assert (ssh["allowed"], ssh["sourceRanges"]) == (
-            [{"IPProtocol": "tcp", "ports": ["22"]}],
-            ["0.0.0.0/0"],
-        )
-        assert (icmp["allowed"], icmp["sourceRanges"]) == ([{"IPProtocol": "icmp"}], ["0.0.0.0/0"])
-        assert rules[f"{vpc}-internal"]["sourceRanges"] == ["10.128.0.0/9"]
+    subnets = {s["network"]: s["ipCidrRange"] for s in result.documents["compute.subnetworks"]}
+    nics = result.documents["compute.instances"][0]["networkInterfaces"]
+    management = nics[0]["network"]  # the NIC with the external address
+    rules = result.documents["compute.firewalls"]
+    assert {r["network"] for r in rules} == {n["network"] for n in nics if n["nicType"] == "GVNIC"}
+    for rule in rules:
+        assert "0.0.0.0/0" not in rule["sourceRanges"], rule["name"]
+        if rule["name"].endswith("-allow-ssh"):
+            assert rule["network"] == management and rule["sourceRanges"] == ["${SSH_CIDR}"]
+            assert rule["allowed"] == [{"IPProtocol": "tcp", "ports": ["22"]}]
+        else:
+            assert rule["name"].endswith("-internal") and rule["sourceRanges"] == [subnets[rule["network"]]]
+    assert [r["network"] for r in rules if r["name"].endswith("-allow-ssh")] == [management]
+    assert "SSH_CIDR" in result.parameters and "0.0.0.0/0" not in json.dumps(result.documents)
 
 
 def test_gcp_tcpx_vm_carries_the_nccl_container_options() -> None:

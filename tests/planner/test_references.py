@@ -42,11 +42,11 @@ DEVIATIONS = {
     ("google-tcpxo", "env NCCL_DEBUG_SUBSYS"): "the user's choice",
     ("google-tcpxo", "env NCCL_TUNER_CONFIG_PATH"): "the lib dir inside the container",
     ("google-tcpxo", "env NCCL_SHIMNET_GUEST_CONFIG_CHECKER_CONFIG_FILE"): "the lib dir inside the container",
-    ("skypilot-tcpxo", "env NCCL_ALGO"): "Google dropped it",
+    ("skypilot-tcpxo", "env NCCL_ALGO"): "Google dropped it; '^' replaces SkyPilot's",
     ("skypilot-tcpxo", "env CUDA_VISIBLE_DEVICES"): "the runtime sets it",
     ("google-rdma", "annotation networking.gke.io/interfaces"): "gvnic-1 on eth1",
     ("google-rdma", "env"): "the gIB env in the pod, not sourced",
-    ("aws-eks-efa", "env FI_EFA_FORK_SAFE"): "RDMAV_FORK_SAFE",
+    ("aws-eks-efa", "env FI_EFA_FORK_SAFE"): "aws-ofi-nccl sets it itself",
     ("aws-eks-efa", "env LD_LIBRARY_PATH"): "the image's own",
     ("aws-eks-efa", "env PATH"): "the image's own",
     ("aws-eks-efa", "volume shmem"): "emptyDir Memory",
@@ -244,7 +244,9 @@ def test_eks_efa_matches_aws_example() -> None:
     env = _env(main)
     differences = sorted(k for k, v in theirs.items() if env.get(k) != v)
     assert differences == ["FI_EFA_FORK_SAFE"], differences
-    assert env["RDMAV_FORK_SAFE"] == "1" and ("aws-eks-efa", "env FI_EFA_FORK_SAFE") in DEVIATIONS
+    # aws-ofi-nccl's EFA cheatsheet: FI_EFA_FORK_SAFE "not needed anymore", RDMAV_FORK_SAFE "do not use"
+    assert not {"FI_EFA_FORK_SAFE", "RDMAV_FORK_SAFE"} & set(env)
+    assert ("aws-eks-efa", "env FI_EFA_FORK_SAFE") in DEVIATIONS
     assert "LD_LIBRARY_PATH" not in env  # the image sets it; a pod env would replace it
     dockerfile = (REFS / "aws" / "nccl-tests.Dockerfile").read_text()
     image_path = re.search(r"^ENV LD_LIBRARY_PATH=(\S+)", dockerfile, flags=re.M)

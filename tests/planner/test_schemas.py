@@ -101,6 +101,9 @@ def validate_plan(result: Plan) -> int:
             for pod in doc:
                 kubernetes_validate.validate(pod, K8S_VERSION, strict=True)
                 checked += 1
+        elif key == "kubernetes.configmap":
+            kubernetes_validate.validate(doc, K8S_VERSION, strict=True)
+            checked += 1
         elif key == "skypilot.task":
             validate_skypilot_task(doc)
             checked += 1

@@ -8,7 +8,7 @@ from gpufabric.catalog import Cloud, FabricName, get_fabric
 from gpufabric.errors import CatalogError, UsageError
 from gpufabric.planner.aws_vm import render_aws_vm
 from gpufabric.planner.docker import render_docker
-from gpufabric.planner.fabric_env import HABANA, HABANA_OFF_DESCRIPTION
+from gpufabric.planner.fabric_env import HABANA, HABANA_OFF_DESCRIPTION, TRAINIUM
 from gpufabric.planner.gcp_vm import render_gcp_vm
 from gpufabric.planner.kubernetes import render_kubernetes
 from gpufabric.planner.model import Plan, PlanRequest, Platform, Tier
@@ -67,6 +67,22 @@ def _skypilot_manual_steps(request: PlanRequest, has_fabric: bool, result: Plan)
     ]
 
 
+def _trainium_warning(result: Plan) -> str:
+    """What differs on Trainium: Neuron's own collective test, no NCCL log, and every EFA per container."""
+    assert result.instance is not None
+    text = (
+        f"{result.instance.name}: collectives run through the Neuron runtime: test them with Neuron's "
+        "`nccom-test` (aws-neuronx-tools, in the planned Neuron image), not nccl-tests; it prints no NCCL "
+        "lines, so `gpufabric doctor` cannot prove EFA from a log: check `fi_info -p efa` on a node"
+    )
+    if result.gpus_per_node < result.instance.accelerator_count:
+        text += (
+            f"; Neuron's FAQ: multi-node jobs need all {result.instance.nic_count} EFA interfaces in the "
+            f"container, and --gpus {result.gpus_per_node} attaches {result.nic_count}"
+        )
+    return text
+
+
 def plan(request: PlanRequest) -> Plan:
     """The plan for ``request``; bad input raises UsageError/CatalogError with one line naming the fix."""
     res = resolve(request)
@@ -81,7 +97,8 @@ def plan(request: PlanRequest) -> Plan:
     )
     check_platform_flags(request, res.cloud, on_kubernetes)
     spec = get_fabric(res.fabric)
-    habana = res.instance is not None and res.instance.accelerator_kind == HABANA
+    kind = res.instance.accelerator_kind if res.instance is not None else "nvidia-gpu"
+    habana = kind == HABANA
     result = Plan(
         request=request,
         instance=res.instance,
@@ -98,7 +115,10 @@ def plan(request: PlanRequest) -> Plan:
         env=redact_env(res.env),
         fabric_off_description=HABANA_OFF_DESCRIPTION if habana else spec.off_description,
         warnings=list(res.warnings),
-        log_proof=[] if habana else [m.pattern for m in spec.log_markers if m.proves == "active"],
+        # HCCL and the Neuron runtime print no NCCL lines: a log cannot prove their fabric.
+        log_proof=[]
+        if kind != "nvidia-gpu"
+        else [m.pattern for m in spec.log_markers if m.proves == "active"],
     )
     if habana and res.tier is Tier.BEST:
         result.warnings.append(
@@ -106,6 +126,8 @@ def plan(request: PlanRequest) -> Plan:
             "NCCL log lines, so `gpufabric doctor` cannot prove EFA from a log; check `fi_info -p efa` on a "
             "node and compare bandwidth with FI_EFA_USE_DEVICE_RDMA=1 and =0 (plan --fabric-off)"
         )
+    if kind == TRAINIUM and res.tier is Tier.BEST:
+        result.warnings.append(_trainium_warning(result))
     overrides: dict[str, str] = {}
     if request.platform is Platform.VM:
         if res.cloud is Cloud.AWS and res.instance is not None:

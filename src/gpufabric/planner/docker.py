@@ -9,9 +9,16 @@ from __future__ import annotations
 
 from gpufabric.catalog import Cloud, FabricName
 from gpufabric.planner.aws_vm import EFA_DOCKER_OPTIONS
-from gpufabric.planner.fabric_env import HABANA, runs_efa_image
+from gpufabric.planner.azure import topology_path
+from gpufabric.planner.fabric_env import HABANA, TRAINIUM, runs_efa_image
 from gpufabric.planner.gcp_vm import RDMA_DOCKER_OPTIONS, TCPX_DOCKER_OPTIONS, TCPXO_DOCKER_OPTIONS
-from gpufabric.planner.images import COS_GPU_DOCKER_OPTIONS, EFA_NCCL_TESTS, HABANA_DOCKER_OPTIONS
+from gpufabric.planner.images import (
+    COS_GPU_DOCKER_OPTIONS,
+    EFA_NCCL_TESTS,
+    HABANA_DOCKER_OPTIONS,
+    NEURON_DLC,
+    neuron_device_options,
+)
 from gpufabric.planner.model import Plan, Privilege
 
 IB_DOCKER_OPTIONS = ["--cap-add=IPC_LOCK", "--device=/dev/infiniband", "--ulimit", "memlock=-1:-1"]
@@ -42,6 +49,15 @@ def _accelerator_options(plan: Plan) -> list[str]:
             )
         )
         return list(HABANA_DOCKER_OPTIONS)
+    if inst is not None and inst.accelerator_kind == TRAINIUM:
+        plan.privileges.append(
+            Privilege(
+                where="docker run",
+                grant=f"/dev/neuron0-{plan.gpus_per_node - 1}",
+                why="the Neuron devices (Neuron's docker guide: one --device per device; no --gpus)",
+            )
+        )
+        return neuron_device_options(plan.gpus_per_node)
     if inst is not None and inst.cloud is Cloud.GCP:
         plan.privileges.append(
             Privilege(
@@ -56,6 +72,14 @@ def _accelerator_options(plan: Plan) -> list[str]:
 
 def render_docker(plan: Plan) -> None:
     options = ["--network=host", *_accelerator_options(plan), *docker_options(plan.fabric)]
+    topology = topology_path(plan)
+    if topology is not None:  # NCCL_TOPO_FILE: Azure's HPC image keeps it (and its link) under /opt/microsoft
+        options.append("--volume=/opt/microsoft:/opt/microsoft:ro")
+        plan.privileges.append(
+            Privilege(
+                where="docker run", grant="/opt/microsoft (read-only)", why=f"NCCL_TOPO_FILE={topology}"
+            )
+        )
     if not any(o.startswith("--shm-size") for o in options):
         options.append("--shm-size=16g")
     options += [f"--env={name}" for name in sorted(plan.env)]
@@ -75,8 +99,13 @@ def render_docker(plan: Plan) -> None:
         plan.privileges.append(
             Privilege(where="docker run", grant="/dev/infiniband", why="the verbs devices of the EFA/IB NICs")
         )
+    trainium = plan.instance is not None and plan.instance.accelerator_kind == TRAINIUM
     image = plan.request.image or (
-        EFA_NCCL_TESTS.ref if runs_efa_image(plan.request, plan.instance) else None
+        EFA_NCCL_TESTS.ref
+        if runs_efa_image(plan.request, plan.instance)
+        else NEURON_DLC.ref
+        if trainium
+        else None
     )
     if image is None:
         image = "${IMAGE}"

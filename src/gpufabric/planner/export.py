@@ -1,7 +1,8 @@
 """A plan as the files a user pastes or applies: one document per file, each in its tool's own format.
 
 ``task.sky.yaml`` (``sky launch``), ``pods.k8s.yaml`` or ``job.k8s.yaml`` + ``service.k8s.yaml``
-(``kubectl apply -f``), ``pod_config.yaml`` (a fragment for SkyPilot's ``kubernetes.pod_config``),
+(``kubectl apply -f``; ``configmap.k8s.yaml`` first where the pods mount one), ``pod_config.yaml``
+(a fragment for SkyPilot's ``kubernetes.pod_config``),
 ``job.sbatch`` (``sbatch``), ``ec2-<Operation>.json`` (``aws ec2 <operation> --cli-input-json``),
 ``gce-<collection>.json``, ``docker-run.sh``, ``env.sh`` (``source``) and ``plan.json`` (everything, with
 the privileges, prerequisites and warnings). ``export_files`` is pure (names and texts);
@@ -44,9 +45,10 @@ def _kebab(operation: str) -> str:
 def k8s_documents(result: Plan) -> list[dict[str, Any]]:
     """The applyable Kubernetes objects: Pods, or the Indexed Job and its headless Service."""
     docs = result.documents
+    first = [docs["kubernetes.configmap"]] if "kubernetes.configmap" in docs else []  # the pods mount it
     if "kubernetes.pods" in docs:
-        return list(docs["kubernetes.pods"])
-    return [docs[k] for k in ("kubernetes.job", "kubernetes.service") if k in docs]
+        return first + list(docs["kubernetes.pods"])
+    return first + [docs[k] for k in ("kubernetes.job", "kubernetes.service") if k in docs]
 
 
 def _docker_script(result: Plan) -> str:
@@ -70,7 +72,7 @@ def export_files(result: Plan) -> dict[str, str]:
         out["task.sky.yaml"] = _yaml(docs["skypilot.task"])
     if "kubernetes.pods" in docs:
         out["pods.k8s.yaml"] = _yaml_documents(docs["kubernetes.pods"])
-    for key in ("kubernetes.job", "kubernetes.service"):
+    for key in ("kubernetes.configmap", "kubernetes.job", "kubernetes.service"):
         if key in docs:
             out[f"{key.split('.')[1]}.k8s.yaml"] = _yaml(docs[key])
     if "kubernetes.pod_config" in docs:

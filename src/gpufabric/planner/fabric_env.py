@@ -16,6 +16,7 @@ from gpufabric.planner.model import PlanRequest, Platform
 
 CONTAINER_PLATFORMS = (Platform.KUBERNETES, Platform.DOCKER, Platform.SKYPILOT)
 HABANA = "habana-gaudi"
+TRAINIUM = "aws-trainium"
 # Gaudi's A/B: peer direct on/off over the same EFA (HCCL ignores NCCL_NET).
 HABANA_PEER_DIRECT_OFF = {"FI_EFA_USE_DEVICE_RDMA": "0"}
 HABANA_OFF_DESCRIPTION = (

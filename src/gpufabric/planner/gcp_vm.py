@@ -3,10 +3,11 @@
 Bodies are Compute Engine REST JSON (camelCase); the tests parse each with google-cloud-compute's message
 types (``Network.from_json`` ...), which reject unknown fields. TCPX (a3-highgpu/edgegpu): 1 mgmt + 4 data
 VPCs, as SkyPilot; beyond SkyPilot, TCPXO (a3-megagpu: 1 + 8) and GPUDirect-RDMA VMs (a3-ultragpu, a4:
-2 gVNIC VPCs + one RoCE VPC with the zone's RDMA network profile and 8 MRDMA NICs). Every VPC gets
-SkyPilot's three firewall rules (internal traffic, ssh, icmp). The startup script installs each fabric's
-NCCL plugin with Google's installer image (TCPX, FasTrak for TCPXO, gIB) and starts RxDM with NET_ADMIN,
-not --privileged; the plan carries the NCCL container's ``docker run`` options on COS (no ``--gpus``).
+2 gVNIC VPCs + one RoCE VPC with the zone's RDMA network profile and 8 MRDMA NICs). Every gVNIC VPC
+admits its own subnet's traffic; ssh comes only from ``${SSH_CIDR}``, only on the management VPC. The
+startup script installs each fabric's NCCL plugin with Google's installer image (TCPX, FasTrak for
+TCPXO, gIB) and starts RxDM with NET_ADMIN, not --privileged; the plan carries the NCCL container's
+``docker run`` options on COS (no ``--gpus``).
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from gpufabric.planner.images import COS_GPU_DOCKER_OPTIONS
 from gpufabric.planner.model import Plan, Privilege
 
 MTU = 8244
-INTERNAL_RANGE = "10.128.0.0/9"
 # The NCCL container's own options beyond COS's GPU mounts (images.COS_GPU_DOCKER_OPTIONS), per fabric.
 TCPX_DOCKER_OPTIONS = [
     "--cap-add=IPC_LOCK",
@@ -67,37 +67,34 @@ def _subnet(vpc: str, cidr: str) -> dict[str, Any]:
     return {"name": f"{vpc}-sub", "network": _net_url(vpc), "ipCidrRange": cidr, "region": "${REGION}"}
 
 
-def _firewalls(vpc: str) -> list[dict[str, Any]]:
-    """SkyPilot's rules for each VPC it creates: all traffic between the VMs, ssh and icmp from anywhere.
-
-    Without tcp:22 nobody reaches the nodes (SkyPilot itself provisions over ssh); only the management
-    NIC has an external address, so on the data VPCs the rule opens nothing to the internet.
-    """
+def _firewalls(vpc: str, cidrs: list[str], management: bool) -> list[dict[str, Any]]:
+    """Ingress for one VPC: all traffic from the cluster's own subnets of that VPC; on the management VPC
+    only, ssh from the operator's network (``${SSH_CIDR}``). A data VPC carries NCCL between the nodes and
+    nothing else, so it opens nothing beyond its subnets (SkyPilot opens ssh and icmp to 0.0.0.0/0 on
+    every VPC it creates)."""
     rule = {"network": _net_url(vpc), "direction": "INGRESS"}
-    return [
+    rules: list[dict[str, Any]] = [
         {
             "name": f"{vpc}-internal",
             **rule,
-            "sourceRanges": [INTERNAL_RANGE],
+            "sourceRanges": cidrs,
             "allowed": [
                 {"IPProtocol": "tcp", "ports": ["0-65535"]},
                 {"IPProtocol": "udp", "ports": ["0-65535"]},
                 {"IPProtocol": "icmp"},
             ],
-        },
-        {
-            "name": f"{vpc}-allow-ssh",
-            **rule,
-            "sourceRanges": ["0.0.0.0/0"],
-            "allowed": [{"IPProtocol": "tcp", "ports": ["22"]}],
-        },
-        {
-            "name": f"{vpc}-allow-icmp",
-            **rule,
-            "sourceRanges": ["0.0.0.0/0"],
-            "allowed": [{"IPProtocol": "icmp"}],
-        },
+        }
     ]
+    if management:
+        rules.append(
+            {
+                "name": f"{vpc}-allow-ssh",
+                **rule,
+                "sourceRanges": ["${SSH_CIDR}"],
+                "allowed": [{"IPProtocol": "tcp", "ports": ["22"]}],
+            }
+        )
+    return rules
 
 
 def _nccl_container(plan: Plan) -> None:
@@ -187,7 +184,9 @@ def render_gcp_vm(plan: Plan) -> None:
             }
             for s in roce_subnets
         ]
-        firewalls = [rule for v in vpcs for rule in _firewalls(v)]
+        firewalls = [
+            rule for i, v in enumerate(vpcs) for rule in _firewalls(v, [subnets[i]["ipCidrRange"]], i == 0)
+        ]
     else:
         data = nics if fabric in (FabricName.GPUDIRECT_TCPX, FabricName.GPUDIRECT_TCPXO) else 0
         vpcs = [f"{name}-mgmt-net"] + [f"{name}-data-net-{i}" for i in range(1, data + 1)]
@@ -201,7 +200,9 @@ def render_gcp_vm(plan: Plan) -> None:
             }
             for v in vpcs
         ]
-        firewalls = [rule for v in vpcs for rule in _firewalls(v)]
+        firewalls = [
+            rule for i, v in enumerate(vpcs) for rule in _firewalls(v, [subnets[i]["ipCidrRange"]], i == 0)
+        ]
     nic_bodies[0]["accessConfigs"] = [{"name": "external-nat", "type": "ONE_TO_ONE_NAT"}]
     policy = f"{name}-placement"
     plan.documents["compute.networks"] = networks
@@ -236,7 +237,12 @@ def render_gcp_vm(plan: Plan) -> None:
         for rank in range(plan.nodes)
     ]
     plan.parameters.update(
-        {"PROJECT": "GCP project id", "REGION": "region of the zone", "ZONE": "zone with A3/A4 capacity"}
+        {
+            "PROJECT": "GCP project id",
+            "REGION": "region of the zone",
+            "ZONE": "zone with A3/A4 capacity",
+            "SSH_CIDR": "the network you reach the nodes from (e.g. your VPN's CIDR), never 0.0.0.0/0",
+        }
     )
     plan.prerequisites.append(
         f"create, in order: {len(networks)} networks, their subnets, firewalls, "

@@ -66,6 +66,20 @@ HABANA_DOCKER_OPTIONS = [
     "--cap-add=SYS_NICE",
     "--ipc=host",
 ]
+# AWS Trainium: collectives are tested with Neuron's nccom-test (aws-neuronx-tools), not nccl-tests. Neuron's
+# own training Dockerfile builds on this DLC (aws-neuron-sdk deploy/docker-examples/training/
+# Dockerfile-training-dlc, commit 81ce03a), and Neuron's DLC table lists aws-neuronx-tools in it.
+NEURON_DLC = Image(
+    "public.ecr.aws/neuron/pytorch-training-neuronx:2.9.0-neuronx-py310-sdk2.27.0-ubuntu24.04",
+    "AWS Neuron SDK deploy/docker-examples/training/Dockerfile-training-dlc (aws-neuronx-tools: nccom-test)",
+)
+
+
+def neuron_device_options(devices: int) -> list[str]:
+    """Neuron devices by node (Neuron's docker guide: ``--device=/dev/neuron0`` ... one per device)."""
+    return [f"--device=/dev/neuron{i}" for i in range(devices)]
+
+
 HABANA_IMAGE_HINT = (
     "an Intel Gaudi PyTorch image from vault.habana.ai (gaudi-docker/<release>/ubuntu22.04/habanalabs/"
     "pytorch-installer-<torch>) of a release that still supports first-generation Gaudi (DL1)"

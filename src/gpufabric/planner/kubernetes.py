@@ -13,12 +13,14 @@ import copy
 from typing import Any
 
 from gpufabric.catalog import Cloud, FabricName
-from gpufabric.planner.fabric_env import HABANA
+from gpufabric.planner.azure import add_aks_topology
+from gpufabric.planner.fabric_env import HABANA, TRAINIUM
 from gpufabric.planner.gke import gke_parts, gke_prerequisites, main_capabilities
 from gpufabric.planner.images import (
     EFA_NCCL_TESTS,
     GIB_DIAGNOSTIC,
     HABANA_IMAGE_HINT,
+    NEURON_DLC,
     TCPX_PLUGIN,
     TCPXO_PLUGIN,
 )
@@ -41,11 +43,14 @@ NEBIUS_IMAGE = "cr.eu-north1.nebius.cloud/nebius-benchmarks/nccl-tests:2.23.4-ub
 
 
 def _fabric_resources(plan: Plan) -> dict[str, int]:
-    """Extended resources: EFA proportional to GPUs; Together one rdma_ib per GPU; rdma/ib shared (1)."""
+    """Extended resources: EFA proportional to GPUs; Together one rdma_ib per GPU; Azure one rdma/ib per HCA
+    (its SR-IOV device plugin has one per InfiniBand VF: aks-rdma-infiniband asks 8); else shared (1)."""
     inst = plan.instance
     if inst is None or plan.fabric is FabricName.SOCKET or not inst.k8s_fabric_resource:
         return {}
     name = inst.k8s_fabric_resource
+    if inst.cloud is Cloud.AZURE:
+        return {name: plan.nic_count}
     count = {"vpc.amazonaws.com/efa": plan.nic_count, "nvidia.com/rdma_ib": plan.gpus_per_node}.get(name, 1)
     return {name: count}
 
@@ -95,7 +100,9 @@ def pod_patch(plan: Plan) -> tuple[dict[str, Any], dict[str, str]]:
     inst = plan.instance
     accel = inst.k8s_accelerator_resource if inst else "nvidia.com/gpu"
     resources: dict[str, int | str] = {accel: plan.gpus_per_node, **_fabric_resources(plan)}
-    if plan.fabric is FabricName.EFA:
+    # Huge pages as AWS's EKS nccl-tests example; Neuron's EKS pods request devices only (deploy/eks/dra.rst).
+    efa_pages = plan.fabric is FabricName.EFA and not (inst is not None and inst.accelerator_kind == TRAINIUM)
+    if efa_pages:
         resources.update(EFA_POD_RESOURCES)
     main: dict[str, Any] = {
         "resources": {"requests": dict(resources), "limits": dict(resources)},
@@ -152,6 +159,7 @@ def pod_patch(plan: Plan) -> tuple[dict[str, Any], dict[str, str]]:
             f"an RDMA device plugin (e.g. NVIDIA Network Operator's) advertises {resource} on the nodes: "
             f"`kubectl describe node` lists it under Allocatable"
         )
+        add_aks_topology(plan, spec, main)
     elif inst is not None and inst.cloud is Cloud.OCI:
         spec.update({"hostNetwork": True, "dnsPolicy": "ClusterFirstWithHostNet"})
         main["securityContext"] = {"privileged": True}
@@ -181,7 +189,7 @@ def pod_patch(plan: Plan) -> tuple[dict[str, Any], dict[str, str]]:
         ]
     env = {**plan.env, **env_overrides}
     main["env"] = [{"name": k, "value": v} for k, v in sorted(env.items())]
-    if plan.fabric is FabricName.EFA:
+    if efa_pages:
         plan.prerequisites.append(
             "EFA nodes pre-allocate 2 MiB huge pages (EKS's EFA-enabled AMIs do): the pods request "
             f"hugepages-2Mi {EFA_POD_RESOURCES['hugepages-2Mi']} and memory {EFA_POD_RESOURCES['memory']}, "
@@ -200,8 +208,11 @@ POD_MANIFESTS_MAX_NODES = 16
 
 
 def _image(plan: Plan) -> str:
-    habana = plan.instance is not None and plan.instance.accelerator_kind == HABANA
-    image = plan.request.image or (None if habana else DEFAULT_IMAGES.get(plan.fabric))
+    kind = plan.instance.accelerator_kind if plan.instance is not None else "nvidia-gpu"
+    habana = kind == HABANA
+    # Not the CUDA images of DEFAULT_IMAGES on Neuron or Gaudi nodes: Neuron's DLC carries nccom-test.
+    default = NEURON_DLC.ref if kind == TRAINIUM else DEFAULT_IMAGES.get(plan.fabric)
+    image = plan.request.image or (None if habana else default)
     if image is None and plan.instance is not None and plan.instance.cloud is Cloud.NEBIUS:
         image = NEBIUS_IMAGE
     if image is None:

@@ -16,6 +16,7 @@ from gpufabric.planner.images import EFA_NCCL_TESTS
 from gpufabric.planner.kubernetes import pod_patch
 from gpufabric.planner.merge import merge_pod_config
 from gpufabric.planner.model import Plan, Tier
+from gpufabric.planner.skypilot_limits import NCCL_ALGO_UNRESTRICTED, SKYPILOT_GKE_NCCL_ALGO
 
 
 def _leave_skypilots_container_runtime(patch: dict[str, Any]) -> None:
@@ -33,6 +34,22 @@ def _leave_skypilots_container_runtime(patch: dict[str, Any]) -> None:
         main.pop("securityContext", None)
 
 
+def _unrestrict_skypilots_nccl_algo(plan: Plan, patch: dict[str, Any]) -> dict[str, str]:
+    """SkyPilot's GKE template sets NCCL_ALGO (TCPXO: Ring,Tree), which survives the pod_config merge and
+    rules out NVLS/NVLSTree; Google's newest TCPXO release leaves NCCL_ALGO unset for its tuner. A pod_config
+    cannot delete SkyPilot's variable, only replace its value: with '^', NCCL's list that excludes nothing."""
+    theirs = SKYPILOT_GKE_NCCL_ALGO.get(plan.fabric)
+    if theirs is None or "NCCL_ALGO" in plan.env or plan.tier_planned is not Tier.BEST:
+        return {}
+    patch["spec"]["containers"][0]["env"].append({"name": "NCCL_ALGO", "value": NCCL_ALGO_UNRESTRICTED})
+    plan.warnings.append(
+        f"SkyPilot's GKE template sets NCCL_ALGO={theirs} for {plan.fabric.value}; the plan sets "
+        f"NCCL_ALGO={NCCL_ALGO_UNRESTRICTED} (NCCL: exclude none = every algorithm, as unset) so that NCCL "
+        "and the tuner may pick NVLS/NVLSTree, as Google's TCPXO release notes ask"
+    )
+    return {"NCCL_ALGO": NCCL_ALGO_UNRESTRICTED}
+
+
 def render_skypilot(plan: Plan, kubernetes: bool) -> dict[str, str]:
     inst = plan.instance
     resources: dict[str, Any] = {"network_tier": plan.tier_planned.value}
@@ -43,6 +60,7 @@ def render_skypilot(plan: Plan, kubernetes: bool) -> dict[str, str]:
     if kubernetes:
         resources["infra"] = "k8s"
         patch, env_overrides = pod_patch(plan)
+        env_overrides |= _unrestrict_skypilots_nccl_algo(plan, patch)
         _leave_skypilots_container_runtime(patch)
         merged, conflicts = merge_pod_config(patch, plan.request.pod_config)
         plan.conflicts += conflicts

@@ -27,6 +27,14 @@ _MANUAL = {
 }
 
 
+# NCCL_ALGO that sky/templates/kubernetes-ray.yml.j2 puts in the pod env with `network_tier: best` on GKE.
+# SkyPilot merges our pod_config env into its list by name (merge_k8s_configs), so a value survives unless
+# the pod_config names the variable too; it cannot remove one.
+SKYPILOT_GKE_NCCL_ALGO = {FabricName.GPUDIRECT_TCPX: "Ring", FabricName.GPUDIRECT_TCPXO: "Ring,Tree"}
+# NCCL's parseList (src/graph/tuning.cc): a list starting with '^' excludes what follows, so '^' alone
+# excludes nothing and enables every algorithm, as an unset NCCL_ALGO does. An empty value would disable all.
+NCCL_ALGO_UNRESTRICTED = "^"
+
 # sky/clouds/azure.py lists CUSTOM_NETWORK_TIER among its unsupported features: `best` finds no resources.
 CLOUDS_WITHOUT_BEST = (Cloud.AZURE,)
 

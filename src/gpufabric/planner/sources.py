@@ -18,6 +18,8 @@ _RENDERED = {
     "NCCL_GPUDIRECTTCPX_SOCKET_IFNAME": "the plan's data NIC count (eth1..ethN, as Google's manifests)",
     "NCCL_FASTRAK_IFNAME": "the plan's data NIC count (eth1..ethN, as Google's TCPXO release notes)",
     "UCX_NET_DEVICES": "the plan's HCA count (mlx5_0..)",
+    "NCCL_ALGO": "'^' (NCCL: exclude none): replaces SkyPilot's GKE template NCCL_ALGO, which a pod_config "
+    "cannot remove; Google's TCPXO release notes ask to leave NCCL_ALGO unset",
 }
 
 

@@ -164,6 +164,16 @@ def check_busbw_baseline(ev: Evidence, exp: Expectation) -> list[CheckResult]:
     return checks
 
 
+def nccl_algo_allows(value: str | None, algorithm: str) -> bool:
+    """Whether NCCL_ALGO=value leaves ``algorithm`` on for every function, read as NCCL's parseList does:
+    names are exact (Tree is not NVLSTree), a leading '^' excludes the names instead ('^' alone: none)."""
+    first = (value or "").split(";")[0]  # a first entry without "function:" applies to every function
+    if not first or ":" in first:
+        return True
+    listed = algorithm.lower() in {name.strip().lower() for name in first.removeprefix("^").split(",")}
+    return listed != first.startswith("^")
+
+
 def check_busbw_meaning(ev: Evidence, exp: Expectation) -> CheckResult:
     title = "what busbw means for this run"
     att = ev.attestation
@@ -182,8 +192,7 @@ def check_busbw_meaning(ev: Evidence, exp: Expectation) -> CheckResult:
         )
     if att.collnet:
         notes.append("CollNet/SHARP reduces in the network switches: busbw can exceed the NIC rate")
-    algo = att.nccl_env.get("NCCL_ALGO", "")
-    tree_allowed = not algo or "tree" in algo.lower()  # NCCL_ALGO=Ring forces comparable ring busbw
+    tree_allowed = nccl_algo_allows(att.nccl_env.get("NCCL_ALGO"), "Tree")  # Ring: comparable ring busbw
     if ev.min_nodes > 1 and att.tree_channels and tree_allowed:
         notes.append(
             "tree all_reduce across nodes moves less data per rank than the ring formula assumes, "
