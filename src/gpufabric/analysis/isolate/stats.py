@@ -37,6 +37,10 @@ class JudgeSettings(BaseModel):
         default=None, ge=2, le=30, description="retests per suspect; None: as many as alpha needs"
     )
     max_repeats: int = Field(default=8, ge=2, le=30, description="the automatic retests stop here")
+    noise_floor: float = Field(
+        default=0.05, gt=0, lt=1,
+        description="the per-group relative noise the scaled test assumes at least, whatever the controls show",
+    )  # fmt: skip
 
 
 class Reference(BaseModel):
