@@ -82,6 +82,7 @@ class Confirm(Task):
     # The groups the earlier stages measured, seen as each end with others (never retests: the search
     # chose this suspect from them).
     seen: dict[NodeId, tuple[Retest, ...]] = field(default_factory=dict)
+    peers: list[float] = field(default_factory=list)  # the search's passing groups (shared, growing)
     switched: bool = False  # moved once between node and link: never back, so noise cannot make it cycle
 
     @property
@@ -92,6 +93,7 @@ class Confirm(Task):
     def start(
         cls, kind: Literal["node", "link"], nodes: Nodes, evidence: tuple[Record, ...], avoid: frozenset[NodeId],
         settings: JudgeSettings, healthy_level: float, history: Sequence[Record] = (),
+        peers: list[float] | None = None,
     ) -> Confirm:  # fmt: skip
         """The task for a fresh suspicion; the records that raised it, and any other groups its nodes were
         in (``history``), tell whom each suspect has met and how a link's ends did with others."""
@@ -104,7 +106,7 @@ class Confirm(Task):
                     if kind == "link" and not set(nodes) <= set(record.group):
                         seen[node] += (Retest(record, (), healthy_level),)
         return cls(nodes, "localize", evidence, kind=kind, settings=settings, healthy_level=healthy_level,
-                   met=met, seen=seen)  # fmt: skip
+                   met=met, seen=seen, peers=peers if peers is not None else [])  # fmt: skip
 
     def _ends_round(self) -> bool:
         """A link's next round measures the ends with others while the pair's level is known and some end
@@ -131,7 +133,10 @@ class Confirm(Task):
     def feed(self, records: list[Record]) -> list[Outcome]:
         mine = [r for r in records if r.suspects]
         control_ratios = tuple(r.ratio for r in records if not r.suspects)
-        level = float(np.median(control_ratios)) if control_ratios else self.healthy_level
+        # No control free (4 nodes, both ends out with partners): the round's best group is its level,
+        # which cancels the load on the whole round as a control would (the screen's rule, engine_measurer).
+        best = max(r.ratio for r in records)
+        level = float(np.median(control_ratios)) if control_ratios else best if len(records) > 1 else self.healthy_level
         self.evidence += tuple(records[: len(mine)])
         for record in mine:
             retest = Retest(record, control_ratios, level)
@@ -157,22 +162,28 @@ class Confirm(Task):
         compared = [r for r in self.retests if r.controls]
         if self.retests and not compared:
             return [self._finding("not-proven", round_, "no healthy nodes were free to measure beside it", None)]
-        proof = judge(self._compared(), self.settings)
+        proof = judge(self._compared(), self.settings, self.peers)
         partners = {r.partners(node) for r in compared}
         levels = [math.log(max(r.relative, 1e-12)) for r in compared]
         node_level = float(np.median(levels))
-        # Retests nearer the healthy level than the node's own: a node fault slows every partner alike.
-        apart = [r for r, level in zip(compared, levels, strict=True) if level >= node_level / 2]
+        # Retests nearer the healthy level than the node's own, and no real drop: a node fault slows every
+        # partner alike (the drop line keeps a busy host's spread from splitting a slow node's retests).
+        line = max(node_level / 2, math.log(1 - proof.tolerance))
+        apart = [r for r, level in zip(compared, levels, strict=True) if level >= line]
         if apart and node_level < math.log(1 - self.settings.min_drop):
             slow = [r for r in compared if r not in apart]
             common = frozenset.intersection(*[r.partners(node) for r in slow]) if slow else frozenset()
             if len(common) == 1 and not self.switched:
                 return self._as_link(node, min(common), slow, apart, round_)
-        if proof.convicted and len(partners) >= 2 and not apart:
+        if proof.convicted and len(partners) >= 2 and not apart and self._asked_for_done():
             reason = (f"slow with {len(partners)} different healthy partners, below the healthy groups "
                       f"measured beside it: {proof.summary()}")  # fmt: skip
             return [self._finding("convicted", round_, reason, proof)]
         return self._keep_or_let_go(round_, proof, "its group")
+
+    def _asked_for_done(self) -> bool:
+        """``--repeats`` given: that many retests before any verdict (a user who asks for them gets them)."""
+        return self.settings.repeats is None or len(self.retests) >= self.settings.repeats
 
     def _keep_or_let_go(self, round_: int, proof: Proof, what: str) -> list[Outcome]:
         repeats = self.repeats or self.settings.max_repeats
@@ -183,15 +194,19 @@ class Confirm(Task):
         return [self._finding("not-proven", round_, reason, proof)]
 
     def _judge_link(self, round_: int) -> list[Outcome]:
+        proof = judge(self._compared(), self.settings, self.peers)
         if self.retests:
             pair_level = math.log(max(float(np.median([r.relative for r in self.retests])), 1e-12))
             # Only a pair clearly below the healthy level can be compared with: else nothing to place.
-            if pair_level < math.log(1 - self.settings.min_drop):
-                slow = [end for end in self.nodes if self._end_level(end) < pair_level / 2]
-                if slow and not self.switched:
+            # An end is slow with others when nearer the pair's level than the healthy one, or itself
+            # short by the tolerance (a busy host's spread can put a slow end past the midpoint).
+            line = max(pair_level / 2, math.log(1 - proof.tolerance))
+            slow = [end for end in self.nodes if self._end_level(end) < line]
+            if slow and pair_level < math.log(1 - self.settings.min_drop):
+                if not self.switched:
                     return [out for end in slow for out in self._as_node(end, round_)]
-        proof = judge(self._compared(), self.settings)
-        if proof.convicted and all(self._ends_enough(end) for end in self.nodes):
+                return self._keep_or_let_go(round_, proof, "an end slow with others too, so not the link")
+        if proof.convicted and all(self._ends_enough(end) for end in self.nodes) and self._asked_for_done():
             reason = f"the two together stayed below the healthy groups measured beside them, {self._ends_text()}: "
             return [self._finding("convicted", round_, reason + proof.summary(), proof)]
         if proof.convicted:
@@ -217,7 +232,8 @@ class Confirm(Task):
         own = tuple(sorted(self.retests + self.ends.get(end, ()), key=lambda r: r.record.round))
         task = Confirm((end,), "localize", self.evidence, kind="node", settings=self.settings,
                        healthy_level=self.healthy_level, met={end: self.met.get(end, ())},
-                       retests=own, repeats=self.repeats, per_round=self.per_round, switched=True)  # fmt: skip
+                       retests=own, repeats=self.repeats, per_round=self.per_round, peers=self.peers,
+                       switched=True)  # fmt: skip
         return task._judge_node(round_)
 
     def _as_link(
@@ -230,7 +246,7 @@ class Confirm(Task):
         task = Confirm(tuple(sorted((node, partner))), "localize", self.evidence, kind="link",
                        settings=self.settings, healthy_level=self.healthy_level, met=met,
                        retests=tuple(slow), ends=ends, repeats=self.repeats, per_round=self.per_round,
-                       seen={node: (), partner: ()}, switched=True)  # fmt: skip
+                       seen={node: (), partner: ()}, peers=self.peers, switched=True)  # fmt: skip
         return task._judge_link(round_)
 
     def _finding(

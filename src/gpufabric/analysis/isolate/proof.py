@@ -19,8 +19,9 @@ The suspect is convicted only when its drop matters and one of two tests proves 
   below for 1% (0.5^7 = 0.8%); a large cluster's 8 controls a round need 3.
 - **The scaled test** (few controls, a clear drop): at least ``MIN_SCALED_REPEATS`` retests, each below
   every control of its own round (no single round carries it), and the summed log ratio to the
-  controls below what the noise allows: a one-sided z test whose per-group noise is the controls' own
-  spread, never taken below ``noise_floor``. A node at 0.53 of its controls twice, with
+  controls below what the noise allows: a one-sided t test whose per-group noise is the spread of the
+  controls and the search's other passing groups (never below ``noise_floor``; degrees of freedom as
+  many as that estimate has), or the suspect's own rounds' disagreement when that is larger. A node at 0.53 of its controls twice, with
   controls within 5% of each other, is 9 sigmas out: that needs no seventh retest (issue 33: 4 nodes on
   4 H200 took 10 rounds where the bound is 6). Its p assumes roughly normal noise; the every-round
   condition is what keeps a heavy-tailed burst (one group in five at half speed) from convicting: a
@@ -43,7 +44,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from gpufabric.analysis.isolate.stats import MAD_TO_SIGMA, JudgeSettings
+from gpufabric.analysis.isolate.stats import MAD_TO_SIGMA, JudgeSettings, t_lower_tail
 
 MIN_REPEATS = 3
 """The rank test's fewest retests: fewer leave a single noisy round too much weight, whatever p says."""
@@ -74,9 +75,10 @@ class Proof(BaseModel):
     alpha: float = Field(description="the false-alarm rate a conviction must beat")
     convicted: bool
     scaled_p_value: float = Field(
-        default=1.0, description="one-sided z test of the log ratios to the controls, at noise_sigma"
+        default=1.0, description="one-sided t test of the log ratios to the controls, at noise_sigma"
     )
     noise_sigma: float = Field(default=0.0, description="the per-group noise the scaled test assumed")
+    noise_groups: int = Field(default=0, description="healthy groups that noise was estimated from")
     below_every_round: bool = Field(default=False, description="every retest below every control of its round")
     decided_by: Literal["rank-test", "scaled-test"] | None = Field(
         default=None, description="the test that convicted (None: not convicted)"
@@ -134,19 +136,38 @@ def hopeless(rounds: Sequence[RetestRound], repeats: int, per_round: int, settin
     return best > settings.alpha and not scaled_open
 
 
-def scaled_p(compared: Sequence[tuple[float, Sequence[float]]], sigma: float) -> float:
+def scaled_p(compared: Sequence[tuple[float, Sequence[float]]], sigma: float, df: int) -> float:
     """P(a healthy suspect's summed log ratios to its rounds' control medians are this low), when each
-    group carries independent normal noise of ``sigma`` (relative): a round's log ratio then has variance
-    ``sigma^2 (1 + 1/C)`` (the suspect's group, and the median of ``C`` controls, at about a mean's)."""
+    group carries independent normal noise of ``sigma`` (relative), itself estimated from ``df + 1``
+    healthy groups: a round's log ratio has variance ``sigma^2 (1 + 1/C)`` (the suspect's group, and the
+    median of ``C`` controls, at about a mean's), and the sum over rounds is judged on Student's t."""
     if not compared or sigma <= 0:
         return 1.0
     logs = [math.log(max(s, 1e-12) / max(float(np.median(c)), 1e-12)) for s, c in compared]
     variance = sum(sigma**2 * (1 + 1 / len(c)) for _, c in compared)
-    return 0.5 * math.erfc(-sum(logs) / math.sqrt(2 * variance))
+    if len(logs) >= 2:
+        # The suspect's own rounds disagreeing (0.55 then 0.81 of the controls) is noise too: a slow
+        # node reads the same fraction every round; bursts that hit one group at a time do not.
+        variance = max(variance, len(logs) * float(np.var(logs, ddof=1)))
+    return t_lower_tail(sum(logs) / math.sqrt(variance), max(1, df))
 
 
-def judge(rounds: Sequence[RetestRound], settings: JudgeSettings) -> Proof:
-    """The verdict on one suspect from its retest rounds (rounds without a control carry no evidence)."""
+def noise_of(ratios: Sequence[float], floor: float) -> tuple[float, int]:
+    """(the relative noise of healthy groups: the standard deviation of their log ratios, at least
+    ``floor``; degrees of freedom: one less than the groups it was estimated from). Not the robust MAD
+    here: a burst among the healthy groups is exactly what says the noise is not normal and that a
+    scaled test must be careful (a simulated busy host convicted healthy pairs with the MAD)."""
+    values = np.log(np.clip(np.asarray(ratios, dtype=float), 1e-12, None))
+    if values.size < 2:
+        return floor, 1
+    return max(floor, float(np.std(values, ddof=1))), values.size - 1
+
+
+def judge(rounds: Sequence[RetestRound], settings: JudgeSettings, peers: Sequence[float] = ()) -> Proof:
+    """The verdict on one suspect from its retest rounds (rounds without a control carry no evidence);
+    ``peers``: other healthy groups the search measured (ratios), which the scaled test's noise
+    estimate pools with the controls (2 controls alone say little about the noise: on a simulated busy
+    host two close ones convicted a healthy pair 3 times in 152)."""
     compared = [(s, list(c)) for s, c in rounds if c]
     suspect = [s for s, _ in compared]
     healthy = np.asarray([v for _, c in compared for v in c], dtype=float)
@@ -163,8 +184,8 @@ def judge(rounds: Sequence[RetestRound], settings: JudgeSettings) -> Proof:
     ranks = [beaten(s, c) for s, c in compared]
     counts = [len(c) for _, c in compared]
     p_value = rank_sum_p(ranks, counts)
-    sigma = max(settings.noise_floor, spread)
-    scaled = scaled_p(compared, sigma)
+    sigma, df = noise_of([*healthy.tolist(), *peers], settings.noise_floor)
+    scaled = scaled_p(compared, sigma, df)
     below_every = all(rank == 0 for rank in ranks)
     rank_route = len(compared) >= min(MIN_REPEATS, settings.repeats or MIN_REPEATS) and p_value <= settings.alpha
     scaled_route = len(compared) >= MIN_SCALED_REPEATS and below_every and scaled <= settings.alpha
@@ -186,6 +207,7 @@ def judge(rounds: Sequence[RetestRound], settings: JudgeSettings) -> Proof:
         convicted=decided_by is not None,
         scaled_p_value=scaled,
         noise_sigma=round(sigma, 4),
+        noise_groups=df + 1,
         below_every_round=below_every,
         decided_by=decided_by,
     )

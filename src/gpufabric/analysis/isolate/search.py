@@ -100,6 +100,7 @@ class _Scheduler:
         # pairs measured together in a passing group; only small clusters, where a sweep can be spared
         self.passed_together = np.zeros((n, n), dtype=bool) if n <= COVERAGE_NODES else None
         # every group each node was in (small clusters): what a link's ends showed with other partners
+        self.passing_ratios: list[float] = []  # every passing group: the healthy noise the proofs pool
         self.records_of: list[list[Record]] | None = [[] for _ in range(n)] if n <= COVERAGE_NODES else None
 
     def run_round(self, groups: list[tuple[Nodes, int, RoundPurpose]]) -> list[Record]:
@@ -124,6 +125,7 @@ class _Scheduler:
             if short:
                 blamed.extend(group[:suspects])
             else:
+                self.passing_ratios.append(ratio)
                 passed.extend(group)
                 for node in group:
                     last_pass[node] = record
@@ -173,7 +175,7 @@ class _Scheduler:
         assert self.reference is not None  # set by the screen
         seen = [r for n in suspicion.nodes for r in self.records_of[n]] if self.records_of is not None else []
         return Confirm.start(suspicion.kind, suspicion.nodes, suspicion.evidence, suspicion.avoid,
-                             self.options.judge, self.reference.median_ratio, seen)  # fmt: skip
+                             self.options.judge, self.reference.median_ratio, seen, self.passing_ratios)  # fmt: skip
 
     def step(self, tasks: list[Task]) -> tuple[list[Task], list[Finding | DeadEnd]]:
         """Pack as many tasks as fit into one round (all probes of a task together), run it, dispatch."""
