@@ -36,6 +36,8 @@ from gpufabric.analysis.isolate.proof import MAX_CONTROLS, Proof, RetestRound, h
 from gpufabric.analysis.isolate.stats import JudgeSettings
 from gpufabric.analysis.isolate.tasks import Finding, Nodes, Outcome, Probe, Record, Task
 
+MET_GROUP = 16
+"""Partners are remembered (to meet new ones) from groups up to this size only."""
 ENDS_NEEDED = 2
 """Different sets of other partners each end of a link must be healthy with before the link is convicted."""
 
@@ -59,8 +61,11 @@ class Retest:
 
 def _meet(met: tuple[NodeId, ...], group: Nodes, suspects: Nodes) -> tuple[NodeId, ...]:
     """``met`` with the partners of ``group`` moved to the end (most recent), suspects left out."""
+    if len(group) > MET_GROUP:
+        return met  # a link search's halves: thousands of "partners" to avoid would leave none to pick
     fresh = [node for node in group if node not in suspects]
-    return tuple(node for node in met if node not in fresh) + tuple(fresh)
+    seen = set(fresh)
+    return tuple(node for node in met if node not in seen) + tuple(fresh)
 
 
 def _log_median(retests: tuple[Retest, ...]) -> float:
@@ -91,9 +96,9 @@ class Confirm(Task):
 
     @classmethod
     def start(
-        cls, kind: Literal["node", "link"], nodes: Nodes, evidence: tuple[Record, ...], avoid: frozenset[NodeId],
-        settings: JudgeSettings, healthy_level: float, history: Sequence[Record] = (),
-        peers: list[float] | None = None,
+        cls, kind: Literal["node", "link"], nodes: Nodes, evidence: tuple[Record, ...],
+        avoid: frozenset[NodeId], settings: JudgeSettings, healthy_level: float,
+        history: Sequence[Record] = (), peers: list[float] | None = None,
     ) -> Confirm:  # fmt: skip
         """The task for a fresh suspicion; the records that raised it, and any other groups its nodes were
         in (``history``), tell whom each suspect has met and how a link's ends did with others."""
@@ -135,8 +140,11 @@ class Confirm(Task):
         control_ratios = tuple(r.ratio for r in records if not r.suspects)
         # No control free (4 nodes, both ends out with partners): the round's best group is its level,
         # which cancels the load on the whole round as a control would (the screen's rule, engine_measurer).
-        best = max(r.ratio for r in records)
-        level = float(np.median(control_ratios)) if control_ratios else best if len(records) > 1 else self.healthy_level
+        level = self.healthy_level
+        if control_ratios:
+            level = float(np.median(control_ratios))
+        elif len(records) > 1:
+            level = max(r.ratio for r in records)
         self.evidence += tuple(records[: len(mine)])
         for record in mine:
             retest = Retest(record, control_ratios, level)
@@ -146,7 +154,7 @@ class Confirm(Task):
             if len(suspects) == len(self.nodes):
                 self.retests += (retest,)
             else:
-                self.ends[suspects[0]] = self.ends.get(suspects[0], ()) + (retest,)
+                self.ends[suspects[0]] = (*self.ends.get(suspects[0], ()), retest)
         if not self.repeats and control_ratios and self.retests:
             self.per_round = len(control_ratios)
             self.repeats = repeats_for(self.per_round, self.settings)
@@ -161,7 +169,8 @@ class Confirm(Task):
         (node,) = self.nodes
         compared = [r for r in self.retests if r.controls]
         if self.retests and not compared:
-            return [self._finding("not-proven", round_, "no healthy nodes were free to measure beside it", None)]
+            reason = "no healthy nodes were free to measure beside it"
+            return [self._finding("not-proven", round_, reason, None)]
         proof = judge(self._compared(), self.settings, self.peers)
         partners = {r.partners(node) for r in compared}
         levels = [math.log(max(r.relative, 1e-12)) for r in compared]
@@ -207,14 +216,16 @@ class Confirm(Task):
                     return [out for end in slow for out in self._as_node(end, round_)]
                 return self._keep_or_let_go(round_, proof, "an end slow with others too, so not the link")
         if proof.convicted and all(self._ends_enough(end) for end in self.nodes) and self._asked_for_done():
-            reason = f"the two together stayed below the healthy groups measured beside them, {self._ends_text()}: "
-            return [self._finding("convicted", round_, reason + proof.summary(), proof)]
+            reason = (
+                f"the two together stayed below the healthy groups measured beside them, {self._ends_text()}"
+            )
+            return [self._finding("convicted", round_, f"{reason}: {proof.summary()}", proof)]
         if proof.convicted:
             return [self]  # the pair is proven slow; an end still needs its healthy evidence
         return self._keep_or_let_go(round_, proof, "the two together")
 
     def _end_level(self, end: NodeId) -> float:
-        """The median log ratio of ``end``'s groups with other partners to their healthy level (0: none yet)."""
+        """The median log ratio of ``end``'s groups with others to their healthy level (0: none yet)."""
         together = self.ends.get(end, ()) + self.seen.get(end, ())
         return _log_median(together) if together else 0.0
 
@@ -222,7 +233,8 @@ class Confirm(Task):
         parts = []
         for end in self.nodes:
             together = self.ends.get(end, ()) + self.seen.get(end, ())
-            parts.append(f"node {end} with {len(together)} other groups at {math.exp(self._end_level(end)):.0%}")
+            level = math.exp(self._end_level(end))
+            parts.append(f"node {end} with {len(together)} other groups at {level:.0%}")
         return "each end healthy with others (" + ", ".join(parts) + " of the healthy level)"
 
     def _as_node(self, end: NodeId, round_: int) -> list[Outcome]:

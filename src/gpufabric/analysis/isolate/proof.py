@@ -21,12 +21,13 @@ The suspect is convicted only when its drop matters and one of two tests proves 
   every control of its own round (no single round carries it), and the summed log ratio to the
   controls below what the noise allows: a one-sided t test whose per-group noise is the spread of the
   controls and the search's other passing groups (never below ``noise_floor``; degrees of freedom as
-  many as that estimate has), or the suspect's own rounds' disagreement when that is larger. A node at 0.53 of its controls twice, with
-  controls within 5% of each other, is 9 sigmas out: that needs no seventh retest (issue 33: 4 nodes on
-  4 H200 took 10 rounds where the bound is 6). Its p assumes roughly normal noise; the every-round
-  condition is what keeps a heavy-tailed burst (one group in five at half speed) from convicting: a
-  healthy suspect must land below its controls in every round, which has a chance of at most
-  ``(1/(C+1))^rounds`` whatever the noise (the rank test's own bound), and then that far below.
+  many as that estimate has), or the suspect's own rounds' disagreement when that is larger. A node at
+  0.53 of its controls twice, with controls within 5% of each other, is 9 sigmas out: that needs no
+  seventh retest (issue 33: 4 nodes on 4 H200 took 10 rounds where the bound is 6). Its p assumes
+  roughly normal noise; the every-round condition guards the heavy tail (one group in five at half
+  speed on a busy host): a healthy suspect lands below its controls in every round with a chance of at
+  most ``(1/(C+1))^rounds`` whatever the noise (the rank test's own bound), and then must be that far
+  below. The noise is estimated with the plain standard deviation, not the MAD, for the same reason.
 
 Otherwise the suspect is *not proven*: reported with the spread that hid it, never accused (exit 0).
 The tests are run after every retest: retesting stops as soon as one convicts (the proof is in), at
@@ -79,7 +80,9 @@ class Proof(BaseModel):
     )
     noise_sigma: float = Field(default=0.0, description="the per-group noise the scaled test assumed")
     noise_groups: int = Field(default=0, description="healthy groups that noise was estimated from")
-    below_every_round: bool = Field(default=False, description="every retest below every control of its round")
+    below_every_round: bool = Field(
+        default=False, description="every retest below every control of its round"
+    )
     decided_by: Literal["rank-test", "scaled-test"] | None = Field(
         default=None, description="the test that convicted (None: not convicted)"
     )
@@ -187,7 +190,9 @@ def judge(rounds: Sequence[RetestRound], settings: JudgeSettings, peers: Sequenc
     sigma, df = noise_of([*healthy.tolist(), *peers], settings.noise_floor)
     scaled = scaled_p(compared, sigma, df)
     below_every = all(rank == 0 for rank in ranks)
-    rank_route = len(compared) >= min(MIN_REPEATS, settings.repeats or MIN_REPEATS) and p_value <= settings.alpha
+    rank_route = (
+        len(compared) >= min(MIN_REPEATS, settings.repeats or MIN_REPEATS) and p_value <= settings.alpha
+    )
     scaled_route = len(compared) >= MIN_SCALED_REPEATS and below_every and scaled <= settings.alpha
     decided_by: Literal["rank-test", "scaled-test"] | None = None
     if drop >= tolerance:

@@ -174,8 +174,9 @@ class _Scheduler:
         """The confirm stage's task for ``suspicion``, with every group its nodes were in so far."""
         assert self.reference is not None  # set by the screen
         seen = [r for n in suspicion.nodes for r in self.records_of[n]] if self.records_of is not None else []
+        level = self.reference.median_ratio
         return Confirm.start(suspicion.kind, suspicion.nodes, suspicion.evidence, suspicion.avoid,
-                             self.options.judge, self.reference.median_ratio, seen, self.passing_ratios)  # fmt: skip
+                             self.options.judge, level, seen, self.passing_ratios)  # fmt: skip
 
     def step(self, tasks: list[Task]) -> tuple[list[Task], list[Finding | DeadEnd]]:
         """Pack as many tasks as fit into one round (all probes of a task together), run it, dispatch."""

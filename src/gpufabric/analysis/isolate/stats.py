@@ -40,7 +40,7 @@ class JudgeSettings(BaseModel):
     max_repeats: int = Field(default=8, ge=2, le=30, description="the automatic retests stop here")
     noise_floor: float = Field(
         default=0.05, gt=0, lt=1,
-        description="the per-group relative noise the scaled test assumes at least, whatever the controls show",
+        description="the per-group relative noise the scaled test assumes at least, whatever is measured",
     )  # fmt: skip
 
 
