@@ -168,7 +168,7 @@ class Confirm(Task):
     def _judge_node(self, round_: int) -> list[Outcome]:
         (node,) = self.nodes
         compared = [r for r in self.retests if r.controls]
-        if self.retests and not compared:
+        if len(self.retests) >= 2 and not compared:
             reason = "no healthy nodes were free to measure beside it"
             return [self._finding("not-proven", round_, reason, None)]
         proof = judge(self._compared(), self.settings, self.peers)

@@ -234,6 +234,11 @@ class _Scheduler:
             group = probe.suspects + tuple(fillers)
             local[list(group)] = True
             groups.append((group, len(probe.suspects), task.purpose))
+        wants_controls = any(probe.optional for probe in task.probes())
+        if wants_controls and busy.any() and not any(suspects == 0 for _, suspects, _ in groups):
+            # Another task took the healthy nodes this round: a retest without a control proves
+            # nothing, so wait for a round with room (seen at 6 real ranks with two suspects at once).
+            return None
         return groups
 
 
