@@ -140,7 +140,9 @@ def fault_from_env(environ: Mapping[str, str]) -> Fault | None:
 
 def check_world(fault: Fault | None, world_size: int) -> None:
     """A fault aimed at a rank that does not exist would silently not fire: refuse it."""
-    for rank in () if fault is None else (fault.rank,) if fault.peer is None else (fault.rank, fault.peer):
+    if fault is None:
+        return
+    for rank in (fault.rank,) if fault.peer is None else (fault.rank, fault.peer):
         if not 0 <= rank < world_size:
             raise UsageError(
                 f"{FAULT_ENV}: {fault.spec!r} names rank {rank}, but ranks are 0..{world_size - 1}"
