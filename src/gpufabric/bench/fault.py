@@ -6,6 +6,10 @@ Forms (nothing else is accepted; a malformed value is a ``UsageError``, never si
     crash:rank=R[:size=S]      rank R dies by SIGKILL at size S (as the kernel's OOM killer would)
     corrupt:rank=R             rank R's received data is wrong in every checked collective
     slow:rank=R:delay_ms=D     rank R sleeps D milliseconds (up to 3 decimals) before every timed call
+    slowlink:ranks=A,B:delay_ms=D
+                               ranks A and B sleep D ms before every timed call of a communicator that
+                               holds both: a slow link between them (isolate's group rounds); alone,
+                               or each beside other ranks, they run clean
 
 ``S`` is bytes with an optional K/M/G suffix (``64K``); the fault fires at the first collective that
 reaches that size, before the rank reports the stage, so the parent sees the rank as "not arrived".
@@ -30,7 +34,7 @@ import os
 import re
 import signal
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -40,13 +44,17 @@ from gpufabric.errors import UsageError
 from gpufabric.units import parse_size
 
 FAULT_ENV = "GPUFABRIC_FAULT"
-FaultKind = Literal["hang", "crash", "corrupt", "slow"]
-_FORMS = "hang:rank=R[:size=S], crash:rank=R[:size=S], corrupt:rank=R, slow:rank=R:delay_ms=D"
+FaultKind = Literal["hang", "crash", "corrupt", "slow", "slowlink"]
+_FORMS = (
+    "hang:rank=R[:size=S], crash:rank=R[:size=S], corrupt:rank=R, slow:rank=R:delay_ms=D, "
+    "slowlink:ranks=A,B:delay_ms=D"
+)
 _SIZE = r"[0-9]+[KMGT]?"
 _GRAMMAR = re.compile(
     rf"(?P<kind>hang|crash):rank=(?P<rank>[0-9]+)(?::size=(?P<size>{_SIZE}))?"
     rf"|(?P<kind2>corrupt):rank=(?P<rank2>[0-9]+)"
     rf"|(?P<kind3>slow):rank=(?P<rank3>[0-9]+):delay_ms=(?P<delay>[0-9]+(?:\.[0-9]{{1,3}})?)"
+    rf"|(?P<kind4>slowlink):ranks=(?P<rank4>[0-9]+),(?P<peer>[0-9]+):delay_ms=(?P<delay4>[0-9]+(?:\.[0-9]{{1,3}})?)"
 )
 _OLD_SLOW = re.compile(r"slow:rank=[0-9]+:factor=.*")
 MAX_DELAY_MS = 10_000.0
@@ -62,21 +70,30 @@ class Fault(BaseModel):
     rank: int
     size: int | None = None
     delay_ms: float | None = None
+    peer: int | None = None  # slowlink: the link's other end
 
     @property
     def spec(self) -> str:
         text = f"{self.kind}:rank={self.rank}"
+        if self.kind == "slowlink":
+            text = f"{self.kind}:ranks={self.rank},{self.peer}"
         if self.size is not None:
             text += f":size={self.size}"
         if self.delay_ms is not None:
             text += ":delay_ms=" + f"{self.delay_ms:.3f}".rstrip("0").rstrip(".")  # as parsed: 3 decimals
         return text
 
-    def delay_s_on(self, rank: int) -> float | None:
-        """The seconds a ``slow`` fault adds to each launch on ``rank`` (None: this rank runs clean)."""
-        if self.kind != "slow" or rank != self.rank or self.delay_ms is None:
+    def delay_s_on(self, rank: int, group: Sequence[int] | None = None) -> float | None:
+        """The seconds a ``slow`` or ``slowlink`` fault adds to each launch on ``rank`` in a communicator
+        of ``group``'s ranks (None: the whole world); None when this rank runs clean there."""
+        if self.delay_ms is None:
             return None
-        return self.delay_ms / 1e3
+        if self.kind == "slow" and rank == self.rank:
+            return self.delay_ms / 1e3
+        ends = {self.rank, self.peer}
+        if self.kind == "slowlink" and rank in ends and (group is None or ends <= set(group)):
+            return self.delay_ms / 1e3
+        return None
 
     def fires_at(self, rank: int, size: int, first: bool) -> bool:
         """Whether a hang/crash fires on ``rank`` when a collective reaches ``size`` bytes."""
@@ -96,17 +113,21 @@ def parse_fault(text: str) -> Fault:
     if match is None:
         raise UsageError(f"{FAULT_ENV}: {text!r} is not a fault; use one of {_FORMS} (or unset it)")
     groups = match.groupdict()
-    kind = groups["kind"] or groups["kind2"] or groups["kind3"]
-    rank = int(groups["rank"] or groups["rank2"] or groups["rank3"])
+    kind = groups["kind"] or groups["kind2"] or groups["kind3"] or groups["kind4"]
+    rank = int(groups["rank"] or groups["rank2"] or groups["rank3"] or groups["rank4"])
     size = parse_size(groups["size"], flag=FAULT_ENV) if groups["size"] else None
-    delay_ms = float(groups["delay"]) if groups["delay"] else None
+    delay_text = groups["delay"] or groups["delay4"]
+    delay_ms = float(delay_text) if delay_text else None
+    peer = int(groups["peer"]) if groups["peer"] else None
+    if peer is not None and peer == rank:
+        raise UsageError(f"{FAULT_ENV}: {text!r}: a link joins two different ranks, e.g. ranks=1,3")
     if delay_ms is not None and not 0.0 < delay_ms <= MAX_DELAY_MS:
         raise UsageError(
             f"{FAULT_ENV}: {text!r}: delay_ms must be above 0 and at most {MAX_DELAY_MS:g}, e.g. delay_ms=20"
         )
     if size is not None and size <= 0:
         raise UsageError(f"{FAULT_ENV}: {text!r}: size must be positive, e.g. size=1K")
-    return Fault(kind=kind, rank=rank, size=size, delay_ms=delay_ms)
+    return Fault(kind=kind, rank=rank, size=size, delay_ms=delay_ms, peer=peer)
 
 
 def fault_from_env(environ: Mapping[str, str]) -> Fault | None:
@@ -119,10 +140,13 @@ def fault_from_env(environ: Mapping[str, str]) -> Fault | None:
 
 def check_world(fault: Fault | None, world_size: int) -> None:
     """A fault aimed at a rank that does not exist would silently not fire: refuse it."""
-    if fault is not None and not 0 <= fault.rank < world_size:
-        raise UsageError(
-            f"{FAULT_ENV}: {fault.spec!r} names rank {fault.rank}, but ranks are 0..{world_size - 1}"
-        )
+    if fault is None:
+        return
+    for rank in (fault.rank,) if fault.peer is None else (fault.rank, fault.peer):
+        if not 0 <= rank < world_size:
+            raise UsageError(
+                f"{FAULT_ENV}: {fault.spec!r} names rank {rank}, but ranks are 0..{world_size - 1}"
+            )
 
 
 def trigger(fault: Fault, rank: int) -> None:
@@ -137,16 +161,21 @@ def trigger(fault: Fault, rank: int) -> None:
 
 
 def slowed_launch(
-    fault: Fault | None, rank: int, launch: Callable[[], None], synchronize: Callable[[], None]
+    fault: Fault | None,
+    rank: int,
+    launch: Callable[[], None],
+    synchronize: Callable[[], None],
+    group: Sequence[int] | None = None,
 ) -> Callable[[], None] | None:
-    """``launch`` with the ``slow`` fault's delay in front, when ``fault`` slows ``rank``; else None.
+    """``launch`` with the fault's delay in front, when ``fault`` slows ``rank`` in a communicator of
+    ``group`` (None: the whole world); else None.
 
     The one hook an engine calls: wrap every launch it times (and mark the workload as synchronizing,
     so no stream hold is used; see ``timing_under``). ``synchronize`` waits for the device (a no-op on
     CPU): without it the host's sleep could overlap the previous launch still running on the GPU and
     the delay would hide behind it.
     """
-    delay_s = fault.delay_s_on(rank) if fault is not None else None
+    delay_s = fault.delay_s_on(rank, group) if fault is not None else None
     if delay_s is None:
         return None
     return delayed(launch, delay_s, synchronize)
@@ -179,7 +208,7 @@ def timing_under(fault: Fault | None, config: BenchConfig) -> BenchConfig:
     graph replays only the device work it captured, never the host's sleep (and a synchronize inside a
     capture is an error). Every rank reads the same ``GPUFABRIC_FAULT``, so they all change together.
     """
-    if fault is not None and fault.kind == "slow":
+    if fault is not None and fault.kind in ("slow", "slowlink"):
         unheld = {"hold_stream": False, "hold_stream_from_bytes": None, "graph": False}
         return config.model_copy(update=unheld)
     return config

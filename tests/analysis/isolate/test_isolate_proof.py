@@ -31,6 +31,7 @@ from gpufabric.analysis.isolate.proof import (
     rank_sum_p,
     repeats_for,
 )
+from gpufabric.analysis.isolate.stats import t_lower_tail
 from gpufabric.jobs.isolate_request import REAL_MIN_DROP
 from gpufabric.report.isolate_render import render_table
 
@@ -94,10 +95,33 @@ def test_a_slow_suspect_is_convicted_beside_noisy_controls() -> None:
     assert "needs <= 0.01" in proof.summary()
 
 
-def test_six_retests_with_one_control_cannot_reach_one_percent() -> None:
-    """0.5^6 = 1.6%: the automatic count (7) is the fewest that can convict at 4 nodes."""
+def test_six_retests_with_one_control_cannot_reach_one_percent_on_ranks_alone() -> None:
+    """0.5^6 = 1.6%: the rank test's automatic count (7) is the fewest that can convict at 4 nodes; a
+    drop this clear (0.4 of the controls every round) is convicted by the scaled test instead."""
     proof = judge(noisy_rounds(1, 0.4, 6, 1), JudgeSettings(min_drop=REAL_MIN_DROP))
-    assert proof.ranks == [0] * 6 and proof.p_value > 0.01 and not proof.convicted
+    assert proof.ranks == [0] * 6 and proof.p_value > 0.01
+    assert proof.convicted and proof.decided_by == "scaled-test" and proof.scaled_p_value <= 0.01
+
+
+def test_the_scaled_test_convicts_a_steady_drop_in_two_retests_and_not_a_wavering_one() -> None:
+    """Issue 33: 0.53 of the control twice, controls within a few percent of each other, is proof; the
+    same mean drop made of one deep and one shallow round (a burst, then nothing) is not."""
+    settings = JudgeSettings(min_drop=REAL_MIN_DROP)
+    steady = judge([(0.53, [1.0]), (0.52, [0.98])], settings, peers=[1.0, 0.97, 1.02])
+    assert steady.convicted and steady.decided_by == "scaled-test" and steady.p_value == 0.25
+    wavering = judge([(0.30, [1.0]), (0.85, [0.98])], settings, peers=[1.0, 0.97, 1.02])
+    assert wavering.ranks == [0, 0] and not wavering.convicted
+    # one round above its control rules the scaled test out, however far below the other is
+    above = judge([(0.30, [1.0]), (1.01, [0.98])], settings, peers=[1.0, 0.97, 1.02])
+    assert not above.below_every_round and not above.convicted
+    assert "scaled test p=" in steady.summary() and "below them in every round" in steady.summary()
+
+
+@pytest.mark.parametrize(("df", "quantile"), [(1, 31.821), (2, 6.965), (3, 4.541), (10, 2.764), (500, 2.326)])
+def test_student_t_tail_matches_the_tables(df: int, quantile: float) -> None:
+    """The 1% one-sided quantiles of Student's t (any statistics table)."""
+    assert t_lower_tail(-quantile, df) == pytest.approx(0.01, rel=2e-3)
+    assert t_lower_tail(quantile, df) == pytest.approx(0.99, rel=1e-4) and t_lower_tail(0.0, df) == 0.5
 
 
 def test_a_significant_but_small_drop_is_not_a_conviction() -> None:
@@ -205,12 +229,15 @@ def test_not_proven_is_exit_0_with_a_warning_naming_the_spread() -> None:
     assert "healthy groups at" in warning and "spread" in warning and "p=" in warning
 
 
-def test_a_simulated_cluster_at_alpha_5_percent_convicts_sooner() -> None:
+def test_asked_for_repeats_are_all_measured_before_the_verdict() -> None:
+    """By default the proof stops at the first retest that settles it (2 here, the scaled test); with
+    ``repeats`` the user gets that many retests, and the settings reach the proof."""
     model = ClusterModel(node_count=64, slow_nodes={9: 0.5}, seed=3)
-    strict = run_isolation(SimulatedMeasurer(model), numbered_nodes(64), SearchOptions(seed=3))
-    loose_options = SearchOptions(seed=3, judge=JudgeSettings(alpha=0.2, repeats=2))
-    loose = run_isolation(SimulatedMeasurer(model), numbered_nodes(64), loose_options)
-    assert [s.nodes for s in strict.convicted] == [s.nodes for s in loose.convicted] == [["node0009"]]
-    assert loose.found_in_rounds < strict.found_in_rounds
-    proof = loose.convicted[0].proof
-    assert proof is not None and len(proof.suspect_ratios) == 2 and proof.alpha == 0.2
+    quick = run_isolation(SimulatedMeasurer(model), numbered_nodes(64), SearchOptions(seed=3))
+    asked_options = SearchOptions(seed=3, judge=JudgeSettings(alpha=0.2, repeats=4))
+    asked = run_isolation(SimulatedMeasurer(model), numbered_nodes(64), asked_options)
+    assert [s.nodes for s in quick.convicted] == [s.nodes for s in asked.convicted] == [["node0009"]]
+    assert quick.found_in_rounds < asked.found_in_rounds
+    quick_proof, asked_proof = quick.convicted[0].proof, asked.convicted[0].proof
+    assert quick_proof is not None and len(quick_proof.suspect_ratios) == 2
+    assert asked_proof is not None and len(asked_proof.suspect_ratios) == 4 and asked_proof.alpha == 0.2

@@ -7,12 +7,15 @@ Public API:
     ``EngineMeasurer`` over real rounds, whose answer is a ``MeasuredIsolation``
     ``ClusterModel``, ``SimulatedMeasurer``, ``build_simulation``, ``SearchOptions``, ``JudgeSettings``
     ``planned_screen``: the first round's groups, known before any measurement
+    ``isolation_cost(node_count, options, seconds_per_round) -> IsolationCost``: rounds, group tests
+    and time of a clean search and of one with a slow node or link, before anything runs
     node sources: ``numbered_nodes``, ``read_hostfile``, ``read_node_list``, ``expand_nodelist``
 
 Modules: ``measurer`` (the seam), ``simulator`` (cluster model), ``engine_measurer`` (real rounds' seam),
-``stats`` (median/MAD reference), ``proof`` (the retests' rank test), ``tasks`` (split / cross / confirm
-investigations), ``search`` (rounds and scheduling), ``report`` + ``model`` (typed output), ``nodes``
-(node sources, fault flags), ``hosts`` (nodes sharing a machine). Running real rounds is
+``stats`` (median/MAD reference), ``proof`` (the retests' rank and scaled tests), ``tasks`` (split / cross
+investigations), ``confirm`` (node or link, proven beside controls), ``sweep`` (links between groups),
+``search`` (rounds and scheduling), ``plan`` (the cost up front), ``report`` + ``model`` (typed output),
+``nodes`` (node sources, fault flags), ``hosts`` (nodes sharing a machine). Running real rounds is
 ``gpufabric.jobs.isolate``'s; the text and JSON are ``gpufabric.report.isolate_render``'s.
 """
 
@@ -32,6 +35,7 @@ from gpufabric.analysis.isolate.nodes import (
     read_hostfile,
     read_node_list,
 )
+from gpufabric.analysis.isolate.plan import IsolationCost, SearchCost, isolation_cost, round_bound
 from gpufabric.analysis.isolate.report import build_report
 from gpufabric.analysis.isolate.search import SearchOptions, isolate, planned_screen
 from gpufabric.analysis.isolate.simulator import ClusterModel, LinkDegradation, SimulatedMeasurer
@@ -63,6 +67,7 @@ __all__ = [
     "Evidence",
     "GroupMeasurement",
     "GroupMeasurer",
+    "IsolationCost",
     "IsolationReport",
     "JudgeSettings",
     "LinkDegradation",
@@ -71,15 +76,18 @@ __all__ = [
     "NodeVerdict",
     "Reference",
     "RoundRunner",
+    "SearchCost",
     "SearchOptions",
     "SimulatedMeasurer",
     "Suspect",
     "build_simulation",
     "expand_nodelist",
+    "isolation_cost",
     "numbered_nodes",
     "planned_screen",
     "read_hostfile",
     "read_node_list",
+    "round_bound",
     "run_isolation",
     "shared_host_note",
     "shared_hosts",

@@ -5,9 +5,12 @@
 2. Localize and prove: each short group becomes a ``Split`` task (``tasks.py``); the scheduler packs the
    probes of all tasks into shared rounds, padding small probes with known-healthy fillers so every probe
    has the screen's size and compares with the same peers. A single node or link left standing is
-   retested beside healthy control groups (``Prove``) and convicted only on ``proof.py``'s rank test.
-3. Link sweep (1 round): all nodes not convicted in one group, so every pair of nodes meets once (pairs of
-   the screen only cover the links inside a pair). Short: ``Split`` it and search for the link.
+   confirmed (``confirm.py``): told node from link by meeting other partners, retested beside healthy
+   control groups, and convicted only on ``proof.py``'s tests.
+3. Link sweep (``sweep.py``, 1 round): all nodes not convicted in one group, so every pair of nodes
+   meets once (pairs of the screen only cover the links inside a pair); at 4 nodes 2 rounds of the
+   pairs not yet met instead. Short: ``Split`` it and search for the link. Skipped when the rounds so
+   far already measured every pair of those nodes together in a passing group.
 
 When every screen group falls short no node is known healthy: one dead end says so and the search stops
 (the report then warns that the whole cluster, or its expected value, is off).
@@ -22,12 +25,16 @@ from dataclasses import dataclass
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from gpufabric.analysis.isolate.confirm import Confirm
 from gpufabric.analysis.isolate.measurer import GroupMeasurer, NodeId
 from gpufabric.analysis.isolate.model import RoundPurpose
 from gpufabric.analysis.isolate.stats import JudgeSettings, Reference, learn_reference
-from gpufabric.analysis.isolate.tasks import DeadEnd, Finding, Nodes, Prove, Record, Split, Suspicion, Task
+from gpufabric.analysis.isolate.sweep import sweep_links
+from gpufabric.analysis.isolate.tasks import DeadEnd, Finding, Nodes, Record, Split, Suspicion, Task
 
 ALL_SHORT_REASON = "every group fell short, so no node is known healthy to retest the others with"
+COVERAGE_NODES = 64
+"""Up to this many nodes the search keeps which pairs passed together (an N x N table) to skip the sweep."""
 
 
 class SearchOptions(BaseModel):
@@ -90,6 +97,11 @@ class _Scheduler:
         self.round_log: list[tuple[int, list[RoundPurpose], int, int, int]] = []
         self.fillers: list[NodeId] = []
         self.filler_cursor = 0
+        # pairs measured together in a passing group; only small clusters, where a sweep can be spared
+        self.passed_together = np.zeros((n, n), dtype=bool) if n <= COVERAGE_NODES else None
+        # every group each node was in (small clusters): what a link's ends showed with other partners
+        self.passing_ratios: list[float] = []  # every passing group: the healthy noise the proofs pool
+        self.records_of: list[list[Record]] | None = [[] for _ in range(n)] if n <= COVERAGE_NODES else None
 
     def run_round(self, groups: list[tuple[Nodes, int, RoundPurpose]]) -> list[Record]:
         """Measure ``(group, suspects, purpose)`` triples as one round and judge every group."""
@@ -107,12 +119,18 @@ class _Scheduler:
             short = ratio < threshold
             record = Record(self.rounds, purpose, group, suspects, m, ratio, short)
             records.append(record)
+            if self.records_of is not None:
+                for node in group:
+                    self.records_of[node].append(record)
             if short:
                 blamed.extend(group[:suspects])
             else:
+                self.passing_ratios.append(ratio)
                 passed.extend(group)
                 for node in group:
                     last_pass[node] = record
+                if self.passed_together is not None:
+                    self.passed_together[np.ix_(group, group)] = True
         self.healthy[passed] = True
         self.healthy[blamed] = False
         purposes = sorted({p for _, _, p in groups})
@@ -122,10 +140,12 @@ class _Scheduler:
         return records
 
     def _take_fillers(
-        self, count: int, unusable: np.ndarray, avoid: frozenset[NodeId]
+        self, count: int, unusable: np.ndarray, avoid: frozenset[NodeId], met: tuple[NodeId, ...] = ()
     ) -> list[NodeId] | None:
         """``count`` healthy nodes, rotating through the pool so that retests meet new partners; nodes in
-        ``avoid`` (partners a suspect already met) only when too few others are free."""
+        ``avoid`` (partners a suspect already met) only when too few others are free, the longest ago
+        met (``met``, oldest first) first: without that order 4 nodes paired a suspect with one partner
+        in every retest (issue 33)."""
         taken: list[NodeId] = []
         pool = self.fillers
         for step in range(len(pool)):
@@ -135,9 +155,12 @@ class _Scheduler:
                 if len(taken) == count:
                     self.filler_cursor = (self.filler_cursor + step + 1) % len(pool)
                     return taken
-        if avoid:
-            return self._take_fillers(count, unusable, frozenset())
-        return None
+        if not avoid:
+            return None
+        recent = [node for node in met if node in avoid]
+        if recent:  # let the oldest partner back in, then try again
+            return self._take_fillers(count, unusable, avoid - {recent[0]}, tuple(recent[1:]))
+        return self._take_fillers(count, unusable, frozenset())
 
     def _borrow(self, count: int, busy: np.ndarray, own: Nodes) -> list[NodeId] | None:
         """A control group when too few healthy nodes are free (4 nodes, two suspects): other suspects
@@ -146,6 +169,14 @@ class _Scheduler:
         free = [n for n in self.fillers if not busy[n] and n not in own]
         free.sort(key=lambda n: not self.healthy[n])
         return free[:count] if len(free) >= count else None
+
+    def confirm(self, suspicion: Suspicion) -> Confirm:
+        """The confirm stage's task for ``suspicion``, with every group its nodes were in so far."""
+        assert self.reference is not None  # set by the screen
+        seen = [r for n in suspicion.nodes for r in self.records_of[n]] if self.records_of is not None else []
+        level = self.reference.median_ratio
+        return Confirm.start(suspicion.kind, suspicion.nodes, suspicion.evidence, suspicion.avoid,
+                             self.options.judge, level, seen, self.passing_ratios)  # fmt: skip
 
     def step(self, tasks: list[Task]) -> tuple[list[Task], list[Finding | DeadEnd]]:
         """Pack as many tasks as fit into one round (all probes of a task together), run it, dispatch."""
@@ -174,8 +205,7 @@ class _Scheduler:
         for task, groups in planned:
             for outcome in task.feed(records[cursor : cursor + len(groups)]):
                 if isinstance(outcome, Suspicion):  # a single node or link: prove it or let it go
-                    outcome = Prove(outcome.nodes, "localize", outcome.evidence, kind=outcome.kind,
-                                    settings=self.options.judge, avoid=outcome.avoid)  # fmt: skip
+                    outcome = self.confirm(outcome)
                 if isinstance(outcome, Task):
                     next_tasks.append(outcome)
                 else:
@@ -194,7 +224,7 @@ class _Scheduler:
             if local[list(probe.suspects)].any():
                 return None
             need = max(pad, 2) - len(probe.suspects)
-            fillers = self._take_fillers(need, local | suspected, probe.avoid) if need > 0 else []
+            fillers = self._take_fillers(need, local | suspected, probe.avoid, probe.met) if need > 0 else []
             if fillers is None and probe.optional and not any(g[1] == 0 for g in groups):
                 fillers = self._borrow(need, local, task.nodes)
             if fillers is None and probe.optional:
@@ -204,6 +234,11 @@ class _Scheduler:
             group = probe.suspects + tuple(fillers)
             local[list(group)] = True
             groups.append((group, len(probe.suspects), task.purpose))
+        wants_controls = any(probe.optional for probe in task.probes())
+        if wants_controls and busy.any() and not any(suspects == 0 for _, suspects, _ in groups):
+            # Another task took the healthy nodes this round: a retest without a control proves
+            # nothing, so wait for a round with room (seen at 6 real ranks with two suspects at once).
+            return None
         return groups
 
 
@@ -233,7 +268,7 @@ def isolate(measurer: GroupMeasurer, options: SearchOptions | None = None) -> Se
             break
         if not tasks:
             swept = True
-            tasks = _sweep(sched, findings, screen)
+            tasks = sweep_links(sched, findings, screen)
             continue
         tasks, done = sched.step(tasks)
         findings += [o for o in done if isinstance(o, Finding)]
@@ -250,19 +285,3 @@ def isolate(measurer: GroupMeasurer, options: SearchOptions | None = None) -> Se
         last_pass=sched.last_pass,
         stalled=tasks,
     )
-
-
-def _sweep(sched: _Scheduler, findings: list[Finding], screen: list[Nodes]) -> list[Task]:
-    """Every node not convicted in one group (one end of a convicted link left out): links between groups."""
-    convicted = [f for f in findings if f.verdict == "convicted"]
-    excluded = {f.nodes[0] if f.kind == "node" else max(f.nodes) for f in convicted}
-    members = tuple(node for node in range(sched.measurer.node_count) if node not in excluded)
-    # One set, compared only with screen groups big enough to hold it: the set per group was O(N^2)
-    # (3.7 s of a 4 s search at 16384 nodes).
-    together = set(members)
-    if len(members) <= sched.options.group_size or any(
-        len(g) >= len(together) and together <= set(g) for g in screen
-    ):
-        return []  # the screen already measured these nodes together (3 nodes: one group of 3)
-    (record,) = sched.run_round([(members, len(members), "link-sweep")])
-    return [Split(members, "link-search", (record,))] if record.short else []

@@ -6,7 +6,8 @@ implements ``GroupMeasurer`` over it with numpy, so a 4096-node round costs well
 The model of one group's collective: every member talks to every other member (the all-to-all pattern the
 real measurer uses for link coverage), so the group's busbw is the nominal value times the slowest
 member's NIC factor times the worst degraded link between two members, times noise. Noise is
-multiplicative and log-normal: ``exp(noise * z)`` with ``z`` standard normal per group and round.
+multiplicative and log-normal: ``exp(noise * z)`` with ``z`` standard normal per group and round, times
+``exp(round_noise * z')`` with one ``z'`` per round (load that moves every group of the round alike).
 """
 
 from __future__ import annotations
@@ -41,6 +42,9 @@ class ClusterModel(BaseModel):
     )
     slow_links: list[LinkDegradation] = Field(default_factory=list)
     noise: float = Field(default=0.03, ge=0, le=0.5, description="sigma of the log-normal noise")
+    round_noise: float = Field(
+        default=0.0, ge=0, le=0.5, description="sigma of a log-normal factor shared by every group of a round"
+    )
     seed: int = 0
 
     @model_validator(mode="after")
@@ -100,6 +104,8 @@ class SimulatedMeasurer:
             inside = (ga >= 0) & (ga == gb)
             np.minimum.at(factor, ga[inside], self._link_factor[inside])
         noise = np.exp(self.model.noise * self._rng.standard_normal(len(groups)))
+        if self.model.round_noise:  # load on the whole cluster for this round: moves every group alike
+            noise *= np.exp(self.model.round_noise * self._rng.standard_normal())
         busbw = self.model.nominal_busbw_gbps * factor * noise
         self.rounds += 1
         self.groups_measured += len(groups)

@@ -11,6 +11,7 @@ control groups, an exact rank test at ``alpha``), so noisy measurements can flag
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -37,6 +38,10 @@ class JudgeSettings(BaseModel):
         default=None, ge=2, le=30, description="retests per suspect; None: as many as alpha needs"
     )
     max_repeats: int = Field(default=8, ge=2, le=30, description="the automatic retests stop here")
+    noise_floor: float = Field(
+        default=0.05, gt=0, lt=1,
+        description="the per-group relative noise the scaled test assumes at least, whatever is measured",
+    )  # fmt: skip
 
 
 class Reference(BaseModel):
@@ -91,3 +96,26 @@ def learn_reference(screen: Sequence[GroupMeasurement], settings: JudgeSettings)
         peers=len(ratios),
         expected_known=expected_known,
     )
+
+
+def t_lower_tail(t: float, df: int) -> float:
+    """P(T <= t) for Student's t with ``df`` degrees of freedom (integer; closed form, Abramowitz & Stegun
+    26.7.3-4). Above 200 degrees of freedom the normal tail, which it then matches to 3 digits."""
+    if df > 200:
+        return 0.5 * math.erfc(-t / math.sqrt(2))
+    theta = math.atan(abs(t) / math.sqrt(df))
+    cos2, sin = math.cos(theta) ** 2, math.sin(theta)
+    if df % 2:  # odd: 2/pi (theta + sin cos (1 + 2/3 cos^2 + 2.4/(3.5) cos^4 + ...))
+        series, term = (1.0, 1.0) if df > 1 else (0.0, 0.0)
+        for k in range(1, (df - 3) // 2 + 1):
+            term *= cos2 * (2 * k) / (2 * k + 1)
+            series += term
+        inside = 2 / math.pi * (theta + sin * math.cos(theta) * series)
+    else:  # even: sin (1 + 1/2 cos^2 + 1.3/(2.4) cos^4 + ...)
+        series = term = 1.0
+        for k in range(1, (df - 2) // 2 + 1):
+            term *= cos2 * (2 * k - 1) / (2 * k)
+            series += term
+        inside = sin * series
+    tail = max(0.0, (1 - inside) / 2)  # P(T <= -|t|)
+    return tail if t <= 0 else 1 - tail

@@ -8,10 +8,12 @@ feeds the records back. A task answers with what comes next: more tasks, a ``Fin
   if neither half is short the fault needs nodes of both halves: a link, searched by ``Cross``.
 - ``Cross(pairs)``: the fault lies between X and Y for one (X, Y) of ``pairs``, X and Y being healthy on
   their own. Halve both sides and measure disjoint unions in parallel; when all but one candidate passed,
-  the last is inferred without spending a round. Two single nodes left: confirm the link.
-- A single node or a link left standing is a ``Suspicion``: the scheduler turns it into ``Prove``, which
-  retests it beside healthy control groups until ``proof.judge`` can decide. Convicted only on that
-  statistical evidence; otherwise "not proven" (noise or an intermittent fault), never an accusation.
+  the last is inferred without spending a round, and when every union measured passed, the rest are
+  halved before the next round. Two single nodes left: confirm the link.
+- A single node or a link left standing is a ``Suspicion``: the scheduler turns it into ``confirm.Confirm``,
+  which tells a slow node from a slow link and retests it beside healthy control groups until
+  ``proof.judge`` can decide. Convicted only on that statistical evidence; otherwise "not proven" (noise
+  or an intermittent fault), never an accusation.
 """
 
 from __future__ import annotations
@@ -21,8 +23,7 @@ from typing import Literal
 
 from gpufabric.analysis.isolate.measurer import GroupMeasurement, NodeId
 from gpufabric.analysis.isolate.model import RoundPurpose
-from gpufabric.analysis.isolate.proof import MAX_CONTROLS, Proof, RetestRound, hopeless, judge, repeats_for
-from gpufabric.analysis.isolate.stats import JudgeSettings
+from gpufabric.analysis.isolate.proof import Proof
 
 Phase = Literal["localize", "link-search"]
 Nodes = tuple[NodeId, ...]
@@ -44,11 +45,14 @@ class Record:
 @dataclass(frozen=True, slots=True)
 class Probe:
     """Suspects to measure, padded with healthy fillers (``avoid``: partners to skip while others are
-    free). No suspects: a control group of healthy nodes. ``optional``: skipped when no fillers are free."""
+    free; ``met``: the partners met, oldest first, let back in that order when every free node was met,
+    so retests cycle through partners instead of repeating one). No suspects: a control group of healthy
+    nodes. ``optional``: skipped when no fillers are free."""
 
     suspects: Nodes
     avoid: frozenset[NodeId] = frozenset()
     optional: bool = False
+    met: tuple[NodeId, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,7 +157,11 @@ class Cross(Task):
         remaining = [pair for pair in self.pairs if pair not in chosen]
         if not remaining:
             return [DeadEnd(self.nodes, "every pairing of its parts passed", history)]
-        return [cross(remaining, self.phase, history)]
+        # Go one level finer at once: half of the remaining candidates' quarters fit in the next round,
+        # where measuring the remaining pairs whole would only say which of them to split (8 nodes: a
+        # link across the halves took 4 rounds to find, now 3).
+        finer = [(a, b) for left, right in remaining for a in halves(left) for b in halves(right)]
+        return [cross(finer, self.phase, history)]
 
 
 def cross(pairs: list[tuple[Nodes, Nodes]], phase: Phase, evidence: tuple[Record, ...]) -> Outcome:
@@ -165,54 +173,6 @@ def cross(pairs: list[tuple[Nodes, Nodes]], phase: Phase, evidence: tuple[Record
         pairs = [(a, b) for a in halves(left) for b in halves(right)]
     nodes = tuple(sorted({node for left, right in pairs for node in (*left, *right)}))
     return Cross(nodes, phase, evidence, pairs)
-
-
-@dataclass(slots=True)
-class Prove(Task):
-    """Retest a suspect beside healthy control groups of the same size, round after round, until
-    ``repeats`` retests (fixed after the first round, from how many controls it got) or futility."""
-
-    kind: Literal["node", "link"] = "node"
-    settings: JudgeSettings = field(default_factory=JudgeSettings)
-    avoid: frozenset[NodeId] = frozenset()
-    retests: tuple[Record, ...] = ()
-    controls: tuple[Record, ...] = ()
-    compared: tuple[RetestRound, ...] = ()
-    repeats: int = 0
-    per_round: int = 0
-
-    @property
-    def purpose(self) -> RoundPurpose:
-        return "confirm"
-
-    def probes(self) -> list[Probe]:
-        return [Probe(self.nodes, self.avoid), *[Probe((), optional=True)] * MAX_CONTROLS]
-
-    def feed(self, records: list[Record]) -> list[Outcome]:
-        (record,) = [r for r in records if r.suspects]
-        controls = tuple(r for r in records if not r.suspects)
-        self.retests += (record,)
-        self.controls += controls
-        self.avoid |= frozenset(record.group[record.suspects :])
-        if not self.repeats:
-            self.per_round = len(controls)
-            self.repeats = repeats_for(self.per_round, self.settings)
-        self.compared += ((record.ratio, tuple(r.ratio for r in controls)),)
-        history = self.evidence + self.retests
-        if not self.controls:
-            return [Finding(self.kind, self.nodes, "not-proven", record.round,
-                            "no healthy nodes were free to measure beside it", history)]  # fmt: skip
-        done = len(self.compared) >= self.repeats
-        if not done and not hopeless(self.compared, self.repeats, self.per_round, self.settings):
-            return [self]
-        proof = judge(self.compared, self.settings)
-        what = "its group" if self.kind == "node" else "the two together"
-        if proof.convicted:
-            reason = f"{what} stayed below the healthy groups measured beside it: {proof.summary()}"
-        else:
-            reason = f"not proven: {what} did not stand apart from the healthy spread: {proof.summary()}"
-        verdict: Literal["convicted", "not-proven"] = "convicted" if proof.convicted else "not-proven"
-        return [Finding(self.kind, self.nodes, verdict, record.round, reason, history, proof)]
 
 
 Outcome = Task | Finding | DeadEnd | Suspicion

@@ -65,7 +65,7 @@ def measure_group(
     work = ops.build(shape, in_place=in_place, buffers=buffers, dtype=config.dtype, op=config.op, root=0,
                      rank=local, group=group)  # fmt: skip
     sync = (lambda: torch.cuda.synchronize(device)) if device.type == "cuda" else (lambda: None)
-    slow = slowed_launch(fault, rank, work.launch, sync)
+    slow = slowed_launch(fault, rank, work.launch, sync, group=ranks)  # slowlink: both ends in this group
     if slow is not None:
         work = dataclasses.replace(work, launch=slow, synchronizes=True)
     samples = GroupTimer(config, device, ranks, rank, group).measure(work)

@@ -1,0 +1,101 @@
+"""isolate on 4 one-GPU virtual nodes with a real load on one GPU (issue 33), for the lent 4-GPU machine.
+
+A matmul loop runs in its own process on one GPU beside the search (not the test fault variable): heavy
+(back to back) or light (a quarter of the time busy). The search must find that GPU's node as a
+**node** (never a link that names a healthy node), in at most 2*ceil(log2 4)+2 = 6 rounds, and accuse
+nobody else. Measured before the confirm stage's rules (4x H200): heavy took 10 rounds and 19 group
+tests; light convicted the link node0001-node0003. Each run prints its round log and suspects, for the
+record in docs/benchmarks.md.
+
+    PYTEST_TIMEOUT=900 python -m pytest -m gpu -s -p no:cacheprovider \
+        tests/analysis/isolate/test_isolate_gpu_load.py
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = [pytest.mark.gpu, pytest.mark.multi_gpu]
+
+LOADED_GPU = 3
+ROUND_LIMIT = 6
+# busy seconds, idle seconds per cycle: heavy never rests; light works a quarter of the time
+LOADS = {"heavy": (1.0, 0.0), "light": (0.05, 0.15)}
+LOAD_PROGRAM = """
+import sys, time, torch
+busy, idle = float(sys.argv[1]), float(sys.argv[2])
+a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
+b = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
+torch.cuda.synchronize()
+print("ready", flush=True)
+while True:
+    end = time.monotonic() + busy
+    while time.monotonic() < end:
+        a @ b
+        torch.cuda.synchronize()
+    if idle:
+        time.sleep(idle)
+"""
+
+
+def start_load(kind: str) -> subprocess.Popen[str]:
+    busy, idle = LOADS[kind]
+    env = {**os.environ, "CUDA_VISIBLE_DEVICES": str(LOADED_GPU)}
+    load = subprocess.Popen([sys.executable, "-c", LOAD_PROGRAM, str(busy), str(idle)], env=env,
+                            stdout=subprocess.PIPE, text=True)  # fmt: skip
+    assert load.stdout is not None and load.stdout.readline().strip() == "ready"
+    return load
+
+
+@pytest.mark.parametrize("kind", ["heavy", "light"])
+def test_a_loaded_gpu_is_found_as_a_node_within_six_rounds(kind: str, tmp_path: Path) -> None:
+    torch = pytest.importorskip("torch")
+    if torch.cuda.device_count() < 4:
+        pytest.skip("needs 4 CUDA GPUs")
+    # The lent machine's rule (no NVLink multicast); conftest scrubs NCCL_* from every test.
+    env = {**os.environ, "NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1",
+           "NVSHMEM_DISABLE_NVLS": "1"}  # fmt: skip
+    env.pop("GPUFABRIC_FAULT", None)
+    load = start_load(kind)
+    try:
+        started = time.monotonic()
+        args = [
+            "isolate",
+            "--nodes",
+            "4",
+            "--virtual-nodes",
+            "--run-dir",
+            str(tmp_path / kind),
+            "--format",
+            "json",
+        ]
+        done = subprocess.run([sys.executable, "-m", "gpufabric.cli", *args], capture_output=True, text=True,
+                              timeout=840, check=False, env=env)  # fmt: skip
+        wall = time.monotonic() - started
+    finally:
+        load.terminate()
+        load.wait(timeout=30)
+    assert done.stdout, done.stderr[-3000:]
+    data: dict[str, Any] = json.loads(done.stdout)
+    report = data["report"]
+    suspects = [(s["kind"], s["nodes"], s["verdict"], s["reason"]) for s in report["suspects"]]
+    record = {"load": kind, "wall_s": round(wall, 1), "rounds": report["rounds"],
+              "group_tests": report["groups_measured"], "round_log": report["round_log"],
+              "suspects": suspects, "node_ranks": data["node_ranks"],
+              "expected": data["expected_gbps"]}  # fmt: skip
+    print(json.dumps(record, indent=1))
+    loaded = next(node for node, ranks in data["node_ranks"].items() if LOADED_GPU in ranks)
+    convicted = [(s["kind"], s["nodes"]) for s in report["suspects"] if s["verdict"] == "convicted"]
+    assert convicted == [("node", [loaded])], report["suspects"]
+    assert done.returncode == 1  # a conviction
+    assert report["verdicts"][loaded] == "slow-node"
+    assert {v for n, v in report["verdicts"].items() if n != loaded} <= {"ok", "not-proven"}
+    assert report["rounds"] <= ROUND_LIMIT, report["round_log"]
