@@ -165,8 +165,7 @@ def _run() -> None:
     try:
         with stopping_on_signals():
             code = app(standalone_mode=False)
-        if isinstance(code, int) and code != 0:
-            sys.exit(code)
+        sys.exit(code if isinstance(code, int) else 0)  # as click's standalone mode ends, success included
     except _CLICK_USAGE_ERROR as exc:
         if str(exc).strip():  # a bare `gpufabric` printed its help and has nothing to add
             print(f"Error: {usage_line(exc)}", file=sys.stderr)
