@@ -27,6 +27,7 @@ from gpufabric.expect.gpus import short_model
 from gpufabric.expect.published import PublishedFigure, load_published
 from gpufabric.expect.regimes import Path, Regime
 from gpufabric.expect.situation import Situation, Transport, assess
+from gpufabric.expect.size_curve import fit_half_size, group_half_size, plateau_factor
 from gpufabric.hardware import NicFacts, NicKind, NodeShape, NvLinkFacts
 
 MARGIN = 0.10
@@ -53,6 +54,16 @@ class Band(BaseModel):
     centre: float
     high: float
     fitted_on: tuple[str, ...] = Field(description="ids of the published figures fitted")
+    half_size_bytes: float | None = Field(
+        default=None,
+        description="S_half of busbw(S) = plateau x S / (S + S_half) (size_curve); None: no series, flat",
+    )
+    series_fitted: tuple[str, ...] = Field(default=(), description="the series S_half was fitted on")
+
+    def at_size(self, size_bytes: int | None) -> tuple[float, float, float]:
+        """(low, centre, high) at ``size_bytes`` (None: the plateau): low, centre and high x S/(S+S_half)."""
+        factor = plateau_factor(size_bytes, self.half_size_bytes)
+        return self.low * factor, self.centre * factor, self.high * factor
 
 
 def band_from_bytes(path: Path) -> int:
@@ -83,7 +94,7 @@ def figure_shape(figure: PublishedFigure) -> NodeShape:
         source="given",
         instance_type=figure.instance_type,
         gpu_model=short_model(figure.gpu) or figure.gpu,
-        gpu_count=figure.gpus_per_node,
+        gpu_count=figure.gpus_per_host or figure.gpus_per_node,
         nvlink=nvlink,
         nics=nics,
     )
@@ -119,6 +130,7 @@ def figure_arguments(figure: PublishedFigure) -> dict[str, Any]:
         "nvls": False if figure.env.get("NCCL_NVLS_ENABLE") == "0" else None,
         "socket_threads": _env_int(figure, "NCCL_SOCKET_NTHREADS"),
         "socks_per_thread": _env_int(figure, "NCCL_NSOCKS_PERTHREAD"),
+        "ranks_per_process": figure.ranks_per_process,
     }
 
 
@@ -170,9 +182,42 @@ class Calibration(BaseModel):
         return next((self.bands[level] for level in group_levels(group) if level in self.bands), None)
 
 
+class _Value(BaseModel):
+    """One fitted figure: its group, basis, value at its size, size and series."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    group: str
+    basis: Basis
+    value: float
+    size_bytes: int
+    series: str | None
+
+
+def _half_sizes(values: list[_Value]) -> dict[str, tuple[float, tuple[str, ...]]]:
+    """S_half per group level: the median over the series fitted in that group or below it."""
+    by_series: dict[str, list[_Value]] = defaultdict(list)
+    for value in values:
+        if value.series is not None:
+            by_series[value.series].append(value)
+    halves: dict[str, list[tuple[str, float]]] = defaultdict(list)
+    for series, rows in by_series.items():
+        half = fit_half_size([(row.size_bytes, row.value) for row in rows])
+        if half is not None:
+            for level in group_levels(rows[0].group):
+                halves[level].append((series, half))
+    return {
+        level: (group_half_size([h for _, h in found]) or 0.0, tuple(s for s, _ in found))
+        for level, found in halves.items()
+    }
+
+
 def fit(figures: Iterable[PublishedFigure]) -> Calibration:
-    """Bands from the healthy, non-holdout figures at sizes where bands apply (module docstring)."""
-    values: dict[str, list[tuple[str, Basis, float]]] = defaultdict(list)
+    """Bands from the healthy, non-holdout figures at sizes where bands apply (module docstring): each
+    figure's value is taken to its plateau with its group's S_half (``size_curve``), then centre = median,
+    low = lowest x (1 - MARGIN), high = highest x (1 + MARGIN)."""
+    values: list[_Value] = []
     skipped: dict[str, str] = {}
     for figure in figures:
         if not measures_its_path(figure):
@@ -186,13 +231,25 @@ def fit(figures: Iterable[PublishedFigure]) -> Calibration:
             skipped[figure.id] = "no ceiling: " + "; ".join(situation.missing)
             continue
         group, basis, number = value
-        for level in group_levels(group):
-            values[level].append((figure.id, basis, number))
+        values.append(_Value(id=figure.id, group=group, basis=basis, value=number,
+                             size_bytes=figure.size_bytes, series=figure.series))  # fmt: skip
+    halves = _half_sizes(values)
+
+    def half_of(group: str) -> tuple[float, tuple[str, ...]] | None:
+        return next((halves[level] for level in group_levels(group) if level in halves), None)
+
+    plateau: dict[str, list[tuple[str, Basis, float]]] = defaultdict(list)
+    for value in values:
+        half = half_of(value.group)
+        number = value.value / plateau_factor(value.size_bytes, half[0] if half else None)
+        for level in group_levels(value.group):
+            plateau[level].append((value.id, value.basis, number))
     bands: dict[str, Band] = {}
-    for group, entries in values.items():
+    for group, entries in plateau.items():
         basis = entries[0][1]
         numbers = [v for _, b, v in entries if b == basis]
         high = max(numbers) * (1 + MARGIN)
+        half = half_of(group)
         bands[group] = Band(
             group=group,
             basis=basis,
@@ -200,6 +257,8 @@ def fit(figures: Iterable[PublishedFigure]) -> Calibration:
             centre=statistics.median(numbers),
             high=min(high, 1.0) if basis == "of-ceiling" else high,
             fitted_on=tuple(i for i, b, _ in entries if b == basis),
+            half_size_bytes=half[0] if half else None,
+            series_fitted=half[1] if half else (),
         )
     return Calibration(bands=bands, skipped=skipped)
 

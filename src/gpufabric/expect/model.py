@@ -34,6 +34,13 @@ class ExpectedBand(BaseModel):
     )
     group: str = Field(description="the calibration group whose figures were fitted")
     fitted_on: tuple[str, ...]
+    plateau_centre_gbps: float | None = Field(
+        default=None, description="the centre as the size grows without bound (busbw's plateau B)"
+    )
+    half_size_bytes: float | None = Field(
+        default=None,
+        description="S_half of centre(S) = plateau x S / (S + S_half); None: no fitted curve (flat band)",
+    )
 
 
 class AlternativeExpectation(BaseModel):
@@ -84,28 +91,24 @@ class Expectation(BaseModel):
         return f"{self.collective}: {self.path.value}/{self.regime.value}, {ceiling}, {band} GB/s"
 
 
-def _band(band: Band | None, ceiling: float | None) -> ExpectedBand | None:
+def _band(band: Band | None, ceiling: float | None, size_bytes: int | None = None) -> ExpectedBand | None:
+    """The fitted band in GB/s at ``size_bytes`` (None: the plateau), on the size curve (``size_curve``)."""
     if band is None:
         return None
-    if band.basis == "absolute":
-        return ExpectedBand(
-            low_gbps=band.low,
-            centre_gbps=band.centre,
-            high_gbps=band.high,
-            basis="absolute",
-            group=band.group,
-            fitted_on=band.fitted_on,
-        )
-    if ceiling is None:
+    scale = 1.0 if band.basis == "absolute" else ceiling
+    if scale is None:
         return None
+    low, centre, high = band.at_size(size_bytes)
     return ExpectedBand(
-        low_gbps=ceiling * band.low,
-        centre_gbps=ceiling * band.centre,
-        high_gbps=ceiling * band.high,
-        basis="of-ceiling",
-        efficiency=(band.low, band.centre, band.high),
+        low_gbps=scale * low,
+        centre_gbps=scale * centre,
+        high_gbps=scale * high,
+        basis=band.basis,
+        efficiency=(low, centre, high) if band.basis == "of-ceiling" else None,
         group=band.group,
         fitted_on=band.fitted_on,
+        plateau_centre_gbps=scale * band.centre,
+        half_size_bytes=band.half_size_bytes,
     )
 
 
@@ -129,13 +132,16 @@ def expect(
     collnet: bool = False,
     socket_threads: int | None = None,
     socks_per_thread: int | None = None,
+    ranks_per_process: int | None = None,
     calibration: Calibration | None = None,
 ) -> Expectation:
     """The expectation of ``collective`` on ``nodes`` nodes of ``shape`` at ``size_bytes`` (None: large).
 
     ``hosts=1`` with ``nodes > 1`` is virtual nodes on one host; ``transport="socket"`` forces NCCL's
     Socket transport (``NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1`` on one host). ``nvls`` says whether NVLink
-    SHARP is available (None: not known, NCCL's ring is assumed and NVLS listed as an alternative)."""
+    SHARP is available (None: not known, NCCL's ring is assumed and NVLS listed as an alternative).
+    ``ranks_per_process`` (1: mpirun -np N -g 1; N: nccl-tests -g N) sets the socket rate on one host
+    (``loopback``); None assumes one process per rank and says so."""
     situation = assess(
         shape,
         collective,
@@ -148,10 +154,11 @@ def expect(
         collnet=collnet,
         socket_threads=socket_threads,
         socks_per_thread=socks_per_thread,
+        ranks_per_process=ranks_per_process,
     )
     calibrated = calibration or default_calibration()
     fitted = calibrated.band_for(situation.group)
-    band = _band(fitted, situation.ceiling_gbps)
+    band = _band(fitted, situation.ceiling_gbps, size_bytes)
     missing = list(situation.missing)
     if fitted is None:
         missing.append(f"calibration: no healthy published figure for {situation.group}")
@@ -163,10 +170,22 @@ def expect(
             f"{human_size(size_bytes)} is below {human_size(threshold)}: latency, not bandwidth, sets this "
             "size; the band is not applied"
         )
+    if band is not None and band.half_size_bytes:
+        where = "the plateau (no size given)" if size_bytes is None else human_size(size_bytes)
+        notes.append(
+            f"size curve: centre = {band.plateau_centre_gbps:.1f} GB/s x S / (S + "
+            f"{human_size(round(band.half_size_bytes))}), at {where}"
+        )
     if situation.loopback:
         notes.append(
-            "ranks of one host: the kernel's loopback carries the bytes even when NCCL names eth0; the band "
-            "is what healthy hosts published for this socket setting, not a physical ceiling"
+            "ranks of one host: the kernel's loopback carries the bytes even when NCCL names eth0; busbw is "
+            "the per-rank socket throughput, calibrated in GB/s on measured hosts for this process layout "
+            "and traffic, not a physical ceiling"
+        )
+    if situation.layout is not None and situation.layout[0] == "shared-gpu":
+        notes.append(
+            "ranks share one GPU: the band is fitted on runs with MPS; without MPS the ranks take turns on "
+            "the GPU and read lower, which no run in the corpus measures"
         )
     bound = situation.bound
     facts = dict(bound.facts)
@@ -175,6 +194,9 @@ def expect(
             facts[f"{other.path.value} ceiling GB/s"] = round(other.gbps, 1)
     if situation.streams is not None:
         facts["socket streams per connection"] = situation.streams.label
+    if situation.layout is not None and situation.traffic is not None:
+        facts["process layout"] = f"{situation.layout[0]} ({situation.layout[1]})"
+        facts["socket traffic"] = f"{situation.traffic[0]} ({situation.traffic[1]})"
     return Expectation(
         collective=collective,
         nodes=nodes,
@@ -196,7 +218,7 @@ def expect(
                 regime=alt.regime,
                 path=alt.path,
                 ceiling_gbps=alt.ceiling_gbps,
-                band=_band(calibrated.band_for(alt.group), alt.ceiling_gbps),
+                band=_band(calibrated.band_for(alt.group), alt.ceiling_gbps, size_bytes),
                 when=alt.when,
             )
             for alt in situation.alternatives

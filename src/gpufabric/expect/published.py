@@ -25,6 +25,8 @@ from gpufabric.expect.regimes import Path, Regime
 Cause = Literal["one-nic", "socket-fallback", "missing-gpu", "no-gdr", "pcie-bound", "slow-rank"]
 NicKindName = Literal["efa", "infiniband", "roce", "ethernet"]
 DATA_FILE = "published.yaml"
+REPOSITORY_FILES = ("docs/", "benchmarks/", "tests/fixtures/")
+"""Rows measured on this project's GPU machines cite the repository file that records them."""
 
 
 class _Strict(BaseModel):
@@ -51,7 +53,8 @@ class PublishedFigure(_Strict):
 
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$")
     url: str = Field(
-        description="where the figure is printed: https://..., or a docs/ or benchmarks/ file here"
+        description="where the figure is printed: https://..., or a docs/, benchmarks/ or tests/fixtures/ "
+        "file here"
     )
     source: str = Field(min_length=1, description="the source's public name")
     date: str | None = Field(default=None, description="publication or measurement date, YYYY[-MM[-DD]]")
@@ -63,6 +66,19 @@ class PublishedFigure(_Strict):
         default=None,
         ge=1,
         description="physical hosts when NCCL's nodes are virtual (NCCL_HOSTID); else nodes",
+    )
+    gpus_per_host: int | None = Field(
+        default=None,
+        ge=1,
+        description="GPUs of the host when NCCL's nodes are virtual (4 virtual nodes of 1 GPU on a 4-GPU host)",
+    )
+    ranks_per_process: int | None = Field(
+        default=None,
+        ge=1,
+        description="ranks each process drives: 1 under mpirun -np N -g 1, N for nccl-tests -g N",
+    )
+    series: str | None = Field(
+        default=None, description="rows of one run at several sizes share it (the size curve's fit)"
     )
     nvlink: PublishedNvLink | None = None
     nics: PublishedNics | None = None
@@ -87,9 +103,10 @@ class PublishedFigure(_Strict):
     @field_validator("url")
     @classmethod
     def _url(cls, value: str) -> str:
-        if not value.startswith(("https://", "docs/", "benchmarks/")):
+        if not value.startswith(("https://", *REPOSITORY_FILES)):
             raise ValueError(
-                f"{value!r} is neither an https:// URL nor a docs/ or benchmarks/ file of this repository"
+                f"{value!r} is neither an https:// URL nor a docs/, benchmarks/ or tests/fixtures/ file of "
+                "this repository"
             )
         return value
 

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from gpufabric.collectives import CollectiveName
 from gpufabric.expect.ceilings import Bound, nvlink_bound, nvswitch_connected, pcie_bound
 from gpufabric.expect.gpus import gpu_model_facts
+from gpufabric.expect.loopback import Layout, Traffic, process_layout, traffic_class
 from gpufabric.expect.net_ceilings import SocketStreams, net_bound, socket_bound, socket_streams
 from gpufabric.expect.regimes import Path, Regime, choose_regime
 from gpufabric.hardware import LinkKind, NicKind, NodeShape
@@ -51,6 +52,8 @@ class Situation(BaseModel):
     other_bounds: tuple[Bound, ...] = ()
     loopback: bool = False
     streams: SocketStreams | None = None
+    layout: tuple[Layout, str] | None = Field(default=None, description="loopback: the process layout")
+    traffic: tuple[Traffic, str] | None = Field(default=None, description="loopback: the traffic class")
     group: str
     alternatives: tuple[Alternative, ...] = ()
     missing: tuple[str, ...] = ()
@@ -96,14 +99,22 @@ def _inter_path(shape: NodeShape, transport: Transport, loopback: bool) -> Path:
 
 
 def _group(
-    path: Path, regime: Regime, shape: NodeShape, loopback: bool, streams: SocketStreams | None
+    path: Path,
+    regime: Regime,
+    collective: str,
+    shape: NodeShape,
+    streams: SocketStreams | None,
+    loopback: tuple[Layout, Traffic] | None = None,
 ) -> str:
-    if path is Path.SOCKET and loopback and streams is not None:
-        return f"socket/loopback/{'helper-threads' if streams.tuned else 'proxy-thread'}"
+    """The calibration group, finest level last: the collective (a systematic difference between
+    collectives of one regime is fitted, not typed in), or for loopback the layout and traffic class."""
+    if path is Path.SOCKET and loopback is not None and streams is not None:
+        threads = "helper-threads" if streams.tuned else "proxy-thread"
+        return f"socket/loopback/{threads}/{loopback[0]}/{loopback[1]}"
     if path is Path.NET:
         tcp = all(n.kind is NicKind.ETHERNET for n in shape.fabric_nics())
-        return f"net/{regime.value}/{'tcp' if tcp else 'rdma'}"
-    return f"{path.value}/{regime.value}"
+        return f"net/{regime.value}/{'tcp' if tcp else 'rdma'}/{collective}"
+    return f"{path.value}/{regime.value}/{collective}"
 
 
 def _nvls_alternative(
@@ -126,7 +137,7 @@ def _nvls_alternative(
         regime=Regime.NVLS,
         path=binding.path,
         ceiling_gbps=binding.gbps or 0.0,
-        group=_group(binding.path, Regime.NVLS, shape, False, None),
+        group=_group(binding.path, Regime.NVLS, collective, shape, None),
         when="NCCL can use NVLink SHARP (NVSwitch, NVLink4+), unless NCCL_NVLS_ENABLE=0 or the VM hides it",
     )
 
@@ -144,8 +155,10 @@ def assess(
     collnet: bool = False,
     socket_threads: int | None = None,
     socks_per_thread: int | None = None,
+    ranks_per_process: int | None = None,
 ) -> Situation:
-    """Path, regime and ceiling of ``collective`` on ``nodes`` nodes of ``shape`` (module docstring)."""
+    """Path, regime and ceiling of ``collective`` on ``nodes`` nodes of ``shape`` (module docstring);
+    ``ranks_per_process`` matters on one host's loopback only (``loopback``)."""
     missing: list[str] = []
     per_node = ranks_per_node or shape.gpus_per_node
     if per_node is None:
@@ -186,6 +199,11 @@ def assess(
         if not loopback and transport != "socket"
         else None
     )
+    layout = traffic = None
+    if loopback and binding.path is Path.SOCKET:
+        host_ranks = nodes * per_node if nodes > 1 else per_node
+        layout = process_layout(host_ranks, shape.gpus_per_node, ranks_per_process)
+        traffic = traffic_class(collective, host_ranks)
     return Situation(
         collective=collective,
         nodes=nodes,
@@ -198,7 +216,16 @@ def assess(
         other_bounds=others,
         loopback=loopback,
         streams=streams if binding.path is Path.SOCKET else None,
-        group=_group(binding.path, chosen, shape, loopback, streams),
+        layout=layout,
+        traffic=traffic,
+        group=_group(
+            binding.path,
+            chosen,
+            collective,
+            shape,
+            streams,
+            (layout[0], traffic[0]) if layout and traffic else None,
+        ),
         alternatives=(alternative,) if alternative else (),
         missing=tuple(missing),
     )
