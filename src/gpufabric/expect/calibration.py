@@ -198,9 +198,9 @@ class _Value(BaseModel):
 def _half_sizes(values: list[_Value]) -> dict[str, tuple[float, tuple[str, ...]]]:
     """S_half per group level: the median over the series fitted in that group or below it."""
     by_series: dict[str, list[_Value]] = defaultdict(list)
-    for value in values:
-        if value.series is not None:
-            by_series[value.series].append(value)
+    for row in values:
+        if row.series is not None:
+            by_series[row.series].append(row)
     halves: dict[str, list[tuple[str, float]]] = defaultdict(list)
     for series, rows in by_series.items():
         half = fit_half_size([(row.size_bytes, row.value) for row in rows])
@@ -239,11 +239,11 @@ def fit(figures: Iterable[PublishedFigure]) -> Calibration:
         return next((halves[level] for level in group_levels(group) if level in halves), None)
 
     plateau: dict[str, list[tuple[str, Basis, float]]] = defaultdict(list)
-    for value in values:
-        half = half_of(value.group)
-        number = value.value / plateau_factor(value.size_bytes, half[0] if half else None)
-        for level in group_levels(value.group):
-            plateau[level].append((value.id, value.basis, number))
+    for row in values:
+        half = half_of(row.group)
+        number = row.value / plateau_factor(row.size_bytes, half[0] if half else None)
+        for level in group_levels(row.group):
+            plateau[level].append((row.id, row.basis, number))
     bands: dict[str, Band] = {}
     for group, entries in plateau.items():
         basis = entries[0][1]

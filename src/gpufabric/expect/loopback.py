@@ -32,7 +32,10 @@ def process_layout(
 ) -> tuple[Layout, str]:
     """How the host's ranks map onto processes and GPUs, and how that was known."""
     if host_gpus is not None and host_ranks > host_gpus:
-        return "shared-gpu", f"{host_ranks} ranks on {host_gpus} GPU(s): ranks share a GPU (MPS or time slices)"
+        return (
+            "shared-gpu",
+            f"{host_ranks} ranks on {host_gpus} GPU(s): ranks share a GPU (MPS or time slices)",
+        )
     if ranks_per_process is None:
         return "process-per-rank", "assumed: one process per rank (gpufabric bench, mpirun -np N -g 1)"
     if ranks_per_process > 1:

@@ -70,7 +70,7 @@ class PublishedFigure(_Strict):
     gpus_per_host: int | None = Field(
         default=None,
         ge=1,
-        description="GPUs of the host when NCCL's nodes are virtual (4 virtual nodes of 1 GPU on a 4-GPU host)",
+        description="GPUs of the host when NCCL's nodes are virtual (4 virtual nodes of 1 GPU: 4)",
     )
     ranks_per_process: int | None = Field(
         default=None,

@@ -4,7 +4,7 @@ A collective of S bytes (nccl-tests' size column) moves S_bus = f x S bytes over
 (f: nccl-tests' busbw factor, doc/PERFORMANCE.md) and pays a fixed cost alpha (launch, synchronisation,
 pipeline fill) on top of the link time S_bus / B:
 
-    t(S) = alpha + f S / B        so        busbw(S) = f S / t(S) = B x S / (S + S_half),   S_half = alpha B / f
+    t(S) = alpha + f S / B,   so   busbw(S) = f S / t(S) = B x S / (S + S_half),   S_half = alpha B / f
 
 B is the plateau (busbw as S grows without bound) and S_half the size at which busbw is half of it. The
 band's efficiency is fitted on plateau values (each figure's busbw x (S + S_half) / S) and applied at a
