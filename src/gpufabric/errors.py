@@ -12,6 +12,7 @@ translated at the boundary with ``raise X(...) from exc``.
     ├── LaunchError                a launcher could not start, or a rank failed; exit 1
     │   └── RankFailure            a rank exited non-zero (carries rank, host, last lines)
     ├── BenchTimeout               a stage of a run passed its deadline; exit 124 (like timeout(1))
+    ├── TestbedError               a network-namespace test bed could not be built, changed or removed
     └── CheckFailed                --check found wrong data; exit 3
 """
 
@@ -86,6 +87,13 @@ class BenchTimeout(GpufabricError):
         super().__init__(message)
         self.stage = stage
         self.missing_ranks = missing_ranks or []
+
+
+class TestbedError(GpufabricError):
+    """A command that builds, shapes or removes a test bed (``gpufabric.testbed``) failed or timed out;
+    the message names the command, what it said and what to check."""
+
+    __test__ = False  # a name that starts with "Test": pytest must not try to collect it from test modules
 
 
 class CheckFailed(GpufabricError):

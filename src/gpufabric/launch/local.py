@@ -7,6 +7,9 @@ plus the program's, and gets torchrun's identity variables (``RANK``, ``WORLD_SI
 ephemeral range: ``launch.ports``). A virtual node sees
 its own GPU subset through ``CUDA_VISIBLE_DEVICES`` and each rank picks ``cuda:LOCAL_RANK`` in it.
 
+``seats`` (``launch.seats``) places the ranks on nodes that are places on this machine, each command
+prefixed to land there (a test bed's network namespaces), the rendezvous on node 0's address.
+
 A program that asks for more GPUs than this host has is refused, except on a host with no GPU at all:
 there the GPUs are *virtual* (``GPUFABRIC_GPUS_PER_NODE`` as asked, no ``CUDA_VISIBLE_DEVICES``), so a
 2 x 8-GPU task's multi-node logic can still be exercised on a laptop; the plan carries a warning note.
@@ -27,6 +30,7 @@ from gpufabric.launch.base import LaunchOutcome, LaunchPlan, OutputSink, Planned
 from gpufabric.launch.identity import LAUNCHER_ENV, NODE_RANK_ENV, NUM_NODES_ENV
 from gpufabric.launch.ports import free_port
 from gpufabric.launch.processes import run_commands
+from gpufabric.launch.seats import NodeSeat, seated_commands
 
 LOOPBACK = "127.0.0.1"
 
@@ -101,18 +105,27 @@ class LocalLauncher:
         gpu_ids: Sequence[str] | None = None,
         virtual_nodes: int | None = None,
         mps: bool = False,
+        seats: Sequence[NodeSeat] | None = None,
     ) -> None:
         self.virtual_nodes = virtual_nodes
         """NCCL virtual nodes: split the ranks into this many nodes, each with its own ``NCCL_HOSTID`` (so
         NCCL connects them through its network transport, as separate hosts), several ranks per GPU allowed"""
         self.mps = mps
         """start a private MPS control daemon for the job (ranks sharing a GPU run concurrently)"""
+        self.seats = list(seats) if seats is not None else None
+        """nodes that are places on this machine (``launch.seats``: a test bed's namespaces); CPU ranks"""
         self.master_port = master_port
         self.environ = environ
         self.gpu_ids = None if gpu_ids is None else list(gpu_ids)
         """the GPUs to hand out; None: this host's (``host_gpu_ids``), looked up when a program wants GPUs"""
 
     def render(self, program: RankProgram) -> LaunchPlan:
+        if self.seats is not None:
+            if program.gpus_per_node:
+                raise UsageError("a test bed's nodes have no GPUs: run CPU ranks (--backend gloo)")
+            port = self.master_port or free_port()
+            seated, seat_notes = seated_commands(program, self.seats, port, self.name)
+            return LaunchPlan(launcher=self.name, program=program, commands=seated, notes=seat_notes)
         if self.virtual_nodes:
             return self._render_virtual(program, self.virtual_nodes)
         environ = os.environ if self.environ is None else self.environ
