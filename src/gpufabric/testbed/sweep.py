@@ -102,13 +102,25 @@ def claimed(run_id: str, directory: Path = LOCK_DIR) -> Iterator[bool]:
             lock.release()
 
 
-def sweep_leftovers(directory: Path = LOCK_DIR) -> list[str]:
-    """Remove every bed whose owner is gone; returns the namespaces and interfaces removed."""
+def owner_alive(run_id: str, directory: Path = LOCK_DIR) -> bool:
+    """Whether some process holds run ``run_id``'s lock (its bed is in use)."""
+    with claimed(run_id, directory) as free:
+        return not free
+
+
+def bed_namespaces() -> dict[str, list[str]]:
+    """run id -> the namespaces of that bed, for every bed on this machine, alive or not."""
     by_run: dict[str, list[str]] = {}
     for namespace in list_namespaces():
         run = run_of_namespace(namespace)
         if run is not None:
             by_run.setdefault(run, []).append(namespace)
+    return by_run
+
+
+def sweep_leftovers(directory: Path = LOCK_DIR) -> list[str]:
+    """Remove every bed whose owner is gone; returns the namespaces and interfaces removed."""
+    by_run = bed_namespaces()
     if directory.is_dir():  # lock files of runs that died before their first namespace
         for path in directory.glob("*.lock"):
             by_run.setdefault(path.stem, [])
