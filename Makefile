@@ -10,12 +10,13 @@ WHEELS := $(wildcard /opt/wheels)
 PIP_FIND := $(if $(WHEELS),--find-links $(WHEELS),)
 TORCH_CPU_INDEX ?= https://download.pytorch.org/whl/cpu
 TORCH_CPU := $(if $(WHEELS),"torch==2.13.0",--timeout 15 --retries 0 --index-url $(TORCH_CPU_INDEX) torch)
-OS_PACKAGES := openmpi-bin slurm-wlm munge libpmix-dev chromium
-OS_TOOLS := mpirun slurmctld slurmd munged chromium
+OS_PACKAGES := openmpi-bin slurm-wlm munge libpmix-dev chromium iproute2 util-linux
+# ip and tc build the network-namespace test beds (tests marked netns), taskset starves one of their nodes.
+OS_TOOLS := mpirun slurmctld slurmd munged chromium ip tc taskset
 # Slurm's mpi/pmix plugin dlopens the unversioned libpmix.so, which only libpmix-dev ships.
 OS_FILES := /usr/lib/*/pmix2/lib/libpmix.so
 
-.PHONY: demo test lint types unit os-deps venv gpu-test wheel clean
+.PHONY: demo test lint types unit netns-test os-deps venv gpu-test wheel clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -28,7 +29,9 @@ $(STAMP): $(BIN)/python pyproject.toml
 
 venv: $(STAMP)
 
-# OS packages the real-engine tests use (OpenMPI, Slurm + munge, headless Chromium).
+# OS packages the real-engine tests use (OpenMPI, Slurm + munge, headless Chromium, iproute2). The kernel's
+# qdiscs (sch_tbf, sch_htb, sch_netem) cannot be installed from here: a test needing a missing one skips
+# with one line naming it (tests/testbed/conftest.py).
 os-deps:
 	@missing=""; for t in $(OS_TOOLS); do command -v $$t >/dev/null 2>&1 || missing="$$missing $$t"; done; \
 	for f in $(OS_FILES); do ls $$f >/dev/null 2>&1 || missing="$$missing $$f"; done; \
@@ -52,6 +55,10 @@ unit: $(STAMP) os-deps
 	$(BIN)/pytest -m "not gpu" -q
 
 test: lint types unit
+
+# The network-namespace test beds alone (root; part of `unit` too, skipped in one line where not allowed).
+netns-test: $(STAMP) os-deps
+	$(BIN)/pytest -m netns -q
 
 # On a GPU host: the gpu-marked suite.
 gpu-test: $(STAMP)
