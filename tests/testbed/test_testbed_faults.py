@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from gpufabric.launch.base import RankProgram
+from gpufabric.launch.processes import watching
 from gpufabric.testbed import BedSpec, DeadLink, SlowPath, StarvedNode, Testbed
 from gpufabric.testbed.faults import path_class
 from gpufabric.testbed.sweep import namespace_pids
@@ -56,16 +57,20 @@ def test_a_lossy_path_needs_netem(require_qdisc: Callable[[str], None]) -> None:
 def test_a_dead_link_cuts_that_node_off_until_it_comes_back(tmp_path: Path) -> None:
     with Testbed(BedSpec(nodes=3)) as bed:
         program = traffic_program("all_reduce", 64 * 1024, 2, 3, tmp_path)
-        lines: list[tuple[str, str]] = []
-        with bed.fault(DeadLink(node=2)):
+        unreachable: set[str] = set()
+
+        def collect(prefix: str, line: str) -> None:
+            if "Network is unreachable" in line:
+                unreachable.add(prefix)
+
+        def seen() -> str | None:  # stop the job once a rank said so: the rendezvous would wait 60 s
+            return "a rank cannot reach the rendezvous" if unreachable else None
+
+        with bed.fault(DeadLink(node=2)), watching(seen):
             launcher = bed.launcher()
-            # The rendezvous waits for node 2 (torch retries its connect): the job ends at its deadline.
-            outcome = launcher.execute(
-                launcher.render(program), timeout_s=8, on_output=lambda p, line: lines.append((p, line))
-            )
-        assert not outcome.ok and outcome.timed_out
-        unreachable = {prefix for prefix, line in lines if "Network is unreachable" in line}
-        assert unreachable == {"[rank 2]"}
+            outcome = launcher.execute(launcher.render(program), timeout_s=120, on_output=collect)
+        assert not outcome.ok and outcome.failure is not None
+        assert unreachable == {"[rank 2]"}, outcome.failure
         launcher = bed.launcher()
         assert launcher.execute(launcher.render(program), timeout_s=120).ok
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import contextlib
 import subprocess
+import time
+from pathlib import Path
 
 from gpufabric.errors import TestbedError
 from gpufabric.launch.orphans import parent_death_hook
@@ -15,6 +17,7 @@ from gpufabric.testbed.commands import in_namespace
 
 SPIN = ["sh", "-c", "while :; do :; done"]
 STOP_WAIT_S = 5.0
+START_WAIT_S = 10.0
 
 
 class CpuLoad:
@@ -34,6 +37,19 @@ class CpuLoad:
             )  # fmt: skip
         except OSError as exc:
             raise TestbedError(f"`{' '.join(argv)}` (a starved node's load): {exc}") from exc
+        # ip execs taskset, which execs sh in the same process: once it is sh, it spins in the node's
+        # namespace on its core, and the fault is in place when ``start`` returns.
+        comm = Path(f"/proc/{self.process.pid}/comm")
+        deadline = time.monotonic() + START_WAIT_S
+        while time.monotonic() < deadline and self.process.poll() is None:
+            with contextlib.suppress(OSError):
+                if comm.read_text().strip() == SPIN[0]:
+                    return
+            time.sleep(0.02)
+        self.stop()
+        raise TestbedError(
+            f"`{' '.join(argv)}` (a starved node's load): not spinning after {START_WAIT_S:g} s"
+        )
 
     def stop(self) -> None:
         if self.process is None:
