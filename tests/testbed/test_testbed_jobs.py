@@ -87,4 +87,41 @@ def test_isolate_finds_a_5x_slower_path_as_a_link(tmp_path: Path) -> None:
 
 @pytest.mark.skip(reason="certify not on main")
 def test_certify_fails_exactly_the_shaped_node(tmp_path: Path) -> None:
-    """Enable once ``gpufabric certify`` is on main: the lead has the body to put here."""
+    """Written against the certify branch (511ac51), which has no launcher seam yet: its ``Where`` picks
+    launchers by name, so the bed's seats go in through a subclass. Enable by removing the skip once
+    certify is on main (and replace the subclass by certify's own seam if it grows one)."""
+    import dataclasses
+
+    from gpufabric.jobs.certify_where import Where
+
+    from gpufabric.jobs import CertifyRequest, prepare_certify, run_certify_job
+    from gpufabric.launch.local import LocalLauncher
+
+    with Testbed(BedSpec(nodes=4, nic_rate_mbit=NIC_MBIT)) as bed:
+        bed.apply(SlowNic(node=2, rate_mbit=SLOW_MBIT))
+
+        @dataclasses.dataclass(frozen=True)
+        class BedWhere(Where):
+            def probe_launcher(self):  # type: ignore[no-untyped-def]
+                return bed.launcher()
+
+            def node_launcher(self, index):  # type: ignore[no-untyped-def]
+                return (lambda: LocalLauncher(seats=[bed.seat(index)])), 2, {"CUDA_VISIBLE_DEVICES": ""}
+
+            def isolate_chooser(self, remaining):  # type: ignore[no-untyped-def]
+                seats = [bed.seat(i) for i in remaining]
+                return lambda name, vnodes: lambda: LocalLauncher(seats=seats)
+
+        request = CertifyRequest(nodes=4, size="256K", iters=2, batch_seconds=0.03, budget_s=900,
+                                 run_dir=tmp_path / "run")  # fmt: skip
+        prepared = prepare_certify(request, Execution(environ={**__import__("os").environ,
+                                                              "CUDA_VISIBLE_DEVICES": ""}))  # fmt: skip
+        where = BedWhere(**{f.name: getattr(prepared.where, f.name) for f in dataclasses.fields(Where)})
+        launcher = where.probe_launcher()
+        prepared = dataclasses.replace(prepared, where=where, probe_launcher=launcher,
+                                       probe=launcher.render(prepared.program))  # fmt: skip
+        report = run_certify_job(prepared)
+    statuses = {name: status.value for name, status in report.summary.nodes.items()}
+    assert statuses == {"node0000": "pass", "node0001": "pass", "node0002": "fail", "node0003": "pass"}
+    (slow,) = [r for r in report.certificates["node0002"].reasons if r.code == "slow"]
+    assert slow.stage == "between"
