@@ -5,6 +5,7 @@ path (a link). Rates are shaped low (200 Mbit/s NICs, 40 for the fault: 5x slowe
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -125,3 +126,18 @@ def test_certify_fails_exactly_the_shaped_node(tmp_path: Path) -> None:
     assert statuses == {"node0000": "pass", "node0001": "pass", "node0002": "fail", "node0003": "pass"}
     (slow,) = [r for r in report.certificates["node0002"].reasons if r.code == "slow"]
     assert slow.stage == "between"
+
+
+@pytest.mark.skipif(shutil.which("mpirun") is None, reason="OpenMPI's mpirun is not installed")
+def test_mpirun_places_one_rank_per_namespace_node(tmp_path: Path) -> None:
+    size, calls, nodes = 3 << 20, 3, 3
+    with Testbed(BedSpec(nodes=nodes)) as bed:
+        launcher = bed.mpirun_launcher()
+        plan = launcher.render(traffic_program("alltoall", size, calls, nodes, tmp_path))
+        before = [bed.nic_bytes(k) for k in range(nodes)]
+        outcome = launcher.execute(plan, timeout_s=180)
+        assert outcome.ok, outcome.failure
+        moved = [bed.nic_bytes(k).since(b) for k, b in enumerate(before)]
+    assert [e.host for e in outcome.exits] == [bed.names.address(k) for k in range(nodes)]
+    expected = must_move("alltoall", size, nodes) * calls
+    assert all(abs(nic.tx_bytes - expected) <= 0.10 * expected for nic in moved), moved

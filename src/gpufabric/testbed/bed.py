@@ -218,5 +218,11 @@ class Testbed:
 
         return choose
 
+    def mpirun_launcher(self, ranks_per_node: int = 1) -> Launcher:
+        """OpenMPI's mpirun over the bed's nodes (``testbed.mpirun``)."""
+        from gpufabric.testbed.mpirun import BedMpirun
+
+        return BedMpirun(self, ranks_per_node)
+
     def nic_bytes(self, node: int) -> NicBytes:
         return read_nic_bytes(self.names.namespace(node), self.names.interface(node))

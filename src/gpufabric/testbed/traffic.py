@@ -3,16 +3,17 @@ else, so the NIC counters read around its job can be held against ``counters.mus
 
     python -m gpufabric.testbed.traffic --collective alltoall --size 4194304 --calls 5
 
-Run on every rank of a bed (``traffic_program`` builds the ``RankProgram``); reads the rendezvous from
-the launcher's variables (``MASTER_ADDR``/``MASTER_PORT``/``RANK``/``WORLD_SIZE``) and binds gloo to
-``GLOO_SOCKET_IFNAME``. The bench engine is not used here: its warm-up, check pass and adaptive batches
-make its byte count a sum of settings, where this program's is one product.
+Run on every rank of a bed (``traffic_program`` builds the ``RankProgram``); reads its rank and the
+rendezvous as the bench engine does (``bench.identity``: torchrun's variables or OpenMPI's) and binds
+gloo to ``GLOO_SOCKET_IFNAME``. The bench engine is not used here: its warm-up, check pass and
+adaptive batches make its byte count a sum of settings, where this program's is one product.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime
+import os
 import sys
 from pathlib import Path
 
@@ -37,7 +38,14 @@ def main(argv: list[str] | None = None) -> int:
     import torch
     import torch.distributed as dist
 
-    dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=INIT_TIMEOUT_S))
+    from gpufabric.bench.identity import rank_identity
+
+    # torchrun's variables (local launcher) or OpenMPI's (mpirun): the bench engine's one reader.
+    me = rank_identity(os.environ)
+    dist.init_process_group(
+        "gloo", init_method=me.init_method, rank=me.rank,
+        world_size=me.world_size, timeout=datetime.timedelta(seconds=INIT_TIMEOUT_S),
+    )  # fmt: skip
     world = dist.get_world_size()
     elements = args.size // 4 // world * world  # float32, split evenly for alltoall
     send = torch.ones(elements, dtype=torch.float32)
