@@ -10,9 +10,9 @@ Public API:
 
 Ranks run on the bed through the local launcher with one seat per node (``launch.seats``), so every
 mode's jobs (bench, tune, isolate) run there unchanged: ``Execution(launcher=bed.launcher)``, or
-``prepare_isolate(..., launchers=bed.launcher_chooser())``; or through OpenMPI, ``bed.mpirun_launcher()``
-(``testbed.mpirun``, daemons started in their namespaces by ``testbed.rsh_agent``). Why this lives in the library and not in the
-tests: docs/testbed.md.
+``prepare_isolate(..., launchers=bed.launcher_chooser())``; or through OpenMPI:
+``bed.mpirun_launcher()`` (``testbed.mpirun``, daemons started in their namespaces by
+``testbed.rsh_agent``). Why this lives in the library and not in the tests: docs/testbed.md.
 """
 
 from gpufabric.testbed.bed import BedSpec, Testbed
