@@ -38,11 +38,20 @@ def test_bench_runs_between_namespace_nodes_under_the_nic_rate(tmp_path: Path) -
             assert command.env["MASTER_ADDR"] == bed.names.address(0)
             assert command.env["GLOO_SOCKET_IFNAME"] == bed.names.interface(rank)
         result = run_bench_job(prepared)
-    measured = result.series[0].rows[0].out_of_place
+    row = result.series[0].rows[0]
+    measured = row.out_of_place
     assert measured is not None and measured.wrong == 0
     # busbw of alltoall is the bytes each rank sends per second: no more than its NIC's shaped rate
     # (10% for the token bucket's first burst).
     assert 0 < measured.busbw_gbs * 8e3 <= NIC_MBIT * 1.1
+    # The bench's own NIC attribution (hardware.counters, read by a rank inside each node): one host per
+    # node, whose NIC carried what its rank had to send, within 10%, and nothing on its loopback.
+    assert [t.host for t in row.traffic] == [bed.names.namespace(k) for k in range(4)]
+    for k, traffic in enumerate(row.traffic):
+        nics = {nic.name: nic for nic in traffic.nics}
+        assert traffic.expected_bytes and nics["lo"].tx_bytes == 0
+        for counted in (nics[bed.names.interface(k)].tx_bytes, nics[bed.names.interface(k)].rx_bytes):
+            assert abs(counted - traffic.expected_bytes) <= 0.10 * traffic.expected_bytes, traffic
 
 
 @pytest.mark.parametrize("collective", ["alltoall", "all_reduce"])

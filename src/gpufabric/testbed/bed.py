@@ -42,6 +42,9 @@ from gpufabric.testbed.load import CpuLoad
 from gpufabric.testbed.names import DEFAULT_SUBNET, MAX_NODES, BedNames, check_subnet, new_run_id
 from gpufabric.testbed.sweep import RunLock, delete_namespaces, sweep_leftovers
 
+NAMED_HOST = ["unshare", "--uts", "sh", "-c", 'hostname "$0" && exec "$@"']
+"""Put before ``NAME PROGRAM...``: runs PROGRAM (same process, via exec) with host name NAME."""
+
 
 class BedSpec(BaseModel):
     """What to build: how many nodes, their NICs' rate, the private range used inside the bed."""
@@ -188,10 +191,13 @@ class Testbed:
 
     # -- what runs on it --------------------------------------------------------------------------
     def seat(self, node: int) -> NodeSeat:
-        """How a rank lands on node ``node``: inside its namespace, bound to its NIC, pinned to the
-        load's core when the node is starved."""
+        """How a rank lands on node ``node``: inside its namespace, with the node's name as its host name,
+        bound to its NIC, pinned to the load's core when the node is starved."""
         n = self.names
-        prefix = in_namespace(n.namespace(node), [])
+        # A UTS namespace of its own named after the node: every node would otherwise report this
+        # machine's host name, and whatever groups ranks by host (the bench's NIC counters, one reader
+        # per host) would take four nodes for one.
+        prefix = in_namespace(n.namespace(node), [*NAMED_HOST, n.namespace(node)])
         core = starving_core(node, self.faults)
         if core is not None:
             prefix += ["taskset", "-c", str(core)]
