@@ -101,11 +101,13 @@ def test_certify_fails_exactly_the_shaped_node(tmp_path: Path) -> None:
     launchers by name, so the bed's seats go in through a subclass. Enable by removing the skip once
     certify is on main (and replace the subclass by certify's own seam if it grows one)."""
     import dataclasses
-
-    from gpufabric.jobs.certify_where import Where
+    import importlib
 
     from gpufabric.jobs import CertifyRequest, prepare_certify, run_certify_job
     from gpufabric.launch.local import LocalLauncher
+
+    # By name: ruff sorts an import of a module that does not exist yet differently by where it runs.
+    Where = importlib.import_module("gpufabric.jobs.certify_where").Where
 
     with Testbed(BedSpec(nodes=4, nic_rate_mbit=NIC_MBIT)) as bed:
         bed.apply(SlowNic(node=2, rate_mbit=SLOW_MBIT))
