@@ -95,11 +95,10 @@ def test_isolate_finds_a_5x_slower_path_as_a_link(tmp_path: Path) -> None:
     assert found == [("link", sorted([f"node{first:04d}", f"node{second:04d}"]), "convicted")]
 
 
-@pytest.mark.skip(reason="certify not on main")
 def test_certify_fails_exactly_the_shaped_node(tmp_path: Path) -> None:
-    """Written against the certify branch (511ac51), which has no launcher seam yet: its ``Where`` picks
-    launchers by name, so the bed's seats go in through a subclass. Enable by removing the skip once
-    certify is on main (and replace the subclass by certify's own seam if it grows one)."""
+    """certify's ``Where`` picks launchers by name, so the bed's seats go in through a subclass (replace it
+    by certify's own seam if it grows one). Every node's NIC has one name, as on a real cluster, so parity
+    holds and only the shaped node fails."""
     import dataclasses
     import importlib
 
@@ -134,7 +133,9 @@ def test_certify_fails_exactly_the_shaped_node(tmp_path: Path) -> None:
                                        probe=launcher.render(prepared.program))  # fmt: skip
         report = run_certify_job(prepared)
     statuses = {name: status.value for name, status in report.summary.nodes.items()}
-    assert statuses == {"node0000": "pass", "node0001": "pass", "node0002": "fail", "node0003": "pass"}
+    reasons = {n: [(r.code, r.status.value) for r in c.reasons] for n, c in report.certificates.items()}
+    expected = {"node0000": "pass", "node0001": "pass", "node0002": "fail", "node0003": "pass"}
+    assert statuses == expected, reasons
     (slow,) = [r for r in report.certificates["node0002"].reasons if r.code == "slow"]
     assert slow.stage == "between"
 

@@ -24,7 +24,7 @@ MAX_NODES = 64
 DEFAULT_SUBNET = "10.213.0.0/24"
 OUR_NAMESPACE = re.compile(rf"^{PREFIX}(?P<run>[0-9a-f]{{{RUN_ID_DIGITS}}})-(?:br|n[0-9]+)$")
 """A namespace of some bed: ``gft1a2b3c-br`` (the bridge) or ``gft1a2b3c-n0`` (node 0)."""
-OUR_INTERFACE = re.compile(rf"^{PREFIX}[0-9a-f]{{{RUN_ID_DIGITS}}}(?:br|n[0-9]+|p[0-9]+)$")
+OUR_INTERFACE = re.compile(rf"^{PREFIX}[0-9a-f]{{{RUN_ID_DIGITS}}}(?:br|nic|n[0-9]+|p[0-9]+)$")
 
 
 def new_run_id() -> str:
@@ -70,8 +70,10 @@ class BedNames:
         return f"{self.stem}-n{node}"
 
     def interface(self, node: int) -> str:
-        """Node ``node``'s NIC, inside its namespace (what ``GLOO_SOCKET_IFNAME`` names)."""
-        return f"{self.stem}n{node}"
+        """Node ``node``'s NIC, inside its namespace (what ``GLOO_SOCKET_IFNAME`` names). One name on every
+        node, as a real cluster's ``eth0``: each namespace has its own interfaces, and certify's parity
+        check rightly flags nodes whose ``NCCL_SOCKET_IFNAME`` differ."""
+        return f"{self.stem}nic"
 
     def port(self, node: int) -> str:
         """The veth peer of node ``node``'s NIC: a port of the bridge, in the bridge's namespace."""
