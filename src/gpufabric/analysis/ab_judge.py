@@ -18,10 +18,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from pathlib import Path
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpufabric.analysis.compare import compare_runs
 from gpufabric.analysis.compare_model import CompareRow, CompareTable, Comparison, Observation, Placement
+from gpufabric.analysis.expected import GivenShape, expect_run
 from gpufabric.analysis.doctor import (
     CheckResult,
     Evidence,
@@ -34,6 +38,7 @@ from gpufabric.analysis.doctor import (
 )
 from gpufabric.bench.ab import ABRuns
 from gpufabric.results.attestation import Attestation
+from gpufabric.results.expected import RunExpectation
 from gpufabric.results.model import RunResult
 from gpufabric.units import human_size
 
@@ -47,13 +52,18 @@ GLOO_CAVEAT = (
 
 
 class SideProof(BaseModel):
-    """One side of the A/B: the A/B proof and the doctor's full report against the side's expectation."""
+    """One side of the A/B: the A/B proof, the doctor's full report against the side's expectation, and
+    its busbw against its own ceiling (NVLink's for the fabric-on side of one host, the sockets' for
+    fabric-off)."""
 
     model_config = ConfigDict(extra="forbid")
 
     side: str
     proof: CheckResult
     doctor: SubjectReport
+    expected: RunExpectation | None = Field(
+        default=None, description="each size against what this side's path should reach (gpufabric.expect)"
+    )
 
 
 class ABReport(BaseModel):
@@ -264,8 +274,21 @@ def _doctor(side: str, result: RunResult, expectation: Expectation, off: bool, n
     return report
 
 
-def judge_ab(runs: ABRuns, *, instance_type: str | None = None) -> ABReport:
-    """Compare the pooled sides (off = baseline), write the verdict, prove each side's transport."""
+def _side_run_dir(runs: ABRuns, side: str) -> Path | None:
+    """The first job's run directory of ``side``: where its node snapshots are kept."""
+    return next((Path(job.run_dir) for job in runs.order if job.side == side), None)
+
+
+def judge_ab(
+    runs: ABRuns,
+    *,
+    instance_type: str | None = None,
+    given: GivenShape | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> ABReport:
+    """Compare the pooled sides (off = baseline), write the verdict, prove each side's transport, and
+    judge each side against its own ceiling (the ``given`` shape, else the run's own; ``environ`` is what
+    reading this node is given)."""
     placement = placement_of([runs.on, runs.off])
     comparison = compare_runs([runs.on, runs.off], baseline=1, placement=placement)
     comparison = comparison.model_copy(update={"tables": [noise_honest(t) for t in comparison.tables]})
@@ -276,7 +299,8 @@ def judge_ab(runs: ABRuns, *, instance_type: str | None = None) -> ABReport:
         side = result.label
         proof = side_proof(side, result.attestation, nodes=runs.nodes, off=off)
         report = _doctor(side, result, expectation, off, runs.nodes)
-        sides.append(SideProof(side=side, proof=proof, doctor=report))
+        judged = expect_run(result, _side_run_dir(runs, side), environ=environ or {}, given=given)
+        sides.append(SideProof(side=side, proof=proof, doctor=report, expected=judged))
     judge = gloo_verdict_line if gloo else verdict_line
     return ABReport(
         fabric=GLOO_FABRIC if gloo else runs.fabric,

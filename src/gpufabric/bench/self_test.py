@@ -5,8 +5,10 @@ The self-test runs two virtual nodes of half this node's GPUs each (``gpufabric.
 so NCCL's inter-node path runs through this node's own network stack. The catalog publishes busbw
 between two *real* nodes of a shape (``gpufabric.catalog.baselines``); this module picks, per
 collective, the largest swept size a 2-node curve of the node's shape covers and sets the measured
-busbw beside it. The shape comes from ``--instance-type`` (the flag doctor and ``bench --ab`` take):
-nothing on the node names it reliably offline. Text only; the CLI prints it.
+busbw beside it when ``--instance-type`` names the shape (nothing on the node names it reliably
+offline). Without it the verdict comes from this node's own shape (``gpufabric.analysis.expected``:
+the Socket loopback between the two virtual nodes, NVLink inside each), whose ``expected:`` lines the
+CLI passes in. Text only; the CLI prints it.
 """
 
 from __future__ import annotations
@@ -74,30 +76,50 @@ def catalog_figures(
 
 
 def self_test_lines(
-    instance: InstanceType | None, collectives: Sequence[str], sizes: Sequence[int], result: RunResult | None
+    instance: InstanceType | None,
+    collectives: Sequence[str],
+    sizes: Sequence[int],
+    result: RunResult | None,
+    judged: Sequence[str] = (),
+    shapes_from: str | None = None,
 ) -> list[str]:
-    """What ``bench --self-test`` prints next to its result (or, in a dry run, next to its plan)."""
+    """What ``bench --self-test`` prints next to its result (or, in a dry run, next to its plan):
+    ``judged``, the result's ``expected:`` lines against this node's own shape (``shapes_from``), then
+    the catalog's 2-node figures when ``--instance-type`` names the shape."""
+    own = _own_shape_lines(judged, shapes_from, result)
     if instance is None:
-        return [
-            "self-test: no expected figure: the catalog needs this node's shape; pass --instance-type TYPE "
-            "(see `gpufabric catalog list`)",
-            CANNOT_PROVE,
-        ]
+        return [*own, CANNOT_PROVE]
     figures = catalog_figures(instance, collectives, sizes, result)
     if not figures:
         return [
-            f"self-test: no expected figure: the catalog has no {SELF_TEST_NODES}-node busbw for "
+            *own,
+            f"self-test: no catalog figure: the catalog has no {SELF_TEST_NODES}-node busbw for "
             f"{instance.name} ({', '.join(collectives)}) at the swept sizes",
             CANNOT_PROVE,
         ]
     nics = f", {instance.nic_count} NICs" if instance.nic_count else ""
     lines = [
-        f"self-test: the catalog's expected figures for {instance.name} ({instance.fabric.value}{nics}):"
+        *own,
+        f"self-test: the catalog's expected figures for {instance.name} ({instance.fabric.value}{nics}):",
     ]
     for figure in figures:
         lines.append(f"  {_figure_text(figure)}")
     lines += [f"  {REFERENCE_MEANING}", CANNOT_PROVE]
     return lines
+
+
+def _own_shape_lines(judged: Sequence[str], shapes_from: str | None, result: RunResult | None) -> list[str]:
+    """The verdict against this node's own shape (the NET loopback between the two virtual nodes, with
+    NVLink inside each), or what the dry run will judge against."""
+    if result is None:
+        return [
+            "self-test: the result will be judged against this node's own shape, read from it when the run "
+            "finishes (--instance-type adds the catalog's 2-node figures)"
+        ]
+    if not judged:
+        return ["self-test: not judged: no collective of this run has a model in gpufabric.expect"]
+    head = f"self-test: against this node's own shape ({shapes_from or 'read from it'}):"
+    return [head, *(f"  {line}" for line in judged)]
 
 
 def _figure_text(figure: CatalogFigure) -> str:

@@ -14,7 +14,9 @@ run directory). Where the ranks run is ``launch.placement``'s; the checks
 of ``--out``/``--run-dir``, ``--self-test``'s shape, the NCCL attester and when wrong data fails the
 command are ``gpufabric.jobs``'; the dry-run text is ``gpufabric.report``'s (``render_document``). Flags
 that cannot go together and the streamed table are in ``cli/bench_modes.py``; ``--ab``'s rendering in
-``cli/bench_ab.py``; the progress bar in ``cli/bench_output.py``.
+``cli/bench_ab.py``; the progress bar in ``cli/bench_output.py``. After the table, each collective's
+``expected:`` line judges the run against what its hardware should reach (this node's shape, read from it;
+``--instance-type`` or ``--snapshot`` name another), ``gpufabric.analysis.expected``.
 """
 
 from __future__ import annotations
@@ -84,8 +86,14 @@ def bench(
     instance_type: str | None = typer.Option(
         None,
         "--instance-type",
-        help="--ab: shape whose fabric is switched (default: NVLink/PCIe here); --self-test: this node's "
-        "shape, for the catalog's expected figures",
+        help="catalog shape to judge the result against (default: this node's, read from it); --ab: also "
+        "the fabric that is switched; --self-test: also the catalog's 2-node figures",
+    ),
+    snapshot: Path | None = typer.Option(
+        None,
+        "--snapshot",
+        help="node snapshot JSON (`gpufabric snapshot -o FILE`) to judge the result against instead of "
+        "this node",
     ),
     on: str = typer.Option(
         "local", "--on", help="launcher: local, mpirun, slurm (kubernetes, skypilot: --dry-run)"
@@ -124,6 +132,7 @@ def bench(
     image: str | None = typer.Option(None, "--image", help="kubernetes: container image for the pods"),
 ) -> None:
     """Measure NCCL collectives like nccl-tests (size, count, time, algbw, busbw, #wrong)."""
+    from gpufabric.analysis.expected import given_shape
     from gpufabric.cli import bench_modes
     from gpufabric.jobs import (
         ENGINES,
@@ -143,10 +152,9 @@ def bench(
             virtual_nodes, mps, ranks, on, instance_type, environ=os.environ
         )
         bench_modes.print_self_test_note()
-    bench_modes.refuse_flag_combinations(
-        ab=ab, engine=engine, instance_type=instance_type, self_test=self_test
-    )
+    bench_modes.refuse_flag_combinations(ab=ab, engine=engine)
     choice("--format", fmt, AB_FORMATS if ab else RUN_FORMATS)
+    given = given_shape(instance_type, snapshot)
     request = BenchRequest(
         collectives=collective, min_bytes=min_bytes, max_bytes=max_bytes, step_factor=step_factor,
         dtype=dtype, op=op, root=root, iters=iters, warmup=warmup, batches=batches, precision=precision,
@@ -176,7 +184,7 @@ def bench(
         if dry_run:  # every job's plan, in the order the A/B runs them; nothing started, nothing written
             typer.echo(render_document(prepared_ab, Format.TEXT), nl=False)
             return
-        show_ab(prepared_ab, fmt=fmt)
+        show_ab(prepared_ab, fmt=fmt, given=given)
         return
     prepared = prepare_bench(request, execution)
     if dry_run:  # exactly the plan a run of this request executes; nothing started, nothing written
@@ -184,7 +192,7 @@ def bench(
         if self_test:
             bench_modes.print_self_test_figures(instance_type, prepared.config, None)
         return
-    result = bench_modes.run_and_show(prepared, fmt=fmt, progress=progress, out=out)
+    result = bench_modes.run_and_show(prepared, fmt=fmt, progress=progress, out=out, given=given)
     if self_test:
         bench_modes.print_self_test_figures(instance_type, prepared.config, result)
     failure = bench_failure(result)

@@ -1,5 +1,6 @@
 """The parts of ``gpufabric bench`` beyond its flags: flags that cannot go together, ``--self-test``'s
-note and expected figures and the rows as they come. Parse and render only: the work, ``--self-test``'s
+note and expected figures, the rows as they come and the judgement of the finished run against its
+hardware (``gpufabric.analysis.expected``). Parse and render only: the work, ``--self-test``'s
 shape and the failure rule are in ``gpufabric.jobs``, where ranks run in ``gpufabric.launch``; the
 ``--dry-run`` text is ``gpufabric.report``'s (``render_document`` of the prepared job). Nothing heavy is
 imported at module level (the CLI must start without torch).
@@ -7,6 +8,7 @@ imported at module level (the CLI must start without torch).
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -18,6 +20,7 @@ from gpufabric.errors import CheckFailed, GpufabricError, UsageError
 from gpufabric.results import RunResult
 
 if TYPE_CHECKING:
+    from gpufabric.analysis.expected import GivenShape
     from gpufabric.jobs import PreparedBench
 
 
@@ -29,17 +32,21 @@ def print_self_test_note() -> None:
 
 
 def print_self_test_figures(instance_type: str | None, config: BenchConfig, result: RunResult | None) -> None:
-    """On stderr, next to the result (or the dry run's plan): the catalog's expected figures for this
-    node's shape, what they mean here, and what the loopback cannot prove."""
+    """On stderr, next to the result (or the dry run's plan): the judgement against this node's own shape
+    (``result.expected``), the catalog's figures when ``--instance-type`` names the shape, what they mean
+    here, and what the loopback cannot prove."""
     from gpufabric.bench import check_instance, self_test_lines
+    from gpufabric.report.expected_lines import expected_lines
 
-    lines = self_test_lines(check_instance(instance_type), config.collectives, config.sizes(), result)
+    judged = expected_lines(result.expected) if result is not None else []
+    source = result.expected.shapes_from if result is not None and result.expected else None
+    lines = self_test_lines(
+        check_instance(instance_type), config.collectives, config.sizes(), result, judged, source
+    )
     print("\n".join(lines), file=sys.stderr)
 
 
-def refuse_flag_combinations(
-    *, ab: bool, engine: str, instance_type: str | None, self_test: bool = False
-) -> None:
+def refuse_flag_combinations(*, ab: bool, engine: str) -> None:
     """Flags that cannot go together, refused before anything else is read."""
     from gpufabric.jobs import AB_ENGINES
 
@@ -48,15 +55,27 @@ def refuse_flag_combinations(
             "--ab: runs on the gpufabric engine only; drop --engine nccl-tests, or compare two nccl-tests "
             "runs with `gpufabric compare ON.json OFF.json`"
         )
-    if instance_type is not None and not (ab or self_test):
-        raise UsageError(
-            "--instance-type: only --ab uses it (and --self-test); add one of them or drop --instance-type"
-        )
 
 
-def run_and_show(prepared: PreparedBench, *, fmt: str, progress: bool | None, out: Path | None) -> RunResult:
+def judged(result: RunResult, run_dir: Path, given: GivenShape | None) -> RunResult:
+    """``result`` judged against what its hardware should reach: the ``given`` shape, else the run's own
+    (recorded, or this node read now), so the table ends with its ``expected:`` lines."""
+    from gpufabric.analysis.expected import with_expected
+
+    return with_expected(result, run_dir, environ=os.environ, given=given)
+
+
+def run_and_show(
+    prepared: PreparedBench,
+    *,
+    fmt: str,
+    progress: bool | None,
+    out: Path | None,
+    given: GivenShape | None = None,
+) -> RunResult:
     """Run ``prepared``; our engine's rows are printed as they come (``bench_stream.RowPrinter``), with
-    the progress bar on stderr, and what a stopped run measured is shown before its error."""
+    the progress bar on stderr, and what a stopped run measured is shown before its error. The finished
+    result is judged against its hardware (``judged``) before it is shown."""
     from gpufabric.bench import PreparedSweep
     from gpufabric.cli.bench_output import progress_bar
     from gpufabric.cli.bench_stream import RowPrinter
@@ -67,7 +86,7 @@ def run_and_show(prepared: PreparedBench, *, fmt: str, progress: bool | None, ou
 
     to_stderr = is_stdout(out or "")  # ``--out -`` put the JSON document on stdout: the table goes to stderr
     if not isinstance(prepared, PreparedSweep):  # nccl-tests: the table once every binary has run
-        result = run_bench_job(prepared)
+        result = judged(run_bench_job(prepared), prepared.config.run_dir, given)
         typer.echo(render_run(result, Format(fmt)), nl=False, err=to_stderr)
         print_saved(prepared.config.run_dir)
         return result
@@ -87,6 +106,7 @@ def run_and_show(prepared: PreparedBench, *, fmt: str, progress: bool | None, ou
     except (GpufabricError, Interrupted):
         printer.stopped()  # whatever stopped it: what was measured, and where it is kept
         raise
+    result = judged(result, prepared.config.run_dir, given)
     printer.finish(render_run(result, Format(fmt)))
     print_saved(prepared.config.run_dir)
     return result

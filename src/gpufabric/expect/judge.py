@@ -51,6 +51,8 @@ class Judgement(BaseModel):
     percent_of_expected: float | None
     percent_of_ceiling: float | None
     causes: tuple[Cause, ...] = Field(default=(), description="likely causes of a shortfall, likeliest first")
+    reasons: tuple[str, ...] = Field(default=(), description="each cause in words, in the order of causes")
+    guessed: bool = Field(default=False, description="the causes come from the shape alone, not evidence")
     message: str
     expectation: Expectation
 
@@ -185,6 +187,8 @@ def judge(measured_busbw: float, expectation: Expectation, evidence: Evidence | 
         percent_of_expected=of_expected,
         percent_of_ceiling=of_ceiling,
         causes=tuple(dict.fromkeys(cause for cause, _ in found)),
+        reasons=tuple(dict.fromkeys(text for _, text in found)),
+        guessed=guessed and bool(found),
         message=message,
         expectation=expectation,
     )

@@ -10,10 +10,12 @@ or wrong data in any run). The order and the pooling are ``bench.ab``'s.
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Callable
 from pathlib import Path
 
 from gpufabric.analysis.ab_judge import ABReport
+from gpufabric.analysis.expected import GivenShape
 from gpufabric.bench.ab import MAX_ROUNDS, OFF_LABEL, ON_LABEL, ABRound, round_order
 from gpufabric.bench.execution import Execution
 from gpufabric.bench.runner import PreparedSweep, prepare_sweep, resolved_run_dir
@@ -83,9 +85,15 @@ def prepare_ab(
     )  # fmt: skip
 
 
-def run_ab_job(prepared: PreparedAB, *, on_job: Callable[[int, int, str], None] | None = None) -> ABReport:
+def run_ab_job(
+    prepared: PreparedAB,
+    *,
+    on_job: Callable[[int, int, str], None] | None = None,
+    given: GivenShape | None = None,
+) -> ABReport:
     """Run ``prepared``'s jobs as they are, in order (``on_job(done, total, side)`` before each), pool and
-    judge them, and keep the report as ``ab.json`` in the root (and ``--out``)."""
+    judge them (each side against its own ceiling on the ``given`` shape, else this node's), and keep the
+    report as ``ab.json`` in the root (and ``--out``)."""
     from gpufabric.analysis.ab_judge import judge_ab
     from gpufabric.bench.ab import collect_ab
     from gpufabric.bench.runner import run_sweep
@@ -102,7 +110,7 @@ def run_ab_job(prepared: PreparedAB, *, on_job: Callable[[int, int, str], None] 
         prepared.profiles, results, rounds=prepared.rounds, nodes=execution.nodes, root=prepared.root,
         attest=execution.attest,
     )  # fmt: skip
-    report = judge_ab(runs, instance_type=prepared.instance_type)
+    report = judge_ab(runs, instance_type=prepared.instance_type, given=given, environ=os.environ)
     document = report.model_dump_json(indent=2) + "\n"
     write_output(prepared.root / "ab.json", document)
     if execution.out is not None:

@@ -1,5 +1,5 @@
 """A fabric A/B (``analysis.ab_judge.ABReport``) as text: the seeds' speed-up table, the verdict, and
-the proof of each side's transport. ``table`` and ``markdown`` are the same markdown document (it reads
+the proof of each side's transport, and each side against its own ceiling (``expected_lines``). ``table`` and ``markdown`` are the same markdown document (it reads
 well in a terminal and pastes into docs/benchmarks.md); ``json`` is the whole report, runs included.
 The speed-up tables themselves are ``report.compare_render``'s.
 """
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from gpufabric.analysis.ab_judge import ABReport
 from gpufabric.report.compare_render import to_markdown
+from gpufabric.report.expected_lines import ab_expected_lines
 from gpufabric.report.formats import Format
 
 AB_FORMATS: tuple[Format, ...] = (Format.TABLE, Format.MARKDOWN, Format.JSON)
@@ -43,6 +44,9 @@ def ab_markdown(report: ABReport) -> str:
         lines.append(
             f"| {side.side} | {side.proof.verdict.value.upper()} | {side.proof.cause}{fix} | {doctor} |"
         )
+    judged = ab_expected_lines([(side.side, side.expected) for side in report.sides])
+    if judged:
+        lines += ["", "### Each side against its own ceiling", "", *(f"- {line}" for line in judged)]
     lines += ["", to_markdown(report.comparison)]
     return "\n".join(lines).rstrip() + "\n"
 

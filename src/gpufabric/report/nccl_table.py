@@ -19,6 +19,7 @@ import re
 from collections.abc import Mapping
 from typing import Literal
 
+from gpufabric.report.expected_lines import expected_lines
 from gpufabric.report.formats import Format
 from gpufabric.report.traffic_lines import traffic_lines
 from gpufabric.results.model import Measurement, Row, RunResult, Series, fault_text
@@ -200,7 +201,10 @@ def _table_notes(notes: list[str]) -> list[str]:
 def render_table(result: RunResult) -> str:
     """Every series as an nccl-tests-shaped block, plus the run's notes and failure if any."""
     blocks = [render_series(result, series) for series in result.series]
-    tail = [f"# note: {note}" for note in _table_notes(result.metadata.notes)]
+    # After every block: the streamed rows are a prefix of this text only if nothing follows a row
+    # line that a later series' rows would push down (``cli/bench_stream``).
+    tail = [f"# {line}" for line in expected_lines(result.expected)]
+    tail += [f"# note: {note}" for note in _table_notes(result.metadata.notes)]
     if not result.complete:
         tail.append(f"# INCOMPLETE: {result.failure or 'the run stopped early'}")
     return "\n".join([*blocks, *tail]) + "\n"
@@ -290,6 +294,7 @@ def render_markdown(result: RunResult) -> str:
             )
         avg = series.avg_busbw_gbs
         parts.append(f"\nAvg bus bandwidth: {'N/A' if avg is None else f'{avg:.4g}'} GB/s\n")
+    parts.extend(f"- {line}" for line in expected_lines(result.expected))
     return "\n".join(parts)
 
 

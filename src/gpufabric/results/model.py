@@ -22,6 +22,7 @@ from gpufabric.hardware.attribution import HostTraffic
 from gpufabric.hardware.shape import NodeShape
 from gpufabric.redact import redact_argv
 from gpufabric.results.attestation import Attestation
+from gpufabric.results.expected import RunExpectation
 
 SCHEMA_VERSION = 1
 
@@ -175,6 +176,11 @@ class RunResult(_Model):
     metadata: RunMetadata = Field(default_factory=RunMetadata)
     series: list[Series] = Field(default_factory=list)
     attestation: Attestation | None = None
+    expected: RunExpectation | None = Field(
+        default=None,
+        description="each size against what the run's hardware should reach (gpufabric.expect); filled "
+        "when a command judged the run, not measured",
+    )
 
     def get_series(self, collective: str) -> Series | None:
         for series in self.series:

@@ -1,0 +1,93 @@
+"""What a run showed beyond its busbw, as ``gpufabric.expect.Evidence``: the transports NCCL's log shows,
+the NICs its channels used of those it found, GPUDirect RDMA, the GPUs per node that took part, and the
+NIC byte counters of the judged size (``Row.traffic``: which fabric NICs carried the bytes, or whether an
+Ethernet interface carried them instead of the RDMA devices).
+
+NIC facts count between hosts only: between virtual nodes of one host the kernel's loopback carries the
+bytes, so an idle fabric NIC there says nothing about the fabric.
+"""
+
+from __future__ import annotations
+
+from gpufabric.analysis.expected.setting import RunSetting
+from gpufabric.expect import Evidence
+from gpufabric.expect.judge import TransportSeen
+from gpufabric.hardware import NicKind, NodeShape, attribute_host
+from gpufabric.results.attestation import Attestation
+from gpufabric.results.model import Row
+
+
+def _transports(att: Attestation, shape: NodeShape) -> set[TransportSeen]:
+    seen: set[TransportSeen] = set()
+    kinds = att.transport_kinds
+    if kinds.get("p2p"):
+        nvlink = shape.nvlink is not None and bool(shape.nvlink.links_per_gpu)
+        seen.add("nvlink" if nvlink else "pcie")
+    if kinds.get("shm"):
+        seen.add("shm")
+    if kinds.get("net"):
+        seen.add("socket" if att.network_kind == "socket" else "net")
+    if kinds.get("collnet"):
+        seen.add("collnet")
+    if kinds.get("nvls"):
+        seen.add("nvls")
+    return seen
+
+
+def _nics_used(att: Attestation) -> int | None:
+    """The fewest NET devices any host's channels used (the host that sets the pace)."""
+    used = [len(set(devices)) for devices in att.net_devices_used.values() if devices]
+    return min(used) if used else None
+
+
+def _traffic(row: Row | None) -> tuple[int | None, int | None, bool]:
+    """(fabric NICs used, fabric NICs, an Ethernet NIC carried the bytes while RDMA NICs idled), from the
+    size's counters: the host that used the fewest fabric NICs."""
+    if row is None or not row.traffic:
+        return None, None, False
+    attributions = [attribute_host(host) for host in row.traffic]
+    carried = [a for a in attributions if a.total_bytes > 0 and a.fabric]
+    if not carried:
+        return None, None, False
+    fewest = min(carried, key=lambda a: len(a.used))
+    rdma_idle = any(
+        a.fabric_kind not in (None, "Ethernet")
+        and not a.used
+        and any(n.kind is NicKind.ETHERNET and not n.virtual and n.share >= 0.5 for n in a.nics)
+        for a in carried
+    )
+    return len(fewest.used), len(fewest.fabric), rdma_idle
+
+
+def run_evidence(
+    setting: RunSetting, attestation: Attestation | None, shape: NodeShape, row: Row | None
+) -> Evidence | None:
+    """The evidence for judging ``row`` (None when there is none)."""
+    transports: set[TransportSeen] = set()
+    used: int | None = None
+    available: int | None = None
+    gdr: bool | None = None
+    between_hosts = setting.hosts > 1
+    if attestation is not None and attestation.has_nccl_output:
+        transports = _transports(attestation, shape)
+        if between_hosts and attestation.uses_network:
+            used = _nics_used(attestation)
+            available = attestation.net_device_count or len(shape.fabric_nics()) or None
+            gdr = attestation.gdr
+    if between_hosts:
+        counted, fabric, ethernet_instead = _traffic(row)
+        if counted is not None and fabric:
+            used, available = counted, fabric  # the counters saw the bytes; the log saw the plan
+        if ethernet_instead:
+            transports.add("socket")
+    gpus = shape.gpus_per_node if not setting.virtual else None
+    if not (transports or used is not None or gdr is not None or gpus):
+        return None
+    return Evidence(
+        transports=frozenset(transports),
+        nics_used=used,
+        nics_available=available,
+        gdr=gdr,
+        ranks_per_node=setting.ranks_per_node if gpus else None,
+        gpus_per_node=gpus,
+    )
