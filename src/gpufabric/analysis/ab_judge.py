@@ -25,7 +25,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from gpufabric.analysis.compare import compare_runs
 from gpufabric.analysis.compare_model import CompareRow, CompareTable, Comparison, Observation, Placement
-from gpufabric.analysis.expected import GivenShape, expect_run
 from gpufabric.analysis.doctor import (
     CheckResult,
     Evidence,
@@ -36,6 +35,7 @@ from gpufabric.analysis.doctor import (
     resolve_expectation,
     worst,
 )
+from gpufabric.analysis.expected import GivenShape, expect_run
 from gpufabric.bench.ab import ABRuns
 from gpufabric.results.attestation import Attestation
 from gpufabric.results.expected import RunExpectation

@@ -27,7 +27,10 @@ def doctor_command(
         help=f"fabric to expect: {', '.join(EXPECT_CHOICES)} or an alias (tcpx, ib, rdma, gib, ...)",
     ),
     instance_type: str | None = typer.Option(
-        None, "--instance-type", help="catalog shape, e.g. p4d.24xlarge"
+        None, "--instance-type", help="catalog shape, e.g. p4d.24xlarge (default: the run's own hardware)"
+    ),
+    snapshot: Path | None = typer.Option(
+        None, "--snapshot", help="node snapshot JSON to judge busbw on instead of the run's own hardware"
     ),
     fmt: str = typer.Option("table", "--format", help="table or json"),
     strict: bool = typer.Option(False, "--strict", help="exit 1 on WARN too (default: WARN exits 0)"),
@@ -40,6 +43,8 @@ def doctor_command(
     """
     output = Format(choice("--format", fmt, DOCTOR_FORMATS))
     if run_preflight:
+        if snapshot is not None:
+            raise UsageError("--snapshot judges result files; --preflight reads this node itself, drop one")
         if inputs:
             raise UsageError(
                 "--preflight checks this node and takes no input files; drop the files or the flag"
@@ -48,7 +53,7 @@ def doctor_command(
     else:
         if gpus is not None:
             raise UsageError("--gpus only applies to --preflight")
-        report = doctor(inputs or [], expect=expect, instance_type=instance_type)
+        report = doctor(inputs or [], expect=expect, instance_type=instance_type, snapshot=snapshot)
     # Rendering scrubs secret shapes: findings quote log lines, and a URL's password stays out of them.
     if output is Format.TABLE:  # the rich tables, at the terminal's width (TEXT_WIDTH at least)
         from rich.console import Console

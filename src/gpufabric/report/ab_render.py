@@ -1,6 +1,7 @@
-"""A fabric A/B (``analysis.ab_judge.ABReport``) as text: the seeds' speed-up table, the verdict, and
-the proof of each side's transport, and each side against its own ceiling (``expected_lines``). ``table`` and ``markdown`` are the same markdown document (it reads
-well in a terminal and pastes into docs/benchmarks.md); ``json`` is the whole report, runs included.
+"""A fabric A/B (``analysis.ab_judge.ABReport``) as text: the seeds' speed-up table, the verdict, the
+proof of each side's transport, and each side against its own ceiling (``expected_lines``). ``table``
+and ``markdown`` are the same markdown document (it reads well in a terminal and pastes into
+docs/benchmarks.md); ``json`` is the whole report, runs included.
 The speed-up tables themselves are ``report.compare_render``'s.
 """
 

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from gpufabric.analysis.doctor.checks_bandwidth import check_busbw_baseline, check_busbw_meaning
+from gpufabric.analysis.doctor.checks_expected import check_busbw_expected
 from gpufabric.analysis.doctor.checks_host import check_nccl_errors, check_shm, check_socket_ifname
 from gpufabric.analysis.doctor.checks_links import check_gdr, check_intra_node, check_nic_count
 from gpufabric.analysis.doctor.checks_plugin import check_net_plugin, check_ofi_provider
@@ -58,6 +59,7 @@ def diagnose(evidence: Evidence, expectation: Expectation) -> SubjectReport:
     """Run every check on one run."""
     checks = [check(evidence, expectation) for check in CHECKS]
     checks.extend(check_busbw_baseline(evidence, expectation))
+    checks.extend(check_busbw_expected(evidence, expectation))
     if _gloo_run(evidence):  # no NCCL in the run: advising NCCL_DEBUG=INFO would mislead
         checks = [_without_nccl_advice(c) for c in checks]
     att = evidence.attestation
@@ -88,10 +90,14 @@ def _without_nccl_advice(check: CheckResult) -> CheckResult:
 
 
 def doctor(
-    paths: Sequence[Path], expect: str | None = None, instance_type: str | None = None
+    paths: Sequence[Path],
+    expect: str | None = None,
+    instance_type: str | None = None,
+    snapshot: Path | None = None,
 ) -> DoctorReport:
-    """Load the inputs, resolve the expectation, and diagnose each run."""
-    expectation = resolve_expectation(expect, instance_type)
+    """Load the inputs, resolve the expectation, and diagnose each run (busbw is judged on the run's own
+    hardware, or on the shape ``instance_type`` or ``snapshot`` gives)."""
+    expectation = resolve_expectation(expect, instance_type, snapshot)
     runs = load_evidence(paths)
     return DoctorReport(mode="results", subjects=[diagnose(run, expectation) for run in runs])
 

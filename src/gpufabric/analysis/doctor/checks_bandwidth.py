@@ -93,8 +93,8 @@ def check_busbw_baseline(ev: Evidence, exp: Expectation) -> list[CheckResult]:
                 id="busbw-baseline",
                 title=title,
                 verdict=Verdict.SKIP,
-                cause="no shape to compare with",
-                fix="pass --instance-type (see `gpufabric catalog list`)",
+                cause="no catalog shape to compare with (busbw-expected judges this run's own hardware)",
+                fix="pass --instance-type for the catalog's published curves (see `gpufabric catalog list`)",
             )
         ]
     nodes = ev.nodes

@@ -17,9 +17,10 @@ from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from gpufabric.analysis.doctor.runs import LogRun, comm_members, group_runs, holds_nccl_lines, run_label
+from gpufabric.analysis.expected.given import GivenShape, given_shape
 from gpufabric.catalog import (
     FabricName,
     InstanceType,
@@ -61,6 +62,9 @@ class Expectation(BaseModel):
     fabric: FabricName | None = None
     instance: InstanceType | None = None
     source: str = "nothing (pass --expect or --instance-type to judge the fabric)"
+    given: GivenShape | None = Field(
+        default=None, description="the node shape busbw is judged on instead of the run's own"
+    )
 
     @property
     def network(self) -> NetworkKind | None:
@@ -102,10 +106,19 @@ def _check_agrees(key: str, fabric: FabricName, instance: InstanceType) -> None:
     )
 
 
-def resolve_expectation(expect: str | None, instance_type: str | None) -> Expectation:
+def resolve_expectation(
+    expect: str | None, instance_type: str | None, snapshot: Path | None = None
+) -> Expectation:
     """``--expect`` wins over the instance's own fabric where the shape can run it (judging a shape's
     fabric-off run is legitimate); a fabric the shape does not have is refused (``_check_agrees``).
-    ``--expect`` takes every spelling of the catalog's vocabulary (``tcpx`` and ``gpudirect-tcpx`` alike)."""
+    ``--expect`` takes every spelling of the catalog's vocabulary (``tcpx`` and ``gpudirect-tcpx`` alike).
+    ``--instance-type`` or ``--snapshot`` also give the shape busbw is judged on (``given``)."""
+    resolved = _resolve(expect, instance_type)
+    given = given_shape(instance_type, snapshot)
+    return resolved.model_copy(update={"given": given}) if given is not None else resolved
+
+
+def _resolve(expect: str | None, instance_type: str | None) -> Expectation:
     instance = get_instance(instance_type) if instance_type else None
     if expect is not None:
         key = expect.strip().lower()

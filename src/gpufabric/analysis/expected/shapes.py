@@ -101,11 +101,24 @@ def shapes_of_run(
     hosts = run_hosts(result, attestation)
     here = this_host or socket.gethostname()
     if hosts and all(_same_host(h, here) for h in hosts):
-        shape = detect(environ=environ, metadata=False).shape
+        shape = (
+            _this_node(environ) if detect is detect_node else detect(environ=environ, metadata=False).shape
+        )
         if _same_gpus(result, shape):
             note = "read from this node now (the run's hosts are this host; no snapshot was recorded)"
             return {hosts[0]: shape.model_copy(update={"notes": (note, *shape.notes)})}
     return {host: partial_shape(result, host, attestation) for host in hosts or ["?"]}
+
+
+_READ: dict[str, NodeShape] = {}
+
+
+def _this_node(environ: Mapping[str, str]) -> NodeShape:
+    """This node's shape, read once per process: a command that judges several runs (doctor on many
+    files, the two sides of an A/B) reads NVML and ``nvidia-smi topo -m`` once."""
+    if "here" not in _READ:
+        _READ["here"] = detect_node(environ=environ, metadata=False).shape
+    return _READ["here"]
 
 
 def _same_gpus(result: RunResult, shape: NodeShape) -> bool:
