@@ -15,9 +15,17 @@ from pathlib import Path
 
 import pytest
 
-from gpufabric.bench.self_test import CANNOT_PROVE, REFERENCE_MEANING, catalog_figures, self_test_lines
+from gpufabric.analysis.expected import with_expected
+from gpufabric.bench.self_test import (
+    CANNOT_PROVE,
+    NOT_JUDGED,
+    REFERENCE_MEANING,
+    catalog_figures,
+    self_test_lines,
+)
 from gpufabric.catalog import expected_busbw
 from gpufabric.catalog.lookup import get_instance
+from gpufabric.report.expected_lines import expected_lines
 from gpufabric.results.io import read_result
 from gpufabric.units import human_size
 
@@ -50,17 +58,27 @@ def test_measured_busbw_sits_beside_the_catalogs_figure_at_the_largest_covered_s
 
 def test_no_shape_and_no_curve_are_one_line_each() -> None:
     result = read_result(TWO_VNODE_RESULT)
-    (none,) = self_test_lines(None, ["all_reduce"], [], result)[:1]
-    assert none.startswith(
-        "self-test: no expected figure: the catalog needs this node's shape; pass --instance"
-    )
+    assert self_test_lines(None, ["all_reduce"], [], result) == [NOT_JUDGED, CANNOT_PROVE]
     p5 = get_instance("p5.48xlarge")  # in the catalog, but nobody published a 2-node curve for it
     lines = self_test_lines(p5, ["all_reduce"], [], result)
     assert lines == [
-        "self-test: no expected figure: the catalog has no 2-node busbw for p5.48xlarge (all_reduce) at "
+        "self-test: no catalog figure: the catalog has no 2-node busbw for p5.48xlarge (all_reduce) at "
         "the swept sizes",
         CANNOT_PROVE,
     ]
+
+
+def test_without_instance_type_the_verdict_comes_from_the_nodes_own_shape() -> None:
+    """The lent 1x H100's two virtual nodes (one GPU shared through MPS) judged as NCCL's sockets between
+    ranks of one host: a verdict, not "pass --instance-type"."""
+    result = read_result(TWO_VNODE_RESULT)
+    judged = with_expected(result, TWO_VNODE_RESULT.parent, environ={})
+    assert judged.expected is not None
+    lines = self_test_lines(None, ["all_reduce"], [], judged, expected_lines(judged.expected), "partial")
+    assert lines[0] == "self-test: against this node's own shape (partial):"
+    assert lines[1].startswith("  expected: all_reduce 256 MB: 2.28 GB/s = 44% of expected 5.22 (band ")
+    assert "sockets on one host over loopback" in lines[1] and lines[1].split("): ")[1].startswith("below")
+    assert lines[-1] == CANNOT_PROVE
 
 
 def _self_test(args: list[str], tmp_path: Path) -> subprocess.CompletedProcess[str]:
@@ -83,7 +101,7 @@ def test_dry_run_names_the_expected_figure_for_the_shape_given(tmp_path: Path) -
 @pytest.mark.parametrize(
     ("args", "code", "line"),
     [
-        ([], 0, "self-test: no expected figure: the catalog needs this node's shape"),
+        ([], 0, "self-test: the result will be judged against this node's own shape"),
         (
             ["--instance-type", "p4d.24"],
             2,

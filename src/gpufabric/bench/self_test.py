@@ -35,6 +35,10 @@ CANNOT_PROVE = (
     "self-test: what the loopback cannot prove: the switch fabric, the cabling and other nodes' NICs; "
     "its busbw is this node talking to itself, not a cluster figure"
 )
+NOT_JUDGED = (
+    "self-test: not judged: no expected figure from this node's shape, and no --instance-type for the "
+    "catalog's (see `gpufabric catalog list`)"
+)
 REFERENCE_MEANING = (
     "the catalog's figure is busbw between 2 real nodes of this shape (every GPU and NIC of each, through "
     "the switch); the self-test splits one node's GPUs and NICs in two, so the figure is a reference, "
@@ -86,9 +90,9 @@ def self_test_lines(
     """What ``bench --self-test`` prints next to its result (or, in a dry run, next to its plan):
     ``judged``, the result's ``expected:`` lines against this node's own shape (``shapes_from``), then
     the catalog's 2-node figures when ``--instance-type`` names the shape."""
-    own = _own_shape_lines(judged, shapes_from, result)
+    own = _own_shape_lines(judged, shapes_from, result, instance is None)
     if instance is None:
-        return [*own, CANNOT_PROVE]
+        return [*(own or [NOT_JUDGED]), CANNOT_PROVE]
     figures = catalog_figures(instance, collectives, sizes, result)
     if not figures:
         return [
@@ -108,16 +112,18 @@ def self_test_lines(
     return lines
 
 
-def _own_shape_lines(judged: Sequence[str], shapes_from: str | None, result: RunResult | None) -> list[str]:
+def _own_shape_lines(
+    judged: Sequence[str], shapes_from: str | None, result: RunResult | None, no_instance: bool
+) -> list[str]:
     """The verdict against this node's own shape (the NET loopback between the two virtual nodes, with
-    NVLink inside each), or what the dry run will judge against."""
-    if result is None:
+    NVLink inside each), or, in a dry run, what the result will be judged against."""
+    if result is None and no_instance:
         return [
             "self-test: the result will be judged against this node's own shape, read from it when the run "
             "finishes (--instance-type adds the catalog's 2-node figures)"
         ]
     if not judged:
-        return ["self-test: not judged: no collective of this run has a model in gpufabric.expect"]
+        return []
     head = f"self-test: against this node's own shape ({shapes_from or 'read from it'}):"
     return [head, *(f"  {line}" for line in judged)]
 

@@ -36,7 +36,7 @@ def print_self_test_figures(instance_type: str | None, config: BenchConfig, resu
     (``result.expected``), the catalog's figures when ``--instance-type`` names the shape, what they mean
     here, and what the loopback cannot prove."""
     from gpufabric.bench import check_instance, self_test_lines
-    from gpufabric.report.expected_lines import expected_lines
+    from gpufabric.report import expected_lines
 
     judged = expected_lines(result.expected) if result is not None else []
     source = result.expected.shapes_from if result is not None and result.expected else None

@@ -6,6 +6,7 @@ a cluster's nodes and its plan per node group, a training run or A/B, a launch p
 every mode's prepared job, which is what ``--dry-run`` prints); each renderer is also callable alone
 (``render_run``, ``render_prepared`` ...) next to the formats it supports (``RUN_FORMATS``,
 ``PREPARED_FORMATS`` ...).
+``expected_lines`` words a run's judgement against its hardware (``results.expected``).
 ``Format`` names every ``--format`` word once; ``choices`` lists a command's words for its help and checks.
 Rich views for a terminal (``comparison_view``, ``doctor_view``, ``capabilities_view``), the HTML report
 (``report_from_files``, ``build_report``, ``write_report``) and the comparison's plots
@@ -19,6 +20,7 @@ from gpufabric.report.certify_render import CERTIFY_FORMATS, certify_html, rende
 from gpufabric.report.compare_render import COMPARE_FORMATS, comparison_view, render_compare
 from gpufabric.report.doctor_render import DOCTOR_FORMATS, doctor_view, render_doctor
 from gpufabric.report.expect_render import EXPECT_FORMATS, render_expect
+from gpufabric.report.expected_lines import ab_expected_lines, expected_line, expected_lines
 from gpufabric.report.formats import Format, choices
 from gpufabric.report.html import build_report, report_from_files, write_report
 from gpufabric.report.isolate_render import ISOLATE_FORMATS, render_isolate
@@ -62,6 +64,7 @@ __all__ = [
     "TUNE_FORMATS",
     "Format",
     "Renderer",
+    "ab_expected_lines",
     "build_report",
     "capabilities_view",
     "certify_html",
@@ -69,6 +72,8 @@ __all__ = [
     "cluster_plan_notices",
     "comparison_view",
     "doctor_view",
+    "expected_line",
+    "expected_lines",
     "formats_of",
     "parse_columns",
     "register",

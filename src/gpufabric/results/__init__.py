@@ -1,6 +1,7 @@
 """Results: the one model, our JSON/JSONL files, and (in readers/) everything we can read into it."""
 
 from gpufabric.results.attestation import Attestation, ChannelTransport, TransportClaims
+from gpufabric.results.expected import RunExpectation, SeriesExpectation, SizeJudgement
 from gpufabric.results.io import (
     NODES_DIR,
     RESULT_NAME,
@@ -35,8 +36,11 @@ __all__ = [
     "Measurement",
     "Row",
     "RunMetadata",
+    "RunExpectation",
     "RunResult",
     "Series",
+    "SeriesExpectation",
+    "SizeJudgement",
     "StreamWriter",
     "TransportClaims",
     "load_run_shapes",
