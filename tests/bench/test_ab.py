@@ -15,6 +15,7 @@ import pytest
 from gpufabric.analysis.ab_judge import judge_ab, side_proof, verdict_line
 from gpufabric.analysis.compare import compare_runs
 from gpufabric.analysis.doctor import Verdict
+from gpufabric.analysis.expected import CPU_NOTE
 from gpufabric.bench.ab import ABRound, ABRuns, pool_measurements, pool_results, round_order
 from gpufabric.bench.adapt import AdaptedLauncher, drop_names, unset_argv
 from gpufabric.launch.base import RankProgram
@@ -169,6 +170,8 @@ def test_ab_on_real_gloo_ranks_saves_both_sides_and_the_comparison(tmp_path: Pat
     assert report["verdict"][1].startswith("all_reduce: no fabric verdict (CPU gloo on both sides)")
     assert report["fabric"] == "none (CPU gloo ranks on both sides)"
     assert [s["proof"]["verdict"] for s in report["sides"]] == ["skip", "skip"]  # gloo: no NCCL to attest
+    # Each side against its own ceiling: the model has no CPU path, and says so instead of a number.
+    assert [s["expected"]["notes"] for s in report["sides"]] == [[CPU_NOTE], [CPU_NOTE]]
     assert json.loads((run_dir / "ab.json").read_text())["verdict"] == report["verdict"]
 
 
@@ -177,7 +180,9 @@ def test_ab_on_real_gloo_ranks_saves_both_sides_and_the_comparison(tmp_path: Pat
     [(["--ab", "--engine", "nccl-tests"], "--ab: runs on the gpufabric engine only"),
      (["--ab", "--rounds", "0"], "--rounds: 0 is out of range; choose 1..16"),
      (["--ab", "--format", "csv"], "--format: unknown value 'csv'; choose from table, markdown, json"),
-     (["--instance-type", "p4d.24xlarge"], "--instance-type: only --ab uses it"),
+     (["--instance-type", "p4d.24xlarge", "--snapshot", "node.json"],
+      "--instance-type and --snapshot both give the shape; pass one of them"),
+     (["--instance-type", "nosuch.shape"], "nosuch.shape"),
      (["--ab", "--instance-type", "nosuch.shape"], "nosuch.shape")],
 )  # fmt: skip
 def test_ab_bad_input_is_one_line_and_exit_2(args: list[str], named: str, tmp_path: Path) -> None:

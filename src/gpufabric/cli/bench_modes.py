@@ -57,12 +57,21 @@ def refuse_flag_combinations(*, ab: bool, engine: str) -> None:
         )
 
 
-def judged(result: RunResult, run_dir: Path, given: GivenShape | None) -> RunResult:
+def judged(result: RunResult, run_dir: Path, given: GivenShape | None, out: Path | None = None) -> RunResult:
     """``result`` judged against what its hardware should reach: the ``given`` shape, else the run's own
-    (recorded, or this node read now), so the table ends with its ``expected:`` lines."""
+    (recorded, or this node read now), so the table ends with its ``expected:`` lines. The judgement is
+    kept in the run directory's result (and ``--out``'s file), so ``gpufabric show`` prints what bench
+    printed."""
     from gpufabric.analysis.expected import with_expected
+    from gpufabric.outputs import is_stdout
+    from gpufabric.results import RESULT_NAME, write_result
 
-    return with_expected(result, run_dir, environ=os.environ, given=given)
+    result = with_expected(result, run_dir, environ=os.environ, given=given)
+    kept = [run_dir / RESULT_NAME, *([out] if out is not None and not is_stdout(out) else [])]
+    for path in kept:
+        if path.is_file():
+            write_result(result, path)
+    return result
 
 
 def run_and_show(
@@ -86,7 +95,7 @@ def run_and_show(
 
     to_stderr = is_stdout(out or "")  # ``--out -`` put the JSON document on stdout: the table goes to stderr
     if not isinstance(prepared, PreparedSweep):  # nccl-tests: the table once every binary has run
-        result = judged(run_bench_job(prepared), prepared.config.run_dir, given)
+        result = judged(run_bench_job(prepared), prepared.config.run_dir, given, out)
         typer.echo(render_run(result, Format(fmt)), nl=False, err=to_stderr)
         print_saved(prepared.config.run_dir)
         return result
@@ -106,7 +115,7 @@ def run_and_show(
     except (GpufabricError, Interrupted):
         printer.stopped()  # whatever stopped it: what was measured, and where it is kept
         raise
-    result = judged(result, prepared.config.run_dir, given)
+    result = judged(result, prepared.config.run_dir, given, out)
     printer.finish(render_run(result, Format(fmt)))
     print_saved(prepared.config.run_dir)
     return result
