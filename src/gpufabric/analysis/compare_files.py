@@ -6,12 +6,13 @@ directories) that the CLI and other callers share, as ``report.report_from_files
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
 from gpufabric.analysis.compare import compare_runs, without_empty_tables
+from gpufabric.analysis.compare_expected import with_expected_percents
 from gpufabric.analysis.compare_model import Comparison, Placement
 from gpufabric.results.model import RunResult
 from gpufabric.results.readers import read_runs
@@ -35,8 +36,11 @@ def compare_files(
     placement: Placement = "out_of_place",
     collectives: Sequence[str] | None = None,
     collective_of: str | None = None,
+    environ: Mapping[str, str] | None = None,
 ) -> FileComparison:
-    """Read ``files`` (named by ``labels``: one per file, or none) and compare them size by size.
+    """Read ``files`` (named by ``labels``: one per file, or none) and compare them size by size, each run
+    beside its % of its own expected busbw (``compare_expected``; ``environ`` is what reading this node
+    is given when a run was measured here).
 
     Raises ``InputError`` for a file that cannot be read and ``UsageError`` for labels that do not match
     the files or runs with no size in common (nothing to compare)."""
@@ -50,4 +54,5 @@ def compare_files(
             collective_of=collective_of,
         )
     )
+    comparison = with_expected_percents(comparison, runs, files, environ=environ or {})
     return FileComparison(runs=runs, comparison=comparison, left_out=left_out)

@@ -61,6 +61,11 @@ class CompareRow(_Frozen):
     busbw: list[float] = Field(description="busbw (GB/s) of each run, in run order")
     time_us: list[float]
     speedups: list[Speedup] = Field(description="one per non-baseline run, in run order")
+    of_expected: list[float | None] = Field(
+        default_factory=list,
+        description="each run's busbw as % of what its own hardware should reach (gpufabric.expect), in "
+        "run order; None where not judged (latency regime, CPU ranks, an unknown fact)",
+    )
 
 
 class Observation(_Frozen):

@@ -4,7 +4,8 @@ written to a file, ``table`` is the markdown).
 
 Cell formats follow the seed documents: sizes as ``8 B``, ``1 KB``, ``2 GB``; busbw with two decimals and
 trailing zeros dropped (``0``, ``6.5``, ``77.35``); speed-ups with one decimal (``0.8 x``, ``3 x``) and
-``-`` where either busbw is 0. A speed-up with repeated samples also shows its 95% interval, and
+``-`` where either busbw is 0; each run's % of its own expected busbw (``gpufabric.expect``) follows
+when any size was judged. A speed-up with repeated samples also shows its 95% interval, and
 ``(noise)`` when the interval contains 1x. A collective guessed from the numbers is titled as a guess
 (``sendrecv? (inferred)``), and a run measured under ``GPUFABRIC_FAULT`` is named in every title and in a
 banner above and below the output, as ``report.nccl_table`` marks a single run.
@@ -54,20 +55,34 @@ def speedup_cell(row: CompareRow, table: CompareTable, slot: int) -> str:
     return text
 
 
+def judged(table: CompareTable) -> bool:
+    """Whether any run of the table has a % of its own expected busbw at some size."""
+    return any(value is not None for row in table.rows for value in row.of_expected)
+
+
 def headers(table: CompareTable) -> list[str]:
     names = ["Message Size"] + [f"busbw {label} (GB/s)" for label in table.labels]
     base = table.labels[table.baseline]
     if len(table.others) == 1:
-        return [*names, "Speed-up"]
-    return names + [f"Speed-up {table.labels[i]} vs {base}" for i in table.others]
+        speedups = ["Speed-up"]
+    else:
+        speedups = [f"Speed-up {table.labels[i]} vs {base}" for i in table.others]
+    expected = [f"{label} % of expected" for label in table.labels] if judged(table) else []
+    return names + speedups + expected
+
+
+def _percent(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0f}%"
 
 
 def cells(table: CompareTable) -> Iterator[list[str]]:
+    shown = judged(table)
     for row in table.rows:
         yield (
             [human_size(row.size_bytes)]
             + [format_busbw(v) for v in row.busbw]
             + [speedup_cell(row, table, slot) for slot in range(len(table.others))]
+            + ([_percent(v) for v in row.of_expected] if shown else [])
         )
 
 
@@ -132,6 +147,7 @@ def to_csv(comparison: Comparison) -> str:
             for i in others
             for col in ("speedup", "speedup_low", "speedup_high", "within_noise")
         ]
+        + [f"of_expected_percent[{label}]" for label in labels]
     )
     for table in comparison.tables:
         for row in table.rows:
@@ -144,11 +160,13 @@ def to_csv(comparison: Comparison) -> str:
                     "" if interval is None else f"{interval.high:.6g}",
                     "" if speedup.within_noise is None else str(speedup.within_noise).lower(),
                 ]
+            percents = row.of_expected or [None] * len(labels)
             writer.writerow(
                 [table.collective, table.variant, table.placement, row.size_bytes, human_size(row.size_bytes)]
                 + [f"{v:g}" for v in row.busbw]
                 + [f"{v:g}" for v in row.time_us]
                 + pair_cells
+                + ["" if v is None else f"{v:g}" for v in percents]
             )
     banner = "".join(f"# {line}\n" for line in fault_lines(comparison))
     return banner + buffer.getvalue() + banner

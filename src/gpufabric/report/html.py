@@ -4,7 +4,8 @@ Self-contained means it opens from disk with no network: CSS is inline, plots ar
 as text), and there is no script. With two or more runs the report leads with the comparisons (tables,
 busbw / latency / speed-up plots, observations) of every collective two or more runs measured
 (``run_groups``); a collective only one run measured is shown as that run's series. Run metadata,
-redacted environment and transport attestation follow for every run; a run measured under
+redacted environment and transport attestation follow for every run; "Against expected" puts each run
+beside what its own hardware should reach (``html_expected``); a run measured under
 ``GPUFABRIC_FAULT`` is flagged at the top, in the overview and on each of its tables.
 
 ``report_from_files`` is the command's whole input side: each path is a benchmark run (any format
@@ -22,11 +23,14 @@ from string import Template
 
 from gpufabric import __version__
 from gpufabric.analysis.compare import effective_placement, no_common_size
+from gpufabric.analysis.compare_expected import run_dir_of
 from gpufabric.analysis.compare_model import Comparison, Placement
+from gpufabric.analysis.expected import with_expected
 from gpufabric.errors import InputError
 from gpufabric.outputs import write_output
 from gpufabric.report import html_sections as sections
 from gpufabric.report.compare_render import title as table_title
+from gpufabric.report.html_expected import expected_section
 from gpufabric.report.plots import comparison_charts, run_charts, to_svg
 from gpufabric.report.run_groups import group_runs
 from gpufabric.report.train_section import train_label, train_section
@@ -75,6 +79,7 @@ def build_report(
     body: list[str] = _fault_banner(runs)
     body += ["<h2>Runs</h2>", sections.runs_overview(runs)] if runs else []
     body.extend(_ab_verdicts(ab))
+    body += [judged] if (judged := expected_section(runs)) else []
     # A table with no size in common would draw empty plots: say why it is missing, show each run's own.
     empty = [table for compared in comparisons for table in compared.tables if not table.rows]
     comparisons = [
@@ -192,8 +197,12 @@ def report_from_files(
         else:
             bench_files.append(path)
             bench_labels.extend(labels[index : index + 1])
+    runs = [
+        run if run.expected is not None else with_expected(run, run_dir_of(path), environ={})
+        for run, path in zip(read_runs(bench_files, bench_labels), bench_files, strict=True)
+    ]
     return build_report(
-        read_runs(bench_files, bench_labels),
+        runs,
         baseline=baseline,
         placement=placement,
         title=title,

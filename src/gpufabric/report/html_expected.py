@@ -1,0 +1,61 @@
+"""The HTML report's "Against expected" section: each run's collectives at their largest judged size, as %
+of what the run's own hardware should reach (``results.expected``), with the band, the bounding path and
+the verdict; then why anything was not judged. Values are escaped by ``html_sections.table``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from html import escape
+
+from gpufabric.report.expected_lines import gbps
+from gpufabric.report.html_sections import table
+from gpufabric.results.model import RunResult
+from gpufabric.units import human_size
+
+HEAD = [
+    "run",
+    "collective",
+    "size",
+    "busbw (GB/s)",
+    "of expected",
+    "band (GB/s)",
+    "ceiling",
+    "path",
+    "verdict",
+]
+
+
+def expected_section(runs: Sequence[RunResult]) -> str:
+    """The section, or "" when no run carries a judgement."""
+    judged = [run for run in runs if run.expected is not None]
+    if not judged:
+        return ""
+    rows: list[list[str]] = []
+    notes: list[str] = []
+    for run in judged:
+        assert run.expected is not None
+        notes += [f"{run.label}: {note}" for note in run.expected.notes]
+        for series in run.expected.series:
+            size = series.headline()
+            band = ""
+            if series.band_low_gbps is not None and series.band_high_gbps is not None:
+                band = f"{gbps(series.band_low_gbps)}-{gbps(series.band_high_gbps)}"
+            ceiling = gbps(series.ceiling_gbps) if series.ceiling_gbps is not None else "none"
+            path = f"{series.route}, {series.regime}"
+            if size is None:
+                rows.append([run.label, series.collective, "", "", "", band, ceiling, path, "latency regime"])
+                continue
+            percent = "" if size.percent_of_expected is None else f"{size.percent_of_expected:.0f}%"
+            verdict = size.verdict + ("; " + "; ".join(size.causes) if size.causes else "")
+            if size.verdict == "not-judged":
+                verdict = "not judged: unknown " + "; ".join(series.missing)
+            rows.append(
+                [run.label, series.collective, human_size(size.size_bytes), gbps(size.measured_gbps), percent,
+                 band, ceiling, path, verdict]
+            )  # fmt: skip
+    out = ["<h2>Against expected</h2>", table(HEAD, rows, numeric_from=2, cls="expected")]
+    out += [f'<p class="note">Note: {escape(note)}</p>' for note in notes]
+    sources = {run.expected.shapes_from for run in judged if run.expected is not None}
+    out.append(f'<p class="note">Hardware: {escape("; ".join(sorted(sources)))}.</p>')
+    return "\n".join(out)
