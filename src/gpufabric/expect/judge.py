@@ -77,6 +77,13 @@ def _evidence_causes(expectation: Expectation, evidence: Evidence) -> list[tuple
         and "nvlink" not in evidence.transports
     ):
         causes.append(("pcie-bound", "the GPUs exchanged data over PCIe or shared memory, not NVLink"))
+    if (
+        expectation.path is Path.NVLINK
+        and {"net", "socket"} & evidence.transports
+        and not {"nvlink", "pcie", "shm", "nvls"} & evidence.transports
+    ):
+        name = "sockets (NET/Socket)" if "socket" in evidence.transports else "the network transport (NET)"
+        causes.append(("socket-fallback", f"NCCL's log shows the GPUs of one node talking through {name}"))
     return causes
 
 

@@ -44,17 +44,17 @@ def expected_section(runs: Sequence[RunResult]) -> str:
             ceiling = gbps(series.ceiling_gbps) if series.ceiling_gbps is not None else "none"
             path = f"{series.route}, {series.regime}"
             if size is None:
-                rows.append([run.label, series.collective, "", "", "", band, ceiling, path, "latency regime"])
+                rows.append([run.label, series.collective, path, "latency regime", "", "", "", band, ceiling])
                 continue
             percent = "" if size.percent_of_expected is None else f"{size.percent_of_expected:.0f}%"
             verdict = size.verdict + ("; " + "; ".join(size.causes) if size.causes else "")
             if size.verdict == "not-judged":
                 verdict = "not judged: unknown " + "; ".join(series.missing)
             rows.append(
-                [run.label, series.collective, human_size(size.size_bytes), gbps(size.measured_gbps), percent,
-                 band, ceiling, path, verdict]
+                [run.label, series.collective, path, verdict, human_size(size.size_bytes),
+                 gbps(size.measured_gbps), percent, band, ceiling]
             )  # fmt: skip
-    out = ["<h2>Against expected</h2>", table(HEAD, rows, numeric_from=2, cls="expected")]
+    out = ["<h2>Against expected</h2>", table(HEAD, rows, numeric_from=4, cls="expected")]
     out += [f'<p class="note">Note: {escape(note)}</p>' for note in notes]
     sources = {run.expected.shapes_from for run in judged if run.expected is not None}
     out.append(f'<p class="note">Hardware: {escape("; ".join(sorted(sources)))}.</p>')

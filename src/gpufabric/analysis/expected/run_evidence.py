@@ -72,7 +72,8 @@ def run_evidence(
         transports = _transports(attestation, shape)
         if between_hosts and attestation.uses_network:
             used = _nics_used(attestation)
-            available = attestation.net_device_count or len(shape.fabric_nics()) or None
+            # The shape's NICs count too: a log whose provider found fewer than the node has is the fault.
+            available = max(attestation.net_device_count or 0, len(shape.fabric_nics())) or None
             gdr = attestation.gdr
     if between_hosts:
         counted, fabric, ethernet_instead = _traffic(row)
