@@ -27,7 +27,7 @@ from gpufabric.analysis.expected import (
 )
 from gpufabric.errors import UsageError
 from gpufabric.expect import shape_from_instance
-from gpufabric.hardware import NicBytes, NicKind, detect_node
+from gpufabric.hardware import NicBytes, NicKind, detect_node, load_snapshot
 from gpufabric.hardware.attribution import HostTraffic
 from gpufabric.nccl_logs.attest import attest_files
 from gpufabric.report import Format, expected_lines, render_compare, render_run, report_from_files
@@ -263,3 +263,34 @@ def test_the_html_report_has_an_against_expected_section() -> None:
     section = page[page.index("<h2>Against expected</h2>") :]
     assert "<td>NVLink 18 x 25 GB/s, ring</td>" in section
     assert '<td class="num">94%</td>' in section and "sockets on one host over loopback" in section
+
+
+H200X4 = Path(__file__).parents[2] / "benchmarks" / "results" / "2026-11-27-h200x4" / "model-run"
+H200X4_SNAPSHOT = FIXTURES / "gpu_h200x4" / "node_snapshot.json"
+
+
+def test_the_shapes_a_run_recorded_come_first(tmp_path: Path) -> None:
+    """The 4x H200's real snapshot as a run records it (``RunMetadata.node_shapes``): used as it is,
+    marked as the run's own snapshot, whatever host this is."""
+    result = read_result(H200X4 / "b-socket-torch" / "result.json")
+    shape = load_snapshot(H200X4_SNAPSHOT).shape
+    recorded = result.model_copy(
+        update={"metadata": result.metadata.model_copy(update={"node_shapes": {"vm": shape}})}
+    )
+    shapes = shapes_of_run(recorded, None, environ={}, this_host="vm")
+    assert list(shapes) == ["vm"] and shapes["vm"].source == "snapshot"
+    assert shapes["vm"].gpus == shape.gpus
+    judged = expect_run(recorded, environ={})
+    assert judged.shapes_from == "vm: the node snapshots the run recorded"
+    (line,) = expected_lines(judged)  # the torch engine's forced-socket run, NIC counters on lo
+    assert line.startswith("expected: all_reduce 256 MB: 3.29 GB/s = 63% of expected 5.22 (band 4.70-5.74; ")
+
+
+def test_doctor_snapshot_judges_nccl_tests_output_on_the_captured_node() -> None:
+    report = doctor([H200X4 / "nt-nvlink-all_reduce.txt"], snapshot=H200X4_SNAPSHOT)
+    (check,) = [c for c in report.subjects[0].checks if c.id == "busbw-expected:all_reduce"]
+    assert check.verdict is Verdict.PASS
+    assert check.cause.startswith(
+        "at 1 GB: 357 GB/s = 99% of expected 360 (band 303-450; NVLink 18 x 25 GB/s"
+    )
+    assert f"hardware: --snapshot {H200X4_SNAPSHOT}" in check.evidence

@@ -3,7 +3,7 @@
 In order of trust:
 
 1. the shapes the run recorded itself (``RunMetadata.node_shapes``, or the node snapshots in its run
-   directory's ``nodes/``): read on each host as the run started;
+   directory's ``nodes/``; ``results.load_run_shapes``): read on each host as the run started;
 2. this node, read now (``hardware.detect_node``, no cloud metadata query), when every host of the run is
    this host: a run judged where it ran;
 3. a partial shape per host from what the result says: the GPU names and count of its devices, the
@@ -34,15 +34,14 @@ from gpufabric.hardware import (
     detect_node,
     facts_from_pairs,
     gpu_model,
-    load_snapshot,
     parse_topo_matrix,
 )
 from gpufabric.hardware.pci import normal_bus_id
 from gpufabric.results.attestation import Attestation
+from gpufabric.results.io import NODES_DIR
 from gpufabric.results.model import Device, RunResult
+from gpufabric.results.run_nodes import load_run_shapes
 
-NODES_DIR = "nodes"
-"""Where a run directory keeps each host's node snapshot (``nodes/<host>.json``)."""
 _VNODE = re.compile(r"/vnode\d+$")
 # How NCCL's network family names its NICs' kind; the log gives no rate, so only the kind is kept.
 _NIC_KIND = {"ib": NicKind.INFINIBAND, "ofi": NicKind.EFA, "gib": NicKind.ROCE}
@@ -69,19 +68,15 @@ def _same_host(name: str, here: str) -> bool:
 
 
 def recorded_shapes(result: RunResult, run_dir: Path | None) -> dict[str, NodeShape]:
-    """The shapes the run recorded as it started: in its metadata, else in its run directory."""
-    recorded: Any = getattr(result.metadata, "node_shapes", None) or {}
-    if recorded:
-        return {physical_host(str(host)): shape for host, shape in recorded.items()}
-    folder = run_dir / NODES_DIR if run_dir is not None else None
-    shapes: dict[str, NodeShape] = {}
-    for path in sorted(folder.glob("*.json")) if folder is not None and folder.is_dir() else []:
+    """The shapes the run recorded as it started (``results.load_run_shapes``): in its metadata, else the
+    node snapshots in its run directory; marked ``source="snapshot"`` (read then, not now)."""
+    shapes = load_run_shapes(result)
+    if not shapes and run_dir is not None and (run_dir / NODES_DIR).is_dir():
         try:
-            snapshot = load_snapshot(path)
+            shapes = load_run_shapes(run_dir)
         except GpufabricError:
-            continue  # an unreadable snapshot is a host without a recorded shape, judged as the others
-        shapes[physical_host(snapshot.hostname or path.stem)] = snapshot.shape
-    return shapes
+            shapes = {}  # an unreadable snapshot: judged on what the result says, as a run without one
+    return {physical_host(h): s.model_copy(update={"source": "snapshot"}) for h, s in shapes.items()}
 
 
 def shapes_of_run(
