@@ -2,8 +2,8 @@
 speed-up: a fabric-off run at 95% of what sockets should reach reads differently from one at 40%.
 
 The percentage is of the table's own busbw cell (the placement compared), against the centre of the band
-the run's hardware gives that collective; sizes below the band's start (latency) and runs the model cannot
-judge (CPU ranks, unknown facts) have none.
+the run's hardware gives that collective at that size; sizes below the band's start (latency) and runs the
+model cannot judge (CPU ranks, unknown facts) have none.
 """
 
 from __future__ import annotations
@@ -35,9 +35,9 @@ def _percents(table: CompareTable, expected: Sequence[RunExpectation]) -> Compar
         cells: list[float | None] = []
         for busbw, judged in zip(row.busbw, expected, strict=True):
             series = _series(judged, table.collective)
-            centre = series.band_centre_gbps if series is not None else None
-            large = series is not None and row.size_bytes >= series.band_from_bytes
-            cells.append(round(100 * busbw / centre, 1) if centre and large else None)
+            sizes = [s for s in series.sizes if s.size_bytes == row.size_bytes] if series is not None else []
+            centre = sizes[0].expected_gbps if sizes and not sizes[0].latency_regime else None
+            cells.append(round(100 * busbw / centre, 1) if centre else None)
         rows.append(row.model_copy(update={"of_expected": cells}))
     if all(value is None for row in rows for value in row.of_expected):
         return table  # nothing judged: the table stays as compare_runs made it

@@ -35,17 +35,17 @@ def gbps(value: float) -> str:
 
 def percent_text(size: SizeJudgement, series: SeriesExpectation) -> str:
     """``94% of expected 360`` (or of the ceiling when there is no band)."""
-    if size.percent_of_expected is not None and series.band_centre_gbps is not None:
-        return f"{size.percent_of_expected:.0f}% of expected {gbps(series.band_centre_gbps)}"
+    if size.percent_of_expected is not None and size.expected_gbps is not None:
+        return f"{size.percent_of_expected:.0f}% of expected {gbps(size.expected_gbps)}"
     if size.percent_of_ceiling is not None and series.ceiling_gbps is not None:
         return f"{size.percent_of_ceiling:.0f}% of the ceiling {gbps(series.ceiling_gbps)}"
     return ""
 
 
-def _where(series: SeriesExpectation) -> str:
+def _where(size: SizeJudgement, series: SeriesExpectation) -> str:
     band = ""
-    if series.band_low_gbps is not None and series.band_high_gbps is not None:
-        band = f"band {gbps(series.band_low_gbps)}-{gbps(series.band_high_gbps)}; "
+    if size.band_low_gbps is not None and size.band_high_gbps is not None:
+        band = f"band {gbps(size.band_low_gbps)}-{gbps(size.band_high_gbps)}; "
     ceiling = f"ceiling {gbps(series.ceiling_gbps)}" if series.ceiling_gbps is not None else "no ceiling"
     return f"({band}{series.route}, {series.regime}, {ceiling})"
 
@@ -74,7 +74,7 @@ def expected_line(series: SeriesExpectation) -> str:
         return f"{where}: not judged: unknown {unknown}"
     percent = percent_text(size, series)
     words = _VERDICT_WORDS.get(size.verdict, size.verdict)
-    return f"{where}{' = ' + percent if percent else ''} {_where(series)}: {words}{_causes(size)}"
+    return f"{where}{' = ' + percent if percent else ''} {_where(size, series)}: {words}{_causes(size)}"
 
 
 def expected_lines(expected: RunExpectation | None) -> list[str]:
@@ -92,10 +92,10 @@ def _side_part(side: str, series: SeriesExpectation | None) -> str:
     size = series.headline()
     if size is None:
         return f"{side} not judged (latency regime)"
-    if size.percent_of_expected is None or series.band_centre_gbps is None:
+    if size.percent_of_expected is None or size.expected_gbps is None:
         return f"{side} not judged (unknown {'; '.join(series.missing) or 'band'})"
     return (
-        f"{side} at {size.percent_of_expected:.0f}% of its expected {gbps(series.band_centre_gbps)} GB/s "
+        f"{side} at {size.percent_of_expected:.0f}% of its expected {gbps(size.expected_gbps)} GB/s "
         f"at {human_size(size.size_bytes)} ({series.route}, {series.regime}: {size.verdict})"
     )
 

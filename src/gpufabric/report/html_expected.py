@@ -19,7 +19,7 @@ HEAD = [
     "size",
     "busbw (GB/s)",
     "of expected",
-    "band (GB/s)",
+    "band there (GB/s)",
     "ceiling",
     "path",
     "verdict",
@@ -39,8 +39,9 @@ def expected_section(runs: Sequence[RunResult]) -> str:
         for series in run.expected.series:
             size = series.headline()
             band = ""
-            if series.band_low_gbps is not None and series.band_high_gbps is not None:
-                band = f"{gbps(series.band_low_gbps)}-{gbps(series.band_high_gbps)}"
+            low, high = (size.band_low_gbps, size.band_high_gbps) if size else (None, None)
+            if low is not None and high is not None:
+                band = f"{gbps(low)}-{gbps(high)}"
             ceiling = gbps(series.ceiling_gbps) if series.ceiling_gbps is not None else "none"
             path = f"{series.route}, {series.regime}"
             if size is None:

@@ -26,7 +26,10 @@ class SizeJudgement(_Frozen):
     measured_gbps: float = Field(description="busbw, GB/s (out-of-place where measured, else in-place)")
     verdict: ExpectedVerdict
     latency_regime: bool = Field(description="below the size the band applies from: not judged")
-    percent_of_expected: float | None = Field(description="of the band's centre")
+    expected_gbps: float | None = Field(default=None, description="the band's centre at this size")
+    band_low_gbps: float | None = None
+    band_high_gbps: float | None = None
+    percent_of_expected: float | None = Field(description="of the band's centre at this size")
     percent_of_ceiling: float | None
     causes: list[str] = Field(default_factory=list, description="likely causes of a shortfall, in words")
     causes_guessed: bool = Field(default=False, description="from the shape alone, no log or counters")
@@ -44,7 +47,7 @@ class SeriesExpectation(_Frozen):
     regime: str = Field(description="ring, tree, nvls, collnet, pat or p2p")
     route: str = Field(description="the bounding path in a few words, e.g. 'NVLink 18 x 25 GB/s'")
     ceiling_gbps: float | None
-    band_low_gbps: float | None = None
+    band_low_gbps: float | None = Field(default=None, description="the band at large sizes (its plateau)")
     band_centre_gbps: float | None = None
     band_high_gbps: float | None = None
     band_from_bytes: int = Field(description="the band applies from this size up (latency below)")

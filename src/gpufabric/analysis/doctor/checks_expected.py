@@ -62,11 +62,11 @@ def _cause(size: SizeJudgement, series: SeriesExpectation, logged: bool) -> str:
     head = f"at {human_size(size.size_bytes)}: {_number(size.measured_gbps)} GB/s"
     if size.verdict == "not-judged":
         return f"{head}: not judged: unknown {'; '.join(series.missing) or 'band'}"
-    if size.percent_of_expected is not None and series.band_centre_gbps is not None:
-        head += f" = {size.percent_of_expected:.0f}% of expected {_number(series.band_centre_gbps)}"
+    if size.percent_of_expected is not None and size.expected_gbps is not None:
+        head += f" = {size.percent_of_expected:.0f}% of expected {_number(size.expected_gbps)}"
     band = ""
-    if series.band_low_gbps is not None and series.band_high_gbps is not None:
-        band = f"band {_number(series.band_low_gbps)}-{_number(series.band_high_gbps)}; "
+    if size.band_low_gbps is not None and size.band_high_gbps is not None:
+        band = f"band {_number(size.band_low_gbps)}-{_number(size.band_high_gbps)}; "
     ceiling = f"ceiling {_number(series.ceiling_gbps)}" if series.ceiling_gbps is not None else "no ceiling"
     text = f"{head} ({band}{series.route}, {series.regime}, {ceiling}): {size.verdict.replace('-', ' ')}"
     if size.verdict != "below":

@@ -51,6 +51,7 @@ def _expectation(
         nvls=setting.nvls,
         socket_threads=setting.socket_threads,
         socks_per_thread=setting.socks_per_thread,
+        ranks_per_process=setting.ranks_per_process,
     )
 
 
@@ -82,10 +83,14 @@ def route(expectation: Expectation) -> str:
 def _size(row: Row, measured: float, verdict: Judgement) -> SizeJudgement:
     expectation = verdict.expectation
     below = verdict.verdict == "below"
+    band = expectation.band
     return SizeJudgement(
         size_bytes=row.size_bytes,
         measured_gbps=measured,
         verdict=verdict.verdict,
+        expected_gbps=band.centre_gbps if band else None,
+        band_low_gbps=band.low_gbps if band else None,
+        band_high_gbps=band.high_gbps if band else None,
         latency_regime=row.size_bytes < expectation.band_from_bytes,
         percent_of_expected=verdict.percent_of_expected,
         percent_of_ceiling=verdict.percent_of_ceiling,

@@ -36,6 +36,9 @@ class RunSetting(BaseModel):
     all_reduce_regime: Regime | None = Field(default=None, description="forced by NCCL_ALGO")
     socket_threads: int | None = None
     socks_per_thread: int | None = None
+    ranks_per_process: int | None = Field(
+        default=None, description="1: one process per rank (our engines); N: nccl-tests -g N (-t)"
+    )
     cpu_ranks: bool = Field(default=False, description="gloo on CPUs: no NCCL transport to model")
     network_kind: str | None = Field(default=None, description="the network NCCL's log says it used")
     notes: tuple[str, ...] = ()
@@ -104,6 +107,19 @@ def _ranks(result: RunResult | None, attestation: Attestation | None) -> int | N
     return max((s.nranks or 0 for s in result.series), default=0) or None
 
 
+def _ranks_per_process(result: RunResult | None) -> int | None:
+    """One process per rank for our engines; nccl-tests' ``nThread`` x ``nGpus`` (its -t and -g)."""
+    if result is None:
+        return None
+    if result.metadata.engine == "gpufabric":
+        return 1
+    settings = result.metadata.settings
+    threads, gpus = settings.get("nthreads"), settings.get("ngpus")
+    if isinstance(gpus, int) and gpus > 0:
+        return gpus * (threads if isinstance(threads, int) and threads > 0 else 1)
+    return None
+
+
 def run_setting(result: RunResult | None, attestation: Attestation | None = None) -> RunSetting:
     """The layout of the run that ``result`` (and/or NCCL's log) describes."""
     meta_hosts = result.metadata.hosts if result is not None else []
@@ -136,6 +152,7 @@ def run_setting(result: RunResult | None, attestation: Attestation | None = None
         all_reduce_regime=_regime(env),
         socket_threads=_int(env, "NCCL_SOCKET_NTHREADS"),
         socks_per_thread=_int(env, "NCCL_NSOCKS_PERTHREAD"),
+        ranks_per_process=_ranks_per_process(result),
         cpu_ranks=cpu,
         network_kind=attestation.network_kind
         if attestation is not None and attestation.uses_network

@@ -135,10 +135,13 @@ def _gpus(devices: list[Device]) -> tuple[GpuFacts, ...]:
     for device in devices:
         if not device.name or device.name == "cpu":
             continue
-        key = device.bus_id or str(device.index if device.index is not None else device.rank)
-        index = device.index if device.index is not None else len(seen)
-        seen.setdefault(key, GpuFacts(index=index, name=device.name, pci_bus_id=device.bus_id))
-    return tuple(sorted(seen.values(), key=lambda g: g.index))
+        # A PCI address names the GPU; torch's "bus id" can be a bare 0 on every rank, so only an address
+        # with a ':' counts, else the device index.
+        address = device.bus_id if device.bus_id and ":" in device.bus_id else None
+        key = address or str(device.index if device.index is not None else device.rank)
+        # In order of first use: each rank may see its own GPU as device 0 (CUDA_VISIBLE_DEVICES per rank).
+        seen.setdefault(key, GpuFacts(index=len(seen), name=device.name, pci_bus_id=address))
+    return tuple(seen.values())
 
 
 def _nvlink(
