@@ -77,7 +77,9 @@ def test_missing_file_names_it(tmp_path: Path) -> None:
 def test_env_assignments() -> None:
     assert parse_env_assignments(["USE_EFA=false", "X=a=b"]) == {"USE_EFA": "false", "X": "a=b"}
     assert parse_env_assignments(["HOME_DIR"], environ={"HOME_DIR": "/h"}) == {"HOME_DIR": "/h"}
-    with pytest.raises(UsageError, match=r"--env '1X=2': expected NAME=VALUE"):
+    with pytest.raises(UsageError, match=r"--env '1X=2': '1X' is not a valid environment variable name"):
         parse_env_assignments(["1X=2"])
+    with pytest.raises(UsageError, match=r"--env '=2': expected NAME=VALUE"):
+        parse_env_assignments(["=2"])
     with pytest.raises(UsageError, match=r"--env NOPE: no '=VALUE' and NOPE is not set here"):
         parse_env_assignments(["NOPE"], environ={})

@@ -14,8 +14,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from gpufabric.envnames import check_env_names
 from gpufabric.redact import redact_argv, redact_env, redact_manifest, scrub
 
 
@@ -39,6 +40,13 @@ class RankProgram(BaseModel):
     )
     label: str = "gpufabric"
 
+    @field_validator("env")
+    @classmethod
+    def _env_names(cls, env: dict[str, str]) -> dict[str, str]:
+        # UsageError passes through pydantic as itself: one line, exit 2, whoever built the program.
+        check_env_names(env, where="the ranks' environment")
+        return env
+
     @property
     def ranks_per_node(self) -> int:
         return -(-self.nranks // self.nodes)
@@ -55,6 +63,12 @@ class PlannedCommand(BaseModel):
     ranks: list[int] = Field(default_factory=list, description="global ranks this process stands for")
     node_rank: int | None = None
     host: str | None = None
+
+    @field_validator("env")
+    @classmethod
+    def _env_names(cls, env: dict[str, str]) -> dict[str, str]:
+        check_env_names(env, where="a launched command's environment")
+        return env
 
 
 class LaunchPlan(BaseModel):

@@ -16,6 +16,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from gpufabric.envnames import check_env_name, check_one_line
 from gpufabric.errors import UsageError
 from gpufabric.launch.base import LaunchOutcome, LaunchPlan, OutputSink, PlannedCommand, RankProgram
 from gpufabric.launch.identity import DEFAULT_MASTER_PORT, NodeLayout, dns_label, layout_env, new_task_id
@@ -135,10 +136,14 @@ def render_sbatch_script(
     if opts.request_gpus and program.gpus_per_node > 0:
         header.append(f"#SBATCH --gpus-per-node={program.gpus_per_node * virtual_per_host}")
     header += [f"#SBATCH {arg}" for arg in opts.sbatch_args]
+    # sbatch reads these lines itself and bash skips them as comments, until a line break in a value
+    # ends the comment: the rest of that value would run as a command of the batch script.
+    for line in header[1:]:
+        check_one_line(line.removeprefix("#SBATCH "), where="an #SBATCH option of the batch script")
     body = [
         "",
         "# Set by gpufabric in sbatch's environment; srun passes them on to every rank.",
-        f"# {' '.join(env_names)}",
+        f"# {' '.join(check_env_name(name, where='sbatch environment') for name in env_names)}",
         "",
         "# Node addresses from the allocation: one entry per (virtual) node, head first.",
         "_gf_ips=()",

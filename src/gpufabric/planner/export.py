@@ -51,6 +51,18 @@ def k8s_documents(result: Plan) -> list[dict[str, Any]]:
     return first + [docs[k] for k in ("kubernetes.job", "kubernetes.service") if k in docs]
 
 
+def _shell_word(value: str, parameters: dict[str, str]) -> str:
+    """``value`` as one shell word: quoted as it is, except a plan parameter (``${IMAGE}``), which must
+    expand from the user's environment (single quotes would pass the text ``${IMAGE}`` to docker) and
+    stops the script with its description when unset."""
+    match = re.fullmatch(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}", value)
+    if match is None or match.group(1) not in parameters:
+        return shlex.quote(value)
+    name = match.group(1)
+    hint = re.sub(r"[^A-Za-z0-9 ,.()/_-]", "", parameters[name])  # literal text inside "${X:?...}"
+    return f'"${{{name}:?export {name}=... first: {hint}}}"'
+
+
 def _docker_script(result: Plan) -> str:
     run = result.documents["docker.run"]
     lines = [
@@ -59,7 +71,7 @@ def _docker_script(result: Plan) -> str:
         "set -euo pipefail",
         "exec docker run --rm "
         + " ".join(shlex.quote(o) for o in run["options"])
-        + f' {shlex.quote(run["image"])} "$@"',
+        + f' {_shell_word(run["image"], result.parameters)} "$@"',
     ]
     return "\n".join(lines) + "\n"
 

@@ -140,6 +140,9 @@ def export_lines(env: dict[str, str], *, dropped_from: dict[str, str] | None = N
     the TCPX plugin's lib dir) must also leave the inherited value, or the off profile would keep them."""
     import shlex
 
+    from gpufabric.envnames import check_env_names
+
+    check_env_names(env, where="the plan's environment")  # a name is shell syntax here: never quoted
     lines = []
     for name, value in sorted(env.items()):
         if name not in PATH_VARIABLES:

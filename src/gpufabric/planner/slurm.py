@@ -11,6 +11,7 @@ import re
 from collections import defaultdict
 
 from gpufabric.catalog import FabricName
+from gpufabric.envnames import check_one_line
 from gpufabric.planner.model import Plan, export_lines
 
 _NUMBERED = re.compile(r"^(.*?)(\d+)$")
@@ -69,7 +70,8 @@ def render_slurm(plan: Plan) -> None:
         f"--gpus-per-node={gpus}",
         "--exclusive",
     ]
-    lines = ["#!/bin/bash", *(f"#SBATCH {o}" for o in options)]
+    # A node name or feature from the cluster ends up on a comment line: a line break there would run.
+    lines = ["#!/bin/bash", *(f"#SBATCH {check_one_line(o, where='an #SBATCH option')}" for o in options)]
     lines += export_lines(plan.env)
     lines.append('srun --mpi=pmix --cpu-bind=none "$@"')
     plan.documents["slurm.sbatch"] = {"options": options, "script": "\n".join(lines) + "\n"}

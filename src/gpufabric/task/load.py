@@ -17,6 +17,7 @@ import yaml
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
+from gpufabric.envnames import RULE, check_env_name, check_env_names
 from gpufabric.errors import InputError, UsageError
 from gpufabric.task.model import Resources, Task, TaskConfig
 
@@ -75,6 +76,7 @@ def safe_yaml(text: str, *, source: str) -> Any:
 
 def apply_env_overrides(task: Task, overrides: Mapping[str, str], *, source: str) -> Task:
     """Overrides replace or add envs; envs left null in the file (SkyPilot's "required") must be given."""
+    check_env_names(overrides, where=f"{source}: --env")
     envs = {**task.envs, **overrides}
     missing = sorted(name for name, value in envs.items() if value is None)
     if missing:
@@ -91,10 +93,9 @@ def parse_env_assignments(
     result: dict[str, str] = {}
     for item in items:
         name, sep, value = item.partition("=")
-        if not name or not name.replace("_", "a").isalnum() or name[0].isdigit():
-            raise UsageError(
-                f"{flag} {item!r}: expected NAME=VALUE with NAME like USE_EFA (letters, digits, _)"
-            )
+        if not name:
+            raise UsageError(f"{flag} {item!r}: expected NAME=VALUE with NAME like USE_EFA ({RULE})")
+        check_env_name(name, where=f"{flag} {item[:80]!r}")
         if not sep:
             if name not in environ:
                 raise UsageError(

@@ -13,6 +13,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from gpufabric.envnames import is_env_name, name_problem
+
 NetworkTier = Literal["standard", "best"]
 # Beyond any cluster gpufabric launches on (the largest public GPU clusters are a few thousand nodes); a
 # bigger value is a typo, and planning it would allocate gigabytes of per-node documents.
@@ -133,6 +135,23 @@ def check_pod_config_shape(pod_config: dict[str, Any]) -> None:
                 f"pod_config.spec.containers[{i}] must be a mapping (name, image, env ...), "
                 f"not {type(container).__name__} {str(container)[:40]!r}"
             )
+        _check_container_env(container.get("env"), f"pod_config.spec.containers[{i}].env")
+
+
+def _check_container_env(env: object, where: str) -> None:
+    """A container's ``env`` entries reach the plan's env.sh and docker ``--env=NAME``: POSIX names only."""
+    if env is None:
+        return
+    if not isinstance(env, list):
+        raise ValueError(f"{where} must be a list of {{name, value}} entries, not {type(env).__name__}")
+    for j, entry in enumerate(env):
+        name = entry.get("name") if isinstance(entry, dict) else None
+        if not isinstance(name, str):
+            raise ValueError(
+                f"{where}[{j}] must be a mapping with a text `name` (and `value` or `valueFrom`)"
+            )
+        if not is_env_name(name):
+            raise ValueError(f"{where}[{j}].name: {name_problem(name)}")
 
 
 class TaskConfig(BaseModel):
@@ -161,6 +180,10 @@ class Task(BaseModel):
     def _env_values(cls, value: object) -> object:
         if not isinstance(value, dict):
             return value
+        for name in value:
+            # A name reaches shell text (sbatch, env.sh, mpirun -x): refuse what a shell would parse.
+            if not is_env_name(str(name)):
+                raise ValueError(name_problem(str(name)))
         return {str(k): _env_text(v) for k, v in value.items()}
 
     @field_validator("name")
