@@ -5,14 +5,15 @@ Two tests, by *name* and by *value*:
 - A variable whose name contains KEY, TOKEN, SECRET, PASS (PASSWORD, PASSWD, DB_PASS) or CREDENTIAL
   (any case) keeps its name and loses its value (``redact_env``, ``redact_manifest``, ``redact_argv``).
 - Any text, whatever name it came under, loses the secret part of known secret *shapes*
-  (``scrub``): the password of a URL with credentials (``https://user:pass@db``), the value of a
+  (``scrub``): the user and password of a URL with credentials (``https://user:pass@db``), the value of a
   connection-string key (``AccountKey=``, ``Password=``, ``SharedAccessSignature=``), and tokens
   with a published prefix: AWS access key ids (AKIA/ASIA...), GitHub (ghp_, gho_, ghu_, ghs_, ghr_,
   github_pat_), Hugging Face (hf_), Weights & Biases (wandb_v1_, local-), Slack (xoxb-, xoxp-, xapp-...),
   JWTs (eyJ...eyJ...sig), ``Bearer`` credentials and PEM private keys.
 
-``scrub_known`` also removes, verbatim, the values of secret-looking names in the process environment
-(and any other mapping given), so a secret printed by a rank or quoted in a log line is caught too.
+``scrub_known`` also removes, verbatim, the values of secret-looking names in the process environment,
+in every environment a launched program was given (``remember_secrets``: a task file's ``envs:``, ``--env``)
+and in any other mapping given, so a secret printed by a rank or quoted in a log line is caught too.
 The CLI installs ``ScrubbingStream`` over stdout and stderr (``cli/app.py``), and ``gpufabric.outputs``
 scrubs every file it writes: the last line of defence behind the structured redaction above.
 
@@ -39,8 +40,10 @@ _ASSIGNMENT = re.compile(r"^(?P<lead>['\"]?(?:--?[A-Za-z][\w-]*=)?)(?P<name>[A-Z
 
 # Each alternative: a group ``keep`` (what stays, may be empty) before the secret part ``hide``.
 _SHAPES = [
-    # scheme://user:password@host -> scheme://user:<redacted>@host (the user name is no secret)
-    r"(?P<u_keep>\b[A-Za-z][A-Za-z0-9+.-]{0,30}://[^\s:/@'\"]{0,256}:)(?P<u_hide>[^\s/@'\"]{1,512})(?=@)",
+    # scheme://user:password@host -> scheme://<redacted>@host. The userinfo ends at the LAST "@" before
+    # the host (RFC 3986: "@" cannot end a host, so a password "p@ss" leaves "@" earlier in the text); all
+    # of it goes, since a token is often the "user" (GitHub's https://TOKEN:x-oauth-basic@github.com).
+    r"(?P<u_keep>\b[A-Za-z][A-Za-z0-9+.-]{0,30}://)(?P<u_hide>[^\s/:'\"]{0,256}:[^\s/'\"]{0,512})(?=@)",
     # Key=value pairs of connection strings (Azure storage/Service Bus, ADO.NET, ODBC, JDBC).
     r"(?P<c_keep>(?<![A-Za-z0-9])(?i:AccountKey|SharedAccessKey|SharedAccessSignature|Password|Pwd"
     r"|ClientSecret|AccessKey|SecretKey|ApiKey|api_key|access_token)[ \t]{0,4}=[ \t]{0,4})"
@@ -62,6 +65,8 @@ _SHAPES = [
 ]
 _SHAPE = re.compile("|".join(_SHAPES))
 _MIN_KNOWN = 4  # shorter values ("1", "yes") would redact ordinary text
+# Secret values this process handed to programs it launched (not in os.environ): scrubbed like those.
+_remembered: set[str] = set()
 
 
 def is_secret_name(name: str) -> bool:
@@ -91,15 +96,23 @@ def scrub(text: str) -> str:
     return _SHAPE.sub(_replace, text)
 
 
+def remember_secrets(env: Mapping[str, str]) -> None:
+    """Scrub the values of ``env``'s secret-looking names from everything printed or written from now on,
+    as if they were in the process environment: a task file's ``envs: {HF_TOKEN: ...}`` or ``--env
+    API_KEY=...`` reach the ranks without passing through ``os.environ`` here."""
+    _remembered.update(v for k, v in env.items() if is_secret_name(k) and len(v) >= _MIN_KNOWN)
+
+
 def known_secret_values(*envs: Mapping[str, str]) -> list[str]:
-    """Values of secret-looking names in the process environment and ``envs``, longest first."""
+    """Values of secret-looking names in the process environment, the remembered ones and ``envs``,
+    longest first."""
     values = {
         value
         for env in (os.environ, *envs)
         for name, value in env.items()
         if is_secret_name(name) and len(value) >= _MIN_KNOWN
     }
-    return sorted(values, key=len, reverse=True)
+    return sorted(values | _remembered, key=len, reverse=True)
 
 
 def scrub_known(text: str, *envs: Mapping[str, str]) -> str:
@@ -201,6 +214,7 @@ class ScrubbingStream(io.TextIOBase):
         self.target = target
         self._pending = ""
         self._known = known_secret_values()
+        self._remembered_count = len(_remembered)
 
     def write(self, text: str) -> int:
         self._pending += text
@@ -217,6 +231,8 @@ class ScrubbingStream(io.TextIOBase):
         self.target.flush()
 
     def _emit(self, text: str) -> None:
+        if len(_remembered) != self._remembered_count:  # a launch remembered a task's secrets since
+            self._known, self._remembered_count = known_secret_values(), len(_remembered)
         for value in self._known:
             if value in text:
                 text = text.replace(value, REDACTED)

@@ -23,8 +23,8 @@ from gpufabric.redact import (
 
 # Token shapes as their issuers document them; the values themselves are made up.
 SHAPES = [
-    ("DATABASE_URL=https://user:hunter2@db:5432/x", "DATABASE_URL=https://user:<redacted>@db:5432/x"),
-    ("redis://:only-a-password@cache:6379", "redis://:<redacted>@cache:6379"),
+    ("DATABASE_URL=https://user:hunter2@db:5432/x", "DATABASE_URL=https://<redacted>@db:5432/x"),
+    ("redis://:only-a-password@cache:6379", "redis://<redacted>@cache:6379"),
     (
         "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=c2VjcmV0a2V5==;EndpointSuffix=core.windows.net",
         "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=<redacted>;EndpointSuffix=core.windows.net",
@@ -83,15 +83,15 @@ def test_pass_names_are_secret(name: str) -> None:
 
 def test_values_under_plain_names_are_scrubbed_everywhere() -> None:
     url = "https://u:pw-9@db/x"
-    assert redact_env({"DATABASE_URL": url}) == {"DATABASE_URL": "https://u:<redacted>@db/x"}
+    assert redact_env({"DATABASE_URL": url}) == {"DATABASE_URL": "https://<redacted>@db/x"}
     assert is_secret("DATABASE_URL", url) and not is_secret("NCCL_DEBUG", "INFO")
     assert redact_argv(["--env", f"DATABASE_URL={url}"]) == [
         "--env",
-        "DATABASE_URL=https://u:<redacted>@db/x",
+        "DATABASE_URL=https://<redacted>@db/x",
     ]
     manifest = {"kind": "Pod", "spec": {"containers": [{"env": [{"name": "DATABASE_URL", "value": url}]}]}}
     assert (
-        redact_manifest(manifest)["spec"]["containers"][0]["env"][0]["value"] == "https://u:<redacted>@db/x"
+        redact_manifest(manifest)["spec"]["containers"][0]["env"][0]["value"] == "https://<redacted>@db/x"
     )
     secret = {"kind": "Secret", "stringData": {"DATABASE_URL": url, "X": "plain"}}
     assert redact_manifest(secret)["stringData"] == {"DATABASE_URL": REDACTED, "X": REDACTED}
@@ -103,7 +103,7 @@ def test_the_stream_catches_a_secret_split_over_two_writes(monkeypatch: pytest.M
     stream = ScrubbingStream(target)
     stream.write("a split-sec")
     stream.write("ret-value and https://u:pw@h\npartial")
-    assert target.getvalue() == "a <redacted> and https://u:<redacted>@h\n"
+    assert target.getvalue() == "a <redacted> and https://<redacted>@h\n"
     stream.flush()
     assert target.getvalue().endswith("\npartial")
 

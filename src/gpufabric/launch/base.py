@@ -17,7 +17,7 @@ from typing import Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from gpufabric.envnames import check_env_names
-from gpufabric.redact import redact_argv, redact_env, redact_manifest, scrub
+from gpufabric.redact import redact_argv, redact_env, redact_manifest, remember_secrets, scrub
 
 
 class RankProgram(BaseModel):
@@ -45,6 +45,9 @@ class RankProgram(BaseModel):
     def _env_names(cls, env: dict[str, str]) -> dict[str, str]:
         # UsageError passes through pydantic as itself: one line, exit 2, whoever built the program.
         check_env_names(env, where="the ranks' environment")
+        # Every launched program's environment passes here: its secrets (a task's envs, --env) are hidden
+        # from all output from now on, as the same values in this process's environment would be.
+        remember_secrets(env)
         return env
 
     @property

@@ -7,14 +7,13 @@ nothing, which is what lets the parser apply each distinct line once.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from typing import Any
 
 from gpufabric.nccl_logs import patterns as pat
 from gpufabric.nccl_logs.claims import build_claims
 from gpufabric.nccl_logs.templates import HOST, PID, Template
-from gpufabric.redact import redact_env
+from gpufabric.redact import redact_env, scrub
 from gpufabric.results.attestation import (
     MAX_MESSAGES,
     MAX_PROOF_LINES,
@@ -29,14 +28,12 @@ _MAX_NET_PAIRS = 65536
 _MAX_RANKS = 16384
 _MAX_HOSTIDS = 4096
 _MAX_FACTS = 64
-# A URL's password in a log line (`https://user:pass@host`): the doctor repeats lines, never secrets.
-# Bounded runs keep it linear on any line.
-_URL_PASSWORD = re.compile(r"(://[^\s:/@'\"]{0,256}:)[^\s/@'\"]{1,512}(?=@)")
 
 
 def redact_line(text: str) -> str:
-    """``https://user:pass@db`` -> ``https://user:<redacted>@db`` (the user name is no secret)."""
-    return _URL_PASSWORD.sub(r"\1<redacted>", text) if "://" in text else text
+    """The doctor repeats lines, never secrets: ``redact.scrub`` (``https://user:p@ss@db`` ->
+    ``https://<redacted>@db``, tokens, connection-string keys), the one place secret shapes are known."""
+    return scrub(text)
 
 
 class State:
