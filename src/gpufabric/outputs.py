@@ -3,7 +3,8 @@
 ``write_output(path, text)`` (and ``write_files(directory, contents)``, each file the same way):
 
 - ``-`` is standard output;
-- a symlink is written *through* (its target changes, the link stays);
+- a symlink is written *through* (its target changes, the link stays), as ``tee`` and a shell's ``>``
+  do, also when it dangles (the target is created); a symlink loop is refused (``ELOOP``), never replaced;
 - a regular file (or a new name) is replaced atomically: a temporary file beside the real target, then a
   rename, so a reader never sees half a document; the old file's permission bits are kept;
 - a device, FIFO or socket (``/dev/null``, ``/dev/stdout``, a named pipe) is opened and written in place,
@@ -40,12 +41,26 @@ def real_target(path: Path) -> Path:
     return Path(os.path.realpath(path))
 
 
+def is_symlink_loop(path: Path) -> bool:
+    """True when ``path`` is a symlink that never reaches a file or a dangling end (``ELOOP``)."""
+    if not path.is_symlink():
+        return False
+    try:
+        os.stat(path)
+    except OSError as exc:
+        return exc.errno == errno.ELOOP
+    return False
+
+
 def check_output_path(path: Path | str) -> None:
     """Raise the ``OSError`` that writing ``path`` would meet for its *kind*: a directory, a path under a
     regular file, a missing parent directory that cannot be created. Touches nothing."""
     if is_stdout(path):
         return
     path = Path(path)
+    if is_symlink_loop(path):  # as tee(1) refuses it; replacing the link would lose it
+        message = f"{path} is a symbolic link loop; remove the link or name another path"
+        raise OSError(errno.ELOOP, message, str(path))
     target = real_target(path)
     if target.is_dir():
         raise IsADirectoryError(errno.EISDIR, f"{path} is a directory", str(path))

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ValidationError
 from gpufabric.catalog.model import BaselineCurve, Fabric, FabricName, InstanceType, NodeLabelRule
 from gpufabric.errors import CatalogError, UsageError
 from gpufabric.units import parse_size
+from gpufabric.yaml_input import load_yaml
 
 INSTANCE_FILES = ("aws.yaml", "gcp.yaml", "ib.yaml")
 ModelT = TypeVar("ModelT", bound=BaseModel)
@@ -40,7 +41,7 @@ def _read(file_name: str, key: str) -> list[dict[str, Any]]:
 def entries_from_text(text: str, file_name: str, key: str) -> list[dict[str, Any]]:
     """The mappings listed under ``key``; anything else is one ``CatalogError`` line with the line number."""
     try:
-        document = yaml.safe_load(text)
+        document = load_yaml(text)  # yaml.safe_load, duplicate keys refused
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark is not None else ""

@@ -22,6 +22,7 @@ import yaml
 
 from gpufabric.errors import InputError, UsageError
 from gpufabric.textfile import read_text_file
+from gpufabric.yaml_input import load_yaml
 
 DEFAULT_KUBECONFIG = "~/.kube/config"
 GET_CREDENTIALS = (
@@ -62,7 +63,7 @@ def read_config(files: list[Path]) -> KubeConfig:
     merged = KubeConfig()
     for path in files:
         try:
-            doc = yaml.safe_load(read_text_file(path, "kube config"))
+            doc = load_yaml(read_text_file(path, "kube config"))  # safe_load, duplicate keys refused
         except yaml.YAMLError as exc:
             raise InputError(f"kube config {path} is not valid YAML: {' '.join(str(exc).split())}") from exc
         if not isinstance(doc, dict):

@@ -29,6 +29,7 @@ from gpufabric.nccl_logs.templates import EMPTY, Template, line_template, messag
 from gpufabric.results.attestation import MAX_CHANNEL_LINKS, Attestation
 
 BLOCK_BYTES = 2 << 20  # a block of a file is read, split and counted at once
+MAX_LINE_BYTES = 1 << 20  # NCCL's lines are a few hundred bytes; a longer one is skipped, not carried
 _LINES_PER_BATCH = 1024  # attest_lines: lines counted at once (callers stream; keep the batch small)
 # Cache bounds (entries): past one, that cache is emptied (its counts handed on first) and rebuilt.
 _LINE_CACHE = 16384
@@ -212,20 +213,55 @@ def _split(data: bytes, final: bool) -> tuple[list[bytes], bytes]:
     return lines, rest + tail
 
 
-def _feed_file(acc: _Accumulator, handle: BinaryIO) -> None:
+def _feed_file(acc: _Accumulator, handle: BinaryIO, unread: UnreadParts) -> None:
+    """Feed ``handle``'s lines block by block. NUL bytes (the zero padding a crashed node's file system
+    leaves where data never reached the disk) are dropped and counted, and a line longer than
+    ``MAX_LINE_BYTES`` is skipped to its end and counted: memory stays one block, whatever the file holds."""
     rest = b""
+    skipping = False  # inside a line already over the limit: read past it, keep nothing
     while chunk := handle.read(BLOCK_BYTES):
+        if b"\0" in chunk:
+            unread.nul_bytes += chunk.count(b"\0")
+            chunk = chunk.replace(b"\0", b"")
+        if skipping:
+            end = min((at for at in (chunk.find(b"\n"), chunk.find(b"\r")) if at >= 0), default=-1)
+            if end < 0:
+                continue
+            chunk, skipping = chunk[end + 1 :], False
         if b"\r" in chunk or rest.endswith(b"\r"):
             lines, rest = _split(rest + chunk, final=False)
         else:  # the common case: no copy of the block, the unfinished line joins the first one
             lines = chunk.split(b"\n")
             lines[0] = rest + lines[0]
             rest = lines.pop()
+        if len(rest) > MAX_LINE_BYTES:
+            rest, skipping = b"", True
+            unread.long_lines += 1
         if lines:
             acc.feed(lines)
     lines, _ = _split(rest, final=True)
     if lines:
         acc.feed(lines)
+
+
+class UnreadParts:
+    """What ``_feed_file`` left out of one file, said in one note."""
+
+    def __init__(self) -> None:
+        self.nul_bytes = 0
+        self.long_lines = 0
+
+    def note(self, path: Path) -> str | None:
+        parts = []
+        if self.nul_bytes:
+            parts.append(
+                f"{self.nul_bytes:,} NUL bytes (the zero padding a crashed node's file system leaves)"
+            )
+        if self.long_lines:
+            parts.append(
+                f"{self.long_lines:,} line(s) over {MAX_LINE_BYTES >> 20} MiB (no NCCL line is that long)"
+            )
+        return f"{path}: skipped {' and '.join(parts)}; the rest was read" if parts else None
 
 
 def attest_lines(lines: Iterable[str], *, source: str | None = None) -> Attestation:
@@ -249,12 +285,17 @@ def attest_lines(lines: Iterable[str], *, source: str | None = None) -> Attestat
 def attest_files(paths: Sequence[Path]) -> Attestation:
     """Attest the per-rank logs of one run together (one attestation for the run), streamed block by block."""
     acc = _Accumulator()
+    notes = []
     for path in paths:
+        unread = UnreadParts()
         try:
             with path.open("rb") as handle:
-                _feed_file(acc, handle)
+                _feed_file(acc, handle, unread)
         except OSError as exc:
             raise InputError(f"{path}: cannot read NCCL log ({exc.strerror or exc}); check the path") from exc
+        if note := unread.note(path):
+            notes.append(note)
     att = acc.finish()
     att.source_files = [str(p) for p in paths]
+    att.unread = notes
     return att

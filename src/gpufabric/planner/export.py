@@ -20,7 +20,7 @@ from typing import Any
 import yaml
 
 from gpufabric.errors import InputError, UsageError
-from gpufabric.outputs import write_files
+from gpufabric.outputs import is_symlink_loop, write_files
 from gpufabric.planner.model import Plan
 
 EXECUTABLE_SUFFIXES = (".sh", ".sbatch")
@@ -110,6 +110,8 @@ def write_plan_files(out: Path, result: Plan) -> list[str]:
     One-line ``UsageError`` when ``out`` is a file, ``InputError`` when it cannot be written."""
     if out.exists() and not out.is_dir():
         raise UsageError(f"-o {out}: not a directory; give a directory for the plan's files")
+    if is_symlink_loop(out):
+        raise UsageError(f"-o {out}: a symbolic link loop; remove the link or give another directory")
     contents = export_files(result)
     try:
         write_files(out, contents, executable=EXECUTABLE_SUFFIXES)

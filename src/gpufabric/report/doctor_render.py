@@ -74,6 +74,7 @@ def doctor_view(report: DoctorReport) -> Group:
         parts.append(Text.from_markup(f"judged against: {subject.expectation}", style="dim"))
         if subject.sources:
             parts.append(Text.from_markup(f"inputs: {', '.join(subject.sources)}", style="dim"))
+        parts += [Text(f"note: {note}") for note in subject.notes]
     parts.append(Text(f"doctor: {report.verdict.label}", style=_STYLE[report.verdict]))
     return Group(*parts)
 

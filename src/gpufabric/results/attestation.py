@@ -164,6 +164,9 @@ class Attestation(BaseModel):
     lines_read: int = 0
     nccl_lines: int = Field(default=0, description="lines that carried NCCL output")
     source_files: list[str] = Field(default_factory=list)
+    unread: list[str] = Field(
+        default_factory=list, description="per file, what was skipped and why (NUL padding, over-long lines)"
+    )
     proofs: dict[str, list[str]] = Field(
         default_factory=dict, description=f"per fact, the first {MAX_PROOF_LINES} log lines that show it"
     )

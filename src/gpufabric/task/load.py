@@ -20,6 +20,7 @@ from pydantic_core import ErrorDetails
 from gpufabric.envnames import RULE, check_env_name, check_env_names
 from gpufabric.errors import InputError, UsageError
 from gpufabric.task.model import Resources, Task, TaskConfig
+from gpufabric.yaml_input import load_yaml
 
 _FIELDS_BY_MODEL: dict[str, tuple[str, ...]] = {
     "": tuple(Task.model_fields),
@@ -56,10 +57,11 @@ def task_from_text(text: str, *, source: str, env_overrides: Mapping[str, str] |
 
 
 def safe_yaml(text: str, *, source: str) -> Any:
-    """``yaml.safe_load`` whose every failure is one InputError line: bad syntax, a tag on a value it cannot
-    convert (``!!int abc``, an integer of more than 4300 digits), or nesting deeper than Python recurses."""
+    """``yaml.safe_load`` whose every failure is one InputError line: bad syntax, a key written twice in one
+    mapping (``yaml_input``), a tag on a value it cannot convert (``!!int abc``, an integer of more than
+    4300 digits), or nesting deeper than Python recurses."""
     try:
-        return yaml.safe_load(text)
+        return load_yaml(text)  # yaml.safe_load, duplicate keys refused
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""

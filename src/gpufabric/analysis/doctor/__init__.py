@@ -71,6 +71,7 @@ def diagnose(evidence: Evidence, expectation: Expectation) -> SubjectReport:
         checks=checks,
         judges_transport=True,
         attestation=claims,
+        notes=list(att.unread) if att else [],
     )
 
 

@@ -68,6 +68,9 @@ class SubjectReport(BaseModel):
     attestation: TransportClaims | None = Field(
         default=None, description="the structured attestation: each claim with its log lines and confidence"
     )
+    notes: list[str] = Field(
+        default_factory=list, description="what of the inputs was not read, and why (NUL padding, long lines)"
+    )
 
     @property
     def verdict(self) -> Verdict:

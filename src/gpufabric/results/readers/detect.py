@@ -40,10 +40,15 @@ def _check_text(path: Path, head: bytes) -> None:
     if not head:
         raise InputError(f"{path} is empty; expected nccl-tests output or a gpufabric result")
     if b"\x00" in head:
-        raise InputError(
-            f"{path} looks binary (it contains NUL bytes); expected nccl-tests text output, "
-            "nccl-tests -J JSON, or a gpufabric .json/.jsonl result"
-        )
+        # Runs of NUL are what a crashed node's file system leaves where data never reached the disk: the
+        # text around them is read (the readers skip the NULs and say how many). Only NULs, or binary
+        # data besides them, is refused.
+        head = head.replace(b"\x00", b"")
+        if not head.strip():
+            raise InputError(
+                f"{path} holds only NUL bytes in its first {_SNIFF_BYTES >> 10} KiB (a file a crash left "
+                "zero-filled?); expected nccl-tests text output, nccl-tests -J JSON, or a gpufabric result"
+            )
     sample = head.decode("utf-8", errors="replace")
     unprintable = sum(1 for ch in sample if ch == "\ufffd" or (ord(ch) < 32 and ch not in "\t\n\r\f\x1b"))
     if unprintable > max(8, len(sample) // 20):
@@ -72,7 +77,7 @@ def sniff(path: Path) -> InputFormat:
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror or exc}") from exc
     _check_text(path, head)
-    text = head.decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")
+    text = head.replace(b"\x00", b"").decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")
     if not text.startswith("{"):
         return _text_kind(text)
     if path.suffix.lower() == ".jsonl":
