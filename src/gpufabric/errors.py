@@ -9,6 +9,7 @@ translated at the boundary with ``raise X(...) from exc``.
     ├── UsageError                 bad flag, bad value, impossible combination; exit 2
     ├── InputError                 a file we were asked to read cannot be read or parsed; exit 2
     ├── CatalogError               unknown shape, contradictory plan request; exit 2
+    ├── OutputError                an output (file, run directory, standard output) cannot be written; exit 2
     ├── LaunchError                a launcher could not start, or a rank failed; exit 1
     │   └── RankFailure            a rank exited non-zero (carries rank, host, last lines)
     ├── BenchTimeout               a stage of a run passed its deadline; exit 124 (like timeout(1))
@@ -49,6 +50,13 @@ class InputError(GpufabricError):
 
 class CatalogError(GpufabricError):
     """A catalog lookup or plan request is unknown or contradictory."""
+
+    exit_code = 2
+
+
+class OutputError(GpufabricError):
+    """Writing an output failed (a full disk, a full device behind standard output); the message names
+    the path and, for a full disk, the free space left."""
 
     exit_code = 2
 

@@ -5,8 +5,9 @@
 - ``-`` is standard output;
 - a symlink is written *through* (its target changes, the link stays), as ``tee`` and a shell's ``>``
   do, also when it dangles (the target is created); a symlink loop is refused (``ELOOP``), never replaced;
-- a regular file (or a new name) is replaced atomically: a temporary file beside the real target, then a
-  rename, so a reader never sees half a document; the old file's permission bits are kept;
+- a regular file (or a new name) is replaced atomically (``atomic_write_text``: a temporary file beside
+  the real target, fsynced, then a rename), so a reader never sees half a document and a full disk leaves
+  the old file and no temporary behind; the old file's permission bits are kept;
 - a device, FIFO or socket (``/dev/null``, ``/dev/stdout``, a named pipe) is opened and written in place,
   never replaced;
 - a directory is refused with ``IsADirectoryError``, and a path under a regular file with
@@ -21,12 +22,14 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import shutil
 import stat
 import sys
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
+from gpufabric.errors import OutputError
 from gpufabric.redact import scrub_known
 
 STDOUT = "-"
@@ -96,7 +99,7 @@ def write_output(path: Path | str, text: str) -> None:
             handle.write(text)
         return
     target.parent.mkdir(parents=True, exist_ok=True)
-    _replace_atomically(target, text)
+    atomic_write_text(target, text)
 
 
 def write_files(directory: Path, contents: Mapping[str, str], *, executable: tuple[str, ...] = ()) -> None:
@@ -110,15 +113,23 @@ def write_files(directory: Path, contents: Mapping[str, str], *, executable: tup
             path.chmod(0o755)
 
 
-def _replace_atomically(target: Path, text: str) -> None:
+def atomic_write_text(target: Path, text: str) -> None:
+    """Replace ``target`` with ``text`` so that no reader, and no full disk, ever leaves half of it: a
+    temporary file beside it is written and fsynced, then renamed over it (the old file's permission bits
+    kept). On any failure the temporary file is removed and ``target`` is as it was; the ``OSError``
+    names ``target`` (a full disk: ``ENOSPC``, see ``full_disk_error``). Secrets are the caller's
+    business (``write_output`` scrubs)."""
     try:
         mode: int | None = stat.S_IMODE(os.stat(target).st_mode)
     except OSError:
         mode = None
-    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    tmp_name: str | None = None
     try:
+        fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())  # a full disk can refuse the data only now, not at rename
         if mode is not None:
             os.chmod(tmp_name, mode)
         else:  # mkstemp makes 0600; a new output gets the usual 0666 & ~umask
@@ -126,10 +137,42 @@ def _replace_atomically(target: Path, text: str) -> None:
             os.umask(umask)
             os.chmod(tmp_name, 0o666 & ~umask)
         os.replace(tmp_name, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp_name)
+    except BaseException as exc:
+        if tmp_name is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp_name)
+        if isinstance(exc, OSError) and exc.filename is None:
+            exc.filename = str(target)
         raise
+
+
+FULL_DISK_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+
+
+def free_space(path: Path) -> str:
+    """``"12 KiB free"`` on the file system that holds ``path`` (its nearest existing ancestor)."""
+    probe = Path(path).absolute()
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    try:
+        free = float(shutil.disk_usage(probe).free)
+    except OSError:
+        return "free space unknown"
+    if free < 1024:
+        return f"{free:.0f} B free"
+    unit = "KiB"
+    for unit in ("KiB", "MiB", "GiB"):
+        free /= 1024
+        if free < 1024:
+            break
+    return f"{free:.1f} {unit} free"
+
+
+def full_disk_error(path: Path | str, exc: OSError, *, fix: str) -> OutputError:
+    """The one line a write that met a full disk (or quota) becomes: the path, the cause, the free space
+    left there and ``fix``."""
+    where = Path(str(exc.filename)) if exc.filename else Path(path)
+    return OutputError(f"{where}: {exc.strerror or exc} ({free_space(where)} there); {fix}")
 
 
 def describe_write_error(path: Path | str, exc: OSError) -> str:

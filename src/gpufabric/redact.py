@@ -27,7 +27,7 @@ import io
 import os
 import re
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, TextIO, TypeVar
 
 from pydantic import BaseModel
@@ -228,7 +228,7 @@ class ScrubbingStream(io.TextIOBase):
         if self._pending:
             self._emit(self._pending)
             self._pending = ""
-        self.target.flush()
+        self._guarded(self.target.flush)
 
     def _emit(self, text: str) -> None:
         if len(_remembered) != self._remembered_count:  # a launch remembered a task's secrets since
@@ -236,7 +236,33 @@ class ScrubbingStream(io.TextIOBase):
         for value in self._known:
             if value in text:
                 text = text.replace(value, REDACTED)
-        self.target.write(scrub(text))
+        clean = scrub(text)
+        self._guarded(lambda: self.target.write(clean))
+
+    def _guarded(self, write: Callable[[], object]) -> None:
+        """``write()``; a full or failing device (``> /dev/full``) becomes one ``OutputError`` line for the
+        CLI's handler, and the stream is pointed at /dev/null so that the interpreter's last flush of what
+        is still buffered adds no traceback. A closed pipe (``| head``) stays an ``OSError``, as before."""
+        try:
+            write()
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            from gpufabric.errors import OutputError
+
+            name = {1: "standard output", 2: "standard error"}.get(self._fileno(), "an output stream")
+            with contextlib.suppress(OSError, ValueError):
+                os.dup2(os.open(os.devnull, os.O_WRONLY), self.target.fileno())
+            raise OutputError(
+                f"{name}: {exc.strerror or exc} while writing; free space on that device or redirect the "
+                "output elsewhere"
+            ) from None
+
+    def _fileno(self) -> int:
+        try:
+            return self.target.fileno()
+        except (OSError, ValueError):
+            return -1
 
     def writable(self) -> bool:
         return True

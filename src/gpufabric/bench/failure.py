@@ -14,17 +14,36 @@ from pathlib import Path
 
 from gpufabric.bench.rundir import RESULT_NAME, STREAM_NAME, read_errors
 from gpufabric.bench.stages import StageWatchdog
-from gpufabric.errors import BenchTimeout, GpufabricError, InputError, RankFailure, UsageError
+from gpufabric.errors import BenchTimeout, GpufabricError, InputError, OutputError, RankFailure, UsageError
 from gpufabric.launch.base import LaunchOutcome, RankExit
 from gpufabric.launch.output import last_output_clause
 from gpufabric.launch.processes import describe_returncode
 from gpufabric.results.io import read_stream
 
+# How the OS words a full disk or quota (strerror of ENOSPC, EDQUOT, EFBIG) in a rank's last line.
+FULL_DISK_CAUSES = ("No space left on device", "Disk quota exceeded", "File too large")
 
-def usage_failure(errors: list[dict[str, object]]) -> UsageError | None:
-    """The first usage error a rank reported (a bad request, not a broken rank)."""
-    usage = [e for e in errors if e.get("kind") == "usage"]
-    return UsageError(str(usage[0]["message"])) if usage else None
+
+def usage_failure(errors: list[dict[str, object]]) -> GpufabricError | None:
+    """The first usage or output error a rank reported: a bad request, or a run directory whose disk is
+    full (kind "output", ``OutputError``, exit 2), not a broken rank."""
+    for error in errors:
+        if error.get("kind") == "usage":
+            return UsageError(str(error["message"]))
+        if error.get("kind") == "output":
+            return OutputError(str(error["message"]))
+    return None
+
+
+def full_disk_failure(outcome: LaunchOutcome, suffix: str = "") -> OutputError | None:
+    """A rank that stopped because the run directory's disk is full, when even its error file could not
+    be written: its last ``Error:`` line (``rank_process``) names the path and the free space."""
+    for exit_ in outcome.exits:
+        for line in reversed(exit_.last_lines):
+            text = line.strip()
+            if text.startswith("Error: ") and any(cause in text for cause in FULL_DISK_CAUSES):
+                return OutputError(f"rank {exit_.rank}: {text.removeprefix('Error: ')}{suffix}")
+    return None
 
 
 def crashed_rank(outcome: LaunchOutcome, errors: list[dict[str, object]]) -> RankExit | None:
@@ -91,6 +110,9 @@ def diagnose_failure(
             stage=stage,
             missing_ranks=missing,
         )
+    disk = full_disk_failure(outcome, partial)
+    if disk is not None:
+        return disk
     first = crashed_rank(outcome, errors)
     if first is not None:
         where = f" on {first.host}" if first.host else ""

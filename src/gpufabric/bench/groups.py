@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from gpufabric.bench.config import BenchConfig
 from gpufabric.bench.stages import StageTimeouts
+from gpufabric.outputs import atomic_write_text
 
 GroupCollective = Literal["alltoall", "all_reduce"]
 ROUND_CONFIG = "round-config.json"
@@ -148,6 +149,4 @@ def round_timeouts(stages: StageTimeouts) -> StageTimeouts:
 
 def write_round(result: RoundResult, path: Path) -> None:
     """Rank 0's write, atomic so the parent never reads half a file."""
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(result.model_dump(), indent=2) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    atomic_write_text(path, json.dumps(result.model_dump(), indent=2) + "\n")

@@ -24,7 +24,8 @@ from gpufabric.bench.config import BenchConfig
 from gpufabric.bench.identity import RankIdentity, rank_identity
 from gpufabric.bench.rundir import PROGRESS_TAG, write_error
 from gpufabric.bench.stages import StageReporter
-from gpufabric.errors import GpufabricError, UsageError
+from gpufabric.errors import GpufabricError, OutputError, UsageError
+from gpufabric.outputs import FULL_DISK_ERRNOS, full_disk_error
 
 EXIT_USAGE = 2
 EXIT_FAILURE = 1
@@ -116,6 +117,13 @@ def run_as_rank(run_dir: Path, run: Callable[[RankIdentity], int]) -> int:
         return run(identity)
     except UsageError as exc:
         return _failed(run_dir, identity.rank, "usage", str(exc), EXIT_USAGE)
+    except OutputError as exc:
+        return _failed(run_dir, identity.rank, "output", str(exc), EXIT_USAGE)
+    except OSError as exc:
+        if exc.errno not in FULL_DISK_ERRNOS:
+            raise
+        error = full_disk_error(run_dir, exc, fix="free space there or choose another --run-dir")
+        return _failed(run_dir, identity.rank, "output", str(error), EXIT_USAGE)
     except GpufabricError as exc:
         return _failed(run_dir, identity.rank, "failure", str(exc), EXIT_FAILURE)
     except Exception as exc:  # keep the traceback in the rank's output, one line in the error file

@@ -5,13 +5,14 @@
 <run_dir>/result.jsonl         rank 0's stream: header, one row per finished size, end
 <run_dir>/result.json          rank 0's final RunResult
 <run_dir>/nccl/nccl.<host>.<pid>.log   NCCL_DEBUG output, one file per rank
-<run_dir>/errors/rank<N>.json  {"rank", "kind": "usage"|"failure", "message"} of a rank that failed
+<run_dir>/errors/rank<N>.json  {"rank", "kind": "usage"|"output"|"failure", "message"} of a rank that failed
 <run_dir>/stages/rank<N>.json  the last stage the rank entered (``gpufabric.bench.stages``)
 <run_dir>/nodes/<host>.json    each host's node snapshot, read as the run started (``bench.node_facts``)
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tempfile
@@ -19,8 +20,17 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from gpufabric.bench.stages import STAGES_DIR
-from gpufabric.errors import UsageError
-from gpufabric.outputs import check_output_path, describe_write_error, is_special, is_stdout, real_target
+from gpufabric.errors import OutputError, UsageError
+from gpufabric.outputs import (
+    FULL_DISK_ERRNOS,
+    atomic_write_text,
+    check_output_path,
+    describe_write_error,
+    full_disk_error,
+    is_special,
+    is_stdout,
+    real_target,
+)
 from gpufabric.results.io import NODES_DIR as NODES_DIR  # the results layer names its files;
 from gpufabric.results.io import RESULT_NAME as RESULT_NAME
 from gpufabric.results.io import STREAM_NAME as STREAM_NAME  # re-exported: they are part of this layout
@@ -97,9 +107,23 @@ def error_path(run_dir: Path, rank: int) -> Path:
 
 
 def write_error(run_dir: Path, rank: int, kind: str, message: str) -> None:
+    """The rank's error file, whole or not at all: on a full disk the rank's ``Error:`` line on stderr is
+    what the parent reads (``failure.full_disk_failure``), never an empty file."""
     path = error_path(run_dir, rank)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"rank": rank, "kind": kind, "message": message}) + "\n", encoding="utf-8")
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(path, json.dumps({"rank": rank, "kind": kind, "message": message}) + "\n")
+
+
+def write_run_file(path: Path, text: str) -> None:
+    """A file of the run directory (config.json, plan.json), whole or not at all; a full disk is one
+    ``OutputError`` line naming the path and the free space (exit 2)."""
+    try:
+        atomic_write_text(path, text)
+    except OSError as exc:
+        if exc.errno in FULL_DISK_ERRNOS:
+            raise full_disk_error(path, exc, fix="free space there or choose another --run-dir") from None
+        raise OutputError(f"{path}: cannot write ({exc.strerror or exc}); choose another --run-dir") from exc
 
 
 def read_errors(run_dir: Path) -> list[dict[str, object]]:

@@ -38,15 +38,18 @@ from gpufabric.bench.rundir import (
     PLAN_NAME,
     PROGRESS_TAG,
     RESULT_NAME,
+    STREAM_NAME,
     check_fresh_run_dir,
     check_output_file,
+    write_run_file,
 )
 from gpufabric.bench.stages import STAGE_TAG, StageTimeouts, StageWatchdog
 from gpufabric.bench.world import checked_world
-from gpufabric.errors import GpufabricError, UsageError
+from gpufabric.errors import GpufabricError, OutputError, UsageError
 from gpufabric.launch.base import Launcher, LaunchPlan, OutputSink, RankProgram
 from gpufabric.launch.processes import watching
 from gpufabric.launch.signals import Interrupted
+from gpufabric.outputs import FULL_DISK_ERRNOS, free_space, full_disk_error
 from gpufabric.redact import redact_argv
 from gpufabric.results.io import read_result, write_result
 from gpufabric.results.model import RunResult
@@ -92,7 +95,7 @@ def write_run_config(config: BaseModel, config_path: Path) -> None:
         (run_dir / NCCL_LOG_DIR).mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UsageError(f"--run-dir: cannot create {run_dir} ({exc.strerror}); choose another path") from exc
-    config_path.write_text(config.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    write_run_file(config_path, config.model_dump_json(indent=2) + "\n")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -136,7 +139,7 @@ def prepare_sweep(config: BenchConfig, execution: Execution) -> PreparedSweep:
 def record_plan(plan: LaunchPlan, run_dir: Path) -> Path:
     """The plan as executed, redacted, in ``<run_dir>/plan.json`` (what ``--dry-run`` would have printed)."""
     path = run_dir / PLAN_NAME
-    path.write_text(plan.recorded_json(), encoding="utf-8")
+    write_run_file(path, plan.recorded_json())
     return path
 
 
@@ -195,7 +198,16 @@ def run_sweep(prepared: PreparedSweep) -> RunResult:
             raise
     if not outcome.ok:
         error = diagnose_failure(run_dir, outcome, timeout_s, watchdog)
-        keep_partial(config, run_dir, str(error), out=out, world_size=nranks, fault=fault)
+        try:
+            keep_partial(config, run_dir, str(error), out=out, world_size=nranks, fault=fault)
+        except OSError as exc:
+            if exc.errno not in FULL_DISK_ERRNOS:
+                raise
+            # The stream keeps every finished size whole (results.io.StreamWriter); show reads it.
+            kept = str(error).replace(f"kept in {run_dir / RESULT_NAME}", f"kept in {run_dir / STREAM_NAME}")
+            raise OutputError(
+                f"{kept}; {RESULT_NAME} not written ({exc.strerror or exc}, {free_space(run_dir)} there)"
+            ) from None
         raise error
     result = read_result(run_dir / RESULT_NAME)
     rewrite = False
@@ -209,7 +221,13 @@ def run_sweep(prepared: PreparedSweep) -> RunResult:
         result.failure = wrong_data_line(result)
         rewrite = True
     if rewrite:
-        write_result(result, run_dir / RESULT_NAME)
+        try:
+            write_result(result, run_dir / RESULT_NAME)
+        except OSError as exc:
+            if exc.errno not in FULL_DISK_ERRNOS:
+                raise
+            raise full_disk_error(run_dir / RESULT_NAME, exc, fix="free space there; the run's rows are "
+                                  f"in {STREAM_NAME}") from None  # fmt: skip
     if out is not None:
         write_out(result, out, kept=run_dir / RESULT_NAME)
     if check_failure is not None:

@@ -30,6 +30,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpufabric.errors import UsageError
+from gpufabric.outputs import atomic_write_text
 from gpufabric.units import human_size
 
 STAGE_TAG = "GPUFABRIC_STAGE "
@@ -127,9 +128,7 @@ class StageReporter:
         self.emit(STAGE_TAG + text)
         try:  # the file is for post-mortems only: a read-only or full run dir must not fail the run
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
-            tmp.write_text(text + "\n", encoding="utf-8")
-            tmp.replace(self.path)
+            atomic_write_text(self.path, text + "\n")  # a full disk leaves no temporary file behind
         except OSError:
             pass
 

@@ -11,9 +11,11 @@ run that dies at 1 GB still has every smaller size on disk. Records:
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
@@ -96,16 +98,32 @@ def result_from_dict(data: Any, *, source: str) -> RunResult:
 
 
 class StreamWriter:
-    """Appends JSONL records and flushes each, so every finished size survives a crash."""
+    """Appends JSONL records, each straight to the file, so every finished size survives a crash.
+
+    A record is whole or absent: when the disk fills mid-record, the file is cut back to the end of the
+    last whole record (an empty stream is removed) and the ``OSError`` is raised, so the finished rows
+    stay readable and no line is left cut."""
 
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self._fh: IO[str] = path.open("a", encoding="utf-8")
+        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+        self._size = os.fstat(self._fd).st_size  # the end of the last whole record
 
     def _write(self, record: dict[str, Any]) -> None:
-        self._fh.write(scrub(json.dumps(record, separators=(",", ":"))) + "\n")
-        self._fh.flush()
+        data = (scrub(json.dumps(record, separators=(",", ":"))) + "\n").encode("utf-8")
+        try:
+            written = 0
+            while written < len(data):
+                written += os.write(self._fd, data[written:])
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._fd, self._size)
+                if self._size == 0:
+                    self.path.unlink()
+            exc.filename = exc.filename or str(self.path)
+            raise
+        self._size += len(data)
 
     def header(self, label: str, metadata: RunMetadata) -> None:
         self._write({"record": "header", "label": label, "metadata": metadata.model_dump(mode="json")})
@@ -133,7 +151,9 @@ class StreamWriter:
         self._write({"record": "end", "complete": complete, "failure": failure})
 
     def close(self) -> None:
-        self._fh.close()
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
 
 
 class _StreamState:

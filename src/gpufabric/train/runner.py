@@ -15,7 +15,13 @@ from pathlib import Path
 
 from gpufabric.bench.config import check_cpu_ranks
 from gpufabric.bench.execution import Execution
-from gpufabric.bench.failure import crashed_rank, error_file_failure, last_output, usage_failure
+from gpufabric.bench.failure import (
+    crashed_rank,
+    error_file_failure,
+    full_disk_failure,
+    last_output,
+    usage_failure,
+)
 from gpufabric.bench.rank_program import nccl_debug_env
 from gpufabric.bench.rundir import read_errors
 from gpufabric.bench.runner import record_plan, resolve_run_config, write_run_config
@@ -180,6 +186,9 @@ def _failure(run_dir: Path, outcome: LaunchOutcome, timeout_s: float | None) -> 
         return BenchTimeout(
             f"train-bench passed --timeout {timeout_s:g}s; every rank was stopped", stage="run"
         )
+    disk = full_disk_failure(outcome)
+    if disk is not None:
+        return disk
     first = crashed_rank(outcome, errors)
     if first is not None:
         where = f" on {first.host}" if first.host else ""
