@@ -37,6 +37,8 @@ def _configure_matplotlib() -> None:
 PlotKind = Literal["busbw", "latency", "speedup"]
 ImageFormat = Literal["png", "svg"]
 _STYLES = ["-o", "-s", "-^", "-D", "-v", "-P", "-X", "-*"]
+# Room for the y label, the 45-degree size labels under the axis and the title, at figsize 8.0 x 4.6.
+_MARGINS = {"left": 0.09, "right": 0.98, "bottom": 0.2, "top": 0.92}
 
 
 @dataclass
@@ -84,7 +86,10 @@ def render(chart: Chart) -> Figure:
     from matplotlib.figure import Figure
 
     _configure_matplotlib()
-    figure = Figure(figsize=(8.0, 4.6), dpi=110, layout="constrained")
+    figure = Figure(figsize=(8.0, 4.6), dpi=110)
+    # Fixed margins, not layout="constrained": every chart has the same size and furniture, and the
+    # constrained solver drew each figure twice (half of a report's time: docs/benchmarks.md).
+    figure.subplots_adjust(**_MARGINS)
     FigureCanvasAgg(figure)
     ax = figure.add_subplot()
     all_sizes: list[int] = []
