@@ -31,9 +31,10 @@ _MAX_FACTS = 64
 
 
 def redact_line(text: str) -> str:
-    """The doctor repeats lines, never secrets: ``redact.scrub`` (``https://user:p@ss@db`` ->
-    ``https://<redacted>@db``, tokens, connection-string keys), the one place secret shapes are known."""
-    return scrub(text)
+    """The doctor repeats lines, never a URL's credentials: ``redact.scrub`` (``https://user:p@ss@db`` ->
+    ``https://<redacted>@db``), the one place secret shapes are known; other shapes are scrubbed where the
+    report is rendered (``scrub_model``), so lines without a URL skip the regex here."""
+    return scrub(text) if "://" in text else text
 
 
 class State:
