@@ -160,12 +160,12 @@ def free_space(path: Path) -> str:
         return "free space unknown"
     if free < 1024:
         return f"{free:.0f} B free"
-    unit = "KiB"
-    for unit in ("KiB", "MiB", "GiB"):
+    units = ["KiB", "MiB", "GiB"]
+    free /= 1024
+    while free >= 1024 and len(units) > 1:
         free /= 1024
-        if free < 1024:
-            break
-    return f"{free:.1f} {unit} free"
+        units.pop(0)
+    return f"{free:.1f} {units[0]} free"
 
 
 def full_disk_error(path: Path | str, exc: OSError, *, fix: str) -> OutputError:

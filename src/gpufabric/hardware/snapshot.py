@@ -76,5 +76,8 @@ def load_snapshot(path: Path) -> NodeSnapshot:
 
 
 def save_snapshot(snapshot: NodeSnapshot, path: Path) -> None:
-    """Write ``snapshot`` as indented JSON (the directory must exist)."""
-    path.write_text(snapshot.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    """Write ``snapshot`` as indented JSON (the directory must exist), whole or not at all (a full disk
+    leaves no empty file: ``outputs.atomic_write_text``)."""
+    from gpufabric.outputs import atomic_write_text
+
+    atomic_write_text(path, snapshot.model_dump_json(indent=2) + "\n")
