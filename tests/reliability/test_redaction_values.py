@@ -90,9 +90,7 @@ def test_values_under_plain_names_are_scrubbed_everywhere() -> None:
         "DATABASE_URL=https://<redacted>@db/x",
     ]
     manifest = {"kind": "Pod", "spec": {"containers": [{"env": [{"name": "DATABASE_URL", "value": url}]}]}}
-    assert (
-        redact_manifest(manifest)["spec"]["containers"][0]["env"][0]["value"] == "https://<redacted>@db/x"
-    )
+    assert redact_manifest(manifest)["spec"]["containers"][0]["env"][0]["value"] == "https://<redacted>@db/x"
     secret = {"kind": "Secret", "stringData": {"DATABASE_URL": url, "X": "plain"}}
     assert redact_manifest(secret)["stringData"] == {"DATABASE_URL": REDACTED, "X": REDACTED}
 

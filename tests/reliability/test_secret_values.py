@@ -146,9 +146,7 @@ def test_the_secrets_reached_the_commands(corpus: Corpus) -> None:
     recorded = json.loads((corpus.root / "run" / "result.json").read_text(encoding="utf-8"))["metadata"][
         "env"
     ]
-    assert (
-        recorded["NCCL_PROXY_URL"] == "https://<redacted>@proxy.internal:3128"
-    )  # user and host kept
+    assert recorded["NCCL_PROXY_URL"] == "https://<redacted>@proxy.internal:3128"  # user and host kept
     assert recorded["NCCL_DB_PASS"] == recorded["NCCL_DB_PASSWD"] == "<redacted>"
     assert "AccountName=acct;AccountKey=<redacted>;" in recorded["FI_STORE"]
 
