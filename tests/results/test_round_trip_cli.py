@@ -65,7 +65,7 @@ def test_every_kept_format_goes_through_show_compare_and_report(kept: dict[str, 
     assert compared.returncode == 0, compared.stderr
     assert "all_reduce" in compared.stdout and "all_gather" in compared.stdout
     html = path.parent / f"report-{fmt}.html"
-    reported = _cli("report", str(path), "-o", str(html), cwd=path.parent)
+    reported = _cli("report", str(path), "--out", str(html), cwd=path.parent)
     assert reported.returncode == 0, reported.stderr
     assert html.stat().st_size > 10_000
 

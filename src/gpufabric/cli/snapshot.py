@@ -16,7 +16,7 @@ from gpufabric.report import SNAPSHOT_FORMATS, Format, render_snapshot
 
 
 def snapshot_command(
-    out: Path | None = typer.Option(None, "--out", "-o", help="write the snapshot JSON to FILE"),
+    out: Path | None = typer.Option(None, "--out", help="write the snapshot JSON to FILE"),
     fmt: str = typer.Option("text", "--format", help="text or json"),
     no_metadata: bool = typer.Option(
         False, "--no-metadata", help="do not ask the cloud's metadata service for the instance type"
