@@ -71,13 +71,18 @@ def _writing(flag: str, path: Path, *, directory: bool = False) -> Iterator[None
         ) from exc
 
 
+# What ``results.readers.default_label`` does, said once for compare and report.
+LABEL_HELP = (
+    "Name per file, in order (default: the file name without its extension; for a run directory, or the "
+    "result.json in one, the directory's name)."
+)
+
+
 def compare(
     files: list[Path] = typer.Argument(
         ..., help="Two or more result files (nccl-tests logs or JSON, ours) or run directories (runs/<id>/)."
     ),
-    label: list[str] = typer.Option(
-        [], "--label", "-l", help="Name per file, in order (default: file name)."
-    ),
+    label: list[str] = typer.Option([], "--label", "-l", help=LABEL_HELP),
     baseline: str | None = typer.Option(
         None,
         "--baseline",
@@ -138,9 +143,7 @@ def report(
         ..., help="One or more result files (nccl-tests logs or JSON, ours) or run directories."
     ),
     output: Path = typer.Option(Path("report.html"), "--out", "--output", help="The HTML file to write."),
-    label: list[str] = typer.Option(
-        [], "--label", "-l", help="Name per file, in order (default: file name)."
-    ),
+    label: list[str] = typer.Option([], "--label", "-l", help=LABEL_HELP),
     baseline: str | None = typer.Option(None, "--baseline", help="Label or 0-based index (default: last)."),
     placement: PlacementChoice = typer.Option(PlacementChoice.out_of_place, "--placement", "-p"),
     title: str | None = typer.Option(None, "--title", help="Page title (default: the run labels)."),
