@@ -1,4 +1,4 @@
-"""``bench > f; show f; compare f g; report f -o r.html`` for every format, on a real 2-rank gloo run.
+"""``bench > f; show f; compare f g; report f --out r.html`` for every format, on a real 2-rank gloo run.
 
 One real bench (CPU gloo ranks, tiny sizes) prints the table users keep; ``show --format`` turns its
 result into csv, markdown and json; the run directory holds the JSONL stream. Every one of those files

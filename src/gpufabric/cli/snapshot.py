@@ -1,5 +1,5 @@
 """``gpufabric snapshot``: read this node (GPUs, NVLink, PCIe, NICs, cloud instance type) into a node
-snapshot; print it as a summary or JSON, and with ``-o FILE`` keep the JSON for offline use
+snapshot; print it as a summary or JSON, and with ``--out FILE`` keep the JSON for offline use
 (``hardware.load_snapshot``; other commands' ``--snapshot FILE``)."""
 
 from __future__ import annotations
