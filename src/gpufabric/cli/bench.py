@@ -92,7 +92,7 @@ def bench(
     snapshot: Path | None = typer.Option(
         None,
         "--snapshot",
-        help="node snapshot JSON (`gpufabric snapshot -o FILE`) to judge the result against instead of "
+        help="node snapshot JSON (`gpufabric snapshot --out FILE`) to judge the result against instead of "
         "this node",
     ),
     on: str = typer.Option(
