@@ -16,7 +16,7 @@ G=$(timeout 30 nvidia-smi -L | wc -l)
 say "host $(hostname) $(date -u +%FT%TZ), $G GPUs: $(timeout 30 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
 R="$OUT/runs"; mkdir -p "$R"
 timeout 30 nvidia-smi topo -m >"$R/topo-m.txt" 2>&1
-timeout 60 $GF snapshot --no-metadata -o "$OUT/node_snapshot.json" >"$R/snapshot.txt" 2>&1
+timeout 60 $GF snapshot --no-metadata --out "$OUT/node_snapshot.json" >"$R/snapshot.txt" 2>&1
 record "snapshot: exit $? | $(grep -m3 -iE 'nvlink|gpus' "$R/snapshot.txt" | tr '\n' ' ' | cut -c1-200)"
 GPUFABRIC_SNAPSHOT_OUT="$R/pytest_snapshot.json" timeout 120 python3 -m pytest -m gpu -q -p no:cacheprovider \
   -o addopts="-ra" tests/hardware >"$R/pytest-hardware.log" 2>&1

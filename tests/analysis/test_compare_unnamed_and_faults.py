@@ -103,9 +103,11 @@ def test_the_compare_command_of_the_review(
     efa_pair: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     efa, short = map(str, efa_pair)
-    code, out = _cli(monkeypatch, capsys, "compare", efa, short, "-f", "markdown")
+    code, out = _cli(monkeypatch, capsys, "compare", efa, short, "--format", "markdown")
     assert code == 0 and "### sendrecv? (inferred) (float sum, out-of-place)" in out
-    code, out = _cli(monkeypatch, capsys, "compare", efa, short, "--collective-of", "all_reduce", "-f", "csv")
+    code, out = _cli(
+        monkeypatch, capsys, "compare", efa, short, "--collective-of", "all_reduce", "--format", "csv"
+    )
     assert code == 0 and "\nall_reduce,float sum,out_of_place,8," in out
 
 

@@ -23,7 +23,7 @@ TOPO = Path(__file__).parents[1] / "fixtures" / "hardware" / "topo"
 def test_cli_writes_a_snapshot_that_loads(tmp_path: Path) -> None:
     out = tmp_path / "node.json"
     proc = subprocess.run(
-        [sys.executable, "-m", "gpufabric.cli", "snapshot", "--no-metadata", "-o", str(out),
+        [sys.executable, "-m", "gpufabric.cli", "snapshot", "--no-metadata", "--out", str(out),
          "--format", "json"],
         capture_output=True, text=True, timeout=120, check=False, env={**os.environ},
     )  # fmt: skip

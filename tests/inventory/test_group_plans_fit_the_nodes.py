@@ -136,7 +136,10 @@ def test_hyperpod_gpu_type_comes_from_the_catalog(
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
-        (("-o", "yaml", "--columns", "NAME"), "Error: --columns: chooses table columns and --format yaml"),
+        (
+            ("--format", "yaml", "--columns", "NAME"),
+            "Error: --columns: chooses table columns and --format yaml",
+        ),
         (("--platform", "slurm"), "Error: --platform slurm: only applies with --plan"),
     ],
 )

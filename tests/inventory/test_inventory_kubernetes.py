@@ -229,7 +229,7 @@ def test_yaml_output_round_trips_the_model(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     nodes_api.serve_file(INVENTORY_FIXTURES / "gke_a3_mixed.json")
-    code, out, _ = run_cli(monkeypatch, capsys, "-o", "yaml")
+    code, out, _ = run_cli(monkeypatch, capsys, "--format", "yaml")
     assert code == 0
     inventory = Inventory.model_validate(yaml.safe_load(out))
     assert inventory.context == "test-cluster"
@@ -301,7 +301,7 @@ def test_selector_the_server_rejects(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    code, _, err = run_cli(monkeypatch, capsys, "-l", "instance-type in (p4d)")
+    code, _, err = run_cli(monkeypatch, capsys, "--selector", "instance-type in (p4d)")
     assert_one_line_error(code, err, 2, "--selector 'instance-type in (p4d)'", "unable to parse requirement")
 
 

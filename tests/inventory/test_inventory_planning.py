@@ -127,7 +127,7 @@ def test_cli_plan_flag(
     )
     assert "  plan: gpudirect-tcpxo, 8 NIC(s) per node: best tier" in out
     assert "  export NCCL_FASTRAK_IFNAME=eth1,eth2,eth3,eth4,eth5,eth6,eth7,eth8" in out
-    monkeypatch.setattr(sys, "argv", ["gpufabric", "nodes", "--plan", "-o", "json"])
+    monkeypatch.setattr(sys, "argv", ["gpufabric", "nodes", "--plan", "--format", "json"])
     with pytest.raises(SystemExit):
         main()
     doc = json.loads(capsys.readouterr().out)

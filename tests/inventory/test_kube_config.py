@@ -110,7 +110,7 @@ def test_working_exec_plugin_token_reaches_the_server(nodes_api: RecordedNodesAp
     plugin(bin_dir, "aws", f"echo '{json.dumps(credential)}'\n")
     nodes_api.serve_file(INVENTORY_FIXTURES / "eks_mixed.json")
     config = write_config(tmp_path / "config", nodes_api.url, exec_user("aws"))
-    out = gpufabric("nodes", "--kubeconfig", str(config), "-o", "json", path_dirs=[bin_dir])
+    out = gpufabric("nodes", "--kubeconfig", str(config), "--format", "json", path_dirs=[bin_dir])
     assert out.returncode == 0, out.stderr
     assert out.stderr == ""
     assert nodes_api.requests[0]["headers"]["authorization"] == "Bearer from-the-plugin"

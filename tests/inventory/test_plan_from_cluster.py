@@ -195,7 +195,9 @@ def test_env_format_is_sourceable(
 ) -> None:
     nodes_api.serve_file(INVENTORY_FIXTURES / "gke_a3_mixed.json")
     selector = "node.kubernetes.io/instance-type=a3-highgpu-8g"
-    code, out, err = plan_cli(monkeypatch, capsys, "--from-cluster", "-l", selector, "--format", "env")
+    code, out, err = plan_cli(
+        monkeypatch, capsys, "--from-cluster", "--selector", selector, "--format", "env"
+    )
     assert code == 0, err
     assert all(line.startswith(("# ", "export ")) for line in out.splitlines())
     assert "# group a3-highgpu-8g/gpudirect-tcpx=4: 3 node(s)" in out
@@ -216,4 +218,4 @@ def test_env_format_refuses_groups_that_need_different_envs(
     code, out, err = plan_cli(monkeypatch, capsys, "--from-cluster", "--format", "env")
     assert (code, out) == (2, "") and err.count("\n") == 1
     assert "node groups a3-highgpu-8g/gpudirect-tcpx=4, a3-megagpu-8g/gpudirect-tcpxo=8 need different" in err
-    assert "--selector (e.g. -l node.kubernetes.io/instance-type=a3-highgpu-8g" in err
+    assert "--selector (e.g. --selector node.kubernetes.io/instance-type=a3-highgpu-8g" in err

@@ -1,5 +1,5 @@
-"""``plan -o DIR`` writes each document to its own file; ``--format sky|k8s|sbatch|env|json`` prints one kind
-alone, parseable by its tool's format. Hostile plan inputs are one line, never a traceback."""
+"""``plan --out DIR`` writes each document to its own file; ``--format sky|k8s|sbatch|env|json`` prints
+one kind alone, parseable by its tool's format. Hostile plan inputs are one line, never a traceback."""
 
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ def _plan_cli(*args: str) -> tuple[int, str]:
 def test_out_dir_writes_each_document_to_its_own_file(
     tmp_path: Path, args: list[str], names: set[str]
 ) -> None:
-    code, _, err = _plan(*args, "-o", str(tmp_path / "plan"))
+    code, _, err = _plan(*args, "--out", str(tmp_path / "plan"))
     assert code == 0, err
     written = {p.name for p in (tmp_path / "plan").iterdir()}
     assert names | {"env.sh", "plan.json"} <= written
@@ -90,7 +90,7 @@ def test_format_of_a_kind_the_platform_has_not_names_the_fix() -> None:
 def test_out_refuses_a_file(tmp_path: Path) -> None:
     target = tmp_path / "f"
     target.write_text("keep")
-    code, err = _plan_cli("-t", "p4d.24xlarge", "-o", str(target))
+    code, err = _plan_cli("-t", "p4d.24xlarge", "--out", str(target))
     assert code == 2 and "not a directory" in err and target.read_text() == "keep"
 
 

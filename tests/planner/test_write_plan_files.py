@@ -1,4 +1,4 @@
-"""``write_plan_files``: ``plan -o DIR`` as a library call: every exported file, scripts executable."""
+"""``write_plan_files``: ``plan --out DIR`` as a library call: every exported file, scripts executable."""
 
 from __future__ import annotations
 

@@ -52,7 +52,7 @@ def base_lines(work: Path) -> dict[str, list[str]]:
     return {
         "bench": ["bench", "--on", "mpirun", "--hosts", "a,b", "--dry-run"],
         "compare": ["compare", str(NCCL_TESTS_LOG), str(NCCL_TESTS_LOG)],
-        "report": ["report", str(NCCL_TESTS_LOG), "-o", str(work / "r.html")],
+        "report": ["report", str(NCCL_TESTS_LOG), "--out", str(work / "r.html")],
         "show": ["show", str(NCCL_TESTS_LOG)],
         "catalog": ["catalog", "show", "p4d.24xlarge"],
         "plan": ["plan", "-t", "p4d.24xlarge"],

@@ -44,7 +44,7 @@ def null_device(tmp_path: Path) -> Path:
 
 
 def test_report_to_a_device_leaves_the_device(tmp_path: Path, null_device: Path) -> None:
-    proc = gpufabric("report", str(FIXTURE), "-o", str(null_device), cwd=tmp_path)
+    proc = gpufabric("report", str(FIXTURE), "--out", str(null_device), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert stat.S_ISCHR(os.stat(null_device).st_mode), "the device node was replaced"
 
@@ -53,14 +53,14 @@ def test_report_through_a_symlink_writes_its_target(tmp_path: Path) -> None:
     (tmp_path / "reports").mkdir()
     link = tmp_path / "latest.html"
     link.symlink_to(Path("reports") / "r1.html")  # relative, dangling until written
-    proc = gpufabric("report", str(FIXTURE), "-o", "latest.html", cwd=tmp_path)
+    proc = gpufabric("report", str(FIXTURE), "--out", "latest.html", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert link.is_symlink(), "the symlink was replaced by a file"
     assert (tmp_path / "reports" / "r1.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
 
 
 def test_report_to_dash_prints_to_stdout(tmp_path: Path) -> None:
-    proc = gpufabric("report", str(FIXTURE), "-o", "-", cwd=tmp_path)
+    proc = gpufabric("report", str(FIXTURE), "--out", "-", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("<!DOCTYPE html>")
     assert not (tmp_path / "-").exists()
@@ -75,7 +75,7 @@ def test_compare_output_dash_prints_to_stdout(tmp_path: Path) -> None:
 
 def test_a_directory_is_refused_with_one_line(tmp_path: Path) -> None:
     (tmp_path / "out").mkdir()
-    proc = gpufabric("report", str(FIXTURE), "-o", "out", cwd=tmp_path)
+    proc = gpufabric("report", str(FIXTURE), "--out", "out", cwd=tmp_path)
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == [
         "Error: --output out: cannot write: it is a directory; give a file path in a place you can write"
@@ -85,7 +85,7 @@ def test_a_directory_is_refused_with_one_line(tmp_path: Path) -> None:
 def test_a_path_under_a_file_names_the_file(tmp_path: Path) -> None:
     (tmp_path / "empty.txt").write_text("", encoding="utf-8")
     for target in ("empty.txt/r.html", "empty.txt/x/r.html"):
-        proc = gpufabric("report", str(FIXTURE), "-o", target, cwd=tmp_path)
+        proc = gpufabric("report", str(FIXTURE), "--out", target, cwd=tmp_path)
         assert proc.returncode == 2
         lines = proc.stderr.strip().splitlines()
         assert len(lines) == 1 and "empty.txt is a file, not a directory" in lines[0], proc.stderr

@@ -104,7 +104,7 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Corpus:
     for fmt in ("table", "csv", "markdown", "json"):
         c.run("show", "out.json", "--format", fmt)
     c.run("show", "run/result.jsonl")
-    c.run("report", "out.json", "-o", "report.html")
+    c.run("report", "out.json", "--out", "report.html")
     c.run("compare", "out.json", "run/result.json", "--format", "json")
     for fmt in ("table", "json"):
         c.run("doctor", "run", "--format", fmt)

@@ -89,7 +89,7 @@ def test_every_rendering(work: Path, fmt: str) -> None:
 
 
 def test_html_report(work: Path) -> None:
-    gpufabric("report", str(work / "out.json"), "-o", str(work / "report.html"), cwd=work)
+    gpufabric("report", str(work / "out.json"), "--out", str(work / "report.html"), cwd=work)
     assert_clean((work / "report.html").read_text(encoding="utf-8"), "report.html")
 
 

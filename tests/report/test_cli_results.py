@@ -53,7 +53,7 @@ def gpufabric(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatc
 
 
 def test_compare_markdown_and_plots(tmp_path: Path) -> None:
-    args = ("compare", SKY, GIB, "-l", "sky", "-l", "gcp", "-f", "markdown", "--plot", tmp_path)
+    args = ("compare", SKY, GIB, "-l", "sky", "-l", "gcp", "--format", "markdown", "--plot", tmp_path)
     result = gpufabric_process(*args)
     assert result.returncode == 0, result.stderr
     assert "| Message Size | busbw sky (GB/s) | busbw gcp (GB/s) | Speed-up |" in result.stdout
@@ -63,7 +63,7 @@ def test_compare_markdown_and_plots(tmp_path: Path) -> None:
 
 
 def test_compare_json_in_place_and_baseline_by_index(gpufabric: Cli) -> None:
-    result = gpufabric("compare", SKY, GIB, "-f", "json", "--placement", "in-place", "--baseline", "0")
+    result = gpufabric("compare", SKY, GIB, "--format", "json", "--placement", "in-place", "--baseline", "0")
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
     assert data["baseline"] == 0 and data["placement"] == "in_place"
@@ -79,7 +79,7 @@ def test_compare_default_rich_table(gpufabric: Cli) -> None:
 
 def test_report_writes_html(gpufabric: Cli, tmp_path: Path) -> None:
     out = tmp_path / "r" / "report.html"
-    result = gpufabric("report", SKY, GIB, "-o", out)
+    result = gpufabric("report", SKY, GIB, "--out", out)
     assert result.returncode == 0, result.stderr
     assert out.read_text().startswith("<!DOCTYPE html>")
     assert "self-contained" in result.stderr
@@ -119,13 +119,13 @@ def test_the_console_script_reports_errors_without_a_traceback() -> None:
 @pytest.mark.parametrize(
     ("make_args", "message"),
     [
-        (lambda d: ("compare", SKY, GIB, "-o", d), "--output {d}: cannot write: it is a directory"),
+        (lambda d: ("compare", SKY, GIB, "--out", d), "--output {d}: cannot write: it is a directory"),
         (
-            lambda d: ("compare", SKY, GIB, "-f", "csv", "-o", d),
+            lambda d: ("compare", SKY, GIB, "--format", "csv", "--out", d),
             "--output {d}: cannot write: it is a directory",
         ),
-        (lambda d: ("report", SKY, "-o", d), "--output {d}: cannot write: it is a directory"),
-        (lambda d: ("report", SKY, "-o", "/proc/x/r.html"), "--output /proc/x/r.html: cannot write"),
+        (lambda d: ("report", SKY, "--out", d), "--output {d}: cannot write: it is a directory"),
+        (lambda d: ("report", SKY, "--out", "/proc/x/r.html"), "--output /proc/x/r.html: cannot write"),
         (lambda d: ("compare", SKY, GIB, "--plot", SKY), f"--plot {SKY}: cannot write: it is a file"),
         (lambda d: ("compare", SKY, GIB, "--plot", "/proc/x"), "--plot /proc/x: cannot write"),
     ],

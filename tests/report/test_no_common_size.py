@@ -25,8 +25,8 @@ def _run(label: str, sizes: list[int], path: Path) -> Path:
 
 
 def test_compare_with_no_common_size_is_one_line_and_exit_2(tmp_path: Path) -> None:
-    a = _run("small", [8, 64, 512], tmp_path / "a.json")
-    b = _run("large", [1024, 8192], tmp_path / "b.json")
+    a = _run("small", [8, 64, 512], tmp_path / "small.json")
+    b = _run("large", [1024, 8192], tmp_path / "large.json")
     proc = subprocess.run([*CLI, "compare", str(a), str(b)], capture_output=True, text=True, check=False)
     assert proc.returncode == 2, proc.stdout
     assert proc.stdout == ""

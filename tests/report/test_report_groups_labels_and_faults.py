@@ -50,7 +50,7 @@ def test_report_refuses_a_label_without_a_file(
 ) -> None:
     out = tmp_path / "r.html"
     code, text = _cli(
-        monkeypatch, capsys, "report", ALL_REDUCE, CYCLES, "-l", "a", "-l", "b", "-l", "c", "-o", out
+        monkeypatch, capsys, "report", ALL_REDUCE, CYCLES, "-l", "a", "-l", "b", "-l", "c", "--out", out
     )
     assert code == 2 and "--label given 3 time(s) for 2 file(s); give one label per file" in text
     assert not out.exists()
@@ -111,7 +111,9 @@ def test_show_compare_and_report_mark_a_faulted_run(
     code, text = _cli(monkeypatch, capsys, "compare", faulted, NVLINK, "-l", "faulted", "-l", "clean")
     assert code == 0 and f"faulted: {BANNER}" in text and "[fault injected: faulted]" in text
     out = tmp_path / "report.html"
-    code, _ = _cli(monkeypatch, capsys, "report", faulted, NVLINK, "-l", "faulted", "-l", "clean", "-o", out)
+    code, _ = _cli(
+        monkeypatch, capsys, "report", faulted, NVLINK, "-l", "faulted", "-l", "clean", "--out", out
+    )
     html = out.read_text()
     assert code == 0 and f'<p class="fault">faulted: {BANNER}</p>' in html
     assert any(h.endswith("[fault injected: faulted]") for h in _headings(html))
@@ -123,5 +125,5 @@ def test_report_of_json_nested_past_the_stack_is_one_error_line(
 ) -> None:
     deep = tmp_path / "deep.json"
     deep.write_text('{"schema_version": 1, "series":' + "[" * 100_000 + "\n")
-    code, text = _cli(monkeypatch, capsys, "report", deep, "-o", tmp_path / "r.html")
+    code, text = _cli(monkeypatch, capsys, "report", deep, "--out", tmp_path / "r.html")
     assert code == 2 and text.startswith("Error: ") and "Traceback" not in text

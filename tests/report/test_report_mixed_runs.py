@@ -89,7 +89,7 @@ def test_report_command_takes_an_ab_document_with_other_runs(
 ) -> None:
     ab = _bench_ab_document(tmp_path / "ab.json")
     out = tmp_path / "report.html"
-    monkeypatch.setattr(sys, "argv", ["gpufabric", "report", str(ab), str(TRAIN_AB), "-o", str(out)])
+    monkeypatch.setattr(sys, "argv", ["gpufabric", "report", str(ab), str(TRAIN_AB), "--out", str(out)])
     with pytest.raises(SystemExit) as exited:
         main()
     assert not exited.value.code

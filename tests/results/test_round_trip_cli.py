@@ -1,4 +1,4 @@
-"""``bench > f; show f; compare f g; report f -o r.html`` for every format, on a real 2-rank gloo run.
+"""``bench > f; show f; compare f g; report f --out r.html`` for every format, on a real 2-rank gloo run.
 
 One real bench (CPU gloo ranks, tiny sizes) prints the table users keep; ``show --format`` turns its
 result into csv, markdown and json; the run directory holds the JSONL stream. Every one of those files
@@ -65,7 +65,7 @@ def test_every_kept_format_goes_through_show_compare_and_report(kept: dict[str, 
     assert compared.returncode == 0, compared.stderr
     assert "all_reduce" in compared.stdout and "all_gather" in compared.stdout
     html = path.parent / f"report-{fmt}.html"
-    reported = _cli("report", str(path), "-o", str(html), cwd=path.parent)
+    reported = _cli("report", str(path), "--out", str(html), cwd=path.parent)
     assert reported.returncode == 0, reported.stderr
     assert html.stat().st_size > 10_000
 

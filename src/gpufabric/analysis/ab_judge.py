@@ -13,7 +13,9 @@
   side's report (the A/B proof takes its place).
 - Honesty: where both sides ran CPU gloo ranks, the profiles' NCCL variables reached no transport, so
   the report names no fabric and its verdict says the A/B proves nothing about one; and an observation
-  never says a side is ahead where every speed-up of its range is inside the noise.
+  never says a side is ahead where every speed-up of its range is inside the noise (``noise_claims``,
+  applied where every comparison's observations are written, so the HTML report and ``compare`` say
+  what this report says).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpufabric.analysis.compare import compare_runs
-from gpufabric.analysis.compare_model import CompareRow, CompareTable, Comparison, Observation, Placement
+from gpufabric.analysis.compare_model import CompareTable, Comparison, Placement
 from gpufabric.analysis.doctor import (
     CheckResult,
     Evidence,
@@ -139,63 +141,6 @@ def ran_gloo(runs: ABRuns) -> bool:
     return any(r.metadata.backend == "gloo" for r in (runs.on, runs.off))
 
 
-_CLAIMS = (" ahead", " behind", "mixed", "≥ 2x from")
-
-
-def _rows_of(range_text: str, text: str, rows: list[CompareRow]) -> list[CompareRow]:
-    """The rows an observation speaks of, from its range ("≤ 1 KB", "8 KB – 1 MB", ...) or its text
-    ("... from 64 KB on"); the observations are written with ``human_size`` of these rows' sizes."""
-    index = {human_size(r.size_bytes): i for i, r in enumerate(rows)}
-    if " from " in text and text.endswith(" on"):
-        start = index.get(text.rsplit(" from ", 1)[1].removesuffix(" on"))
-        return rows[start:] if start is not None else []
-    if range_text == "all sizes":
-        return rows
-    if range_text.startswith("≤ "):
-        end = index.get(range_text[2:])
-        return rows[: end + 1] if end is not None else []
-    if range_text.startswith("≥ "):
-        start = index.get(range_text[2:])
-        return rows[start:] if start is not None else []
-    first, _, last = range_text.partition(" – ")
-    a, b = index.get(first), index.get(last or first)
-    return rows[a : b + 1] if a is not None and b is not None else []
-
-
-def _honest(observation: Observation, rows: list[CompareRow]) -> Observation | None:
-    """The observation, or what the noise allows of it: a claim that one side leads where every
-    speed-up of its range has a 95% interval containing 1x is no claim (None for "the curves cross")."""
-    text = observation.text
-    if not any(claim in text for claim in _CLAIMS):
-        return observation
-    covered = _rows_of(observation.range, text, rows)
-    judged = [r for r in covered if r.speedups[0].within_noise is not None]
-    if not judged:
-        return observation  # no samples: nothing to check the claim against
-    beyond = [human_size(r.size_bytes) for r in judged if not r.speedups[0].within_noise]
-    if beyond and len(beyond) == len(judged):
-        return observation
-    if beyond:
-        return observation.model_copy(
-            update={"text": f"{text} (beyond the noise only at {', '.join(beyond)})"}
-        )
-    if "the curves cross" in text:
-        return None
-    head, sep, tail = text.partition(": speed-up ")
-    if sep and any(head.endswith(c) for c in (" ahead", " behind", "mixed")):
-        prefix = head.rsplit(": ", 1)[0] + ": " if ": " in head else ""
-        quiet = f"{prefix}no difference beyond the noise (every 95% interval contains 1x): speed-up {tail}"
-        return observation.model_copy(update={"text": quiet})
-    return observation.model_copy(update={"text": f"{text} (inside the noise at every size)"})
-
-
-def noise_honest(table: CompareTable) -> CompareTable:
-    """``table`` with observations that claim a lead inside the noise rewritten (``_honest``)."""
-    rows = [r for r in table.rows if r.speedups[0].value is not None]
-    kept = [o for o in (_honest(obs, rows) for obs in table.observations) if o is not None]
-    return table.model_copy(update={"observations": kept})
-
-
 def _expectations(nodes: int, instance_type: str | None) -> tuple[Expectation, Expectation]:
     if nodes <= 1 and instance_type is None:
         on = resolve_expectation("nvlink", None)
@@ -291,7 +236,6 @@ def judge_ab(
     reading this node is given)."""
     placement = placement_of([runs.on, runs.off])
     comparison = compare_runs([runs.on, runs.off], baseline=1, placement=placement)
-    comparison = comparison.model_copy(update={"tables": [noise_honest(t) for t in comparison.tables]})
     gloo = ran_gloo(runs)
     on_exp, off_exp = _expectations(runs.nodes, instance_type)
     sides = []

@@ -215,7 +215,11 @@ def compare_runs(
             f"{label}: {', '.join(s.display_name for s in r.series) or 'none'}"
             for label, r in zip(labels, runs, strict=True)
         )
-        raise UsageError(f"the runs have no collective in common ({measured}){_unnamed_hint(runs)}")
+        hint = _unnamed_hint(runs) or (
+            "; measure one collective in every run (`gpufabric bench -c NAME`), or see each run's own "
+            "results side by side with `gpufabric report FILE...`"
+        )
+        raise UsageError(f"the runs have no collective in common ({measured}){hint}")
     faults = {label: r.metadata.fault for label, r in zip(labels, runs, strict=True) if r.metadata.fault}
     tables: list[CompareTable] = []
     for name in shared:

@@ -9,7 +9,8 @@ For each run against the baseline it finds, over the aligned sizes:
 - the peak ratio and where it happens, with the range of speed-ups in each region;
 - each run's plateau: the size from which it stays within 10% of its own peak busbw, over at least three
   sizes (one point at the end of a rising curve is no plateau: that curve is "still rising");
-- how many differences are inside the noise, when the runs carry repeated samples.
+- how many differences are inside the noise, when the runs carry repeated samples; and no line claims a
+  lead that every 95% interval of its range puts inside the noise (``noise_claims``).
 
 Speed-ups are written with the table's own rounding (``round_speedup``), so a line never says 0.05x next
 to a cell that says 0.1 x. The regions are still found on the exact ratios.
@@ -20,6 +21,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 from gpufabric.analysis.compare_model import CompareTable, Observation, format_speedup, round_speedup
+from gpufabric.analysis.noise_claims import noise_honest
 from gpufabric.units import human_size
 
 LATENCY_BOUND_FRACTION = 0.03
@@ -165,7 +167,7 @@ def _pair(table: CompareTable, other: int, slot: int) -> list[Observation]:
                 f"(95% interval contains 1x)" + (f": {', '.join(noisy[:8])}" if noisy else ""),
             )
         )
-    return found
+    return noise_honest(found, rows, slot)  # no lead claimed where the intervals say it is noise
 
 
 def observe_table(table: CompareTable) -> list[Observation]:

@@ -235,9 +235,11 @@ def normalize_collectives(values: list[str]) -> list[str]:
                 "send_recv": "sendrecv",
             }.get(name, name)
             if name not in ALL_COLLECTIVES:
+                # nccl-tests' `-c 0|1` is its result check; here -c names the collective (docs/cli.md).
+                check = "; nccl-tests' -c (check) is --check/--no-check here" if name.isdigit() else ""
                 raise UsageError(
                     f"-c/--collective: unknown collective {raw.strip()!r}; "
-                    f"choose from {', '.join(ALL_COLLECTIVES)} or all"
+                    f"choose from {', '.join(ALL_COLLECTIVES)} or all{check}"
                 )
             if name not in names:
                 names.append(name)

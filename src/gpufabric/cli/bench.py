@@ -48,7 +48,7 @@ def bench(
         "sum",
         "-o",
         "--op",
-        help="sum, prod, max, min, avg (-o is the op here, as in nccl-tests; the output file is --out)",
+        help="sum, prod, max, min, avg (-o as in nccl-tests; an output file is --out in every command)",
     ),
     root: int = typer.Option(0, "-r", "--root", help="root rank of broadcast and reduce"),
     iters: int | None = typer.Option(None, "-n", "--iters", min=1, help="iterations per timed batch"),
@@ -92,7 +92,7 @@ def bench(
     snapshot: Path | None = typer.Option(
         None,
         "--snapshot",
-        help="node snapshot JSON (`gpufabric snapshot -o FILE`) to judge the result against instead of "
+        help="node snapshot JSON (`gpufabric snapshot --out FILE`) to judge the result against instead of "
         "this node",
     ),
     on: str = typer.Option(

@@ -126,6 +126,6 @@ def print_saved(run_dir: Path) -> None:
     exactly the table, which the readers take back unchanged)."""
     print(
         f"saved: {run_dir} (read it back: `gpufabric show {run_dir}`, `gpufabric doctor {run_dir}`, "
-        f"`gpufabric report {run_dir} -o report.html`)",
+        f"`gpufabric report {run_dir} --out report.html`)",
         file=sys.stderr,
     )

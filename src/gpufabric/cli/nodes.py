@@ -32,14 +32,13 @@ def nodes(
         None, "--kubeconfig", help="Kube config path (default: $KUBECONFIG, then ~/.kube/config)."
     ),
     selector: str | None = typer.Option(
-        None, "--selector", "-l", help="Label selector, e.g. node.kubernetes.io/instance-type=p5.48xlarge."
+        None, "--selector", help="Label selector, e.g. node.kubernetes.io/instance-type=p5.48xlarge."
     ),
     fmt: str = typer.Option(
         "table",
         "--format",
-        "-o",
         metavar=formats_metavar(NODES_FORMATS),
-        help="Output format (-o as in kubectl get -o).",
+        help="Output format (--format as kubectl get -o).",
     ),
     columns: str | None = typer.Option(
         None,

@@ -1,7 +1,7 @@
 """``gpufabric plan``: parse the shape and platform flags, call the planner, render the plan.
 
 ``--format yaml`` prints the model; ``table`` the pipe table of its facts; ``sky``/``k8s``/``sbatch``/``env``/
-``json`` one kind alone, ready for its tool (``planner.export_kind``); ``-o DIR`` writes every document to
+``json`` one kind alone, ready for its tool (``planner.export_kind``); ``--out DIR`` writes every document to
 its own file. Warnings go to stderr, never silently. ``--from-cluster`` plans per node group of a real
 cluster (``inventory.read_inventory``, ``inventory.plan_groups``). The text is ``report.plan_render``'s and
 ``report.nodes_render``'s.
@@ -102,7 +102,6 @@ def plan_command(
     out: Path | None = typer.Option(
         None,
         "--out",
-        "-o",
         help="write each document to its own file in this directory (task.sky.yaml, *.k8s.yaml, job.sbatch, "
         "ec2-*.json, gce-*.json, env.sh, plan.json)",
     ),
@@ -113,7 +112,7 @@ def plan_command(
     on: str | None = typer.Option(None, "--on", help="with --from-cluster: kubernetes (default) or slurm"),
     context: str | None = typer.Option(None, "--context", help="with --from-cluster: kube context"),
     kubeconfig: str | None = typer.Option(None, "--kubeconfig", help="with --from-cluster: kube config"),
-    selector: str | None = typer.Option(None, "--selector", "-l", help="with --from-cluster: label selector"),
+    selector: str | None = typer.Option(None, "--selector", help="with --from-cluster: label selector"),
 ) -> None:
     """Plan the network tier: fabric, NICs, env, platform config, prerequisites and warnings."""
     output = Format(choice("--format", fmt, PLAN_FORMATS))
@@ -123,7 +122,7 @@ def plan_command(
         choice("--tier", tier, tuple(t.value for t in Tier))
     wanted_fabric = resolve_fabric(fabric, option="--fabric") if fabric is not None else None
     if from_cluster and (out is not None or output not in CLUSTER_PLAN_FORMATS):
-        flag = "-o" if out is not None else f"--format {fmt}"
+        flag = "--out" if out is not None else f"--format {fmt}"
         raise UsageError(
             f"{flag}: --from-cluster plans one document set per node group; use --format yaml, json, env or "
             "table, or plan one group's shape without --from-cluster"

@@ -71,17 +71,21 @@ def _writing(flag: str, path: Path, *, directory: bool = False) -> Iterator[None
         ) from exc
 
 
+# What ``results.readers.default_label`` does, said once for compare and report.
+LABEL_HELP = (
+    "Name per file, in order (default: the file name without its extension; for a run directory, or the "
+    "result.json in one, the directory's name)."
+)
+
+
 def compare(
     files: list[Path] = typer.Argument(
         ..., help="Two or more result files (nccl-tests logs or JSON, ours) or run directories (runs/<id>/)."
     ),
-    label: list[str] = typer.Option(
-        [], "--label", "-l", help="Name per file, in order (default: file name)."
-    ),
+    label: list[str] = typer.Option([], "--label", "-l", help=LABEL_HELP),
     baseline: str | None = typer.Option(
         None,
         "--baseline",
-        "-b",
         help="Run the speed-ups are against: a label or a 0-based index (default: last).",
     ),
     placement: PlacementChoice = typer.Option(PlacementChoice.out_of_place, "--placement", "-p"),
@@ -89,9 +93,9 @@ def compare(
         [], "--collective", "-c", help="Only these collectives (repeatable)."
     ),
     collective_of: str | None = typer.Option(None, "--collective-of", help=COLLECTIVE_OF_HELP),
-    fmt: str = typer.Option("table", "--format", "-f", metavar=formats_metavar(COMPARE_FORMATS)),
+    fmt: str = typer.Option("table", "--format", metavar=formats_metavar(COMPARE_FORMATS)),
     output: Path | None = typer.Option(
-        None, "--out", "--output", "-o", help="Write the table here instead of stdout."
+        None, "--out", "--output", help="Write the table here instead of stdout."
     ),
     plot: Path | None = typer.Option(None, "--plot", help="Also write busbw/latency/speed-up plots here."),
     plot_format: ImageFormatChoice = typer.Option(ImageFormatChoice.both, "--plot-format"),
@@ -138,15 +142,9 @@ def report(
     files: list[Path] = typer.Argument(
         ..., help="One or more result files (nccl-tests logs or JSON, ours) or run directories."
     ),
-    output: Path = typer.Option(
-        Path("report.html"), "--out", "--output", "-o", help="The HTML file to write."
-    ),
-    label: list[str] = typer.Option(
-        [], "--label", "-l", help="Name per file, in order (default: file name)."
-    ),
-    baseline: str | None = typer.Option(
-        None, "--baseline", "-b", help="Label or 0-based index (default: last)."
-    ),
+    output: Path = typer.Option(Path("report.html"), "--out", "--output", help="The HTML file to write."),
+    label: list[str] = typer.Option([], "--label", "-l", help=LABEL_HELP),
+    baseline: str | None = typer.Option(None, "--baseline", help="Label or 0-based index (default: last)."),
     placement: PlacementChoice = typer.Option(PlacementChoice.out_of_place, "--placement", "-p"),
     title: str | None = typer.Option(None, "--title", help="Page title (default: the run labels)."),
     collective_of: str | None = typer.Option(None, "--collective-of", help=COLLECTIVE_OF_HELP),
@@ -176,7 +174,7 @@ def show(
     file: Path = typer.Argument(
         ..., help="Any supported file (nccl-tests text or -J JSON, our JSON/JSONL) or a run directory."
     ),
-    fmt: str = typer.Option("table", "--format", "-f", metavar=formats_metavar(RUN_FORMATS)),
+    fmt: str = typer.Option("table", "--format", metavar=formats_metavar(RUN_FORMATS)),
     label: str | None = typer.Option(None, "--label", "-l"),
 ) -> None:
     """Read one result file in any supported format and print it as an nccl-tests table (or md/csv/json)."""

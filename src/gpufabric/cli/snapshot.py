@@ -1,5 +1,5 @@
 """``gpufabric snapshot``: read this node (GPUs, NVLink, PCIe, NICs, cloud instance type) into a node
-snapshot; print it as a summary or JSON, and with ``-o FILE`` keep the JSON for offline use
+snapshot; print it as a summary or JSON, and with ``--out FILE`` keep the JSON for offline use
 (``hardware.load_snapshot``; other commands' ``--snapshot FILE``)."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from gpufabric.report import SNAPSHOT_FORMATS, Format, render_snapshot
 
 
 def snapshot_command(
-    out: Path | None = typer.Option(None, "--out", "-o", help="write the snapshot JSON to FILE"),
+    out: Path | None = typer.Option(None, "--out", help="write the snapshot JSON to FILE"),
     fmt: str = typer.Option("text", "--format", help="text or json"),
     no_metadata: bool = typer.Option(
         False, "--no-metadata", help="do not ask the cloud's metadata service for the instance type"

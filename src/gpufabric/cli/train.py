@@ -54,7 +54,7 @@ def train_bench(
     ),
     mps: bool = typer.Option(False, "--mps", help="local, --virtual-nodes: run an MPS daemon for the job"),
     hosts: list[str] = typer.Option([], "--hosts", help="mpirun hosts (host or host:slots), repeatable"),
-    out: Path | None = typer.Option(None, "--out", "-o", help="also write the JSON document here"),
+    out: Path | None = typer.Option(None, "--out", help="also write the JSON document here"),
     fmt: str = typer.Option("table", "--format", help=f"{', '.join(FORMATS)}"),
     label: str = typer.Option("train", "--label", help="name of this run in tables and the run dir"),
     run_dir: Path | None = typer.Option(None, "--run-dir", help="default: runs/<timestamp>-<label>/"),

@@ -36,7 +36,7 @@ def tune(
     ),
     timeout: float | None = typer.Option(None, "--timeout", min=1, help="stop each job after seconds"),
     run_dir: Path | None = typer.Option(None, "--run-dir", help="default: runs/<timestamp>-tune/"),
-    out: Path | None = typer.Option(None, "--out", "-o", help="also write the JSON report here"),
+    out: Path | None = typer.Option(None, "--out", help="also write the JSON report here"),
     fmt: str = typer.Option("table", "--format", help="table, markdown or json"),
     verbose: bool = typer.Option(False, "-v", "--verbose", help="show the ranks' output on stderr"),
     virtual_nodes: int = typer.Option(

@@ -75,7 +75,7 @@ def _shape_of(document: Any, where: str) -> NodeShape:
         field = ".".join(str(p) for p in first["loc"]) or "shape"
         raise InputError(
             f"--snapshot {where}: not a node shape ({field}: {' '.join(first['msg'].split())}); give a "
-            "snapshot (`gpufabric snapshot -o FILE`), a JSON NodeShape, or a document with a 'shape' field"
+            "snapshot (`gpufabric snapshot --out FILE`), a JSON NodeShape, or a document with a 'shape' field"
         ) from None
 
 

@@ -1,5 +1,5 @@
 """``NodeSnapshot``: one node as captured, raw facts and the ``NodeShape`` built from them, as a versioned
-JSON document (``gpufabric snapshot -o FILE``) that doctor, certify and tests read offline
+JSON document (``gpufabric snapshot --out FILE``) that doctor, certify and tests read offline
 (``load_snapshot``).
 
 Detection itself lives in ``hardware.detect``; this module is the document and its file.
@@ -53,12 +53,12 @@ def load_snapshot(path: Path) -> NodeSnapshot:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(
-            f"{path}: not JSON (line {exc.lineno}: {exc.msg}); write one with `gpufabric snapshot -o FILE`"
+            f"{path}: not JSON (line {exc.lineno}: {exc.msg}); write one with `gpufabric snapshot --out FILE`"
         ) from exc
     if not isinstance(data, dict) or data.get("kind") != SNAPSHOT_KIND:
         raise InputError(
             f'{path}: not a node snapshot (no "kind": "{SNAPSHOT_KIND}"); write one with '
-            "`gpufabric snapshot -o FILE`"
+            "`gpufabric snapshot --out FILE`"
         )
     version = data.get("schema_version")
     if version != SNAPSHOT_VERSION:

@@ -7,7 +7,7 @@ Public API (stable names):
     ``merge_pod_config(plan_patch, user) -> (merged, conflicts)``  deep merge, the user wins; the
         Kubernetes launcher reuses it.
     ``export_files(plan) -> {file name: text}``  every document in its own file, and
-        ``write_plan_files(out, plan) -> [names]`` those files written under ``out`` (``plan -o DIR``);
+        ``write_plan_files(out, plan) -> [names]`` those files written under ``out`` (``plan --out DIR``);
         ``export_kind(plan, kind)`` one of ``EXPORT_KINDS`` alone (``plan --format sky|k8s|...``).
     ``parse_node_labels``, ``parse_accelerator``, ``read_pod_config``  the ``plan`` flags that are more
         than a word, read into a ``PlanRequest``'s types (``inputs.py``).

@@ -105,18 +105,18 @@ def export_files(result: Plan) -> dict[str, str]:
 
 def write_plan_files(out: Path, result: Plan) -> list[str]:
     """Every file of ``export_files(result)`` under the directory ``out`` (made if missing; scripts
-    executable), as ``plan -o DIR`` writes them; the names written, in order.
+    executable), as ``plan --out DIR`` writes them; the names written, in order.
 
     One-line ``UsageError`` when ``out`` is a file, ``InputError`` when it cannot be written."""
     if out.exists() and not out.is_dir():
-        raise UsageError(f"-o {out}: not a directory; give a directory for the plan's files")
+        raise UsageError(f"--out {out}: not a directory; give a directory for the plan's files")
     if is_symlink_loop(out):
-        raise UsageError(f"-o {out}: a symbolic link loop; remove the link or give another directory")
+        raise UsageError(f"--out {out}: a symbolic link loop; remove the link or give another directory")
     contents = export_files(result)
     try:
         write_files(out, contents, executable=EXECUTABLE_SUFFIXES)
     except OSError as exc:
-        raise InputError(f"-o {out}: cannot write: {exc.strerror}") from exc
+        raise InputError(f"--out {out}: cannot write: {exc.strerror}") from exc
     return list(contents)
 
 
@@ -144,5 +144,5 @@ def export_kind(result: Plan, kind: str, *, fabric_off: bool = False) -> str:
         return str(docs["slurm.sbatch"]["script"])
     raise ValueError(
         f"--format {kind}: this plan is for --platform {result.platform.value}, which has no {kind} "
-        f"document; use --platform {platform}, or -o DIR to write every document of this plan"
+        f"document; use --platform {platform}, or --out DIR to write every document of this plan"
     )

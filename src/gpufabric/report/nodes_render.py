@@ -193,7 +193,7 @@ def cluster_env_text(plans: list[GroupPlan], *, fabric_off: bool = False) -> str
         example = ",".join(f"{k}={v}" for k, v in item.group.selector.items()) or "LABEL=VALUE"
         raise UsageError(
             f"--format env: node groups {', '.join(i.group.key for i, _ in planned)} need different "
-            f"environments, and one shell can hold only one; plan one group with --selector (e.g. -l "
+            f"environments, and one shell can hold only one; plan one group with --selector (e.g. --selector "
             f"{example}) or use --format table"
         )
     lines = [_comment("gpufabric plan --from-cluster" + (" --fabric-off" if fabric_off else ""))]

@@ -22,6 +22,7 @@ Every failure is an ``InputError`` with one line that names the file and what wa
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -45,6 +46,7 @@ __all__ = [
     "NcclTextReader",
     "Source",
     "check_labels",
+    "default_label",
     "read_nccl_text",
     "read_run",
     "read_runs",
@@ -163,7 +165,21 @@ def check_labels(files: int, labels: Sequence[str]) -> None:
         )
 
 
+def default_label(path: Path) -> str:
+    """A run's name when no ``--label`` is given: a run directory's name (for the directory, or for the
+    result.json/result.jsonl in it), else the file name without its extension. Not the label recorded
+    in the file: two runs both recorded as ``bench`` would otherwise be told apart only by position."""
+    absolute = Path(os.path.abspath(path))  # "runs/x/", "." and ".." named as the user sees them
+    if absolute.is_dir():
+        return absolute.name
+    return absolute.parent.name if absolute.name in (RESULT_NAME, STREAM_NAME) else absolute.stem
+
+
 def read_runs(paths: Sequence[Path], labels: Sequence[str] = ()) -> list[RunResult]:
-    """Each of ``paths`` (a result file or a run directory) read by ``read_run``, named by ``labels``."""
+    """Each of ``paths`` (a result file or a run directory) read by ``read_run``, named by ``labels`` or,
+    without them, by ``default_label``."""
     check_labels(len(paths), labels)
-    return [read_run(result_file(path), labels[i] if labels else None) for i, path in enumerate(paths)]
+    return [
+        read_run(result_file(path), labels[i] if labels else default_label(path))
+        for i, path in enumerate(paths)
+    ]

@@ -1,0 +1,67 @@
+"""What the noise allows an observation to claim: no side is "ahead" where the 95% intervals say otherwise.
+
+An observation is written from the point estimates (``observations._pair``); where the runs carry repeated
+samples, each speed-up also has a 95% interval, and a lead whose every interval contains 1x is no lead.
+Applied where every comparison's observations are made (``observations.observe_table``), so the A/B
+judge's report, ``compare`` and the HTML report say the same thing about the same numbers.
+"""
+
+from __future__ import annotations
+
+from gpufabric.analysis.compare_model import CompareRow, Observation
+from gpufabric.units import human_size
+
+_CLAIMS = (" ahead", " behind", "mixed", "≥ 2x from")
+
+
+def _rows_of(range_text: str, text: str, rows: list[CompareRow]) -> list[CompareRow]:
+    """The rows an observation speaks of, from its range ("≤ 1 KB", "8 KB – 1 MB", ...) or its text
+    ("... from 64 KB on"); the observations are written with ``human_size`` of these rows' sizes."""
+    index = {human_size(r.size_bytes): i for i, r in enumerate(rows)}
+    if " from " in text and text.endswith(" on"):
+        start = index.get(text.rsplit(" from ", 1)[1].removesuffix(" on"))
+        return rows[start:] if start is not None else []
+    if range_text == "all sizes":
+        return rows
+    if range_text.startswith("≤ "):
+        end = index.get(range_text[2:])
+        return rows[: end + 1] if end is not None else []
+    if range_text.startswith("≥ "):
+        start = index.get(range_text[2:])
+        return rows[start:] if start is not None else []
+    first, _, last = range_text.partition(" – ")
+    a, b = index.get(first), index.get(last or first)
+    return rows[a : b + 1] if a is not None and b is not None else []
+
+
+def _honest(observation: Observation, rows: list[CompareRow], slot: int) -> Observation | None:
+    """The observation, or what the noise allows of it: a claim that one side leads where every
+    speed-up of its range has a 95% interval containing 1x is no claim (None for "the curves cross")."""
+    text = observation.text
+    if not any(claim in text for claim in _CLAIMS):
+        return observation
+    covered = _rows_of(observation.range, text, rows)
+    judged = [r for r in covered if r.speedups[slot].within_noise is not None]
+    if not judged:
+        return observation  # no samples: nothing to check the claim against
+    beyond = [human_size(r.size_bytes) for r in judged if not r.speedups[slot].within_noise]
+    if beyond and len(beyond) == len(judged):
+        return observation
+    if beyond:
+        return observation.model_copy(
+            update={"text": f"{text} (beyond the noise only at {', '.join(beyond)})"}
+        )
+    if "the curves cross" in text:
+        return None
+    head, sep, tail = text.partition(": speed-up ")
+    if sep and any(head.endswith(c) for c in (" ahead", " behind", "mixed")):
+        prefix = head.rsplit(": ", 1)[0] + ": " if ": " in head else ""
+        quiet = f"{prefix}no difference beyond the noise (every 95% interval contains 1x): speed-up {tail}"
+        return observation.model_copy(update={"text": quiet})
+    return observation.model_copy(update={"text": f"{text} (inside the noise at every size)"})
+
+
+def noise_honest(observations: list[Observation], rows: list[CompareRow], slot: int) -> list[Observation]:
+    """``observations`` of one pair (speed-ups in ``slot`` of ``rows``), those that claim a lead inside
+    the noise rewritten or, for "the curves cross", dropped (``_honest``)."""
+    return [o for o in (_honest(obs, rows, slot) for obs in observations) if o is not None]
