@@ -43,6 +43,11 @@ if TYPE_CHECKING:
 STOPPING = "certify is stopping: every node's own sweep still running was stopped"
 
 
+def node_ranks(gpus: int | None) -> int:
+    """Ranks of a remote node's own sweep: one per GPU (``--gpus``), else 2 CPU ranks."""
+    return gpus or 2
+
+
 def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split())
 
@@ -73,7 +78,7 @@ def _prepare(state: CertifyState, index: int, allocation: SlurmAllocation | None
     timeout = next(s.timeout_s for s in prepared.plan.stages if s.stage == "node")
     execution = prepared.execution.replace(
         launcher=factory,
-        ranks=ranks or prepared.request.gpus or 2,
+        ranks=ranks or node_ranks(prepared.request.gpus),
         env={**prepared.execution.env, **env},
         environ=environ,
         unset=(*prepared.execution.unset, *((FAULT_ENV,) if fault is not None and not env else ())),
@@ -125,7 +130,8 @@ def _held(state: CertifyState, indexes: list[int]) -> Iterator[SlurmAllocation |
     from gpufabric.launch.slurm_steps import slurm_allocation
 
     names = [prepared.names[i] for i in indexes]
-    with slurm_allocation(names, SlurmOptions(), gpus_per_node=prepared.request.gpus or 0,
+    gpus = prepared.request.gpus or 0
+    with slurm_allocation(names, SlurmOptions(), tasks_per_node=node_ranks(gpus), gpus_per_node=gpus,
                           timeout_s=state.limit(state.left_s()), environ=prepared.environ,
                           label="gpufabric-certify-node") as allocation:  # fmt: skip
         yield allocation
@@ -138,7 +144,7 @@ def node_stage(state: CertifyState) -> None:
     parallel = prepared.where.node_parallel(prepared.request.node_parallel, len(todo))
     try:
         with _held(state, todo) as allocation:
-            _run_all(state, todo, parallel, allocation)
+            run_node_jobs(state, todo, parallel, allocation)
     except GpufabricError as exc:  # the stage's own allocation: every node waiting for it fails with it
         waiting = [
             prepared.names[i]
@@ -166,7 +172,10 @@ def _start(state: CertifyState, index: int, allocation: SlurmAllocation | None) 
         return None
 
 
-def _run_all(state: CertifyState, todo: list[int], parallel: int, allocation: SlurmAllocation | None) -> None:
+def run_node_jobs(
+    state: CertifyState, todo: list[int], parallel: int, allocation: SlurmAllocation | None
+) -> None:
+    """The sweeps of the nodes ``todo`` (indexes), ``parallel`` at once, each judged as it finishes."""
     if parallel <= 1:  # on this thread, as every other job: a stop signal reaches the job directly
         for index in todo:
             bench = _start(state, index, allocation)

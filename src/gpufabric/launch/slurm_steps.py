@@ -57,20 +57,23 @@ def slurm_allocation(
     nodes: Sequence[str],
     options: SlurmOptions,
     *,
+    tasks_per_node: int,
     gpus_per_node: int,
     timeout_s: float,
     environ: Mapping[str, str] | None = None,
     label: str = "gpufabric",
 ) -> Iterator[SlurmAllocation]:
     """Hold ``nodes`` for the block: the allocation this process runs in, else a new one (``salloc
-    --no-shell``, given up after ``timeout_s`` in the queue), cancelled when the block ends."""
+    --no-shell``, ``tasks_per_node`` tasks on each: a step may not start more; given up after
+    ``timeout_s`` in the queue), cancelled when the block ends."""
     env = {**(os.environ if environ is None else environ), **options.client_env}
     job = _running_in(nodes, env)
     if job is not None:
         yield SlurmAllocation(job_id=job, nodes=tuple(nodes), owned=False)
         return
     argv = [slurm_command("salloc"), "--no-shell", f"--job-name={label}", f"--nodes={len(nodes)}",
-            f"--nodelist={','.join(nodes)}", f"--immediate={max(1, int(timeout_s))}"]  # fmt: skip
+            f"--nodelist={','.join(nodes)}", f"--ntasks-per-node={tasks_per_node}",
+            f"--immediate={max(1, int(timeout_s))}"]  # fmt: skip
     argv += [f"--partition={options.partition}"] if options.partition else []
     argv += [f"--account={options.account}"] if options.account else []
     argv += [f"--time={options.time_limit}"] if options.time_limit else []
