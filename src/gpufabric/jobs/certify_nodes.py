@@ -56,7 +56,9 @@ def _prepare(state: CertifyState, index: int, allocation: SlurmAllocation | None
     """Node ``index``'s own sweep, ready to run."""
     prepared, where = state.prepared, state.prepared.where
     name = prepared.names[index]
-    factory, ranks, environ_changes = where.node_launcher(index, allocation)
+    factory, ranks, environ_changes = where.node_launcher(index)
+    if allocation is not None:
+        factory = where.node_step_launcher(index, allocation)
     fault = prepared.fault
     env = {FAULT_ENV: fault.model_copy(update={"rank": 0}).spec} if fault and fault.rank == index else {}
     environ = {k: v for k, v in {**prepared.environ, **environ_changes}.items() if k != FAULT_ENV}

@@ -86,11 +86,8 @@ class Where:
         one at a time here, where the nodes share this host and would measure each other's load."""
         return 1 if self.launcher == "local" else max(1, min(limit, jobs))
 
-    def node_launcher(
-        self, index: int, allocation: SlurmAllocation | None = None
-    ) -> tuple[LauncherFactory, int | None, dict[str, str]]:
-        """(launcher factory, ranks, environment changes) of node ``index``'s own sweep: on Slurm a step
-        of ``allocation`` (the stage's, holding every node) when there is one."""
+    def node_launcher(self, index: int) -> tuple[LauncherFactory, int | None, dict[str, str]]:
+        """(launcher factory, ranks, environment changes) of node ``index``'s own sweep."""
         if self.launcher == "local":
             if self.virtual_nodes and self.on_gpu:
                 mine = self.gpu_share(index)
@@ -102,11 +99,14 @@ class Where:
                 )
             return LocalLauncher, 2, {"CUDA_VISIBLE_DEVICES": ""}
         name = self.names[index]
-        if allocation is not None:
-            from gpufabric.launch.slurm_steps import SrunStepLauncher
-
-            return (lambda: SrunStepLauncher(allocation, name)), None, {}
         return (lambda: self._remote([name])), None, {}
+
+    def node_step_launcher(self, index: int, allocation: SlurmAllocation) -> LauncherFactory:
+        """Node ``index``'s own sweep on Slurm: a step of ``allocation``, the stage's, holding every node."""
+        from gpufabric.launch.slurm_steps import SrunStepLauncher
+
+        name = self.names[index]
+        return lambda: SrunStepLauncher(allocation, name)
 
     def isolate_chooser(self, remaining: list[int]) -> LauncherChooser:
         """isolate's launchers over the nodes in ``remaining`` (their GPUs, hosts or Slurm nodes)."""
