@@ -8,6 +8,7 @@ The node is resumed at the end whatever happened: the other Slurm tests share it
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,14 @@ from gpufabric.jobs import CertifyRequest, Execution, prepare_certify, run_certi
 def _state(cluster: SlurmCluster) -> str:
     out = cluster.run_client("sinfo", "-h", "-N", "-n", cluster.hostname, "-o", "%T")
     return out.stdout.strip()
+
+
+def _wait_responding(cluster: SlurmCluster, wait_s: float = 30) -> None:
+    """Right after a resume sinfo may show the node "idle*" (not responding) for a second, and a job
+    submitted then is pending on ReqNodeNotAvail, which certify's queue watch reads as never starting."""
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline and _state(cluster) != "idle":
+        time.sleep(0.5)
 
 
 def _certify(cluster: SlurmCluster, tmp_path: Path, name: str, node: str, fault: str | None):
@@ -52,7 +61,10 @@ def test_apply_drains_a_failed_node_and_resumes_a_passed_one(
         assert _state(slurm_cluster).startswith("drain")  # drained, or draining while a job ends
         reason = slurm_cluster.run_client("sinfo", "-h", "-R", "-o", "%E").stdout
         assert "gpufabric certify: the node's own sweep did not finish" in reason
+        (crash,) = failed.certificates[host].reasons
+        assert "Unable to create step" not in crash.text and "rank 0" in crash.text, crash.text
         slurm_cluster.run_client("scontrol", "update", f"nodename={host}", "state=resume")  # to run again
+        _wait_responding(slurm_cluster)
         passed = _certify(slurm_cluster, tmp_path, "clean", host, None)
         assert passed.summary.nodes == {host: "pass"}, (
             passed.summary.interrupted,
@@ -78,3 +90,20 @@ def test_an_unknown_node_is_one_line_and_nothing_is_applied(
     assert "\n" not in text and "a node named in the job does not exist" in text, text
     assert [a.applied for a in report.summary.actions] in ([], [False])
     assert _state(slurm_cluster) in ("idle", "mixed", "allocated")
+
+
+def test_a_node_sweep_is_an_srun_step_of_the_stage_allocation_on_its_node(tmp_path: Path) -> None:
+    from gpufabric.errors import LaunchError
+    from gpufabric.launch.base import RankProgram
+    from gpufabric.launch.slurm_steps import SlurmAllocation, SrunStepLauncher
+
+    held = SlurmAllocation(job_id="4242", nodes=("gpu001", "gpu002"), owned=True)
+    program = RankProgram(argv=["python", "-m", "rank"], nranks=8, gpus_per_node=8, workdir=tmp_path)
+    plan = SrunStepLauncher(held, "gpu002").render(program)
+    (command,) = plan.commands
+    assert command.argv[0].endswith("srun") and command.argv[-3:] == ["python", "-m", "rank"]
+    for flag in ("--jobid=4242", "--nodes=1", "--nodelist=gpu002", "--ntasks=8", "--gpus-per-node=8"):
+        assert flag in command.argv
+    assert command.env["MASTER_ADDR"] == "gpu002" and command.env["GPUFABRIC_LAUNCHER"] == "slurm"
+    with pytest.raises(LaunchError, match="node gpu009 is not in Slurm job 4242"):
+        SrunStepLauncher(held, "gpu009")

@@ -43,7 +43,7 @@ def certify(
         None, "--expect", help="the fabric the nodes should use (efa, socket ...)"
     ),
     instance_type: str | None = typer.Option(
-        None, "--instance-type", help="the nodes' shape, for the catalog's expected figures"
+        None, "--instance-type", help="the nodes' shape where a node records none; the catalog's curve"
     ),
     gpus: int | None = typer.Option(None, "--gpus", min=1, help="GPUs each node must show"),
     virtual_nodes: bool = typer.Option(
@@ -55,6 +55,9 @@ def certify(
     backend: str | None = typer.Option(None, "--backend", help="nccl or gloo (default: by device)"),
     node_max_bytes: str | None = typer.Option(
         None, "--node-max-bytes", help="each node alone: the sweep's largest size (256M GPU, 1M CPU)"
+    ),
+    node_parallel: int = typer.Option(
+        256, "--node-parallel", min=1, help="each node alone: jobs at once on mpirun/Slurm (local: one)"
     ),
     min_drop: float | None = typer.Option(None, "--min-drop", help="between nodes: isolate's --min-drop"),
     alpha: float = typer.Option(
@@ -104,6 +107,7 @@ def certify(
         alpha=alpha,
         repeats=repeats,
         node_max_bytes=node_max_bytes,
+        node_parallel=node_parallel,
         size=size,
         iters=iters,
         actions=actions,

@@ -24,10 +24,10 @@ from gpufabric.analysis.certify import (
     NodeEnvOverride,
     build_plan,
     check_node_env,
-    isolate_round_bound,
     node_env_from,
 )
 from gpufabric.analysis.doctor import Expectation, resolve_expectation
+from gpufabric.analysis.isolate import IsolationCost, SearchOptions, isolation_cost
 from gpufabric.bench.execution import Execution
 from gpufabric.bench.fault import FAULT_ENV, Fault, check_world, fault_from_env
 from gpufabric.bench.rundir import check_fresh_run_dir
@@ -125,10 +125,12 @@ def prepare_certify(
     probe_launcher = where.probe_launcher()
     probe = probe_launcher.render(program)
     notes = _notes(request, where, fault, override, launcher)
-    rounds = isolate_round_bound(len(names))
-    between = (
-        f"isolate's group tests over the nodes still in, healthy controls in every round "
-        f"(at most {rounds} rounds for one slow node)"
+    between = _between_cost(request, where, len(names))
+    between_what = "isolate's group tests over the nodes still in, healthy controls in every round" + (
+        f" (at most {between.round_bound} rounds for one slow node; {between.worst.rounds} planned for "
+        f"{between.worst.scenario})"
+        if between is not None
+        else ""
     )
     plan = build_plan(
         names,
@@ -137,8 +139,10 @@ def prepare_certify(
         budget_s=request.budget_s,
         valid_hours=request.valid_hours,
         node_what=where.node_what(),
-        between_what=between,
+        between_what=between_what,
         notes=notes,
+        node_parallel=where.node_parallel(request.node_parallel, len(names)),
+        between=between,
     )
     return PreparedCertify(
         request=request,
@@ -158,6 +162,19 @@ def prepare_certify(
     )
 
 
+def _between_cost(request: CertifyRequest, where: Where, nodes: int) -> IsolationCost | None:
+    """isolate's own plan of the search between ``nodes`` nodes with certify's settings (None for one
+    node). On CPU ranks isolate turns the link sweep off (gloo's busbw falls with group size)."""
+    if nodes < 2:
+        return None
+    on_gpu = where.virtual_nodes and where.on_gpu if where.launcher == "local" else bool(request.gpus)
+    backend = request.backend or ("nccl" if on_gpu else "gloo")
+    search = request.isolate_request()
+    options = SearchOptions(group_size=search.group_size, link_sweep=backend != "gloo", seed=search.seed,
+                            judge=search.judge_settings())  # fmt: skip
+    return isolation_cost(nodes, options)
+
+
 def _notes(
     request: CertifyRequest,
     where: Where,
@@ -168,11 +185,15 @@ def _notes(
     notes = []
     if request.virtual_nodes and not where.on_gpu:
         notes.append("--virtual-nodes without a GPU here: the nodes are local CPU ranks")
-    if request.instance_type is None:
-        notes.append(
-            "no --instance-type: each node's own sweep is recorded with 'no expected figure' (the "
-            "catalog's figures need the node's shape)"
+    notes.append(
+        "each node alone is judged by the expected-performance model of the shape its own sweep records"
+        + (
+            f" (--instance-type {request.instance_type} where it records none; the catalog's 2-node curve "
+            "beside it as a reference)"
+            if request.instance_type
+            else "; a node that records none is recorded with 'no expected figure' (or pass --instance-type)"
         )
+    )
     target = request.action_target(launcher)
     verb = "applied (--apply)" if request.apply else "printed, not applied (add --apply)"
     notes.append(f"actions: {target}: {verb}" if target != "none" else "actions: none (no scheduler named)")

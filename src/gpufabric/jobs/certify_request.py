@@ -21,6 +21,9 @@ ACTION_TARGETS: tuple[str, ...] = ("auto", "slurm", "kubernetes", "none")
 CERTIFY_LAUNCHERS: tuple[str, ...] = ("local", "mpirun", "slurm")
 DEFAULT_BUDGET_S = 900.0
 DEFAULT_VALID_HOURS = 24.0
+DEFAULT_NODE_PARALLEL = 256
+"""Node-stage jobs at once on mpirun/Slurm: 4096 nodes in 16 waves (each job's client, an mpirun or an
+srun, waits on this host: a few tens of MB each)."""
 # The node stage's sweep: a few sizes up to where busbw flattens, quick on CPU ranks.
 NODE_MAX_GPU, NODE_MAX_CPU = "256M", "1M"
 
@@ -46,6 +49,9 @@ class CertifyRequest(BaseModel):
     backend: str | None = None
     # Each node alone.
     node_max_bytes: str | None = Field(default=None, description="None: 256M on GPUs, 1M on CPU ranks")
+    node_parallel: int = Field(
+        default=DEFAULT_NODE_PARALLEL, ge=1, description="node-stage jobs at once (mpirun, Slurm)"
+    )
     # Between nodes: isolate's settings.
     seed: int = 0
     group_size: int = 2

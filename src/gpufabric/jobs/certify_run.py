@@ -27,7 +27,8 @@ from gpufabric.analysis.certify.probe_rank import facts_path
 from gpufabric.errors import GpufabricError
 from gpufabric.jobs.certify import PreparedCertify
 from gpufabric.jobs.certify_finish import finish
-from gpufabric.jobs.certify_stages import between_stage, node_stage
+from gpufabric.jobs.certify_nodes import node_stage
+from gpufabric.jobs.certify_stages import between_stage
 from gpufabric.launch.signals import Interrupted
 from gpufabric.outputs import write_output
 

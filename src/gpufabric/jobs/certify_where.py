@@ -5,7 +5,10 @@ alone, and isolate's rounds over the nodes still in, for the three launchers cer
   share of this host's GPUs (node i's own sweep: two virtual nodes on that share, with MPS when it is
   one GPU); without, node i is a local rank (gloo on CPU).
 - ``mpirun``: node i is the hostfile's i-th host (``--hosts`` of that host for its own sweep).
-- ``slurm``: node i is Slurm node i, every job pinned to its nodes (``--nodelist``).
+- ``slurm``: node i is Slurm node i, every job pinned to its nodes (``--nodelist``); the node stage's
+  sweeps are ``srun`` steps of one allocation holding them all.
+The node stage runs its per-node jobs at once on mpirun and Slurm (``node_parallel``), one at a time
+on this host.
 Only where every rank runs on this host can one node's ranks be split into virtual nodes, so the NET
 loopback half of the self-test runs with ``--on local --virtual-nodes``; elsewhere a node's own sweep
 is its intra-node one (the plan says so).
@@ -16,11 +19,15 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gpufabric.bench.execution import LauncherFactory
 from gpufabric.jobs.isolate_launch import LauncherChooser, pin_slurm_nodes
 from gpufabric.launch.base import Launcher
 from gpufabric.launch.local import LocalLauncher, host_gpu_ids
+
+if TYPE_CHECKING:
+    from gpufabric.launch.slurm_steps import SlurmAllocation
 
 SELF_TEST_WHAT = (
     "each node's own all_reduce sweep as 2 NCCL virtual nodes on its GPUs (the self-test: NVLink/PCIe "
@@ -74,6 +81,11 @@ class Where:
         """GPUs the probe job gives each node: its share with virtual nodes (so the probe counts them)."""
         return len(self.gpu_share(0)) if self.virtual_nodes and self.on_gpu else 0
 
+    def node_parallel(self, limit: int, jobs: int) -> int:
+        """Node-stage jobs at once: up to ``limit`` where each job is its own machine (mpirun, Slurm);
+        one at a time here, where the nodes share this host and would measure each other's load."""
+        return 1 if self.launcher == "local" else max(1, min(limit, jobs))
+
     def node_launcher(self, index: int) -> tuple[LauncherFactory, int | None, dict[str, str]]:
         """(launcher factory, ranks, environment changes) of node ``index``'s own sweep."""
         if self.launcher == "local":
@@ -88,6 +100,13 @@ class Where:
             return LocalLauncher, 2, {"CUDA_VISIBLE_DEVICES": ""}
         name = self.names[index]
         return (lambda: self._remote([name])), None, {}
+
+    def node_step_launcher(self, index: int, allocation: SlurmAllocation) -> LauncherFactory:
+        """Node ``index``'s own sweep on Slurm: a step of ``allocation``, the stage's, holding every node."""
+        from gpufabric.launch.slurm_steps import SrunStepLauncher
+
+        name = self.names[index]
+        return lambda: SrunStepLauncher(allocation, name)
 
     def isolate_chooser(self, remaining: list[int]) -> LauncherChooser:
         """isolate's launchers over the nodes in ``remaining`` (their GPUs, hosts or Slurm nodes)."""

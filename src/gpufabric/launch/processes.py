@@ -55,8 +55,15 @@ _WATCHDOG: contextvars.ContextVar[Watchdog | None] = contextvars.ContextVar("wat
 
 @contextlib.contextmanager
 def watching(watchdog: Watchdog) -> Iterator[None]:
-    """Install ``watchdog`` for every ``run_commands`` called inside the block (by any launcher)."""
-    token = _WATCHDOG.set(watchdog)
+    """Install ``watchdog`` for every ``run_commands`` called inside the block (by any launcher). Inside
+    another ``watching`` block both apply, the outer first: a caller running jobs concurrently stops
+    them all through its own watchdog while each job's stage watchdog still holds."""
+    outer = _WATCHDOG.get()
+
+    def both() -> str | None:
+        return (outer() if outer is not None else None) or watchdog()
+
+    token = _WATCHDOG.set(both if outer is not None else watchdog)
     try:
         yield
     finally:

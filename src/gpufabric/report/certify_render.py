@@ -28,7 +28,11 @@ def figure_text(figure: Figure) -> str:
         return f"{figure.what}: {measured}; {figure.source}"
     ratio = f" ({100 * figure.ratio:.0f}%)" if figure.ratio is not None else ""
     tol = f" +/-{100 * figure.tolerance:.0f}%" if figure.tolerance is not None else ""
-    return f"{figure.what}: {measured} vs {figure.expected:.3f}{tol} expected{ratio}; {figure.source}"
+    if figure.band_low is not None and figure.band_high is not None:
+        tol = f" (band {figure.band_low:.3f}-{figure.band_high:.3f})"
+    ceiling = f", ceiling {figure.ceiling:.1f}" if figure.ceiling is not None else ""
+    regime = f" [{figure.regime}{ceiling}]" if figure.regime else ""
+    return f"{figure.what}: {measured} vs {figure.expected:.3f}{tol} expected{ratio}{regime}; {figure.source}"
 
 
 def _node_lines(cert: NodeCertificate) -> list[str]:

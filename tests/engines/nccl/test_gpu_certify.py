@@ -1,8 +1,9 @@
 """certify on a 4-GPU machine: 4 NCCL virtual nodes, one GPU each (``--virtual-nodes``), for the lead's
 GPU runs (``pytest -m gpu tests/engines/nccl/test_gpu_certify.py``).
 
-- clean: every node passes (0 false failures), each node's own sweep over NCCL (2 virtual nodes on its
-  GPU, MPS) with its transport proven from NCCL's log;
+- clean: no node fails (0 false failures), each node's own sweep over NCCL (2 virtual nodes on its
+  GPU, MPS) judged by the expected-performance model of the shape the sweep recorded (the socket
+  loopback's band at 256 MB; its figure printed), with its transport proven from NCCL's log;
 - a real load on one GPU (a torch matmul loop started beside it, not the test fault): that node, and
   only it, fails with reason ``slow`` and the retests' proof;
 - one node's environment misconfigured (``NCCL_P2P_DISABLE=1`` through ``GPUFABRIC_NODE_ENV``): parity
@@ -95,9 +96,12 @@ def test_clean_runs_certify_every_node(tmp_path: Path, four_gpus: None) -> None:
     for attempt in range(2):
         code, report, _ = _certify(tmp_path, f"clean{attempt}", {})
         assert code == 0, report["summary"]
-        assert set(report["summary"]["nodes"].values()) == {"pass"}
-        cert = report["certificates"]["node0000"]
-        assert cert["stages"]["transport"] == "pass" and cert["stages"]["node"] == "pass"
+        assert "fail" not in set(report["summary"]["nodes"].values()), report["summary"]
+        for node, cert in report["certificates"].items():
+            (alone,) = [f for f in cert["findings"] if f["stage"] == "node"]
+            print(f"{node}: {alone['status']}: {alone['text']}")
+            assert alone["figures"][0]["regime"], alone  # judged by the model of the recorded shape
+            assert cert["stages"]["transport"] == "pass", cert["reasons"]
 
 
 def test_a_loaded_gpu_fails_exactly_its_node_as_slow(tmp_path: Path, loaded_gpu: None) -> None:

@@ -4,7 +4,8 @@ certificate per node and a summary of the cluster. Pure: the stages' jobs run in
 Public API:
     ``build_plan`` / ``CertifyPlan`` / ``StageCost``   the plan and its cost within ``--budget`` (``plan.py``)
     ``preflight_findings`` / ``parity_findings``        the probe's facts judged (``node_checks.py``)
-    ``judge_node_figures``                              each node alone, against its expected figures
+    ``judge_node_figures`` / ``SweepLayout``            each node alone, against the expected-performance
+                                                        model of its own recorded shape (``node_judge.py``)
     ``between_findings``                                isolate's answer per node (``between.py``)
     ``transport_findings``                              NCCL's log by the doctor's rules (``transport.py``)
     ``certificate`` / ``summary``                       the documents (``verdicts.py``, ``model.py``)
@@ -39,13 +40,12 @@ from gpufabric.analysis.certify.node_env import (
     node_env_from,
     parse_node_env,
 )
-from gpufabric.analysis.certify.node_judge import judge_node_figures
+from gpufabric.analysis.certify.node_judge import SweepLayout, judge_node_figures
 from gpufabric.analysis.certify.plan import (
     CertifyPlan,
     StageCost,
     StagePlan,
     build_plan,
-    isolate_round_bound,
 )
 from gpufabric.analysis.certify.report import CertifyReport
 from gpufabric.analysis.certify.transport import transport_findings
@@ -69,6 +69,7 @@ __all__ = [
     "Stage",
     "StageCost",
     "StagePlan",
+    "SweepLayout",
     "Versions",
     "between_findings",
     "build_plan",
@@ -76,7 +77,6 @@ __all__ = [
     "check_node_env",
     "fabric_env",
     "inputs_digest",
-    "isolate_round_bound",
     "judge_node_figures",
     "node_env_from",
     "parity_findings",

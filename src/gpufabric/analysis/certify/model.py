@@ -39,7 +39,9 @@ def worst_status(statuses: list[NodeStatus]) -> NodeStatus:
 
 class Figure(BaseModel):
     """One measured figure beside the figure expected of it, and where that expectation comes from
-    (``expected`` None: ``source`` says which fact is missing; nothing is invented)."""
+    (``expected`` None: ``source`` says which fact is missing; nothing is invented). The model's figures
+    carry the band (``band_low``..``band_high``, centre ``expected``), the ceiling and the regime; the
+    catalog's carry a ``tolerance``."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -47,6 +49,10 @@ class Figure(BaseModel):
     measured: float | None
     expected: float | None = None
     tolerance: float | None = Field(default=None, description="relative, e.g. 0.15")
+    band_low: float | None = Field(default=None, description="the band healthy systems reach: low edge")
+    band_high: float | None = Field(default=None, description="... and high edge (``expected``: its centre)")
+    ceiling: float | None = Field(default=None, description="the path's physical ceiling, where known")
+    regime: str | None = Field(default=None, description="the path and algorithm, e.g. 'nvlink/ring'")
     unit: str = "GB/s"
     source: str = Field(description="the expectation's source, or 'no expected figure: <missing fact>'")
 

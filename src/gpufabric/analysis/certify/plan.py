@@ -2,10 +2,13 @@
 rounds, about how long, and the time limit each stage gets within ``--budget``.
 
 The estimate is arithmetic on stated assumptions (``StageCost``: seconds a job of each stage takes
-to start and measure), not a measurement: a stage's time limit is three times its estimate (at least
-``MIN_STAGE_TIMEOUT_S``), and a run stops starting stages once the budget is spent, saying which stages
-it did not run. Pure and cheap: 4096 nodes are planned in well under a second
-(``benchmarks/scale/certify_plan.py`` times it).
+to start and measure), not a measurement. The node stage runs ``node_parallel`` jobs at once (mpirun,
+Slurm; one here), so it costs ``ceil(nodes / node_parallel)`` jobs' time; the stage between nodes costs
+the rounds isolate's own plan (``isolate.isolation_cost``: the search run on noiseless simulated clusters
+of the same size and settings) needs in its worst scenario, and is held to ``isolate.round_bound``. A
+stage's time limit is three times its estimate (at least ``MIN_STAGE_TIMEOUT_S``; the node stage's is
+per job), and a run stops starting stages once the budget is spent, saying which stages it did not run.
+Cheap: 4096 nodes are planned in well under a second (``benchmarks/scale/certify_plan.py`` times it).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import math
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpufabric.analysis.certify.model import Stage
+from gpufabric.analysis.isolate import IsolationCost
 from gpufabric.errors import UsageError
 
 MIN_STAGE_TIMEOUT_S = 120.0
@@ -38,8 +42,9 @@ class StagePlan(BaseModel):
 
     stage: Stage
     what: str
-    jobs: int = Field(description="launcher jobs this stage starts (at most, for a search)")
-    rounds: int = Field(default=0, description="isolate's group-test rounds (at most)")
+    jobs: int = Field(description="launcher jobs this stage starts (the search's worst planned case)")
+    parallel: int = Field(default=1, description="jobs run at once (the node stage on mpirun, Slurm)")
+    rounds: int = Field(default=0, description="isolate's group-test rounds, at most (its bound)")
     estimate_s: float
     timeout_s: float = Field(description="the stage's time limit (per job for the node stage)")
 
@@ -60,21 +65,27 @@ class CertifyPlan(BaseModel):
     notes: list[str] = Field(default_factory=list)
 
 
-def isolate_round_bound(nodes: int) -> int:
-    """isolate's rounds for one slow node among ``nodes``: screen, halvings, confirmations
-    (2*ceil(log2 N)+2, the bound the issue states)."""
-    return 0 if nodes < 2 else 2 * math.ceil(math.log2(nodes)) + 2
-
-
-def stage_plans(nodes: int, cost: StageCost, *, node_what: str, between_what: str) -> list[StagePlan]:
+def stage_plans(
+    nodes: int,
+    cost: StageCost,
+    *,
+    node_what: str,
+    between_what: str,
+    node_parallel: int = 1,
+    between: IsolationCost | None = None,
+) -> list[StagePlan]:
     """The stages for ``nodes`` nodes: preflight and parity share one probe job; the node stage is one
-    job per node, one after another; between nodes is isolate's search; transport reads the node stage's
-    logs (no job of its own)."""
-    rounds = isolate_round_bound(nodes)
+    job per node, ``node_parallel`` at once; between nodes is isolate's search (``between``: its cost,
+    None for one node); transport reads the node stage's logs (no job of its own)."""
+    parallel = max(1, min(node_parallel, nodes))
+    waves = math.ceil(nodes / parallel)
+    rounds = between.worst.rounds if between is not None else 0
+    bound = between.round_bound if between is not None else 0
 
     def timeout(estimate: float) -> float:
         return max(MIN_STAGE_TIMEOUT_S, TIMEOUT_FACTOR * estimate)
 
+    at_once = f"; {parallel} at once, {waves} wave(s)" if parallel > 1 else "; one after another"
     return [
         StagePlan(
             stage="preflight",
@@ -92,16 +103,17 @@ def stage_plans(nodes: int, cost: StageCost, *, node_what: str, between_what: st
         ),
         StagePlan(
             stage="node",
-            what=node_what,
+            what=node_what + at_once,
             jobs=nodes,
-            estimate_s=nodes * cost.node_job_s,
+            parallel=parallel,
+            estimate_s=waves * cost.node_job_s,
             timeout_s=timeout(cost.node_job_s),
         ),
         StagePlan(
             stage="between",
-            what=between_what if nodes >= 2 else "one node: no group test",
+            what=between_what if between is not None else "one node: no group test",
             jobs=rounds,
-            rounds=rounds,
+            rounds=bound,
             estimate_s=rounds * cost.round_s,
             timeout_s=timeout(cost.round_s),
         ),
@@ -125,6 +137,8 @@ def build_plan(
     node_what: str,
     between_what: str,
     notes: list[str],
+    node_parallel: int = 1,
+    between: IsolationCost | None = None,
     cost: StageCost | None = None,
 ) -> CertifyPlan:
     """The plan, refused in one line when its estimate does not fit ``budget_s``."""
@@ -132,13 +146,15 @@ def build_plan(
         raise UsageError(
             f"--budget {budget_s} / --valid-hours {valid_hours}: give positive numbers, e.g. --budget 600"
         )
-    stages = stage_plans(len(names), cost or StageCost(), node_what=node_what, between_what=between_what)
+    stages = stage_plans(len(names), cost or StageCost(), node_what=node_what, between_what=between_what,
+                         node_parallel=node_parallel, between=between)  # fmt: skip
     estimate = sum(stage.estimate_s for stage in stages)
     if estimate > budget_s:
         parts = ", ".join(f"{s.stage} {s.estimate_s:.0f} s" for s in stages if s.estimate_s)
         raise UsageError(
             f"--budget {budget_s:g}: certifying {len(names)} node(s) needs about {estimate:.0f} s ({parts}); "
-            f"pass --budget {math.ceil(estimate * 1.2)} or certify fewer nodes"
+            f"pass --budget {math.ceil(estimate * 1.2)}, certify fewer nodes or run more at once "
+            "(--node-parallel, mpirun and Slurm)"
         )
     return CertifyPlan(
         nodes=names,
