@@ -2,6 +2,7 @@
 
     nccl-tests text      any version, behind mpirun / SkyPilot / kubectl / srun prefixes (``nccl_text``)
     nccl-tests -J JSON   (``nccl_json``)
+    rccl-tests -Z json   one JSON line per size and placement, either spelling (``rccl_json``)
     gpufabric JSON/JSONL our own result document and stream (``gpufabric.results.io``)
     gpufabric table      what ``bench``/``show`` print (``nccl_text`` reads it with its title lines)
     gpufabric csv / md   ``--format csv|markdown`` (``gpufabric_flat``)
@@ -36,6 +37,7 @@ from gpufabric.results.readers.line_scan import RowRun, candidate_items
 from gpufabric.results.readers.nccl_json import looks_like_nccl_tests_json, read_nccl_json
 from gpufabric.results.readers.nccl_text import NcclTextReader, read_nccl_text
 from gpufabric.results.readers.prefixes import Source, split_prefixes
+from gpufabric.results.readers.rccl_json import read_rccl_json
 from gpufabric.results.readers.train_document import is_train_result, not_a_bench_result
 
 __all__ = [
@@ -79,6 +81,14 @@ def _read_flat(path: Path, label: str | None, kind: InputFormat) -> RunResult:
         raise InputError(f"cannot read {path}: {exc.strerror or exc}") from exc
 
 
+def _read_rccl_json(path: Path, label: str | None) -> RunResult:
+    try:
+        with path.open("r", encoding="utf-8", errors="replace") as fh:
+            return read_rccl_json(path, bounded_lines(fh), label)
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from exc
+
+
 def _read_nccl_json(path: Path, label: str | None) -> RunResult:
     check_json_size(path, "nccl-tests -J document")
     try:
@@ -114,6 +124,8 @@ def read_run(path: Path | str, label: str | None = None) -> RunResult:
         return _read_text_stream(path, label)
     if kind in ("gpufabric-csv", "gpufabric-markdown"):
         return _read_flat(path, label, kind)
+    if kind == "rccl-tests-json":
+        return _read_rccl_json(path, label)
     if kind == "gpufabric-jsonl":
         result = read_stream(path)
         return result.model_copy(update={"label": label}) if label else result
