@@ -33,7 +33,9 @@ TABLES = sorted(TRUTH["tables"])
 
 def test_the_corpus_is_large_sourced_and_complete() -> None:
     assert len(LOGS) + len(TABLES) >= 30
-    on_disk = {p.stem for p in (CORPUS / "logs").glob("*.log")} | {p.name for p in (CORPUS / "tables").iterdir()}
+    on_disk = {p.stem for p in (CORPUS / "logs").glob("*.log")} | {
+        p.name for p in (CORPUS / "tables").iterdir()
+    }
     assert on_disk == set(LOGS) | set(TABLES), "every fixture has a truth and every truth a fixture"
     for entry in [*TRUTH["logs"].values(), *TRUTH["tables"].values()]:
         assert entry["source"].startswith("https://github.com/") and entry["reads"].strip()

@@ -64,7 +64,9 @@ def plugin_fell_back(att: Attestation) -> bool:
     """A net plugin loaded, yet NCCL used one of its own networks (``Using network Socket`` after the HPC-X
     plugin found no device, VLMEvalKit#975): loaded is not used."""
     network = att.network or ""
-    return bool(att.net_plugin_loaded and att.net_plugin and network in _BUILT_IN and network != att.net_plugin)
+    return bool(
+        att.net_plugin_loaded and att.net_plugin and network in _BUILT_IN and network != att.net_plugin
+    )
 
 
 def plugin_state(att: Attestation) -> str:
@@ -270,7 +272,9 @@ def _nodes(att: Attestation) -> Claim:
     if att.hosts:
         n = len(att.hosts)
         if n == 1 and att.uses_network and not net_loops_back(att):  # a NET link leaves the one host logged
-            return _claim(2, "inferred", _lines(att, "link:net"), "at least 2: a network channel leaves the host")
+            return _claim(
+                2, "inferred", _lines(att, "link:net"), "at least 2: a network channel leaves the host"
+            )
         return _claim(n, "inferred", _lines(att, "tests_ranks"), f"at least {n} host(s) appear in the log")
     return _claim(None, "unknown", [], "the log names no hosts")
 

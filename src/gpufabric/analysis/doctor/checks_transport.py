@@ -11,7 +11,13 @@ from __future__ import annotations
 from gpufabric.analysis.doctor.evidence import Evidence, Expectation
 from gpufabric.analysis.doctor.model import CheckResult, Verdict
 from gpufabric.catalog import FabricName
-from gpufabric.nccl_logs.claims import build_claims, multi_host, net_loops_back, plugin_fell_back, virtual_only
+from gpufabric.nccl_logs.claims import (
+    build_claims,
+    multi_host,
+    net_loops_back,
+    plugin_fell_back,
+    virtual_only,
+)
 from gpufabric.nccl_logs.patterns import transport_kind
 from gpufabric.results.attestation import Attestation, NetworkKind
 

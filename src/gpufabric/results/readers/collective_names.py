@@ -120,6 +120,17 @@ def _ambiguous(factor: _Factor, n: int | None) -> bool:
     return fitting != 1
 
 
+def _from_small_rows(factor: _Factor, n: int | None, rooted: bool) -> CollectiveName | None:
+    """A reduction's collective from an interval: reduce (factor 1 with a root) or all_reduce (above 1);
+    anything else the interval allows stays unnamed."""
+    where = f"bus factor busbw/algbw = {factor.text()}" + (f" with {n} ranks" if n else "")
+    if rooted and factor.fits(1.0):
+        return _guess("reduce", f"inferred from the {where}, redop and root")
+    if not rooted and ((n and n > 2 and factor.fits(2 * (n - 1) / n)) or (n is None and factor.above_one())):
+        return _guess("all_reduce", f"inferred from the {where} and redop")
+    return None
+
+
 def infer_from_rows(rows: Sequence[Row], nranks: int | None) -> CollectiveName | None:
     """Infer the collective from the bus factor of the largest rows; None when the numbers cannot tell."""
     factor = _factor(rows) if rows else None
@@ -128,8 +139,10 @@ def infer_from_rows(rows: Sequence[Row], nranks: int | None) -> CollectiveName |
     reduces = rows[0].redop not in ("none", "")
     rooted = rows[0].root >= 0
     n = nranks
-    if factor.point is None and _ambiguous(factor, n):
-        return None
+    # From small rows' intervals, only a reduction's table is named (its redop and root narrow the
+    # choice to all_reduce or reduce); a table without a redop stays unnamed, as before.
+    if factor.point is None:
+        return _from_small_rows(factor, n, rooted) if reduces and not _ambiguous(factor, n) else None
     where = f"bus factor busbw/algbw = {factor.text()}" + (f" with {n} ranks" if n else "")
     if n and n > 2 and factor.fits(2 * (n - 1) / n):
         return _guess("all_reduce", f"inferred from the {where}")
