@@ -26,12 +26,12 @@ from gpufabric.report import (
     render_compare,
     render_run,
     report_from_files,
+    show_directory,
     write_comparison_plots,
     write_report,
 )
-from gpufabric.report.run_documents import show_directory
+from gpufabric.results import is_single_run
 from gpufabric.results.readers import read_run, result_file
-from gpufabric.results.run_dirs import is_single_run
 
 
 class PlacementChoice(str, Enum):

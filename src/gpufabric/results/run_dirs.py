@@ -90,6 +90,9 @@ def is_single_run(directory: Path) -> bool:
     return kind is not None and kind.marker in (RESULT_NAME, STREAM_NAME)
 
 
+describe_run_directory = describe
+
+
 def series_files(directory: Path) -> list[tuple[str, Path]]:
     """(label, file) of the benchmark runs in ``directory``; a ``UsageError`` with ``describe``'s line
     when it holds none (an isolate run, a training run, a launch)."""
