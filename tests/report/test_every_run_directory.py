@@ -35,6 +35,8 @@ LAYOUTS = {
     "isolate/round01": ("gpufabric isolate", 0),
     "tune": ("gpufabric tune", 0),
     "launch_slurm": ("gpufabric launch --on slurm", 0),
+    "certify": ("gpufabric certify", 2),  # each node's own sweep
+    "certify/between": ("gpufabric isolate", 0),  # its between-nodes stage is an isolate search
 }
 
 
@@ -93,11 +95,13 @@ def test_report_renders_it_or_says_what_it_is(
 @pytest.mark.parametrize("name", sorted(LAYOUTS))
 def test_compare_takes_its_runs_or_says_it_has_none(name: str, capsys: pytest.CaptureFixture[str]) -> None:
     command, runs = LAYOUTS[name]
-    code, out, err = _cli(["compare", str(RUN_DIRS / name), str(BENCH), "--format", "csv"], capsys)
+    # a directory of several runs is compared alone; one run against the bench run
+    others = [] if runs >= 2 else [str(BENCH)]
+    code, out, err = _cli(["compare", str(RUN_DIRS / name), *others, "--format", "csv"], capsys)
     if runs:
         assert code == 0, err
         header = out.splitlines()[0]
-        assert len(re.findall(r"busbw_gbs\[", header)) == runs + 1  # the directory's runs and the bench
+        assert len(re.findall(r"busbw_gbs\[", header)) == runs + len(others)
     else:
         assert code == 2
         line = _one_line_error(err)

@@ -11,6 +11,7 @@ decided here, once, from its marker file; a command that writes a new kind of di
     isolate                    isolate.json, roundNN/                      group timings, no series
     isolate round              round.json, round-config.json               one round's group timings
     train-bench [--ab]         train.json / train-ab.json                  training throughput, no series
+    certify                    certify-summary.json, node/<name>/          one run per node's own sweep
     launch                     gpufabric-job.sbatch, gpufabric-skypilot.yaml   the task's own output
 
 A directory that holds no benchmark series is described in one line: what it is, which command wrote
@@ -129,6 +130,12 @@ for _kind in (
         "round.json",
         "one round of an isolate search (each group's timing)",
         read_with="gpufabric show PARENT",
+    ),
+    RunDirectory(
+        "gpufabric certify",
+        "certify-summary.json",
+        "a certification (each node's verdict and certificate, certify-report.html)",
+        ("node/*/result.json",),
     ),
     RunDirectory("gpufabric train-bench", "train.json", "a training run (samples/s, compute and comm)"),
     RunDirectory("gpufabric train-bench --ab", "train-ab.json", "a training A/B (the fabric on and off)"),
