@@ -59,7 +59,9 @@ def test_show_compare_and_report_take_run_directories_and_out(tmp_path: Path) ->
 def test_a_directory_without_a_result_is_one_line(tmp_path: Path) -> None:
     proc = _cli("show", str(tmp_path))
     assert proc.returncode == 2
-    assert proc.stderr.strip().splitlines() == [
-        f"Error: FILE {tmp_path}: a directory without result.json or result.jsonl; give a result file or a "
-        "run directory (runs/<id>/)"
-    ]
+    [line] = proc.stderr.strip().splitlines()
+    # what it is not, what it would need to hold (every run directory's marker), and what to give instead
+    assert line.startswith(f"Error: {tmp_path}: not a gpufabric run directory (it holds none of result.json")
+    assert "ab.json" in line and line.endswith(
+        "give a result file or the directory a gpufabric command wrote"
+    )

@@ -129,9 +129,12 @@ def test_a_difference_inside_the_noise_is_called_noise() -> None:
     assert speedup.interval.samples == (30, 30)
 
 
-def test_without_samples_there_is_no_interval() -> None:
+def test_without_samples_there_is_no_sampled_interval_only_the_rounding() -> None:
     [table] = compare_runs([_run("a", [1 << 20], 2.0), _run("b", [1 << 20], 1.0)]).tables
-    assert table.rows[0].speedups[0].interval is None and table.rows[0].speedups[0].within_noise is None
+    speedup = table.rows[0].speedups[0]
+    assert speedup.within_noise is None  # nothing sampled: no noise judgement
+    assert speedup.interval is not None and speedup.interval.from_rounding
+    assert speedup.interval.low < 2.0 < speedup.interval.high and not speedup.within_rounding
 
 
 def test_csv_and_json_outputs_parse_back() -> None:

@@ -132,7 +132,11 @@ def test_speedup_matches_the_seed(name: str, column: int, published: list[str], 
     for (_, busbw_column), our_busbw in zip(runs, ours[1 : 1 + len(runs)], strict=True):
         assert Decimal(our_busbw) == Decimal(published[busbw_column])
     our_cell = ours[1 + len(runs) + speedup_columns.index(column)]
-    seed, mine = _published(published[column]), _published(our_cell.replace(" x", "x"))
+    # "(rounding)": the two printed values allow 1x, so no difference is claimed (issue #35)
+    seed, mine = (
+        _published(published[column]),
+        _published(our_cell.replace(" (rounding)", "").replace(" x", "x")),
+    )
     if (name, column, size) in ROUNDED_DOWN_IN_SEED:
         assert mine is not None and seed is not None
         assert seed == mine - Decimal("0.1")

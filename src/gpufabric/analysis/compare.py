@@ -95,9 +95,11 @@ def _measure(row: Row, placement: Placement) -> Measurement | None:
 def effective_placement(series: Sequence[Series], requested: Placement) -> Placement:
     """``requested``, or the other placement when some series measured only that one.
 
-    Our engine's all_reduce, broadcast and reduce are in-place only (torch.distributed has no out-of-place
-    form of them), while nccl-tests prints both: comparing on the placement every run has keeps those rows
-    instead of silently dropping them. The chosen placement is recorded on the table and in the notes.
+    A run may hold one placement only (gpufabric's torch engine runs all_reduce, broadcast and reduce in
+    place, as torch.distributed has no out-of-place form of them; nccl-tests' trace replay prints in-place
+    rows only), while nccl-tests and the direct nccl engine measure both: comparing on the placement
+    every run has keeps those rows instead of silently dropping them. The chosen placement is recorded on
+    the table and in the notes, naming the runs that lack the requested one.
     """
 
     def everyone_has(placement: Placement) -> bool:
@@ -138,7 +140,8 @@ def compare_series(
                 )
                 speedups.append(
                     Speedup(
-                        value=ratio, interval=speedup_interval(base, value) if ratio is not None else None
+                        value=ratio,
+                        interval=speedup_interval(base, value, ratio) if ratio is not None else None,
                     )
                 )
             rows.append(
@@ -227,9 +230,14 @@ def compare_runs(
         found = [s for s in series if s is not None]
         used = effective_placement(found, placement)
         if used != placement:
+            lacking = [
+                label
+                for label, s in zip(labels, series, strict=True)
+                if s is not None and not any(row.placement(placement) is not None for row in s.rows)
+            ]
             notes.append(
-                f"{name}: compared {used.replace('_', '-')} (not every run measured "
-                f"{placement.replace('_', '-')}; gpufabric's all_reduce/broadcast/reduce are in-place only)"
+                f"{name}: compared {used.replace('_', '-')}: {', '.join(lacking)} measured no "
+                f"{placement.replace('_', '-')} rows"
             )
         made = compare_series(found, labels, base, used)
         if not made:

@@ -15,7 +15,7 @@ from gpufabric.analysis.compare import compare_runs, without_empty_tables
 from gpufabric.analysis.compare_expected import with_expected_percents
 from gpufabric.analysis.compare_model import Comparison, Placement
 from gpufabric.results.model import RunResult
-from gpufabric.results.readers import read_runs
+from gpufabric.results.readers import read_run, run_files
 
 
 class FileComparison(BaseModel):
@@ -44,7 +44,9 @@ def compare_files(
 
     Raises ``InputError`` for a file that cannot be read and ``UsageError`` for labels that do not match
     the files or runs with no size in common (nothing to compare)."""
-    runs = read_runs(files, labels)
+    # a run directory may hold several runs (a fabric A/B, a tune, a certify): each with its own file
+    expanded = run_files(files, labels)
+    runs = [read_run(file, label) for file, label in expanded]
     comparison, left_out = without_empty_tables(
         compare_runs(
             runs,
@@ -54,5 +56,7 @@ def compare_files(
             collective_of=collective_of,
         )
     )
-    comparison = with_expected_percents(comparison, runs, files, environ=environ or {})
+    comparison = with_expected_percents(
+        comparison, runs, [file for file, _ in expanded], environ=environ or {}
+    )
     return FileComparison(runs=runs, comparison=comparison, left_out=left_out)

@@ -22,15 +22,15 @@ PLACEMENT_NAMES: dict[str, Placement] = {"out-of-place": "out_of_place", "in-pla
 Variant = tuple[str, str, int]  # dtype, redop, root
 
 
-def round_speedup(other_busbw: float, baseline_busbw: float) -> Decimal | None:
-    """busbw ratio with one decimal, half up, computed on the decimal values as printed; None where either
-    is 0 (as the seeds print ``-``) or is not a finite number (nothing to divide)."""
+def round_speedup(other_busbw: float, baseline_busbw: float, places: int = 1) -> Decimal | None:
+    """busbw ratio with one decimal (or ``places``), half up, computed on the decimal values as printed;
+    None where either is 0 (as the seeds print ``-``) or is not a finite number (nothing to divide)."""
     if not (math.isfinite(other_busbw) and math.isfinite(baseline_busbw)):
         return None
     if other_busbw <= 0 or baseline_busbw <= 0:
         return None
     ratio = Decimal(repr(other_busbw)) / Decimal(repr(baseline_busbw))
-    return ratio.quantize(Decimal("0.1"), rounding=ROUND_HALF_UP)
+    return ratio.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
 
 
 def format_speedup(value: Decimal | None) -> str:
@@ -53,7 +53,15 @@ class Speedup(_Frozen):
 
     @property
     def within_noise(self) -> bool | None:
-        return None if self.interval is None else self.interval.contains_one
+        """The sampled 95% interval contains 1x; None without samples."""
+        if self.interval is None or self.interval.from_rounding:
+            return None
+        return self.interval.contains_one
+
+    @property
+    def within_rounding(self) -> bool:
+        """No samples, and the two printed (two-decimal) bandwidths allow 1x: no difference to claim."""
+        return self.interval is not None and self.interval.from_rounding and self.interval.contains_one
 
 
 class CompareRow(_Frozen):

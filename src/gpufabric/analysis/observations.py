@@ -157,7 +157,16 @@ def _pair(table: CompareTable, other: int, slot: int) -> list[Observation]:
             f"at the largest size, {human_size(sizes[-1])}: {_x(shown[-1])}",
         )
     )
-    judged = [r.speedups[slot] for r in rows if r.speedups[slot].interval is not None]
+    rounded = [human_size(r.size_bytes) for r in rows if r.speedups[slot].within_rounding]
+    if rounded:
+        found.append(
+            Observation(
+                range="as printed",
+                text=f"{prefix}{len(rounded)} size(s) differ by no more than the two-decimal rounding of the "
+                f"printed bandwidths allows: no difference there: {', '.join(rounded[:8])}",
+            )
+        )
+    judged = [r.speedups[slot] for r in rows if r.speedups[slot].within_noise is not None]
     if judged:
         noisy = [human_size(r.size_bytes) for r in rows if r.speedups[slot].within_noise]
         found.append(

@@ -26,9 +26,11 @@ from gpufabric.report import (
     render_compare,
     render_run,
     report_from_files,
+    show_directory,
     write_comparison_plots,
     write_report,
 )
+from gpufabric.results import is_single_run
 from gpufabric.results.readers import read_run, result_file
 
 
@@ -178,6 +180,9 @@ def show(
     label: str | None = typer.Option(None, "--label", "-l"),
 ) -> None:
     """Read one result file in any supported format and print it as an nccl-tests table (or md/csv/json)."""
+    if file.is_dir() and not is_single_run(file):  # an A/B, tune, isolate, training run: its document
+        typer.echo(show_directory(file, fmt), nl=False)
+        return
     output_format = Format(choice("--format", fmt, RUN_FORMATS))
     run = read_run(result_file(file), label)
     typer.echo(render_run(run, output_format), nl=False)

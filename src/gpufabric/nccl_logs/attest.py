@@ -24,6 +24,7 @@ from typing import Any, BinaryIO, TypeVar
 
 from gpufabric.errors import InputError
 from gpufabric.nccl_logs import patterns as pat
+from gpufabric.nccl_logs.collectors import unwrap_collector_line
 from gpufabric.nccl_logs.state import State
 from gpufabric.nccl_logs.templates import EMPTY, Template, line_template, message_template
 from gpufabric.results.attestation import MAX_CHANNEL_LINKS, Attestation
@@ -124,6 +125,11 @@ class _Accumulator(State):
 
     # -- interpreting a line never seen before ----------------------------------------------------
     def _entry(self, raw: bytes | str) -> _Entry:
+        if raw.lstrip()[:1] in ("{", b"{"):  # a collector's JSON record around the line (collectors.py)
+            text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
+            inner = unwrap_collector_line(text)
+            if inner is not None and len(inner) < len(text):
+                return self._entry(inner)
         if isinstance(raw, bytes):
             # The common shape, `<header> NCCL INFO <msg>`, without decoding the line or a regex. Decoding
             # the parts apart equals decoding the whole: a UTF-8 sequence never spans an ASCII byte.

@@ -34,11 +34,20 @@ def physical_hosts(att: Attestation) -> list[str]:
     return list(att.hosts)
 
 
+def net_loops_back(att: Attestation) -> bool:
+    """Every NET channel of the log joins two ranks of one host (one process driving several GPUs through
+    the NIC, or P2P/SHM disabled): the network carried traffic, but none of it left the host."""
+    return 0 < att.net_pairs == att.intra_host_net_links and not att.virtual_nodes
+
+
 def multi_host(att: Attestation) -> bool:
-    """The log proves more than one node: NET channels, NCCL's node count, or several hosts."""
+    """The log proves more than one node: NET channels that leave a host, NCCL's node count, or several
+    hosts."""
+    crossing_links = (att.transport_kinds.get("net") and not net_loops_back(att)) or att.transport_kinds.get(
+        "collnet"
+    )
     return bool(
-        att.transport_kinds.get("net")
-        or att.transport_kinds.get("collnet")
+        crossing_links
         or (att.nnodes or 0) > 1
         or len(att.hosts) > 1
         or len(att.host_name_clash) > 0
@@ -51,13 +60,24 @@ def virtual_only(att: Attestation) -> bool:
     return bool(att.virtual_nodes) and len(att.hosts) <= 1
 
 
+def plugin_fell_back(att: Attestation) -> bool:
+    """A net plugin loaded, yet NCCL used one of its own networks (``Using network Socket`` after the HPC-X
+    plugin found no device, VLMEvalKit#975): loaded is not used."""
+    network = att.network or ""
+    return bool(
+        att.net_plugin_loaded and att.net_plugin and network in _BUILT_IN and network != att.net_plugin
+    )
+
+
 def plugin_state(att: Attestation) -> str:
-    """refused, disabled, loaded, own-lines, not-found or none-logged."""
+    """refused, disabled, fallback, loaded, own-lines, not-found or none-logged."""
     if att.net_plugin_refused:
         return "refused"
     ibext = (att.net_plugin or "").lower().startswith("ibext") or "ibext" in (att.network or "").lower()
     if ibext and att.nccl_env.get("NCCL_IBEXT_DISABLE") == "1":
         return "disabled"
+    if plugin_fell_back(att):
+        return "fallback"
     if att.proofs.get("plugin_loaded") or (att.net_plugin_loaded and att.net_plugin_path):
         return "loaded"
     if att.net_plugin_loaded and att.proofs.get("plugin_own"):
@@ -89,6 +109,14 @@ def _plugin(att: Attestation) -> Claim:
             "proven",
             _lines(att, "plugin_loaded"),
             f"loaded{where}, but NCCL_IBEXT_DISABLE=1 turned it off: NCCL uses its built-in transports",
+        )
+    if state == "fallback":
+        return _claim(
+            f"{name}{version} (loaded, not used)",
+            "proven",
+            _lines(att, "plugin_loaded", "network"),
+            f"loaded{where}, but NCCL uses its own {att.network} transport: the plugin did not carry the "
+            "traffic (it found no usable device, or NCCL_NET chose another network)",
         )
     if state == "loaded":
         return _claim(
@@ -142,6 +170,14 @@ def _inter_node(att: Attestation) -> Claim:
     network = _network_name(att)
     virtual = " between virtual nodes on one host (NCCL_HOSTID)" if virtual_only(att) else ""
     net_links = att.transport_kinds.get("net", 0) + att.transport_kinds.get("collnet", 0)
+    if net_links and net_loops_back(att) and not multi_host(att):
+        return _claim(
+            "none",
+            "proven" if att.nnodes == 1 else "inferred",
+            _lines(att, "link:net", "nodes"),
+            f"every {network or 'network'} channel joins two ranks of one host (loopback through the NIC, "
+            "not NVLink/PCIe): no traffic between nodes is shown",
+        )
     if net_links:
         return _claim(
             f"{network}{virtual}",
@@ -235,6 +271,10 @@ def _nodes(att: Attestation) -> Claim:
         )
     if att.hosts:
         n = len(att.hosts)
+        if n == 1 and att.uses_network and not net_loops_back(att):  # a NET link leaves the one host logged
+            return _claim(
+                2, "inferred", _lines(att, "link:net"), "at least 2: a network channel leaves the host"
+            )
         return _claim(n, "inferred", _lines(att, "tests_ranks"), f"at least {n} host(s) appear in the log")
     return _claim(None, "unknown", [], "the log names no hosts")
 

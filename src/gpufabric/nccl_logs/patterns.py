@@ -272,12 +272,21 @@ def network_kind(name: str) -> NetworkKind:
     return "other"
 
 
+# Every transport spelling NCCL 2.3-2.28 prints after `via` (git grep of each release tag's src/):
+#   P2P: `P2P/direct pointer[/read]`, `P2P/IPC[/read]`, `P2P/CUMEM[/read]`, `P2P/indirect/<n>[<bus>]`,
+#        `P2P/common device` (two ranks on one GPU);
+#   SHM: `direct shared memory` (2.3-2.8, NVIDIA/nccl#622), `SHM/direct`, `SHM/<send>/<recv>` (2.9+);
+#   NET: `NET/<network>/<dev>[(<proxy rank>)][/GDRDMA][/Shared]`; CollNet: `COLLNET/<network>/<dev>`.
+_SHARED_MEMORY = re.compile(r"^(?:direct )?shared memory\b", re.IGNORECASE)
+
+
 def transport_kind(transport: str) -> TransportKind:
-    """``P2P/CUMEM/read`` -> p2p, ``SHM/direct/direct`` -> shm, ``NET/IB/0/GDRDMA`` -> net, ``COLLNET`` ..."""
+    """``P2P/CUMEM/read`` -> p2p, ``SHM/direct/direct`` and ``direct shared memory`` -> shm,
+    ``NET/IB/0/GDRDMA`` -> net, ``COLLNET/IB/0`` -> collnet."""
     head = transport.split("/", 1)[0].upper()
     if head == "P2P":
         return "p2p"
-    if head == "SHM":
+    if head == "SHM" or _SHARED_MEMORY.match(transport):
         return "shm"
     if head == "NET":
         return "net"

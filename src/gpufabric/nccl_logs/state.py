@@ -66,6 +66,7 @@ class State:
         self.hostids: dict[tuple[str | None, int | None], str] = {}  # (host, pid) -> NCCL_HOSTID
         self.rank_proc: dict[int, tuple[str | None, int | None]] = {}  # rank -> (host, pid)
         self.addresses: dict[str, set[str]] = {}  # host -> the addresses its NCCL lines name
+        self.link_proc: dict[int, tuple[str, int | None]] = {}  # rank -> (host, pid) of its NET lines
 
     # -- applying a template ----------------------------------------------------------------------
     def apply_ops(self, template: Template, host: str | None, pid: int | None) -> None:
@@ -165,6 +166,10 @@ class State:
     def _op_pair(self, host: str | None, rank: int, remote: int, pid: int | None = None) -> None:
         if len(self.net_pairs) < _MAX_NET_PAIRS:
             self.net_pairs.add((host, rank, remote, pid))
+
+    def _op_link_rank(self, host: str | None, pid: int | None, rank: int) -> None:
+        if host and len(self.link_proc) < _MAX_RANKS:
+            self.link_proc.setdefault(rank, (host, pid))
 
     def _op_ring(self, channel: int) -> None:
         self.ring_channels.add(channel)
@@ -292,6 +297,7 @@ class State:
         # Virtual nodes: ranks with their own NCCL_HOSTID are separate nodes to NCCL though on one host.
         att.virtual_nodes = sorted({f"{h}/{v}" for (h, _pid), v in self.hostids.items() if h})
         rank_node = self._rank_nodes()
+        att.net_pairs = len(self.net_pairs)
         att.intra_host_net_links = sum(
             1
             for host, _rank, peer, pid in self.net_pairs
@@ -323,9 +329,12 @@ class State:
         return f"{host}/{hostid}" if hostid and host else host
 
     def _rank_nodes(self) -> dict[int, str]:
+        """rank -> node, from Init and nccl-tests' rank lines, else from the host that logged the rank's
+        NET channel lines."""
+        procs = {**self.link_proc, **self.rank_proc}
         if not self.hostids:
-            return dict(self.rank_host)
-        nodes = {rank: self._node_of(*proc) for rank, proc in self.rank_proc.items()}
+            return {rank: host for rank, (host, _pid) in self.link_proc.items() if host} | self.rank_host
+        nodes = {rank: self._node_of(*proc) for rank, proc in procs.items()}
         return {rank: node for rank, node in nodes.items() if node} or dict(self.rank_host)
 
     def _chosen_network(self) -> str | None:
@@ -347,7 +356,11 @@ class State:
             return plugin_nets[0]
         if self.att.ofi_provider or (self.att.net_plugin or "").startswith("aws-ofi-nccl"):
             return None  # aws-ofi-nccl set up; what it carried is the doctor's call (ofi_evidence)
-        return touched[0] if touched else None
+        # NCCL's own order: IB when it found a device, else Socket. NCCL 2.4 initialises Socket first for
+        # bootstrap whatever it selects (init.cc initNet: "Always initialize sockets as we use it for
+        # bootstrap", then IB), so `NET/Socket : Using` before `NET/IB : Using` is not the socket transport.
+        ib = [n for n in touched if pat.network_kind(n) == "ib"]
+        return ib[0] if ib else touched[0] if touched else None
 
     def _gdr(self) -> bool | None:
         if self.scalars["gdr_links"]:

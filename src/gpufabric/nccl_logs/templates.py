@@ -273,6 +273,9 @@ def _link(tpl: Template, link: dict[str, str | None]) -> None:
         # A [receive] line is logged by its second rank: the remote end is then the first.
         remote = rank if link["dir"] == "receive" else peer
         tpl.line_op("pair", HOST, rank + peer - remote, remote, PID)
+        # The logging rank's host, from the line itself: a log without Init lines (one process driving
+        # several GPUs, NVIDIA/nccl#707) still shows which ranks share a host.
+        tpl.line_op("link_rank", HOST, PID, rank + peer - remote)
     direction = link["dir"]
     tpl.set_link({
         "rank": rank,

@@ -38,6 +38,7 @@ from gpufabric.report.plan_render import PLAN_FORMATS, render_plan
 from gpufabric.report.plots import write_comparison_plots
 from gpufabric.report.prepared_render import PREPARED_FORMATS, render_prepared
 from gpufabric.report.renderers import Renderer, formats_of, register, render_document
+from gpufabric.report.run_documents import register_run_document, show_directory
 from gpufabric.report.snapshot_render import SNAPSHOT_FORMATS, render_snapshot
 from gpufabric.report.terminal import TEXT_WIDTH
 from gpufabric.report.train_render import TRAIN_FORMATS, render_train
@@ -77,6 +78,7 @@ __all__ = [
     "formats_of",
     "parse_columns",
     "register",
+    "register_run_document",
     "render_ab",
     "render_capabilities",
     "render_certify",
@@ -97,6 +99,7 @@ __all__ = [
     "render_train",
     "render_tune",
     "report_from_files",
+    "show_directory",
     "write_comparison_plots",
     "write_report",
 ]

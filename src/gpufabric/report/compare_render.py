@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 from collections.abc import Iterator
 
 from rich.console import Group
@@ -44,15 +45,21 @@ def format_busbw(value: float) -> str:
 
 
 def speedup_cell(row: CompareRow, table: CompareTable, slot: int) -> str:
+    """``3.8 x`` (the seeds' layout), ``0.85 x [0.80–0.86]`` with a sampled interval (the speed-up then at
+    the interval's precision, the bounds rounded outward, so the printed point lies inside the printed
+    interval), ``1 x (rounding)`` where the two printed values allow no difference at all."""
     other = table.others[slot]
     speedup: Speedup = row.speedups[slot]
+    interval = speedup.interval
     text = format_speedup(round_speedup(row.busbw[other], row.busbw[table.baseline]))
-    if speedup.interval is not None and text != "-":
-        low, high = speedup.interval.low, speedup.interval.high
-        text += f" [{low:.2f}–{high:.2f}]"
-        if speedup.within_noise:
-            text += " (noise)"
-    return text
+    if interval is None or text == "-":
+        return text
+    if interval.from_rounding:
+        return f"{text} (rounding)" if interval.contains_one else text
+    point = round_speedup(row.busbw[other], row.busbw[table.baseline], places=2)
+    low, high = math.floor(interval.low * 100) / 100, math.ceil(interval.high * 100) / 100
+    text = f"{point} x [{low:.2f}–{high:.2f}]"
+    return f"{text} (noise)" if speedup.within_noise else text
 
 
 def judged(table: CompareTable) -> bool:

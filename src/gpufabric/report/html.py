@@ -9,7 +9,8 @@ beside what its own hardware should reach (``html_expected``); a run measured un
 ``GPUFABRIC_FAULT`` is flagged at the top, in the overview and on each of its tables.
 
 ``report_from_files`` is the command's whole input side: each path is a benchmark run (any format
-``results.readers`` reads, or a run directory), a ``bench --ab`` document or a train-bench document.
+``results.readers`` reads), a ``bench --ab`` document, a train-bench document, or any run directory a
+gpufabric command writes (``results.run_dirs``): its runs, its verdict or its document as ``show`` prints it.
 """
 
 from __future__ import annotations
@@ -30,18 +31,22 @@ from gpufabric.errors import InputError
 from gpufabric.outputs import write_output
 from gpufabric.report import html_sections as sections
 from gpufabric.report.compare_render import title as table_title
+from gpufabric.report.formats import Format
 from gpufabric.report.html_expected import expected_section
 from gpufabric.report.plots import comparison_charts, run_charts, to_svg
+from gpufabric.report.renderers import render_document
+from gpufabric.report.run_documents import directory_document, document_title, show_directory
 from gpufabric.report.run_groups import group_runs
 from gpufabric.report.train_section import train_label, train_section
 from gpufabric.results.model import RunResult, Series, fault_text
 from gpufabric.results.readers import (
     ABDocument,
     check_labels,
-    read_runs,
-    result_file,
+    read_run,
+    run_files,
     sniff_ab_document,
 )
+from gpufabric.results.run_dirs import identify
 from gpufabric.train.result import TrainAB, TrainDocument, sniff_train_document
 
 
@@ -60,6 +65,7 @@ def build_report(
     training: Sequence[TrainDocument] = (),
     ab: Sequence[ABDocument] = (),
     collective_of: str | None = None,
+    documents: Sequence[tuple[str, str]] = (),
 ) -> str:
     """The report as HTML text. Comparisons are computed from ``runs`` (``run_groups``) unless
     ``comparison`` is given; ``collective_of`` names the collective of tables that name none.
@@ -67,10 +73,12 @@ def build_report(
     ``training`` adds the train-bench section (samples/s, compute/comm split, busbw prediction) after the
     benchmark runs, so one report can show what the fabric does to busbw and to step time. ``ab`` adds
     ``bench --ab`` documents: their two sides join ``runs`` (fabric-off last, so it is the default
-    baseline) and their verdicts lead the comparison.
+    baseline) and their verdicts lead the comparison. ``documents`` (title, text) are the documents of run
+    directories that hold no series of their own (an isolate search) or more than series (a tune
+    search's ranking), as ``gpufabric show`` prints them.
     """
     runs = [*runs, *(side for document in ab for side in document.runs)]
-    if not runs and not training:
+    if not runs and not training and not documents:
         raise InputError("report needs at least one run file")
     groups = group_runs(runs, baseline=baseline, placement=placement, collective_of=collective_of)
     runs = groups.runs
@@ -101,6 +109,8 @@ def build_report(
             body.append(f'<p class="note">{escape(_nothing_in_common(runs))}</p>')
         body.extend(_results(run, series, placement, named=len(runs) >= 2) for run, series in single)
     body.append(train_section(training))
+    for heading, text in documents:
+        body += [f"<h2>{escape(heading)}</h2>", f"<pre>{escape(text)}</pre>"]
     if runs:
         body.append("<h2>Run details</h2>")
         body.extend(sections.run_details(run) for run in runs)
@@ -186,21 +196,27 @@ def report_from_files(
     check_labels(len(files), labels)  # before anything is read: a spare label is a mistake, not a default
     training: list[TrainDocument] = []
     ab: list[ABDocument] = []
-    bench_files: list[Path] = []
-    bench_labels: list[str] = []
+    runs: list[RunResult] = []
+    documents: list[tuple[str, str]] = []
     for index, given in enumerate(files):
-        path = result_file(given)
+        label = labels[index] if labels else None
+        kind = identify(given) if given.is_dir() else None
+        path = given / kind.marker if kind is not None and kind.marker in _DOCUMENT_MARKERS else given
         if (train_doc := sniff_train_document(path)) is not None:
             training.append(train_doc)
         elif (ab_doc := sniff_ab_document(path)) is not None:
             ab.append(ab_doc)
+        elif kind is not None and not kind.runs_in(given):
+            # a run directory without benchmark series (isolate): its document as ``show`` prints it
+            documents.append((document_title(given), show_directory(given, Format.TABLE)))
         else:
-            bench_files.append(path)
-            bench_labels.extend(labels[index : index + 1])
-    runs = [
-        run if run.expected is not None else with_expected(run, run_dir_of(path), environ={})
-        for run, path in zip(read_runs(bench_files, bench_labels), bench_files, strict=True)
-    ]
+            if kind is not None and (document := directory_document(given)) is not None:
+                documents.append((document_title(given), render_document(document, Format.TABLE)))
+            for file, run_label in run_files([given], [label] if label else []):
+                run = read_run(file, run_label)
+                runs.append(
+                    run if run.expected is not None else with_expected(run, run_dir_of(file), environ={})
+                )
     return build_report(
         runs,
         baseline=baseline,
@@ -209,7 +225,12 @@ def report_from_files(
         training=training,
         ab=ab,
         collective_of=collective_of,
+        documents=documents,
     )
+
+
+# Markers whose document the report reads itself (A/B verdicts, training sections), not as series.
+_DOCUMENT_MARKERS = ("ab.json", "train.json", "train-ab.json")
 
 
 def write_report(path: Path, html_text: str) -> Path:

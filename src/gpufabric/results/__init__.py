@@ -22,6 +22,12 @@ from gpufabric.results.model import (
     RunResult,
     Series,
 )
+from gpufabric.results.run_dirs import (
+    RunDirectory,
+    describe_run_directory,
+    is_single_run,
+    register_run_directory,
+)
 from gpufabric.results.run_nodes import load_run_shapes
 
 __all__ = [
@@ -35,6 +41,7 @@ __all__ = [
     "Device",
     "Measurement",
     "Row",
+    "RunDirectory",
     "RunExpectation",
     "RunMetadata",
     "RunResult",
@@ -43,9 +50,12 @@ __all__ = [
     "SizeJudgement",
     "StreamWriter",
     "TransportClaims",
+    "describe_run_directory",
+    "is_single_run",
     "load_run_shapes",
     "node_file",
     "read_result",
     "read_stream",
+    "register_run_directory",
     "write_result",
 ]

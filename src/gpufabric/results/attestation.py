@@ -134,6 +134,9 @@ class Attestation(BaseModel):
     intra_host_net_links: int = Field(
         default=0, description="channel links through NET between two ranks of the same host"
     )
+    net_pairs: int = Field(
+        default=0, description="distinct (logging rank, remote rank) pairs joined through NET"
+    )
     gdr: bool | None = None
     gdr_disabled_devices: list[str] = Field(default_factory=list)
     nvls: bool | None = None

@@ -41,6 +41,19 @@ def check_net_plugin(ev: Evidence, exp: Expectation) -> CheckResult:
             if needed
             else "",
         )
+    if state == "fallback":
+        # Loaded is not used: the plugin library came up, then NCCL said `Using network Socket` (or IB).
+        return CheckResult(
+            id="net-plugin",
+            title=title,
+            verdict=Verdict.FAIL if exp.needs_plugin else Verdict.WARN,
+            evidence=claim.lines,
+            cause=f"{name} loaded, but NCCL fell back to its built-in {att.network} transport: the plugin "
+            "carries no traffic",
+            fix="check that the plugin sees its devices (/dev/infiniband in the container, NCCL_IB_HCA, "
+            "NCCL_IB_DISABLE/NCCL_NET not forcing another network); NCCL_NET=<plugin network> makes NCCL "
+            "fail instead of falling back",
+        )
     if att.net_plugin_loaded:
         version = (
             f" {att.net_plugin_version}"

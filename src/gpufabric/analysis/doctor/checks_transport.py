@@ -11,7 +11,13 @@ from __future__ import annotations
 from gpufabric.analysis.doctor.evidence import Evidence, Expectation
 from gpufabric.analysis.doctor.model import CheckResult, Verdict
 from gpufabric.catalog import FabricName
-from gpufabric.nccl_logs.claims import build_claims, multi_host, virtual_only
+from gpufabric.nccl_logs.claims import (
+    build_claims,
+    multi_host,
+    net_loops_back,
+    plugin_fell_back,
+    virtual_only,
+)
 from gpufabric.nccl_logs.patterns import transport_kind
 from gpufabric.results.attestation import Attestation, NetworkKind
 
@@ -116,6 +122,8 @@ def check_nccl_output(ev: Evidence, exp: Expectation) -> CheckResult:
 
 
 def _fallback_cause(att: Attestation, exp: Expectation) -> str:
+    if plugin_fell_back(att):
+        return f"the net plugin {att.net_plugin} loaded, then NCCL chose its own {att.network} transport"
     if att.net_plugin_loaded is False and exp.needs_plugin:
         why = f": {att.net_plugin_error}" if att.net_plugin_error else ""
         return f"the net plugin did not load ({att.net_plugin or 'libnccl-net.so'}{why})"
@@ -157,6 +165,16 @@ def check_fabric_in_use(ev: Evidence, exp: Expectation) -> CheckResult:
         )
     net_links = att.transport_kinds.get("net", 0)
     actual = network_in_use(att)
+    if not crosses_hosts(ev) and net_loops_back(att):
+        return CheckResult(
+            id="fabric-in-use",
+            title=title,
+            verdict=Verdict.SKIP,
+            evidence=[f"channels via {links_summary(att, net_only=True)}"],
+            cause=f"every {att.network or 'network'} channel joins two ranks of one host (loopback through "
+            "the NIC): the log shows no traffic between nodes to judge",
+            fix="the intra-node check says why one host's GPUs talk through the NIC",
+        )
     if not crosses_hosts(ev):
         set_up = f"NCCL set up {att.network}, but " if att.network else ""
         hosts = f"one host ({att.hosts[0]})" if len(att.hosts) == 1 else "no host name"

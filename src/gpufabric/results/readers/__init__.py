@@ -2,6 +2,7 @@
 
     nccl-tests text      any version, behind mpirun / SkyPilot / kubectl / srun prefixes (``nccl_text``)
     nccl-tests -J JSON   (``nccl_json``)
+    rccl-tests -Z json   one JSON line per size and placement, either spelling (``rccl_json``)
     gpufabric JSON/JSONL our own result document and stream (``gpufabric.results.io``)
     gpufabric table      what ``bench``/``show`` print (``nccl_text`` reads it with its title lines)
     gpufabric csv / md   ``--format csv|markdown`` (``gpufabric_flat``)
@@ -37,7 +38,9 @@ from gpufabric.results.readers.line_scan import RowRun, candidate_items
 from gpufabric.results.readers.nccl_json import looks_like_nccl_tests_json, read_nccl_json
 from gpufabric.results.readers.nccl_text import NcclTextReader, read_nccl_text
 from gpufabric.results.readers.prefixes import Source, split_prefixes
+from gpufabric.results.readers.rccl_json import read_rccl_json
 from gpufabric.results.readers.train_document import is_train_result, not_a_bench_result
+from gpufabric.results.run_dirs import describe, identify, series_files
 
 __all__ = [
     "INPUT_FORMATS",
@@ -51,6 +54,7 @@ __all__ = [
     "read_run",
     "read_runs",
     "result_file",
+    "run_files",
     "sniff",
     "sniff_ab_document",
     "split_prefixes",
@@ -77,6 +81,14 @@ def _read_flat(path: Path, label: str | None, kind: InputFormat) -> RunResult:
     try:
         with path.open("r", encoding="utf-8", errors="replace", newline="") as fh:
             return read(path, bounded_lines(fh), label)
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from exc
+
+
+def _read_rccl_json(path: Path, label: str | None) -> RunResult:
+    try:
+        with path.open("r", encoding="utf-8", errors="replace") as fh:
+            return read_rccl_json(path, bounded_lines(fh), label)
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror or exc}") from exc
 
@@ -116,6 +128,8 @@ def read_run(path: Path | str, label: str | None = None) -> RunResult:
         return _read_text_stream(path, label)
     if kind in ("gpufabric-csv", "gpufabric-markdown"):
         return _read_flat(path, label, kind)
+    if kind == "rccl-tests-json":
+        return _read_rccl_json(path, label)
     if kind == "gpufabric-jsonl":
         result = read_stream(path)
         return result.model_copy(update={"label": label}) if label else result
@@ -145,16 +159,40 @@ def _text_or_raise(path: Path, label: str | None, json_error: InputError) -> Run
 
 def result_file(path: Path, *, what: str = "FILE") -> Path:
     """A result file, or a run directory (``runs/<id>/``, as ``gpufabric doctor`` takes) meaning its
-    ``result.json`` (or, for a run that never finished, the ``result.jsonl`` stream)."""
+    ``result.json`` (or, for a run that never finished, the ``result.jsonl`` stream). Any other directory
+    a gpufabric command writes is named in one line (``results.run_dirs``): what it is and what reads it."""
     if not path.is_dir():
         return path
     for name in (RESULT_NAME, STREAM_NAME):
         if (path / name).is_file():
             return path / name
-    raise UsageError(
-        f"{what} {path}: a directory without result.json or result.jsonl; give a result file or a run "
-        "directory (runs/<id>/)"
-    )
+    kind = identify(path)
+    runs = kind.runs_in(path) if kind is not None else []
+    if len(runs) == 1:
+        return runs[0][1]
+    holds = f"; it holds {len(runs)} runs: compare them with `gpufabric compare {path}`" if runs else ""
+    raise UsageError(f"{what} {describe(path, kind)}{holds}")
+
+
+def run_files(paths: Sequence[Path], labels: Sequence[str] = ()) -> list[tuple[Path, str | None]]:
+    """Each path as the result files it stands for, with the label each run gets (None: its own). A run
+    directory that holds several runs (a ``bench --ab`` root: both sides; a tune root: every candidate
+    job) stands for all of them, each named by its file (``fabric-on``) or job (``r0-4x4``), after the
+    path's ``--label`` when one was given."""
+    check_labels(len(paths), labels)
+    files: list[tuple[Path, str | None]] = []
+    for index, path in enumerate(paths):
+        given = labels[index] if labels else None
+        kind = identify(path) if path.is_dir() else None
+        if kind is None or kind.marker in (RESULT_NAME, STREAM_NAME):
+            files.append((result_file(path), given or default_label(path)))
+            continue
+        runs = series_files(path)
+        if len(runs) == 1:
+            files.append((runs[0][1], given or default_label(path)))
+            continue
+        files.extend((file, f"{given}: {label}" if given else label) for label, file in runs)
+    return files
 
 
 def check_labels(files: int, labels: Sequence[str]) -> None:
@@ -177,9 +215,5 @@ def default_label(path: Path) -> str:
 
 def read_runs(paths: Sequence[Path], labels: Sequence[str] = ()) -> list[RunResult]:
     """Each of ``paths`` (a result file or a run directory) read by ``read_run``, named by ``labels`` or,
-    without them, by ``default_label``."""
-    check_labels(len(paths), labels)
-    return [
-        read_run(result_file(path), labels[i] if labels else default_label(path))
-        for i, path in enumerate(paths)
-    ]
+    without them, by ``default_label``; a directory holding several runs gives all of them (``run_files``)."""
+    return [read_run(file, label) for file, label in run_files(paths, labels)]

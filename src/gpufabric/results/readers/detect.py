@@ -2,8 +2,9 @@
 
 Input formats (what a file holds; how a command prints is ``report.Format``): ``gpufabric-json`` (our
 result document), ``gpufabric-jsonl`` (our stream), ``gpufabric-csv``/``gpufabric-markdown`` (what
-``show --format csv|markdown`` prints), ``nccl-tests-json`` (``-J`` output) and ``nccl-tests-text``
-(stdout of any version, through any launcher). Empty files, directories and binary files are refused
+``show --format csv|markdown`` prints), ``nccl-tests-json`` (``-J`` output), ``nccl-tests-text`` (stdout
+of any version, through any launcher) and ``rccl-tests-json`` (rccl-tests' ``-Z json`` lines). Empty
+files, directories and binary files are refused
 here with a message that says what the file looks like.
 """
 
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Literal
 
 from gpufabric.errors import InputError
+from gpufabric.results.readers.rccl_json import looks_like_rccl_tests_json
 
 InputFormat = Literal[
     "gpufabric-json",
@@ -22,6 +24,7 @@ InputFormat = Literal[
     "gpufabric-markdown",
     "nccl-tests-json",
     "nccl-tests-text",
+    "rccl-tests-json",
 ]
 INPUT_FORMATS: tuple[InputFormat, ...] = (
     "gpufabric-json",
@@ -30,6 +33,7 @@ INPUT_FORMATS: tuple[InputFormat, ...] = (
     "gpufabric-markdown",
     "nccl-tests-json",
     "nccl-tests-text",
+    "rccl-tests-json",
 )
 CSV_HEADER = "collective,nranks,size_bytes,count,"  # how ``show --format csv`` starts (after fault lines)
 MARKDOWN_HEADER = "| size (B) | count | type |"  # the column row of ``show --format markdown``
@@ -80,11 +84,13 @@ def sniff(path: Path) -> InputFormat:
     text = head.replace(b"\x00", b"").decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")
     if not text.startswith("{"):
         return _text_kind(text)
+    first_line, _, rest = text.partition("\n")
+    if looks_like_rccl_tests_json(first_line):  # one object per line, not always valid JSON
+        return "rccl-tests-json"
     if path.suffix.lower() == ".jsonl":
         # Only our stream is JSON Lines: a malformed one must get the stream reader's error with its line
         # number, not the text reader's "no nccl-tests table found".
         return "gpufabric-jsonl"
-    first_line, _, rest = text.partition("\n")
     try:
         first = json.loads(first_line.strip())
     except (ValueError, RecursionError):  # a cut-short or hostile first line: judge by content

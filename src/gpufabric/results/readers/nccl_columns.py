@@ -171,15 +171,22 @@ def _integer(token: str) -> int:
 def parse_data_line(line: str, layout: Layout) -> TextRow | None:
     """One table line -> TextRow; None when the line is not a complete data line of this layout."""
     tokens, stamp = _split_timestamp(line.split())
-    nparams, width = len(layout.params), layout.placement_width
-    if len(tokens) == layout.full_width:
+    params = layout.params
+    if "redop" in params and len(tokens) in (layout.full_width - 1, len(params) - 1 + layout.placement_width):
+        # Older nccl-tests print an empty redop for collectives without one (alltoall, all_gather:
+        # NVIDIA/nccl#644, microsoft/msccl#48): the header names the column, the row leaves it blank.
+        redop_at = params.index("redop")
+        if redop_at < len(tokens) and _is_number(tokens[redop_at]):
+            params = params[:redop_at] + params[redop_at + 1 :]
+    nparams, width = len(params), layout.placement_width
+    if len(tokens) == nparams + 2 * width:
         out_tokens: list[str] | None = tokens[nparams : nparams + width]
         in_tokens = tokens[nparams + width :]
     elif len(tokens) == nparams + width:  # trace replay: the out-of-place half is blank
         out_tokens, in_tokens = None, tokens[nparams:]
     else:
         return None
-    fields = dict(zip(layout.params, tokens[:nparams], strict=True))
+    fields = dict(zip(params, tokens[:nparams], strict=True))
     try:
         size, count = _integer(fields["size"]), _integer(fields["count"])
         root = _integer(fields.get("root", "-1"))

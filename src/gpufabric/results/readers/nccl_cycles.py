@@ -55,7 +55,7 @@ class CyclePattern:
 
 
 def _row_pattern(key: RowKey, layout: Layout) -> bytes | None:
-    size, count, dtype, redop, root = key
+    size, count, dtype, redop, root, _repeat = key
     values = {"size": str(size), "count": str(count), "type": dtype, "redop": redop, "root": str(root)}
     if len(set(layout.params)) != len(layout.params) or not set(layout.params) <= set(_PARAMS):
         return None  # a column the key does not hold: its text cannot be written as a literal

@@ -164,7 +164,10 @@ def _read(path: Path, text: str, document: Any | None, label: str | None) -> Run
     ]
     env_pairs = (str(e).split("=", 1) for e in data.get("env", []) if "=" in str(e))
     env = redact_env({k: v for k, v in env_pairs if k.startswith(_ENV_PREFIXES)})
-    name = program_name(" ".join(args[:1])) or name_from_file(path.name) or "unknown"
+    # The program in the document's own args names the test; the file name only when args do not.
+    named_by_args = program_name(" ".join(args[:1]))
+    name = named_by_args or name_from_file(path.name) or "unknown"
+    evidence = "the program in args" if named_by_args else "the file name" if name != "unknown" else "nothing"
     version = data.get("nccl_version")
     oob = data.get("out_of_bounds") if isinstance(data.get("out_of_bounds"), dict) else {}
     avg = data.get("average_bus_bandwidth") if isinstance(data.get("average_bus_bandwidth"), dict) else {}
@@ -193,7 +196,7 @@ def _read(path: Path, text: str, document: Any | None, label: str | None) -> Run
         nccl_version=nccl_version_from_code(int(version)) if isinstance(version, int) else None,
         env=env,
         settings={ours: config[theirs] for theirs, ours in _CONFIG_SETTINGS.items() if theirs in config},
-        notes=[f"{name}: collective named by the program in args"],
+        notes=[f"{name}: collective named by {evidence}"],
     )
     return RunResult(
         label=label or path.stem,

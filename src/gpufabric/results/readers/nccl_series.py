@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 MAX_CYCLES = 4096  # -N cycles kept per size: enough for any median, bounded for any log
 MAX_TABLES = 256  # tables kept per rank: a log of a test looped all night must not hold every run
-RowKey = tuple[int, int, str, str, int]
+RowKey = tuple[int, int, str, str, int, int]  # size, count, dtype, redop, root, repeat (0-byte rows)
 
 
 def _time(row: TextRow) -> float:
@@ -84,13 +84,25 @@ class Table:
     headerless: bool = False  # rows pasted without a column header: layout read from the first row
     discard: bool = False  # beyond MAX_TABLES: read (for order and footer) but its rows not kept
     full_cycles: dict[Variant, CyclePattern] = field(default_factory=dict)  # see ``nccl_cycles``
+    zero_run: dict[Variant, int] = field(default_factory=dict)  # 0-byte rows since the last sized row
 
     def add(self, row: TextRow) -> None:
         if self.discard:
             return
-        cycles = self.rows.get(row.key)
+        # Sizes below one element per rank all print as 0 bytes (reduce_scatter from 8 B on 8 ranks,
+        # NVIDIA/nccl-tests#128): each is a size of its own, so the k-th 0-byte row of a sweep is keyed by
+        # k, and only the k-th of the next -N cycle joins it as a repeated sample.
+        variant = (row.dtype, row.redop, row.root)
+        repeat = 0
+        if row.size == 0:
+            repeat = self.zero_run.get(variant, 0)
+            self.zero_run[variant] = repeat + 1
+        else:
+            self.zero_run[variant] = 0
+        key = (*row.key, repeat)
+        cycles = self.rows.get(key)
         if cycles is None:
-            self.rows[row.key] = Cycles(row)
+            self.rows[key] = Cycles(row)
         else:
             cycles.add(row)
 

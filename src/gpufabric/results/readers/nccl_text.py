@@ -54,7 +54,6 @@ _FAILURE = re.compile(r"Test (?:NCCL|CUDA) failure|Test failure|NCCL WARN |\bAbo
 _INTERESTING = re.compile(
     r"Out of bounds|Avg bus|NCCL version|_perf| -t |Test |NCCL WARN|Aborted|nThread|nranks"
 )
-RowKey = tuple[int, int, str, str, int]
 
 
 @dataclass
@@ -139,10 +138,9 @@ class NcclTextReader:
             table.cut_line = self.lines
             return
         if row.size == 0:
-            # Sizes below one element per rank all print as 0 (reduce_scatter from 8 B on 8 ranks): the
-            # first such row stands for them, and none of them places the sweep.
-            if row.key not in table.rows:
-                table.add(row)
+            # Sizes below one element per rank all print as 0 (reduce_scatter from 8 B on 8 ranks): each
+            # is kept (``Table.add``), and none of them places the sweep.
+            table.add(row)
             return
         previous = table.order.add((row.dtype, row.redop, row.root), row.size, self.lines)
         if previous is not None:
