@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from gpufabric.analysis.ab_judge import ABReport
+from gpufabric.analysis.ab_judge import ABReport, placement_of
+from gpufabric.analysis.compare import compare_runs
 from gpufabric.report import Format
 from gpufabric.report.ab_render import render_ab
 from gpufabric.report.html import report_from_files
@@ -39,6 +40,16 @@ def _stands_out(html: str) -> list[tuple[str, str]]:
     return rows
 
 
+def _judged_now(path: Path) -> ABReport:
+    """The document with its comparison made again by today's judge from its own runs: the fixtures were
+    judged when they were recorded, and the comparison's intervals have been refined since (a speed-up
+    always inside its interval); both renderers must show what the judge says now, not each their own."""
+    judged = ABReport.model_validate_json(path.read_text(encoding="utf-8"))
+    runs = [judged.runs.on, judged.runs.off]
+    fresh = compare_runs(runs, baseline=1, placement=placement_of(runs))
+    return judged.model_copy(update={"comparison": fresh})
+
+
 def _verdict_items(html: str) -> list[str]:
     head = html.index("<h3>Fabric A/B:")
     return [unescape(item) for item in re.findall(r"<li>(.*?)</li>", html[head : html.index("</ul>", head)])]
@@ -46,7 +57,7 @@ def _verdict_items(html: str) -> list[str]:
 
 @pytest.mark.parametrize("path", REAL_AB, ids=lambda p: p.parent.name)
 def test_the_html_report_says_what_the_terminal_said(path: Path) -> None:
-    judged = ABReport.model_validate_json(path.read_text(encoding="utf-8"))
+    judged = _judged_now(path)
     terminal = render_ab(judged, Format.TABLE)
     html = report_from_files([path])
     observations = [(o.range, o.text) for t in judged.comparison.tables for o in t.observations]
@@ -56,14 +67,24 @@ def test_the_html_report_says_what_the_terminal_said(path: Path) -> None:
     assert all(f"- {line}" in terminal for line in judged.verdict)
 
 
-def test_noise_is_called_noise_in_both() -> None:
-    judged = ABReport.model_validate_json(NOISE.read_text(encoding="utf-8"))
-    rows = judged.comparison.tables[0].rows
-    assert rows and all(r.speedups[0].within_noise for r in rows)  # the fixture is what it claims
+def test_no_lead_is_claimed_inside_the_noise() -> None:
+    # A real gloo A/B whose speed-ups (0.24x to 6.4x) mostly sit inside the noise: neither renderer may
+    # claim a lead over a range where every 95% interval contains 1x.
+    judged = _judged_now(NOISE)
+    (table,) = judged.comparison.tables
+    noisy = {r.size_bytes for r in table.rows if r.speedups[0].within_noise}
+    assert len(noisy) >= len(table.rows) // 2  # the fixture is what it claims
     html_lines = [text for _, text in _stands_out(report_from_files([NOISE]))]
     terminal = render_ab(judged, Format.TABLE)
-    for claim in ("fabric-on behind", "fabric-on ahead", "the curves cross"):
-        assert not any(claim in line for line in html_lines) and claim not in terminal
-    quiet = "no difference beyond the noise (every 95% interval contains 1x): speed-up 0.2x"
-    assert quiet in html_lines and quiet in terminal
-    assert any(line.endswith("(inside the noise at every size)") for line in html_lines)
+    for observation in table.observations:
+        if any(claim in observation.text for claim in (" ahead", " behind", "the curves cross")):
+            sizes = [r.size_bytes for r in table.rows if _in_range(r.size_bytes, observation.range)]
+            assert not set(sizes) <= noisy, observation
+        assert observation.text in html_lines and observation.text in terminal
+
+
+def _in_range(size: int, where: str) -> bool:
+    from gpufabric.units import parse_size
+
+    ends = [parse_size(part.strip().lstrip("≤ ")) for part in where.replace("–", "-").split(" - ")]
+    return ends[0] <= size <= ends[-1] if len(ends) <= 2 else False
