@@ -65,7 +65,13 @@ def _certify(tmp_path: Path, name: str, env: dict[str, str]) -> tuple[int, dict[
     )
     elapsed = time.monotonic() - started
     print(f"certify {name}: exit {done.returncode} in {elapsed:.1f} s\n{done.stderr[-2000:]}")
-    return done.returncode, json.loads(done.stdout), elapsed
+    report = json.loads(done.stdout)
+    for node, certificate in report.get("certificates", {}).items():  # why, node by node, for the record
+        reasons = [
+            (r.get("code"), r.get("status"), r.get("text", "")[:240]) for r in certificate.get("reasons", [])
+        ]
+        print(f"  {node}: {certificate.get('status')} {reasons}")
+    return done.returncode, report, elapsed
 
 
 @pytest.fixture
