@@ -305,7 +305,8 @@ def test_compare_puts_each_runs_percent_of_its_own_expected_beside_the_speedup()
     assert last.of_expected == [on.percent_of_expected, off.percent_of_expected]
     assert table.rows[0].of_expected == [None, None]  # 1 MB: latency, not judged
     markdown = render_compare(compared.comparison, Format.MARKDOWN)
-    assert "| Speed-up | fabric-on % of expected | fabric-off % of expected |" in markdown
+    on_label, off_label = table.labels  # the runs' own names (their directories, r0-fabric-on ...)
+    assert f"| Speed-up | {on_label} % of expected | {off_label} % of expected |" in markdown
     last_line = [line for line in markdown.splitlines() if line.startswith("| 256 MB |")]
     assert last_line[0].endswith(f"| {on.percent_of_expected:.0f}% | {off.percent_of_expected:.0f}% |")
 

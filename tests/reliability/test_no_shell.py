@@ -29,6 +29,11 @@ SHELL_ARGV_ALLOWED = {
     "a quoted heredoc of one JSON line",
     "src/gpufabric/launch/virtual_nodes.py": "mpirun's virtual-node rank table: our values shlex-quoted, the "
     'program passed as "$@" (never parsed by the shell)',
+    "src/gpufabric/testbed/bed.py": 'a fixed script naming the node\'s UTS namespace: the name as "$0", the '
+    'program as "$@" (never parsed by the shell)',
+    "src/gpufabric/testbed/load.py": "a fixed busy loop (no input) that starves one core for a fault",
+    "src/gpufabric/testbed/rsh_agent.py": "mpirun's rsh agent into a test-bed namespace: mpirun hands a "
+    "remote command as shell text, as ssh runs it; the host name is shlex-quoted",
 }
 SUBPROCESS_CALLS = {"run", "Popen", "check_output", "check_call", "call"}
 

@@ -84,7 +84,7 @@ def test_report_renders_it_or_says_what_it_is(
 ) -> None:
     command, runs = LAYOUTS[name]
     out_file = tmp_path / "report.html"
-    code, _out, err = _cli(["report", str(RUN_DIRS / name), "-o", str(out_file)], capsys)
+    code, _out, err = _cli(["report", str(RUN_DIRS / name), "--out", str(out_file)], capsys)
     if code == 0:
         html = out_file.read_text(encoding="utf-8")
         assert "<html" in html.lower() and (runs == 0 or "Run details" in html)
