@@ -88,11 +88,20 @@ def test_isolate_finds_a_5x_slower_nic_as_a_node(tmp_path: Path) -> None:
 def test_isolate_finds_a_5x_slower_path_as_a_link(tmp_path: Path) -> None:
     # The path between the two nodes of the first screen pair: the screen measures it (a path between
     # nodes the screen never pairs is the link sweep's, which CPU gloo ranks leave off by default).
+    # The search is a statistical test (alpha 0.05, one control group a retest at 4 nodes): one CI run
+    # ended with an end of the pair "not proven" and nothing convicted. A second search is allowed after
+    # such an end; a wrong conviction fails at once, and the link must be convicted in the end.
     first, second = planned_screen(4, SearchOptions())[0]
+    link = ("link", sorted([f"node{first:04d}", f"node{second:04d}"]), "convicted")
+    attempts: list[list[tuple[str, list[str], str]]] = []
     with Testbed(BedSpec(nodes=4, nic_rate_mbit=NIC_MBIT)) as bed:
         bed.apply(SlowPath(nodes=(first, second), rate_mbit=SLOW_MBIT))
-        found = isolate_on(bed, tmp_path)
-    assert found == [("link", sorted([f"node{first:04d}", f"node{second:04d}"]), "convicted")]
+        for attempt in range(2):
+            attempts.append(isolate_on(bed, tmp_path / f"search{attempt}"))
+            assert all(found == link for found in attempts[-1] if found[2] == "convicted"), attempts
+            if link in attempts[-1]:
+                break
+    assert attempts[-1] == [link], attempts
 
 
 def test_certify_fails_exactly_the_shaped_node(tmp_path: Path) -> None:
