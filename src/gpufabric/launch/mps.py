@@ -4,11 +4,18 @@ Without MPS, processes that share a GPU time-slice it: on one H100 a small all_r
 virtual nodes took ~4.5 ms; with an MPS control daemon started for the run it took 23-33 us. The daemon
 gets its own pipe and log directories (``CUDA_MPS_PIPE_DIRECTORY``, ``CUDA_MPS_LOG_DIRECTORY``), so it
 never touches another job's MPS, and every rank gets the same two variables. ``quit`` stops it afterwards.
+
+The pipe directory holds the daemon's Unix sockets, whose paths the kernel limits to 107 bytes
+(``sun_path``): under a deep run directory (pytest's ``tmp_path`` was one) ``nvidia-cuda-mps-control -d``
+exited 1 with no word, so every virtual node failed in 4 s. A run directory too deep for it gets a short
+pipe directory under the system's temporary directory instead, named from the run directory so that the
+daemon and mpirun's ``-x`` variables agree on it; the logs stay in the run directory.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import shutil
 import subprocess
@@ -22,8 +29,23 @@ from gpufabric.errors import LaunchError, UsageError
 CONTROL = "nvidia-cuda-mps-control"
 
 
+SOCKET_PATH_LIMIT = 107
+# Room for the names MPS gives its sockets and pipes inside the directory (``control``, ``control_lock``,
+# the server's per-client pipes), with a margin: only the directory's own length is ours to choose.
+SOCKET_NAME_ROOM = 40
+
+
+def pipe_directory(root: Path) -> Path:
+    """``root/pipe``, or a short directory of its own under the temporary directory when that is too long."""
+    wanted = Path(root) / "pipe"
+    if len(os.fsencode(str(wanted.absolute()))) + SOCKET_NAME_ROOM <= SOCKET_PATH_LIMIT:
+        return wanted
+    digest = hashlib.sha256(os.fsencode(str(Path(root).absolute()))).hexdigest()[:16]
+    return Path(tempfile.gettempdir()) / f"gpufabric-mps-{digest}"
+
+
 def mps_env(root: Path) -> dict[str, str]:
-    return {"CUDA_MPS_PIPE_DIRECTORY": str(root / "pipe"), "CUDA_MPS_LOG_DIRECTORY": str(root / "log")}
+    return {"CUDA_MPS_PIPE_DIRECTORY": str(pipe_directory(root)), "CUDA_MPS_LOG_DIRECTORY": str(root / "log")}
 
 
 def check_available() -> str:
@@ -60,3 +82,6 @@ def mps_daemon(root: Path | None = None, *, timeout_s: float = 20.0) -> Iterator
         with contextlib.suppress(OSError, subprocess.SubprocessError):
             subprocess.run([control], input="quit\n", env=full, capture_output=True, text=True,
                            timeout=timeout_s, check=False)  # fmt: skip
+        pipe = Path(env["CUDA_MPS_PIPE_DIRECTORY"])
+        if pipe != base / "pipe":  # the short directory made for a deep run directory: ours to remove
+            shutil.rmtree(pipe, ignore_errors=True)
