@@ -14,21 +14,17 @@ figures. Nothing here is typed in: every number comes from ``published.yaml``.
 
 from __future__ import annotations
 
-import re
 import statistics
 from collections import defaultdict
 from collections.abc import Iterable
 from functools import cache
-from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from gpufabric.expect.gpus import short_model
+from gpufabric.expect.figures import Basis, figure_situation, figure_value, measures_its_path
 from gpufabric.expect.published import PublishedFigure, load_published
-from gpufabric.expect.regimes import Path, Regime
-from gpufabric.expect.situation import Situation, Transport, assess
+from gpufabric.expect.regimes import Path
 from gpufabric.expect.size_curve import fit_half_size, group_half_size, plateau_factor
-from gpufabric.hardware import NicFacts, NicKind, NodeShape, NvLinkFacts
 
 MARGIN = 0.10
 """How far outside the fitted figures a healthy result may still fall: the model's stated tolerance for
@@ -40,7 +36,6 @@ BAND_FROM_BYTES: dict[Path, int] = {
     Path.SOCKET: 256 * MIB,  # SkyPilot's p4d socket column reaches 98% of its 2 GB figure at 256 MB
     Path.NET: 512 * MIB,  # SkyPilot's p4d EFA column reaches 94% of its 2 GB figure at 512 MB
 }
-Basis = Literal["of-ceiling", "absolute"]
 
 
 class Band(BaseModel):
@@ -69,97 +64,6 @@ class Band(BaseModel):
 def band_from_bytes(path: Path) -> int:
     """The smallest size the band applies to on ``path``; below it latency, not bandwidth, dominates."""
     return BAND_FROM_BYTES[path]
-
-
-def figure_shape(figure: PublishedFigure) -> NodeShape:
-    """The node a published figure was measured on, from the facts the figure states."""
-    nvlink = (
-        NvLinkFacts(
-            generation=figure.nvlink.generation,
-            links_per_gpu=figure.nvlink.links_per_gpu,
-            link_gbytes_per_s=figure.nvlink.link_gbytes_per_s,
-            nvswitch=figure.nvlink.nvswitch,
-        )
-        if figure.nvlink
-        else None
-    )
-    nics: tuple[NicFacts, ...] = ()
-    if figure.nics is not None:
-        kind = NicKind(figure.nics.kind)
-        nics = tuple(
-            NicFacts(name=f"{kind.value}{i}", kind=kind, rate_gbps=figure.nics.rate_gbps)
-            for i in range(figure.nics.count or 0)
-        )
-    return NodeShape(
-        source="given",
-        instance_type=figure.instance_type,
-        gpu_model=short_model(figure.gpu) or figure.gpu,
-        gpu_count=figure.gpus_per_host or figure.gpus_per_node,
-        nvlink=nvlink,
-        nics=nics,
-    )
-
-
-def _env_int(figure: PublishedFigure, name: str) -> int | None:
-    value = figure.env.get(name)
-    return int(value) if value is not None and value.strip().lstrip("-").isdigit() else None
-
-
-_ALGO_WORDS = re.compile(r"NCCL_ALGO=(\w+)")
-_REGIMES = {"ring": Regime.RING, "tree": Regime.TREE, "nvls": Regime.NVLS, "nvlstree": Regime.NVLS,
-            "collnetdirect": Regime.COLLNET, "collnetchain": Regime.COLLNET, "pat": Regime.PAT}  # fmt: skip
-
-
-def figure_regime(figure: PublishedFigure) -> Regime | None:
-    """The algorithm the source forced: the ``regime`` field, else NCCL_ALGO in its env or its notes."""
-    if figure.regime is not None:
-        return figure.regime
-    match = _ALGO_WORDS.search(figure.notes)
-    algo = figure.env.get("NCCL_ALGO") or (match.group(1) if match else None)
-    return _REGIMES.get(algo.lower()) if algo else None
-
-
-def figure_arguments(figure: PublishedFigure) -> dict[str, Any]:
-    """The keyword arguments of ``assess`` (and ``expect``) that describe the figure's run."""
-    transport: Transport = {Path.SOCKET: "socket", Path.NET: "net"}.get(figure.path, "auto")  # type: ignore[assignment]
-    return {
-        "ranks_per_node": figure.gpus_per_node,
-        "hosts": figure.physical_hosts,
-        "transport": transport,
-        "regime": figure_regime(figure),
-        "nvls": False if figure.env.get("NCCL_NVLS_ENABLE") == "0" else None,
-        "socket_threads": _env_int(figure, "NCCL_SOCKET_NTHREADS"),
-        "socks_per_thread": _env_int(figure, "NCCL_NSOCKS_PERTHREAD"),
-        "ranks_per_process": figure.ranks_per_process,
-    }
-
-
-def figure_situation(figure: PublishedFigure) -> Situation:
-    """Path, regime and ceiling of the figure's run, as the model computes them."""
-    return assess(figure_shape(figure), figure.collective, figure.nodes, **figure_arguments(figure))
-
-
-def figure_value(figure: PublishedFigure, situation: Situation) -> tuple[str, Basis, float] | None:
-    """The figure's group and efficiency (busbw / ceiling), or its busbw where no ceiling exists (socket
-    loopback). A figure above its rule regime's ceiling, with no algorithm stated, ran the faster regime
-    the shape allows (NVLS, NVLSTree): no ring can pass its ceiling."""
-    ceiling = situation.ceiling_gbps
-    if ceiling is not None and figure.busbw_gbps > ceiling and figure_regime(figure) is None:
-        faster = [a for a in situation.alternatives if a.ceiling_gbps >= figure.busbw_gbps]
-        if faster:
-            return faster[0].group, "of-ceiling", figure.busbw_gbps / faster[0].ceiling_gbps
-    if ceiling is not None:
-        return situation.group, "of-ceiling", figure.busbw_gbps / ceiling
-    if situation.loopback:
-        return situation.group, "absolute", figure.busbw_gbps
-    return None
-
-
-def measures_its_path(figure: PublishedFigure) -> bool:
-    """Fitted: healthy figures, and socket fallbacks: degraded for their node's fabric, they are healthy
-    measurements of the socket path itself."""
-    socket_run = figure.cause == "socket-fallback" and figure.path is Path.SOCKET
-    return not figure.holdout and (figure.health == "healthy" or socket_run)
 
 
 def group_levels(group: str) -> list[str]:

@@ -14,7 +14,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from gpufabric.errors import CatalogError
-from gpufabric.expect.calibration import Calibration, figure_arguments, figure_shape, fit
+from gpufabric.expect.calibration import Calibration, fit
+from gpufabric.expect.figures import figure_conditions, figure_shape
 from gpufabric.expect.instances import shape_from_instance
 from gpufabric.expect.judge import Judgement, judge
 from gpufabric.expect.model import Expectation, expect
@@ -78,16 +79,16 @@ def node_shape(figure: PublishedFigure) -> NodeShape:
 def figure_expectation(figure: PublishedFigure, calibration: Calibration | None = None) -> Expectation:
     """The model's expectation for the figure's run: its shape, nodes, size, transport; for a degraded
     figure, what its node should reach on its best path (the run's own socket or NIC choice is the fault)."""
-    arguments = figure_arguments(figure)
+    conditions = figure_conditions(figure)
     if figure.health == "degraded":
-        arguments["transport"] = "auto"
+        conditions = conditions.updated(transport="auto")
     return expect(
         node_shape(figure),
         figure.collective,
         figure.nodes,
         figure.size_bytes,
+        conditions,
         calibration=calibration,
-        **arguments,
     )
 
 

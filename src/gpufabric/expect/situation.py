@@ -9,19 +9,18 @@ over the kernel's loopback. The calibration group (``group``) names the figures 
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpufabric.collectives import CollectiveName
 from gpufabric.expect.ceilings import Bound, nvlink_bound, nvswitch_connected, pcie_bound
+from gpufabric.expect.conditions import RunConditions, Transport
 from gpufabric.expect.gpus import gpu_model_facts
 from gpufabric.expect.loopback import Layout, Traffic, process_layout, traffic_class
 from gpufabric.expect.net_ceilings import SocketStreams, net_bound, socket_bound, socket_streams
 from gpufabric.expect.regimes import Path, Regime, choose_regime
 from gpufabric.hardware import LinkKind, NicKind, NodeShape
 
-Transport = Literal["auto", "net", "socket"]
+__all__ = ["Alternative", "RunConditions", "Situation", "Transport", "assess"]
 
 
 class Alternative(BaseModel):
@@ -146,31 +145,24 @@ def assess(
     shape: NodeShape,
     collective: CollectiveName,
     nodes: int,
-    *,
-    ranks_per_node: int | None = None,
-    hosts: int | None = None,
-    transport: Transport = "auto",
-    regime: Regime | None = None,
-    nvls: bool | None = None,
-    collnet: bool = False,
-    socket_threads: int | None = None,
-    socks_per_thread: int | None = None,
-    ranks_per_process: int | None = None,
+    conditions: RunConditions | None = None,
 ) -> Situation:
-    """Path, regime and ceiling of ``collective`` on ``nodes`` nodes of ``shape`` (module docstring);
-    ``ranks_per_process`` matters on one host's loopback only (``loopback``)."""
+    """Path, regime and ceiling of ``collective`` on ``nodes`` nodes of ``shape`` run under ``conditions``
+    (module docstring); ``ranks_per_process`` matters on one host's loopback only (``loopback``)."""
+    given = conditions or RunConditions()
+    transport, regime, nvls = given.transport, given.regime, given.nvls
     missing: list[str] = []
-    per_node = ranks_per_node or shape.gpus_per_node
+    per_node = given.ranks_per_node or shape.gpus_per_node
     if per_node is None:
         missing.append("GPUs per node (taken as 1 rank per node)")
         per_node = 1
-    hosts = hosts or nodes
+    hosts = given.hosts or nodes
     loopback = hosts == 1 and (nodes > 1 or transport == "socket")
     if regime is not None:
         chosen, reason = regime, "as given"
     else:
-        chosen, reason = choose_regime(collective, nodes=nodes, nvls=nvls, collnet=collnet)
-    streams = socket_streams(shape.cloud, socket_threads, socks_per_thread)
+        chosen, reason = choose_regime(collective, nodes=nodes, nvls=nvls, collnet=given.collnet)
+    streams = socket_streams(shape.cloud, given.socket_threads, given.socks_per_thread)
     bounds: list[Bound] = []
     if per_node > 1 and not (nodes == 1 and transport == "socket"):
         bounds.append(_intra_bound(shape, collective, chosen, per_node))
@@ -202,7 +194,7 @@ def assess(
     layout = traffic = None
     if loopback and binding.path is Path.SOCKET:
         host_ranks = nodes * per_node if nodes > 1 else per_node
-        layout = process_layout(host_ranks, shape.gpus_per_node, ranks_per_process)
+        layout = process_layout(host_ranks, shape.gpus_per_node, given.ranks_per_process)
         traffic = traffic_class(collective, host_ranks)
     return Situation(
         collective=collective,

@@ -14,8 +14,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from gpufabric.collectives import CollectiveName
 from gpufabric.errors import InputError
+from gpufabric.expect.conditions import Transport
 from gpufabric.expect.model import Expectation, expect
-from gpufabric.expect.situation import Transport
 from gpufabric.hardware import NodeShape, detect_node, load_snapshot
 from gpufabric.hardware.snapshot import SNAPSHOT_KIND
 
