@@ -72,7 +72,6 @@ KNOWN_MISSES = {  # docs/benchmarks.md §6 prints the same; a miss fixed (or a n
         for c in ("all_gather", "reduce_scatter")
         for m in (256, 512, 1024)
     },
-    "h200x4-1n-alltoall-socket-mpirun": "2.06 GB/s above the band fitted on 2x H200's one alltoall (1.83)",
     "p5-4n-alltoall-efa32": SIZE,
     "p5-8n-alltoall-efa32": SIZE,
     "p6b300-2n-alltoall-efa16": SIZE,

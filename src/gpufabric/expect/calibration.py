@@ -29,6 +29,8 @@ from gpufabric.expect.size_curve import fit_half_size, group_half_size, plateau_
 MARGIN = 0.10
 """How far outside the fitted figures a healthy result may still fall: the model's stated tolerance for
 machines of one kind differing (a choice, not a measurement; the hold-out benchmark tests it)."""
+SPREAD_FROM = 3
+"""Figures a group needs to set its own spread; below it the spread of its best-fitted sibling applies."""
 MIB = 1 << 20
 BAND_FROM_BYTES: dict[Path, int] = {
     Path.NVLINK: 64 * MIB,  # the 4x H200 all_reduce reaches 88% of its 2 GB figure at 64 MB
@@ -117,10 +119,33 @@ def _half_sizes(values: list[_Value]) -> dict[str, tuple[float, tuple[str, ...]]
     }
 
 
+def _with_spread(band: Band, bands: dict[str, Band]) -> Band:
+    """A band fitted on fewer than SPREAD_FROM figures cannot know how far healthy systems spread: it takes
+    the relative width (low / centre, high / centre) of its sibling with the most figures, when that one
+    has SPREAD_FROM or more; its own figures stay inside. The top of an of-ceiling band is the ceiling."""
+    parent = band.group.rpartition("/")[0]
+    siblings = [
+        other
+        for other in bands.values()
+        if other.group.rpartition("/")[0] == parent
+        and other.group != band.group
+        and other.basis == band.basis
+        and len(other.fitted_on) >= SPREAD_FROM
+    ]
+    low, high = band.low, band.high
+    if len(band.fitted_on) < SPREAD_FROM and siblings:
+        widest = max(siblings, key=lambda other: len(other.fitted_on))
+        low = min(low, band.centre * widest.low / widest.centre)
+        high = max(high, band.centre * widest.high / widest.centre)
+    top = min(high, 1.0) if band.basis == "of-ceiling" else high
+    return band.model_copy(update={"low": low, "high": top})
+
+
 def fit(figures: Iterable[PublishedFigure]) -> Calibration:
     """Bands from the healthy, non-holdout figures at sizes where bands apply (module docstring): each
     figure's value is taken to its plateau with its group's S_half (``size_curve``), then centre = median,
-    low = lowest x (1 - MARGIN), high = highest x (1 + MARGIN)."""
+    low = lowest x (1 - MARGIN), high = highest x (1 + MARGIN), widened to a sibling's spread where the
+    group has too few figures to show its own (``_with_spread``)."""
     values: list[_Value] = []
     skipped: dict[str, str] = {}
     for figure in figures:
@@ -152,18 +177,18 @@ def fit(figures: Iterable[PublishedFigure]) -> Calibration:
     for group, entries in plateau.items():
         basis = entries[0][1]
         numbers = [v for _, b, v in entries if b == basis]
-        high = max(numbers) * (1 + MARGIN)
         half = half_of(group)
         bands[group] = Band(
             group=group,
             basis=basis,
             low=min(numbers) * (1 - MARGIN),
             centre=statistics.median(numbers),
-            high=min(high, 1.0) if basis == "of-ceiling" else high,
+            high=max(numbers) * (1 + MARGIN),
             fitted_on=tuple(i for i, b, _ in entries if b == basis),
             half_size_bytes=half[0] if half else None,
             series_fitted=half[1] if half else (),
         )
+    bands = {group: _with_spread(band, bands) for group, band in bands.items()}
     return Calibration(bands=bands, skipped=skipped)
 
 
