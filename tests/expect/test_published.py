@@ -65,13 +65,7 @@ def test_duplicate_ids_bad_urls_and_non_lists_are_one_line_each() -> None:
 RESULTS = {result.id: result for result in evaluate(FIGURES)}
 SIZE = "an alltoall at 64 MB: below 512 MB, where NET bands apply (latency regime, not judged)"
 HCCL = "Gaudi (HCCL): no NVLink or NCCL facts, the model covers NCCL on NVIDIA GPUs"
-TWO_RANKS = "2-GPU all_gather/reduce_scatter run below the 4- and 8-GPU fit: the rank count is not modelled"
 KNOWN_MISSES = {  # docs/benchmarks.md §6 prints the same; a miss fixed (or a new one) fails here
-    **{
-        f"h200x2-1n-{c}-nvlink-{m}m": TWO_RANKS
-        for c in ("all_gather", "reduce_scatter")
-        for m in (256, 512, 1024)
-    },
     "p5-4n-alltoall-efa32": SIZE,
     "p5-8n-alltoall-efa32": SIZE,
     "p6b300-2n-alltoall-efa16": SIZE,

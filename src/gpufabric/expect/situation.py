@@ -104,16 +104,24 @@ def _group(
     shape: NodeShape,
     streams: SocketStreams | None,
     loopback: tuple[Layout, Traffic] | None = None,
+    ranks: int = 0,
 ) -> str:
     """The calibration group, finest level last: the collective (a systematic difference between
-    collectives of one regime is fitted, not typed in), or for loopback the layout and traffic class."""
+    collectives of one regime is fitted, not typed in), or for loopback the layout and traffic class.
+    Inside a node, 2 GPUs are a level of their own: their ring has n-1 = 1 step for all_gather and
+    reduce_scatter (2 for all_reduce), so its pipeline's fill and drain are shared among no other steps;
+    the 2x H200 run read these 15-20% below the 4- and 8-GPU figures (docs/benchmarks.md §6). Where no
+    2-GPU figure is fitted, the level above (every rank count) applies."""
     if path is Path.SOCKET and loopback is not None and streams is not None:
         threads = "helper-threads" if streams.tuned else "proxy-thread"
         return f"socket/loopback/{threads}/{loopback[0]}/{loopback[1]}"
     if path is Path.NET:
         tcp = all(n.kind is NicKind.ETHERNET for n in shape.fabric_nics())
         return f"net/{regime.value}/{'tcp' if tcp else 'rdma'}/{collective}"
-    return f"{path.value}/{regime.value}/{collective}"
+    inside = ""
+    if path in (Path.NVLINK, Path.PCIE) and ranks >= 2:
+        inside = "/2-gpus" if ranks == 2 else "/3-or-more-gpus"
+    return f"{path.value}/{regime.value}/{collective}{inside}"
 
 
 def _nvls_alternative(
@@ -136,7 +144,7 @@ def _nvls_alternative(
         regime=Regime.NVLS,
         path=binding.path,
         ceiling_gbps=binding.gbps or 0.0,
-        group=_group(binding.path, Regime.NVLS, collective, shape, None),
+        group=_group(binding.path, Regime.NVLS, collective, shape, None, ranks=ranks),
         when="NCCL can use NVLink SHARP (NVSwitch, NVLink4+), unless NCCL_NVLS_ENABLE=0 or the VM hides it",
     )
 
@@ -217,6 +225,7 @@ def assess(
             shape,
             streams,
             (layout[0], traffic[0]) if layout and traffic else None,
+            per_node,
         ),
         alternatives=(alternative,) if alternative else (),
         missing=tuple(missing),
