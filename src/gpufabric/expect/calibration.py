@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from gpufabric.expect.figures import Basis, figure_situation, figure_value, measures_its_path
 from gpufabric.expect.published import PublishedFigure, load_published
-from gpufabric.expect.regimes import Path
+from gpufabric.expect.regimes import Path, Regime
 from gpufabric.expect.size_curve import fit_half_size, group_half_size, plateau_factor
 
 MARGIN = 0.10
@@ -38,6 +38,7 @@ BAND_FROM_BYTES: dict[Path, int] = {
     Path.SOCKET: 256 * MIB,  # SkyPilot's p4d socket column reaches 98% of its 2 GB figure at 256 MB
     Path.NET: 512 * MIB,  # SkyPilot's p4d EFA column reaches 94% of its 2 GB figure at 512 MB
 }
+NET_ALLTOALL_FROM_BYTES = 64 * MIB
 
 
 class Band(BaseModel):
@@ -63,8 +64,13 @@ class Band(BaseModel):
         return self.low * factor, self.centre * factor, self.high * factor
 
 
-def band_from_bytes(path: Path) -> int:
-    """The smallest size the band applies to on ``path``; below it latency, not bandwidth, dominates."""
+def band_from_bytes(path: Path, regime: Regime | None = None) -> int:
+    """The smallest size the band applies to on ``path``; below it latency, not bandwidth, dominates.
+    alltoall across nodes (``p2p`` on NET) is published at its expert-parallel payload, 64 MiB
+    (awsome-distributed-ai's EP results on p5 and p6-b300 read that row of alltoall_perf): its band is
+    fitted there, latency share included, and a larger alltoall reading above it is no fault."""
+    if path is Path.NET and regime is Regime.P2P:
+        return NET_ALLTOALL_FROM_BYTES
     return BAND_FROM_BYTES[path]
 
 
@@ -152,8 +158,9 @@ def fit(figures: Iterable[PublishedFigure]) -> Calibration:
         if not measures_its_path(figure):
             continue
         situation = figure_situation(figure)
-        if figure.size_bytes < band_from_bytes(situation.path):
-            skipped[figure.id] = f"below {band_from_bytes(situation.path) // MIB} MB, where bands apply"
+        threshold = band_from_bytes(situation.path, situation.regime)
+        if figure.size_bytes < threshold:
+            skipped[figure.id] = f"below {threshold // MIB} MB, where bands apply"
             continue
         value = figure_value(figure, situation)
         if value is None:

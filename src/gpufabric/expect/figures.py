@@ -11,12 +11,20 @@ from typing import Literal
 
 from gpufabric.expect.conditions import RunConditions, Transport
 from gpufabric.expect.gpus import short_model
-from gpufabric.expect.published import PublishedFigure
+from gpufabric.expect.published import PublishedFigure, PublishedNics
 from gpufabric.expect.regimes import Path, Regime
 from gpufabric.expect.situation import Situation, assess
 from gpufabric.hardware import NicFacts, NicKind, NodeShape, NvLinkFacts
 
 Basis = Literal["of-ceiling", "absolute"]
+
+
+def nic_facts(nics: PublishedNics) -> tuple[NicFacts, ...]:
+    """The NICs a figure states, one ``NicFacts`` each (none where the count is not known)."""
+    kind = NicKind(nics.kind)
+    return tuple(
+        NicFacts(name=f"{kind.value}{i}", kind=kind, rate_gbps=nics.rate_gbps) for i in range(nics.count or 0)
+    )
 
 
 def figure_shape(figure: PublishedFigure) -> NodeShape:
@@ -31,13 +39,7 @@ def figure_shape(figure: PublishedFigure) -> NodeShape:
         if figure.nvlink
         else None
     )
-    nics: tuple[NicFacts, ...] = ()
-    if figure.nics is not None:
-        kind = NicKind(figure.nics.kind)
-        nics = tuple(
-            NicFacts(name=f"{kind.value}{i}", kind=kind, rate_gbps=figure.nics.rate_gbps)
-            for i in range(figure.nics.count or 0)
-        )
+    nics = nic_facts(figure.nics) if figure.nics is not None else ()
     return NodeShape(
         source="given",
         instance_type=figure.instance_type,
@@ -109,4 +111,5 @@ def measures_its_path(figure: PublishedFigure) -> bool:
     """Fitted: healthy figures, and socket fallbacks: degraded for their node's fabric, they are healthy
     measurements of the socket path itself."""
     socket_run = figure.cause == "socket-fallback" and figure.path is Path.SOCKET
-    return not figure.holdout and (figure.health == "healthy" or socket_run)
+    nccl = figure.library == "nccl"
+    return nccl and not figure.holdout and (figure.health == "healthy" or socket_run)

@@ -151,7 +151,7 @@ def expect(
     missing = list(situation.missing)
     if fitted is None:
         missing.append(f"calibration: no healthy published figure for {situation.group}")
-    threshold = band_from_bytes(situation.path)
+    threshold = band_from_bytes(situation.path, situation.regime)
     large = size_bytes is None or size_bytes >= threshold
     notes: list[str] = []
     if not large and size_bytes is not None:

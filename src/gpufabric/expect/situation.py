@@ -117,7 +117,10 @@ def _group(
         return f"socket/loopback/{threads}/{loopback[0]}/{loopback[1]}"
     if path is Path.NET:
         tcp = all(n.kind is NicKind.ETHERNET for n in shape.fabric_nics())
-        return f"net/{regime.value}/{'tcp' if tcp else 'rdma'}/{collective}"
+        # GPUDirect-TCPX and -TCPXO are different NCCL plugins on the same Ethernet NICs (kernel TCP with
+        # device-memory receive, and the FasTrak offload): the catalog's fabric keeps them apart.
+        kind = (_catalog_fabric(shape) or "tcp") if tcp else "rdma"
+        return f"net/{regime.value}/{kind}/{collective}"
     inside = ""
     if path in (Path.NVLINK, Path.PCIE) and ranks >= 2:
         inside = "/2-gpus" if ranks == 2 else "/3-or-more-gpus"
