@@ -13,8 +13,7 @@ import typer
 from gpufabric.cli._common import choice, formats_metavar
 from gpufabric.collectives import ALL_COLLECTIVES, CollectiveName
 from gpufabric.errors import UsageError
-from gpufabric.expect import detected_shape, expectation_table, load_shape, shape_from_instance
-from gpufabric.expect.table import no_gpu_read
+from gpufabric.expect import detected_shape, expectation_table, load_shape, no_gpu_read, shape_from_instance
 from gpufabric.report import EXPECT_FORMATS, Format, choices, render_document
 from gpufabric.units import parse_size
 
