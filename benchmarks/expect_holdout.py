@@ -28,7 +28,7 @@ def _row(result: FigureResult) -> str:
     cause_check = ""
     if result.role == "degraded":
         cause_check = "first" if result.cause_first else ("named" if result.cause_named else "**missed**")
-    ok = "yes" if result.hit else "**no**"
+    ok = "-" if result.role == "other-library" else "yes" if result.hit else "**no**"
     centre = _number(result.centre_gbps)
     return (
         f"| {result.role} | {result.id} | {result.measured_gbps:.2f} | {band} | {centre} "
@@ -56,13 +56,13 @@ def main() -> None:
     print("| role | figure | busbw GB/s | band GB/s | centre | group | verdict | as expected | causes named "
           "| documented cause | cause |")  # fmt: skip
     print("|---|---|---:|---|---:|---|---|---|---|---|---|")
-    order = {"fitted": 0, "held-out": 1, "degraded": 2}
+    order = {"fitted": 0, "held-out": 1, "degraded": 2, "other-library": 3}
     for result in sorted(results, key=lambda r: (order[r.role], r.id)):
         print(_row(result))
     print("\nSummary:")
     print(f"- fitted healthy figures inside their band: {_count(results, 'fitted', 'hit')}")
     print(f"- held-out healthy figures inside their band: {_count(results, 'held-out', 'hit')}")
-    for role in ("fitted", "held-out", "degraded"):
+    for role in ("fitted", "held-out", "degraded", "other-library"):
         skipped = [r for r in results if r.role == role and not r.judged]
         if skipped:
             print(f"- {role} figures not judged ({len(skipped)}): " + "; ".join(

@@ -118,5 +118,31 @@ def test_without_a_shape_it_reads_this_node_and_names_what_it_could_not() -> Non
     )
     assert done.returncode == 0, done.stderr
     assert "(shape from this node (detected))" in done.stdout
-    if not FOUR_GPU_HOST:  # a CPU host (CI): detection finds no GPU and says so
+    if not Path("/dev/nvidia0").exists():  # a CPU host (CI): detection finds no GPU and says so first
+        first = done.stdout.splitlines()[0]
+        assert first.startswith("no GPU read on this host (")
+        assert "--instance-type TYPE" in first and "--snapshot FILE" in first
+        assert done.stdout.splitlines()[5].split()[:2] == ["all_reduce", "unknown"]  # no path claimed
         assert "Missing facts:" in done.stdout
+
+
+def test_a_snapshot_with_no_gpu_says_so_first_and_how_to_judge(tmp_path: Path) -> None:
+    """A snapshot taken where NVML could not start: the note detection wrote is the reason given."""
+    cpu_only = NodeShape(
+        source="detected",
+        hostname="cpu-box",
+        notes=("GPUs: NVML did not start (NVML Shared Library Not Found); no NVIDIA driver here",),
+    )
+    path = tmp_path / "cpu.json"
+    save_snapshot(NodeSnapshot(captured_at=datetime(2026, 11, 27, tzinfo=UTC), shape=cpu_only), path)
+    done = _run("--snapshot", str(path), "-c", "all_reduce", "--format", "markdown")
+    assert done.returncode == 0, done.stderr
+    first = done.stdout.splitlines()[0]
+    assert first.startswith(f"**no GPU read in snapshot {path} (NVML did not start (NVML Shared Library")
+    assert "--instance-type TYPE" in first
+    assert "| all_reduce | unknown | ring | unknown | unknown |" in done.stdout
+
+
+def test_a_shape_with_gpus_has_no_headline() -> None:
+    done = _run("--instance-type", "p4d.24xlarge", "-c", "all_reduce", "--format", "json")
+    assert json.loads(done.stdout)["headline"] is None

@@ -53,7 +53,8 @@ def test_all_gather_and_reduce_scatter_sit_below_all_reduce_on_nvlink_by_the_fit
     centre = {c: expect(SHAPE, c, 1, 256 * MIB).band for c in ("all_reduce", "all_gather", "reduce_scatter")}
     reduce, gather, scatter = (centre[c] for c in ("all_reduce", "all_gather", "reduce_scatter"))
     assert reduce is not None and gather is not None and scatter is not None
-    assert gather.group.endswith("/all_gather") and scatter.group.endswith("/reduce_scatter")
+    assert gather.group == "nvlink/ring/all_gather/3-or-more-gpus"
+    assert scatter.group == "nvlink/ring/reduce_scatter/3-or-more-gpus"
     assert gather.centre_gbps < reduce.centre_gbps and scatter.centre_gbps < reduce.centre_gbps
 
 
@@ -70,3 +71,21 @@ def test_held_out_4x_h200_nvlink_inside_and_centre_within_10_percent(collective:
         assert judge(measured, expectation).verdict == "within"
         assert expectation.band is not None
         assert abs(expectation.band.centre_gbps - measured) / measured <= 0.10
+
+
+@pytest.mark.parametrize("collective", ["all_gather", "reduce_scatter"])
+def test_two_gpus_are_a_level_of_their_own_and_the_held_out_size_is_inside(collective: str) -> None:
+    """2x H200: all_gather and reduce_scatter 15-20% below the 4- and 8-GPU band. The 2-GPU level is
+    fitted on the run's 256 MB and 1 GB rows; its 512 MB row, held out, must fall inside."""
+    two = SHAPE.model_copy(update={"gpus": SHAPE.gpus[:2], "gpu_count": 2})
+    band = expect(two, collective, 1, 512 * MIB).band  # type: ignore[arg-type]
+    four = expect(SHAPE, collective, 1, 512 * MIB).band  # type: ignore[arg-type]
+    assert band is not None and four is not None
+    assert band.group == f"nvlink/ring/{collective}/2-gpus" and band.centre_gbps < four.low_gbps
+    assert not any("512m" in figure for figure in band.fitted_on)
+    run = ROOT / "benchmarks/results/2026-11-27-h200x2/node-facts"
+    row = next(
+        r for r in read_run(run / f"nt-nvlink-{collective}.txt").series[0].rows if r.size_bytes == 512 * MIB
+    )
+    assert row.out_of_place is not None
+    assert judge(row.out_of_place.busbw_gbs, expect(two, collective, 1, 512 * MIB)).verdict == "within"  # type: ignore[arg-type]

@@ -1,8 +1,10 @@
-"""Sockets between ranks of one host: busbw is the per-rank socket throughput, calibrated by process
-layout and traffic class on the GPU machines' own runs (2x H200 fitted, 4x H200 held out)."""
+"""Sockets between ranks of one host: busbw is the collective's share of one connection's socket
+throughput, which is calibrated by process layout and traffic class on the GPU machines' own runs (2x H200,
+4 and 1-GPU virtual nodes fitted; 4x H200, virtual nodes of 2 GPUs and the self-test held out)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -38,7 +40,7 @@ def test_held_out_4x_h200_forced_sockets_centre_within_25_percent(collective: st
     assert expectation.band is not None and expectation.band.basis == "absolute"
     assert not any("h200x4" in figure for figure in expectation.band.fitted_on)
     assert abs(expectation.band.centre_gbps - measured) / measured <= 0.25
-    assert judge(measured, expectation).verdict in ("within", "above-band")  # alltoall: a recorded miss
+    assert judge(measured, expectation).verdict == "within"
 
 
 def test_one_process_driving_every_gpu_is_faster_than_one_process_per_gpu() -> None:
@@ -68,3 +70,34 @@ def test_virtual_nodes_on_one_gpu_are_judged_against_runs_that_shared_a_gpu() ->
     assert row.out_of_place is not None
     assert judge(row.out_of_place.busbw_gbs, expectation).verdict == "within"
     assert any("MPS" in note for note in expectation.notes)
+
+
+def test_the_self_test_layout_is_the_tree_share_of_one_connection() -> None:
+    """--self-test on 4 GPUs: 2 virtual nodes of 2 GPUs; all_reduce runs as a tree on 2 nodes, each
+    node's data crosses the sockets once, so busbw = 2(n-1)/n = 1.5 x one connection's throughput. The
+    band fitted on one-rank-per-node runs read it at 159% before the share was modelled."""
+    expectation = expect(SHAPE, "all_reduce", 2, SIZE, ranks_per_node=2, hosts=1, ranks_per_process=1)
+    one_rank = expect(SHAPE, "all_reduce", 4, SIZE, ranks_per_node=1, hosts=1, ranks_per_process=1)
+    assert expectation.band is not None and one_rank.band is not None
+    assert expectation.regime.value == "tree"
+    assert expectation.facts["share of one connection's throughput"] == 1.5
+    assert expectation.band.centre_gbps == pytest.approx(1.5 * one_rank.band.centre_gbps)
+    assert not any("2vn" in figure or "selftest" in figure for figure in expectation.band.fitted_on)
+    log = (ROOT / "benchmarks/results/2026-11-27-h200x4/verdicts-judge/pytest-expected.log").read_text()
+    match = re.search(r"expected: all_reduce 256 MB: ([0-9.]+) GB/s .*sockets on one host", log)
+    assert match is not None
+    assert judge(float(match.group(1)), expectation).verdict == "within"
+
+
+def test_the_1x_h100_runs_of_both_days_are_inside_the_shared_gpu_band() -> None:
+    """The shared-GPU band was fitted on one 2026-11-25 run (2.22 GB/s); 2026-11-27's host read 3.1-3.4
+    with both engines: the host, not the size or the engine, moved the figure. The band now holds both
+    days; the 512 MB figure bench judged at 154% is held out."""
+    one = NodeShape(source="given", gpu_model="H100", gpus=(GpuFacts(index=0, name="NVIDIA H100 80GB HBM3"),))
+    run = read_run(ROOT / "benchmarks/results/2026-11-27-h100x1/vnodes-256M/result.json")
+    for row in run.series[0].rows:
+        assert row.out_of_place is not None
+        expectation = expect(one, "all_reduce", 2, row.size_bytes, ranks_per_node=1, hosts=1)
+        assert expectation.band is not None and "shared-gpu" in expectation.band.group
+        assert judge(row.out_of_place.busbw_gbs, expectation).verdict == "within"
+    assert "h100x1-2vn-all_reduce-socket-mps-512m" not in expectation.band.fitted_on

@@ -13,7 +13,7 @@ import typer
 from gpufabric.cli._common import choice, formats_metavar
 from gpufabric.collectives import ALL_COLLECTIVES, CollectiveName
 from gpufabric.errors import UsageError
-from gpufabric.expect import detected_shape, expectation_table, load_shape, shape_from_instance
+from gpufabric.expect import detected_shape, expectation_table, load_shape, no_gpu_read, shape_from_instance
 from gpufabric.report import EXPECT_FORMATS, Format, choices, render_document
 from gpufabric.units import parse_size
 
@@ -74,6 +74,15 @@ def expect_command(
         shape, shape_from = load_shape(snapshot), f"snapshot {snapshot}"
     else:
         shape, shape_from = detected_shape(os.environ), "this node (detected)"
+    unread = no_gpu_read(shape)
+    headline = None
+    if unread is not None:
+        where = "on this host" if snapshot is None and not instance_type else f"in {shape_from}"
+        headline = (
+            f"no GPU read {where} ({unread}): no path, ceiling or band can be known; give the shape with "
+            "--instance-type TYPE (`gpufabric catalog` lists them) or --snapshot FILE (`gpufabric snapshot "
+            "--out FILE` on the GPU node), or run this on the GPU node with its NVIDIA driver readable"
+        )
     per_node = None
     if virtual_nodes:
         gpus = shape.gpus_per_node or 1
@@ -87,6 +96,7 @@ def expect_command(
         hosts=1 if virtual_nodes else None,
         ranks_per_node=per_node,
         transport="socket" if fabric_off else "auto",
+        headline=headline,
     )
     typer.echo(render_document(table, output), nl=False)
 

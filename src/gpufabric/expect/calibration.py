@@ -14,25 +14,23 @@ figures. Nothing here is typed in: every number comes from ``published.yaml``.
 
 from __future__ import annotations
 
-import re
 import statistics
 from collections import defaultdict
 from collections.abc import Iterable
 from functools import cache
-from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from gpufabric.expect.gpus import short_model
+from gpufabric.expect.figures import Basis, figure_situation, figure_value, measures_its_path
 from gpufabric.expect.published import PublishedFigure, load_published
 from gpufabric.expect.regimes import Path, Regime
-from gpufabric.expect.situation import Situation, Transport, assess
 from gpufabric.expect.size_curve import fit_half_size, group_half_size, plateau_factor
-from gpufabric.hardware import NicFacts, NicKind, NodeShape, NvLinkFacts
 
 MARGIN = 0.10
 """How far outside the fitted figures a healthy result may still fall: the model's stated tolerance for
 machines of one kind differing (a choice, not a measurement; the hold-out benchmark tests it)."""
+SPREAD_FROM = 3
+"""Figures a group needs to set its own spread; below it the spread of its best-fitted sibling applies."""
 MIB = 1 << 20
 BAND_FROM_BYTES: dict[Path, int] = {
     Path.NVLINK: 64 * MIB,  # the 4x H200 all_reduce reaches 88% of its 2 GB figure at 64 MB
@@ -40,7 +38,7 @@ BAND_FROM_BYTES: dict[Path, int] = {
     Path.SOCKET: 256 * MIB,  # SkyPilot's p4d socket column reaches 98% of its 2 GB figure at 256 MB
     Path.NET: 512 * MIB,  # SkyPilot's p4d EFA column reaches 94% of its 2 GB figure at 512 MB
 }
-Basis = Literal["of-ceiling", "absolute"]
+NET_ALLTOALL_FROM_BYTES = 64 * MIB
 
 
 class Band(BaseModel):
@@ -66,100 +64,14 @@ class Band(BaseModel):
         return self.low * factor, self.centre * factor, self.high * factor
 
 
-def band_from_bytes(path: Path) -> int:
-    """The smallest size the band applies to on ``path``; below it latency, not bandwidth, dominates."""
+def band_from_bytes(path: Path, regime: Regime | None = None) -> int:
+    """The smallest size the band applies to on ``path``; below it latency, not bandwidth, dominates.
+    alltoall across nodes (``p2p`` on NET) is published at its expert-parallel payload, 64 MiB
+    (awsome-distributed-ai's EP results on p5 and p6-b300 read that row of alltoall_perf): its band is
+    fitted there, latency share included, and a larger alltoall reading above it is no fault."""
+    if path is Path.NET and regime is Regime.P2P:
+        return NET_ALLTOALL_FROM_BYTES
     return BAND_FROM_BYTES[path]
-
-
-def figure_shape(figure: PublishedFigure) -> NodeShape:
-    """The node a published figure was measured on, from the facts the figure states."""
-    nvlink = (
-        NvLinkFacts(
-            generation=figure.nvlink.generation,
-            links_per_gpu=figure.nvlink.links_per_gpu,
-            link_gbytes_per_s=figure.nvlink.link_gbytes_per_s,
-            nvswitch=figure.nvlink.nvswitch,
-        )
-        if figure.nvlink
-        else None
-    )
-    nics: tuple[NicFacts, ...] = ()
-    if figure.nics is not None:
-        kind = NicKind(figure.nics.kind)
-        nics = tuple(
-            NicFacts(name=f"{kind.value}{i}", kind=kind, rate_gbps=figure.nics.rate_gbps)
-            for i in range(figure.nics.count or 0)
-        )
-    return NodeShape(
-        source="given",
-        instance_type=figure.instance_type,
-        gpu_model=short_model(figure.gpu) or figure.gpu,
-        gpu_count=figure.gpus_per_host or figure.gpus_per_node,
-        nvlink=nvlink,
-        nics=nics,
-    )
-
-
-def _env_int(figure: PublishedFigure, name: str) -> int | None:
-    value = figure.env.get(name)
-    return int(value) if value is not None and value.strip().lstrip("-").isdigit() else None
-
-
-_ALGO_WORDS = re.compile(r"NCCL_ALGO=(\w+)")
-_REGIMES = {"ring": Regime.RING, "tree": Regime.TREE, "nvls": Regime.NVLS, "nvlstree": Regime.NVLS,
-            "collnetdirect": Regime.COLLNET, "collnetchain": Regime.COLLNET, "pat": Regime.PAT}  # fmt: skip
-
-
-def figure_regime(figure: PublishedFigure) -> Regime | None:
-    """The algorithm the source forced: the ``regime`` field, else NCCL_ALGO in its env or its notes."""
-    if figure.regime is not None:
-        return figure.regime
-    match = _ALGO_WORDS.search(figure.notes)
-    algo = figure.env.get("NCCL_ALGO") or (match.group(1) if match else None)
-    return _REGIMES.get(algo.lower()) if algo else None
-
-
-def figure_arguments(figure: PublishedFigure) -> dict[str, Any]:
-    """The keyword arguments of ``assess`` (and ``expect``) that describe the figure's run."""
-    transport: Transport = {Path.SOCKET: "socket", Path.NET: "net"}.get(figure.path, "auto")  # type: ignore[assignment]
-    return {
-        "ranks_per_node": figure.gpus_per_node,
-        "hosts": figure.physical_hosts,
-        "transport": transport,
-        "regime": figure_regime(figure),
-        "nvls": False if figure.env.get("NCCL_NVLS_ENABLE") == "0" else None,
-        "socket_threads": _env_int(figure, "NCCL_SOCKET_NTHREADS"),
-        "socks_per_thread": _env_int(figure, "NCCL_NSOCKS_PERTHREAD"),
-        "ranks_per_process": figure.ranks_per_process,
-    }
-
-
-def figure_situation(figure: PublishedFigure) -> Situation:
-    """Path, regime and ceiling of the figure's run, as the model computes them."""
-    return assess(figure_shape(figure), figure.collective, figure.nodes, **figure_arguments(figure))
-
-
-def figure_value(figure: PublishedFigure, situation: Situation) -> tuple[str, Basis, float] | None:
-    """The figure's group and efficiency (busbw / ceiling), or its busbw where no ceiling exists (socket
-    loopback). A figure above its rule regime's ceiling, with no algorithm stated, ran the faster regime
-    the shape allows (NVLS, NVLSTree): no ring can pass its ceiling."""
-    ceiling = situation.ceiling_gbps
-    if ceiling is not None and figure.busbw_gbps > ceiling and figure_regime(figure) is None:
-        faster = [a for a in situation.alternatives if a.ceiling_gbps >= figure.busbw_gbps]
-        if faster:
-            return faster[0].group, "of-ceiling", figure.busbw_gbps / faster[0].ceiling_gbps
-    if ceiling is not None:
-        return situation.group, "of-ceiling", figure.busbw_gbps / ceiling
-    if situation.loopback:
-        return situation.group, "absolute", figure.busbw_gbps
-    return None
-
-
-def measures_its_path(figure: PublishedFigure) -> bool:
-    """Fitted: healthy figures, and socket fallbacks: degraded for their node's fabric, they are healthy
-    measurements of the socket path itself."""
-    socket_run = figure.cause == "socket-fallback" and figure.path is Path.SOCKET
-    return not figure.holdout and (figure.health == "healthy" or socket_run)
 
 
 def group_levels(group: str) -> list[str]:
@@ -213,18 +125,42 @@ def _half_sizes(values: list[_Value]) -> dict[str, tuple[float, tuple[str, ...]]
     }
 
 
+def _with_spread(band: Band, bands: dict[str, Band]) -> Band:
+    """A band fitted on fewer than SPREAD_FROM figures cannot know how far healthy systems spread: it takes
+    the relative width (low / centre, high / centre) of its sibling with the most figures, when that one
+    has SPREAD_FROM or more; its own figures stay inside. The top of an of-ceiling band is the ceiling."""
+    parent = band.group.rpartition("/")[0]
+    siblings = [
+        other
+        for other in bands.values()
+        if other.group.rpartition("/")[0] == parent
+        and other.group != band.group
+        and other.basis == band.basis
+        and len(other.fitted_on) >= SPREAD_FROM
+    ]
+    low, high = band.low, band.high
+    if len(band.fitted_on) < SPREAD_FROM and siblings:
+        widest = max(siblings, key=lambda other: len(other.fitted_on))
+        low = min(low, band.centre * widest.low / widest.centre)
+        high = max(high, band.centre * widest.high / widest.centre)
+    top = min(high, 1.0) if band.basis == "of-ceiling" else high
+    return band.model_copy(update={"low": low, "high": top})
+
+
 def fit(figures: Iterable[PublishedFigure]) -> Calibration:
     """Bands from the healthy, non-holdout figures at sizes where bands apply (module docstring): each
     figure's value is taken to its plateau with its group's S_half (``size_curve``), then centre = median,
-    low = lowest x (1 - MARGIN), high = highest x (1 + MARGIN)."""
+    low = lowest x (1 - MARGIN), high = highest x (1 + MARGIN), widened to a sibling's spread where the
+    group has too few figures to show its own (``_with_spread``)."""
     values: list[_Value] = []
     skipped: dict[str, str] = {}
     for figure in figures:
         if not measures_its_path(figure):
             continue
         situation = figure_situation(figure)
-        if figure.size_bytes < band_from_bytes(situation.path):
-            skipped[figure.id] = f"below {band_from_bytes(situation.path) // MIB} MB, where bands apply"
+        threshold = band_from_bytes(situation.path, situation.regime)
+        if figure.size_bytes < threshold:
+            skipped[figure.id] = f"below {threshold // MIB} MB, where bands apply"
             continue
         value = figure_value(figure, situation)
         if value is None:
@@ -248,18 +184,18 @@ def fit(figures: Iterable[PublishedFigure]) -> Calibration:
     for group, entries in plateau.items():
         basis = entries[0][1]
         numbers = [v for _, b, v in entries if b == basis]
-        high = max(numbers) * (1 + MARGIN)
         half = half_of(group)
         bands[group] = Band(
             group=group,
             basis=basis,
             low=min(numbers) * (1 - MARGIN),
             centre=statistics.median(numbers),
-            high=min(high, 1.0) if basis == "of-ceiling" else high,
+            high=max(numbers) * (1 + MARGIN),
             fitted_on=tuple(i for i, b, _ in entries if b == basis),
             half_size_bytes=half[0] if half else None,
             series_fitted=half[1] if half else (),
         )
+    bands = {group: _with_spread(band, bands) for group, band in bands.items()}
     return Calibration(bands=bands, skipped=skipped)
 
 

@@ -36,6 +36,26 @@ class Bound(BaseModel):
     facts: dict[str, Fact] = Field(default_factory=dict)
     sources: tuple[str, ...] = ()
     missing: tuple[str, ...] = ()
+    share: float | None = Field(
+        default=None,
+        description="no physical ceiling (one host's loopback): busbw = share x the per-connection socket "
+        "throughput, which the calibration fits in GB/s",
+    )
+
+    @classmethod
+    def unknown(
+        cls,
+        path: Path,
+        formula: str,
+        missing: tuple[str, ...],
+        *,
+        facts: dict[str, Fact] | None = None,
+        sources: tuple[str, ...] = (),
+        share: float | None = None,
+    ) -> Bound:
+        """A bound whose rate a missing fact keeps unknown: the formula it would use, never a number."""
+        return cls(path=path, gbps=None, formula=formula, facts=facts or {}, sources=sources,
+                   missing=missing, share=share)  # fmt: skip
 
 
 # PCIe per lane: transfer rate (GT/s) and line-code efficiency: 8b/10b for gen 1-2, 128b/130b for gen 3-5,
@@ -110,14 +130,8 @@ def nvlink_bound(
         facts["NVSwitch"] = switched
     sources: tuple[str, ...] = (PERFORMANCE_MD, NVLINK_PAGE)
     if links is None or rate is None:
-        return Bound(
-            path=Path.NVLINK,
-            gbps=None,
-            formula="links per GPU x per-link GB/s per direction",
-            facts=facts,
-            sources=sources,
-            missing=tuple(missing),
-        )
+        formula = "links per GPU x per-link GB/s per direction"
+        return Bound.unknown(Path.NVLINK, formula, tuple(missing), facts=facts, sources=sources)
     per_gpu = links * rate
     formula = f"{links} links x {rate:g} GB/s = {per_gpu:g} GB/s per GPU per direction"
     if switched is False:
@@ -151,12 +165,11 @@ def pcie_bound(shape: NodeShape, ranks: int) -> Bound:
     links = [(g.pcie.generation, g.pcie.width) for g in gpus]
     known = [(gen, width) for gen, width in links if gen is not None and width is not None]
     if not gpus or len(known) < len(gpus):
-        return Bound(
-            path=Path.PCIE,
-            gbps=None,
-            formula="PCIe GT/s x lanes x encoding / 8, per direction",
+        return Bound.unknown(
+            Path.PCIE,
+            "PCIe GT/s x lanes x encoding / 8, per direction",
+            ("PCIe generation and width of the GPUs",),
             sources=(PERFORMANCE_MD, PCIE_SPECS),
-            missing=("PCIe generation and width of the GPUs",),
         )
     gen, width = min(known, key=lambda link: pcie_gbytes_per_s(*link))
     rate = pcie_gbytes_per_s(gen, width)

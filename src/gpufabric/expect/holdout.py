@@ -1,6 +1,7 @@
 """How the model does on the corpus: each figure judged against its expectation, fitted ones, held-out
 ones and degraded ones apart (``benchmarks/expect_holdout.py`` prints it; ``tests/expect`` asserts it).
 
+Figures of another collective library than NCCL (Habana's HCCL on Gaudi) are reported apart, not judged.
 A healthy figure is a hit when its busbw lies inside its band (``judge`` says ``within``). A degraded
 figure is flagged when ``judge`` says ``below``; its cause is right when the likeliest cause named is the
 figure's, and among the named when any of them is.
@@ -14,14 +15,15 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from gpufabric.errors import CatalogError
-from gpufabric.expect.calibration import Calibration, figure_arguments, figure_shape, fit
+from gpufabric.expect.calibration import Calibration, fit
+from gpufabric.expect.figures import figure_conditions, figure_shape, nic_facts
 from gpufabric.expect.instances import shape_from_instance
 from gpufabric.expect.judge import Judgement, judge
 from gpufabric.expect.model import Expectation, expect
 from gpufabric.expect.published import PublishedFigure
 from gpufabric.hardware import NodeShape
 
-Role = Literal["fitted", "held-out", "degraded"]
+Role = Literal["fitted", "held-out", "degraded", "other-library"]
 
 
 class FigureResult(BaseModel):
@@ -59,35 +61,59 @@ class FigureResult(BaseModel):
 
 
 def role_of(figure: PublishedFigure) -> Role:
+    if figure.library != "nccl":
+        return "other-library"
     if figure.health == "degraded":
         return "degraded"
     return "held-out" if figure.holdout else "fitted"
 
 
 def node_shape(figure: PublishedFigure) -> NodeShape:
-    """The node as it should run: the catalog's shape of the figure's instance type (a degraded figure's
-    ``nics`` are the ones the run used), else the figure's own facts."""
+    """The node as it should run: for a degraded figure the catalog's shape of its instance type, or the
+    NICs the source says its nodes have (``node_nics``; the figure's ``nics`` are the ones the run used),
+    else the figure's own facts."""
     if figure.health == "degraded" and figure.instance_type:
         try:
             return shape_from_instance(figure.instance_type)
         except CatalogError:
             pass
-    return figure_shape(figure)
+    shape = figure_shape(figure)
+    if figure.health == "degraded" and figure.node_nics is not None:
+        return shape.model_copy(update={"nics": nic_facts(figure.node_nics)})
+    return shape
 
 
 def figure_expectation(figure: PublishedFigure, calibration: Calibration | None = None) -> Expectation:
     """The model's expectation for the figure's run: its shape, nodes, size, transport; for a degraded
     figure, what its node should reach on its best path (the run's own socket or NIC choice is the fault)."""
-    arguments = figure_arguments(figure)
+    conditions = figure_conditions(figure)
     if figure.health == "degraded":
-        arguments["transport"] = "auto"
+        conditions = conditions.updated(transport="auto")
     return expect(
         node_shape(figure),
         figure.collective,
         figure.nodes,
         figure.size_bytes,
+        conditions,
         calibration=calibration,
-        **arguments,
+    )
+
+
+def _other_library(figure: PublishedFigure) -> FigureResult:
+    """A figure of another collective library (the source names it): kept as published, not judged."""
+    return FigureResult(
+        id=figure.id,
+        role="other-library",
+        measured_gbps=figure.busbw_gbps,
+        centre_gbps=None,
+        low_gbps=None,
+        high_gbps=None,
+        group=None,
+        verdict="not-judged",
+        causes=(),
+        expected_cause=figure.cause,
+        message=f"not judged: an {figure.library.upper()} figure; the model covers NCCL's algorithms and "
+        "transports",
     )
 
 
@@ -97,6 +123,9 @@ def evaluate(figures: Iterable[PublishedFigure]) -> list[FigureResult]:
     calibration = fit(chosen)
     results = []
     for figure in chosen:
+        if figure.library != "nccl":
+            results.append(_other_library(figure))
+            continue
         verdict: Judgement = judge(figure.busbw_gbps, figure_expectation(figure, calibration))
         band = verdict.expectation.band
         results.append(

@@ -8,14 +8,18 @@ not apply: latency, not bandwidth, sets small sizes, and the expectation says so
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpufabric.collectives import CollectiveName
-from gpufabric.expect.calibration import Band, Basis, Calibration, band_from_bytes, default_calibration
+from gpufabric.expect.calibration import Band, Calibration, band_from_bytes, default_calibration
 from gpufabric.expect.ceilings import Fact
+from gpufabric.expect.conditions import RunConditions
+from gpufabric.expect.figures import Basis
 from gpufabric.expect.published import load_published
 from gpufabric.expect.regimes import Path, Regime
-from gpufabric.expect.situation import Transport, assess
+from gpufabric.expect.situation import assess
 from gpufabric.hardware import NodeShape
 from gpufabric.units import human_size
 
@@ -91,11 +95,14 @@ class Expectation(BaseModel):
         return f"{self.collective}: {self.path.value}/{self.regime.value}, {ceiling}, {band} GB/s"
 
 
-def _band(band: Band | None, ceiling: float | None, size_bytes: int | None = None) -> ExpectedBand | None:
-    """The fitted band in GB/s at ``size_bytes`` (None: the plateau), on the size curve (``size_curve``)."""
+def _band(
+    band: Band | None, ceiling: float | None, size_bytes: int | None = None, share: float | None = None
+) -> ExpectedBand | None:
+    """The fitted band in GB/s at ``size_bytes`` (None: the plateau), on the size curve (``size_curve``):
+    a fraction of the ceiling, or for one host's sockets ``share`` x the fitted per-connection GB/s."""
     if band is None:
         return None
-    scale = 1.0 if band.basis == "absolute" else ceiling
+    scale = (share or 1.0) if band.basis == "absolute" else ceiling
     if scale is None:
         return None
     low, centre, high = band.at_size(size_bytes)
@@ -123,46 +130,28 @@ def expect(
     collective: CollectiveName,
     nodes: int,
     size_bytes: int | None = None,
+    conditions: RunConditions | None = None,
     *,
-    ranks_per_node: int | None = None,
-    hosts: int | None = None,
-    transport: Transport = "auto",
-    regime: Regime | None = None,
-    nvls: bool | None = None,
-    collnet: bool = False,
-    socket_threads: int | None = None,
-    socks_per_thread: int | None = None,
-    ranks_per_process: int | None = None,
     calibration: Calibration | None = None,
+    **given: Any,
 ) -> Expectation:
-    """The expectation of ``collective`` on ``nodes`` nodes of ``shape`` at ``size_bytes`` (None: large).
+    """The expectation of ``collective`` on ``nodes`` nodes of ``shape`` at ``size_bytes`` (None: large),
+    run under ``conditions`` (``RunConditions``; its fields may also be given as keywords, checked there).
 
     ``hosts=1`` with ``nodes > 1`` is virtual nodes on one host; ``transport="socket"`` forces NCCL's
     Socket transport (``NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1`` on one host). ``nvls`` says whether NVLink
     SHARP is available (None: not known, NCCL's ring is assumed and NVLS listed as an alternative).
     ``ranks_per_process`` (1: mpirun -np N -g 1; N: nccl-tests -g N) sets the socket rate on one host
     (``loopback``); None assumes one process per rank and says so."""
-    situation = assess(
-        shape,
-        collective,
-        nodes,
-        ranks_per_node=ranks_per_node,
-        hosts=hosts,
-        transport=transport,
-        regime=regime,
-        nvls=nvls,
-        collnet=collnet,
-        socket_threads=socket_threads,
-        socks_per_thread=socks_per_thread,
-        ranks_per_process=ranks_per_process,
-    )
+    run = (conditions or RunConditions()).updated(**given)
+    situation = assess(shape, collective, nodes, run)
     calibrated = calibration or default_calibration()
     fitted = calibrated.band_for(situation.group)
-    band = _band(fitted, situation.ceiling_gbps, size_bytes)
+    band = _band(fitted, situation.ceiling_gbps, size_bytes, situation.bound.share)
     missing = list(situation.missing)
     if fitted is None:
         missing.append(f"calibration: no healthy published figure for {situation.group}")
-    threshold = band_from_bytes(situation.path)
+    threshold = band_from_bytes(situation.path, situation.regime)
     large = size_bytes is None or size_bytes >= threshold
     notes: list[str] = []
     if not large and size_bytes is not None:
@@ -179,8 +168,8 @@ def expect(
     if situation.loopback:
         notes.append(
             "ranks of one host: the kernel's loopback carries the bytes even when NCCL names eth0; busbw is "
-            "the per-rank socket throughput, calibrated in GB/s on measured hosts for this process layout "
-            "and traffic, not a physical ceiling"
+            f"{situation.bound.share or 1.0:.2f} x one connection's socket throughput, which is calibrated "
+            "in GB/s on measured hosts for this process layout and traffic, not a physical ceiling"
         )
     if situation.layout is not None and situation.layout[0] == "shared-gpu":
         notes.append(

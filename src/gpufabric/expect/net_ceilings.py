@@ -109,13 +109,8 @@ def net_bound(shape: NodeShape, collective: str, regime: Regime, nodes: int, per
     sources = (PERFORMANCE_MD, TUNING_CC)
     if node_bw is None:
         missing = ("fabric NIC count and rate of the node" if not nics else "NIC line rate",)
-        return Bound(
-            path=Path.NET,
-            gbps=None,
-            formula="factor x sum of NIC Gbit/s / 8",
-            facts=facts,
-            sources=sources,
-            missing=missing,
+        return Bound.unknown(
+            Path.NET, "factor x sum of NIC Gbit/s / 8", missing, facts=facts, sources=sources
         )
     factor, why = _share(collective, regime, nodes, per_node, len(nics))
     facts["node NIC GB/s"] = round(node_bw, 3)
@@ -141,7 +136,8 @@ def socket_bound(
     """NCCL's Socket transport. Between hosts: one Ethernet NIC's line rate (the interface NCCL picks, as
     for NET). Between ranks of one host (forced sockets, virtual nodes): the kernel's loopback carries the
     bytes even when NCCL names eth0, so no NIC rate bounds them: the socket transport's CPU cost does
-    (copies through host memory, TCP, ``streams``), which no hardware fact of the shape gives."""
+    (copies through host memory, TCP, ``streams``), which no hardware fact of the shape gives: the bound
+    carries the collective's share of one connection's throughput (``Bound.share``) instead of a rate."""
     facts: dict[str, Fact] = {
         "nodes": nodes,
         "ranks per node": per_node,
@@ -150,28 +146,26 @@ def socket_bound(
     }
     sources = (PERFORMANCE_MD, NET_SOCKET_CC)
     if loopback:
+        # The same share as over a NIC, of the per-connection throughput T instead of a line rate: 2
+        # virtual nodes of 2 GPUs run all_reduce as a tree, each node's data crosses once, busbw = 1.5 T.
+        share, why = _share(collective, regime, nodes, per_node, 1)
         facts["hosts"] = 1
-        return Bound(
-            path=Path.SOCKET,
-            gbps=None,
-            formula=(
-                "loopback: bounded by the socket transport's CPU cost (NCCL_SOCKET_NTHREADS x "
-                f"NCCL_NSOCKS_PERTHREAD = {streams.label}), not by a NIC"
-            ),
+        facts["share of one connection's throughput"] = round(share, 3)
+        return Bound.unknown(
+            Path.SOCKET,
+            f"loopback: {why} x T, T = one socket connection's throughput, set by the socket transport's "
+            f"CPU cost (NCCL_SOCKET_NTHREADS x NCCL_NSOCKS_PERTHREAD = {streams.label}), not by a NIC",
+            ("this host's loopback TCP rate (no NIC rate bounds ranks of one host)",),
             facts=facts,
             sources=sources,
-            missing=("this host's loopback TCP rate (no NIC rate bounds ranks of one host)",),
+            share=share,
         )
     ethernet = [n for n in shape.nics if n.kind is NicKind.ETHERNET and not n.virtual]
     fastest = max(ethernet, key=lambda n: n.rate_gbps or 0.0, default=None)
     if fastest is None or fastest.rate_gbps is None:
-        return Bound(
-            path=Path.SOCKET,
-            gbps=None,
-            formula="factor x one Ethernet NIC's Gbit/s / 8",
-            facts=facts,
-            sources=sources,
-            missing=("Ethernet NIC line rate" if fastest else "Ethernet NIC of the node",),
+        missing = ("Ethernet NIC line rate" if fastest else "Ethernet NIC of the node",)
+        return Bound.unknown(
+            Path.SOCKET, "factor x one Ethernet NIC's Gbit/s / 8", missing, facts=facts, sources=sources
         )
     factor, why = _share(collective, regime, nodes, per_node, 1)
     rate = fastest.rate_gbps / 8

@@ -82,12 +82,22 @@ class PublishedFigure(_Strict):
     )
     nvlink: PublishedNvLink | None = None
     nics: PublishedNics | None = None
+    node_nics: PublishedNics | None = Field(
+        default=None,
+        description="degraded figures without an instance type: the fabric NICs the nodes have (the same "
+        "source's healthy run on the same nodes), which the run did not use",
+    )
     path: Path
     regime: Regime | None = Field(default=None, description="the algorithm, when the source says")
     collective: CollectiveName
     size_bytes: int = Field(gt=0)
     busbw_gbps: float = Field(gt=0)
     nccl: str | None = None
+    library: Literal["nccl", "hccl"] = Field(
+        default="nccl",
+        description="the collective library the source names; the model covers NCCL, so figures of another "
+        "(Habana's HCCL on Gaudi) are kept as published and not judged",
+    )
     env: dict[str, str] = Field(default_factory=dict, description="NCCL settings that shaped the figure")
     health: Literal["healthy", "degraded"]
     cause: Cause | None = None
@@ -116,6 +126,8 @@ class PublishedFigure(_Strict):
             raise ValueError(f"a healthy figure has no cause (got {self.cause!r}); use health: degraded")
         if self.health == "degraded" and self.cause is None:
             raise ValueError("a degraded figure names its cause (one-nic, socket-fallback, ...)")
+        if self.node_nics is not None and self.health != "degraded":
+            raise ValueError("node_nics names what a degraded run's nodes have; a healthy figure uses nics")
         if self.path is Path.NET and self.nics is None:
             raise ValueError("a NET figure names the nodes' fabric nics (kind, count, rate_gbps)")
         return self

@@ -9,19 +9,18 @@ over the kernel's loopback. The calibration group (``group``) names the figures 
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpufabric.collectives import CollectiveName
 from gpufabric.expect.ceilings import Bound, nvlink_bound, nvswitch_connected, pcie_bound
+from gpufabric.expect.conditions import RunConditions, Transport
 from gpufabric.expect.gpus import gpu_model_facts
 from gpufabric.expect.loopback import Layout, Traffic, process_layout, traffic_class
 from gpufabric.expect.net_ceilings import SocketStreams, net_bound, socket_bound, socket_streams
 from gpufabric.expect.regimes import Path, Regime, choose_regime
 from gpufabric.hardware import LinkKind, NicKind, NodeShape
 
-Transport = Literal["auto", "net", "socket"]
+__all__ = ["Alternative", "RunConditions", "Situation", "Transport", "assess"]
 
 
 class Alternative(BaseModel):
@@ -105,16 +104,27 @@ def _group(
     shape: NodeShape,
     streams: SocketStreams | None,
     loopback: tuple[Layout, Traffic] | None = None,
+    ranks: int = 0,
 ) -> str:
     """The calibration group, finest level last: the collective (a systematic difference between
-    collectives of one regime is fitted, not typed in), or for loopback the layout and traffic class."""
+    collectives of one regime is fitted, not typed in), or for loopback the layout and traffic class.
+    Inside a node, 2 GPUs are a level of their own: their ring has n-1 = 1 step for all_gather and
+    reduce_scatter (2 for all_reduce), so its pipeline's fill and drain are shared among no other steps;
+    the 2x H200 run read these 15-20% below the 4- and 8-GPU figures (docs/benchmarks.md §6). Where no
+    2-GPU figure is fitted, the level above (every rank count) applies."""
     if path is Path.SOCKET and loopback is not None and streams is not None:
         threads = "helper-threads" if streams.tuned else "proxy-thread"
         return f"socket/loopback/{threads}/{loopback[0]}/{loopback[1]}"
     if path is Path.NET:
         tcp = all(n.kind is NicKind.ETHERNET for n in shape.fabric_nics())
-        return f"net/{regime.value}/{'tcp' if tcp else 'rdma'}/{collective}"
-    return f"{path.value}/{regime.value}/{collective}"
+        # GPUDirect-TCPX and -TCPXO are different NCCL plugins on the same Ethernet NICs (kernel TCP with
+        # device-memory receive, and the FasTrak offload): the catalog's fabric keeps them apart.
+        kind = (_catalog_fabric(shape) or "tcp") if tcp else "rdma"
+        return f"net/{regime.value}/{kind}/{collective}"
+    inside = ""
+    if path in (Path.NVLINK, Path.PCIE) and ranks >= 2:
+        inside = "/2-gpus" if ranks == 2 else "/3-or-more-gpus"
+    return f"{path.value}/{regime.value}/{collective}{inside}"
 
 
 def _nvls_alternative(
@@ -137,7 +147,7 @@ def _nvls_alternative(
         regime=Regime.NVLS,
         path=binding.path,
         ceiling_gbps=binding.gbps or 0.0,
-        group=_group(binding.path, Regime.NVLS, collective, shape, None),
+        group=_group(binding.path, Regime.NVLS, collective, shape, None, ranks=ranks),
         when="NCCL can use NVLink SHARP (NVSwitch, NVLink4+), unless NCCL_NVLS_ENABLE=0 or the VM hides it",
     )
 
@@ -146,31 +156,24 @@ def assess(
     shape: NodeShape,
     collective: CollectiveName,
     nodes: int,
-    *,
-    ranks_per_node: int | None = None,
-    hosts: int | None = None,
-    transport: Transport = "auto",
-    regime: Regime | None = None,
-    nvls: bool | None = None,
-    collnet: bool = False,
-    socket_threads: int | None = None,
-    socks_per_thread: int | None = None,
-    ranks_per_process: int | None = None,
+    conditions: RunConditions | None = None,
 ) -> Situation:
-    """Path, regime and ceiling of ``collective`` on ``nodes`` nodes of ``shape`` (module docstring);
-    ``ranks_per_process`` matters on one host's loopback only (``loopback``)."""
+    """Path, regime and ceiling of ``collective`` on ``nodes`` nodes of ``shape`` run under ``conditions``
+    (module docstring); ``ranks_per_process`` matters on one host's loopback only (``loopback``)."""
+    given = conditions or RunConditions()
+    transport, regime, nvls = given.transport, given.regime, given.nvls
     missing: list[str] = []
-    per_node = ranks_per_node or shape.gpus_per_node
+    per_node = given.ranks_per_node or shape.gpus_per_node
     if per_node is None:
         missing.append("GPUs per node (taken as 1 rank per node)")
         per_node = 1
-    hosts = hosts or nodes
+    hosts = given.hosts or nodes
     loopback = hosts == 1 and (nodes > 1 or transport == "socket")
     if regime is not None:
         chosen, reason = regime, "as given"
     else:
-        chosen, reason = choose_regime(collective, nodes=nodes, nvls=nvls, collnet=collnet)
-    streams = socket_streams(shape.cloud, socket_threads, socks_per_thread)
+        chosen, reason = choose_regime(collective, nodes=nodes, nvls=nvls, collnet=given.collnet)
+    streams = socket_streams(shape.cloud, given.socket_threads, given.socks_per_thread)
     bounds: list[Bound] = []
     if per_node > 1 and not (nodes == 1 and transport == "socket"):
         bounds.append(_intra_bound(shape, collective, chosen, per_node))
@@ -202,7 +205,7 @@ def assess(
     layout = traffic = None
     if loopback and binding.path is Path.SOCKET:
         host_ranks = nodes * per_node if nodes > 1 else per_node
-        layout = process_layout(host_ranks, shape.gpus_per_node, ranks_per_process)
+        layout = process_layout(host_ranks, shape.gpus_per_node, given.ranks_per_process)
         traffic = traffic_class(collective, host_ranks)
     return Situation(
         collective=collective,
@@ -225,6 +228,7 @@ def assess(
             shape,
             streams,
             (layout[0], traffic[0]) if layout and traffic else None,
+            per_node,
         ),
         alternatives=(alternative,) if alternative else (),
         missing=tuple(missing),

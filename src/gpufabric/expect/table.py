@@ -10,12 +10,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path as FilePath
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gpufabric.collectives import CollectiveName
 from gpufabric.errors import InputError
+from gpufabric.expect.conditions import Transport
 from gpufabric.expect.model import Expectation, expect
-from gpufabric.expect.situation import Transport
 from gpufabric.hardware import NodeShape, detect_node, load_snapshot
 from gpufabric.hardware.snapshot import SNAPSHOT_KIND
 
@@ -32,6 +32,9 @@ class ExpectationTable(BaseModel):
     size_bytes: int | None
     transport: Transport
     rows: tuple[Expectation, ...]
+    headline: str | None = Field(
+        default=None, description="what to know before the rows (no GPU read: nothing below can be judged)"
+    )
 
     @property
     def missing(self) -> list[str]:
@@ -49,8 +52,9 @@ def expectation_table(
     hosts: int | None = None,
     ranks_per_node: int | None = None,
     transport: Transport = "auto",
+    headline: str | None = None,
 ) -> ExpectationTable:
-    """One ``Expectation`` per collective, same shape, nodes and size."""
+    """One ``Expectation`` per collective, same shape, nodes and size; ``headline`` is printed first."""
     rows = tuple(
         expect(shape, c, nodes, size_bytes, ranks_per_node=ranks_per_node, hosts=hosts, transport=transport)
         for c in collectives
@@ -63,7 +67,17 @@ def expectation_table(
         size_bytes=size_bytes,
         transport=transport,
         rows=rows,
+        headline=headline,
     )
+
+
+def no_gpu_read(shape: NodeShape) -> str | None:
+    """Why no GPU fact is in ``shape`` (its detection note, when it has one), or None when it has GPUs:
+    without them no path, ceiling or band can be known, whatever else the shape says."""
+    if shape.gpus or shape.gpu_count or shape.gpu_model:
+        return None
+    why = next((note.removeprefix("GPUs: ") for note in shape.notes if note.startswith("GPUs:")), None)
+    return why or "the shape lists no GPU"
 
 
 def _shape_of(document: Any, where: str) -> NodeShape:

@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpufabric.analysis.expected.shapes import physical_host, run_hosts
+from gpufabric.expect.conditions import Transport
 from gpufabric.expect.regimes import Regime
-from gpufabric.expect.situation import Transport
 from gpufabric.results.attestation import Attestation
 from gpufabric.results.model import RunResult
 
