@@ -29,6 +29,7 @@ from gpufabric.cli import (
     snapshot,
     train,
     tune,
+    watch,
 )
 from gpufabric.errors import GpufabricError
 from gpufabric.launch import Interrupted, stopping_on_signals
@@ -110,6 +111,7 @@ for module in (
     env,
     snapshot,
     expect,
+    watch,
 ):
     module.register(app)
 for _info in app.registered_commands:

@@ -37,6 +37,7 @@ from gpufabric.report.nodes_render import (
 from gpufabric.report.plan_render import PLAN_FORMATS, render_plan
 from gpufabric.report.plots import write_comparison_plots
 from gpufabric.report.prepared_render import PREPARED_FORMATS, render_prepared
+from gpufabric.report.ras_render import WATCH_FORMATS, render_watch, watch_view
 from gpufabric.report.renderers import Renderer, formats_of, register, render_document
 from gpufabric.report.run_documents import register_run_document, show_directory
 from gpufabric.report.snapshot_render import SNAPSHOT_FORMATS, render_snapshot
@@ -63,6 +64,7 @@ __all__ = [
     "TEXT_WIDTH",
     "TRAIN_FORMATS",
     "TUNE_FORMATS",
+    "WATCH_FORMATS",
     "Format",
     "Renderer",
     "ab_expected_lines",
@@ -98,8 +100,10 @@ __all__ = [
     "render_snapshot",
     "render_train",
     "render_tune",
+    "render_watch",
     "report_from_files",
     "show_directory",
+    "watch_view",
     "write_comparison_plots",
     "write_report",
 ]

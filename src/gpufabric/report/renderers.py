@@ -31,6 +31,7 @@ from gpufabric.expect.table import ExpectationTable
 from gpufabric.hardware.snapshot import NodeSnapshot
 from gpufabric.inventory import ClusterPlan, NodeListing
 from gpufabric.launch.base import LaunchPlan
+from gpufabric.nccl_native.watch import RasWatch
 from gpufabric.planner import Plan
 from gpufabric.report.ab_render import AB_FORMATS, render_ab
 from gpufabric.report.capabilities_render import CAPABILITIES_FORMATS, render_capabilities
@@ -51,6 +52,7 @@ from gpufabric.report.nodes_render import (
 )
 from gpufabric.report.plan_render import PLAN_FORMATS, render_plan
 from gpufabric.report.prepared_render import PREPARED_FORMATS, prepared_types, render_prepared
+from gpufabric.report.ras_render import WATCH_FORMATS, render_watch
 from gpufabric.report.snapshot_render import SNAPSHOT_FORMATS, render_snapshot
 from gpufabric.report.train_render import TRAIN_FORMATS, render_train
 from gpufabric.report.tune_render import TUNE_FORMATS, render_tune
@@ -138,6 +140,7 @@ register(TrainAB, TRAIN_FORMATS, render_train)
 register(IsolationReport, ISOLATE_FORMATS, render_isolate)
 register(MeasuredIsolation, ISOLATE_FORMATS, render_isolate)
 register(LaunchPlan, LAUNCH_PLAN_FORMATS, render_launch_plan)
+register(RasWatch, WATCH_FORMATS, render_watch)
 register(NodeSnapshot, SNAPSHOT_FORMATS, render_snapshot)
 register(ExpectationTable, EXPECT_FORMATS, render_expect)
 register(CertifyReport, CERTIFY_FORMATS, render_certify)

@@ -1,0 +1,75 @@
+"""``gpufabric watch``: look at a running NCCL job (any program, not only ours) through NCCL's RAS service.
+
+Parse, call ``gpufabric.nccl_native.watch_job``, render (``report.ras_render``). RAS answers on the node's
+``localhost:28028`` unless the job set ``NCCL_RAS_ADDR``; ``--host`` names it (default: this environment's
+``NCCL_RAS_ADDR``, else NCCL's default). With ``--hostfile``, the suspects and healthy controls are written
+there and the exact ``gpufabric isolate`` command that reads it is printed. Exit codes: 0 every rank
+answered; 1 ranks missing, dead or in error; 2 bad flags; RAS unreachable is one line and exit 1.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import typer
+
+from gpufabric.cli._common import choice
+from gpufabric.report import TEXT_WIDTH, WATCH_FORMATS, Format, choices, render_watch, watch_view
+
+FORMATS = choices(*WATCH_FORMATS)
+
+
+def watch(
+    host: str | None = typer.Option(
+        None, "--host", help="RAS of the job's node: HOST[:PORT] (default: $NCCL_RAS_ADDR or localhost:28028)"
+    ),
+    timeout: int = typer.Option(
+        5, "--timeout", min=1, max=60, help="seconds RAS waits for the job's other processes (RAS's -t)"
+    ),
+    connect_timeout: float = typer.Option(
+        2.0, "--connect-timeout", min=0.1, max=30.0, help="seconds to wait for RAS to accept the connection"
+    ),
+    raw_format: str = typer.Option(
+        "json", "--raw-format", help="what to ask RAS for: json (NCCL 2.28.7+, falls back to text) or text"
+    ),
+    diagnostics: bool = typer.Option(
+        False,
+        "--diagnostics",
+        help="also run RAS's diagnostics (NCCL 2.31+): driver, ECC, NVLink, NCCL_* env",
+    ),
+    hostfile: Path | None = typer.Option(
+        None,
+        "--hostfile",
+        help="write suspects + healthy controls here; print the isolate command reading it",
+    ),
+    fmt: str = typer.Option("table", "--format", help=f"{' or '.join(FORMATS)}"),
+) -> None:
+    """Ask a running NCCL job's RAS which ranks are missing, dead or behind, and whom to isolate.
+
+    Exit codes: 0 every rank answered, 1 ranks missing/dead/in error (or RAS unreachable), 2 bad flags.
+    """
+    from gpufabric.nccl_native import ras_address
+    from gpufabric.nccl_native.watch import watch_job
+    from gpufabric.outputs import write_output
+
+    output = Format(choice("--format", fmt, FORMATS))
+    want = choice("--raw-format", raw_format, ("json", "text"))
+    report = watch_job(
+        ras_address(host, os.environ), want_json=want == "json", ras_timeout_s=timeout,
+        connect_timeout_s=connect_timeout, with_diagnostics=diagnostics, hostfile=hostfile,
+    )  # fmt: skip
+    if hostfile is not None and report.accusation.suspects:
+        write_output(hostfile, report.accusation.hostfile_text())
+    if output is Format.TABLE:
+        from rich.console import Console
+
+        Console(width=max(Console().width, TEXT_WIDTH)).print(watch_view(report))
+    else:
+        typer.echo(render_watch(report, output), nl=False)
+    raise typer.Exit(report.exit_code())
+
+
+def register(app: typer.Typer) -> None:
+    """Add this area's commands to `app`."""
+    app.command("watch")(watch)
