@@ -59,7 +59,9 @@ class FakeRas:
                     conn.sendall(b"OK\n" if ok else f"ERROR: Invalid timeout value {value}\n".encode())
                 elif low.startswith("set format ") and self.has_json:
                     fmt = cmd[len("set format ") :].lower()
-                    conn.sendall(b"OK\n" if fmt in ("text", "json") else f"ERROR: Invalid format {fmt}\n".encode())
+                    conn.sendall(
+                        b"OK\n" if fmt in ("text", "json") else f"ERROR: Invalid format {fmt}\n".encode()
+                    )
                 elif low in ("status", "verbose status"):
                     threading.Event().wait(self.stall_s)
                     conn.sendall((self.status_json if fmt == "json" else self.status_text).encode())

@@ -3,6 +3,8 @@ cited), for the states the user guide shows no full example of: a job with one p
 in 2.28.9's JSON. Not a capture: the GPU script (benchmarks/gpu_nccl_native.sh) captures the real thing,
 which then sits beside these in tests/fixtures/nccl_native."""
 
+# ruff: noqa: UP031  -- printf-style on purpose: each line is NCCL's C format, kept comparable
+
 from __future__ import annotations
 
 FUNCS = ("Broadcast", "Reduce", "AllGather", "ReduceScatter", "AllReduce")  # ncclFuncToString order
@@ -21,13 +23,33 @@ def text_stopped_2289(*, host: str, pids: list[int], stopped: int, comm_hash: in
     out += " (%.3fs)\n=============\n\n" % 5.012  # line 1020
     out += "Group     Comms     Nodes     Ranks     Ranks     Ranks    Status  Errors\n"  # line 1174
     out += "    #  in group  per comm  per node  per comm  in group\n"
-    out += "%5d  %8d  %8d  %8s  %8d  %8d  %8s  %6s\n" % (0, 1, 1, str(n - 1), n, n - 1, "RUNNING", "INCOMPLETE")
+    out += "%5d  %8d  %8d  %8s  %8d  %8d  %8s  %6s\n" % (
+        0,
+        1,
+        1,
+        str(n - 1),
+        n,
+        n - 1,
+        "RUNNING",
+        "INCOMPLETE",
+    )
     out += "\nErrors\n======\n\n"  # line 1225
     out += "INCOMPLETE\n  Missing communicator data from %d job process%s\n" % (1, "")  # line 1229
     out += "  Process %d on node %s managing GPU%s %s\n" % (pids[stopped], host, "", str(stopped))  # 1280
     out += "\n"
-    out += "#%d-%d (%016x) INCOMPLETE\n  Missing communicator data from %d rank%s\n" % (0, 0, comm_hash, 1, "")
-    out += "  Rank %d -- GPU %s managed by process %d on node %s\n" % (stopped, str(stopped), pids[stopped], host)
+    out += "#%d-%d (%016x) INCOMPLETE\n  Missing communicator data from %d rank%s\n" % (
+        0,
+        0,
+        comm_hash,
+        1,
+        "",
+    )
+    out += "  Rank %d -- GPU %s managed by process %d on node %s\n" % (
+        stopped,
+        str(stopped),
+        pids[stopped],
+        host,
+    )
     out += "\n"
     out += "Warnings\n========\n\n"  # line 1396
     out += "TIMEOUT\n  Encountered %d communication timeout%s while gathering communicator data\n\n" % (1, "")

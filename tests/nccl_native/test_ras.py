@@ -4,6 +4,7 @@ RAS output from NCCL's user guide (tests/fixtures/nccl_native) and from its prin
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,19 +13,24 @@ import pytest
 from gpufabric.errors import GpufabricError, UsageError
 from gpufabric.nccl_native import accuse, parse_ras_json, parse_ras_text, query_diagnostics, query_status
 from gpufabric.nccl_native.ras_client import RasAddress, ras_address
-from tests.nccl_native.fake_ras import FakeRas
-from tests.nccl_native.nccl_formats import json_stopped_2289, text_stopped_2289
+
+sys.path.insert(0, str(Path(__file__).parent))
+from fake_ras import FakeRas
+from nccl_formats import json_stopped_2289, text_stopped_2289
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "nccl_native"
 PIDS = [4101, 4102, 4103, 4104]
 HOST = "10.0.0.7"
+COMM = 0xAE94423CFBB2EF4A
 
 
 @pytest.fixture
 def ras() -> Iterator[FakeRas]:
     server = FakeRas(
-        status_text=text_stopped_2289(host=HOST, pids=PIDS, stopped=2, comm_hash=0xAE94423CFBB2EF4A),
-        status_json=json_stopped_2289(host=HOST, pids=PIDS, stopped=2, comm_hash=0xAE94423CFBB2EF4A, counts=57),
+        status_text=text_stopped_2289(host=HOST, pids=PIDS, stopped=2, comm_hash=COMM),
+        status_json=json_stopped_2289(
+            host=HOST, pids=PIDS, stopped=2, comm_hash=0xAE94423CFBB2EF4A, counts=57
+        ),
     )
     yield server
     server.close()
@@ -97,7 +103,7 @@ def test_nothing_listening_is_one_line() -> None:
 
 
 def test_diagnostics_on_old_nccl_says_what_it_lacks(ras: FakeRas) -> None:
-    with pytest.raises(GpufabricError, match="Unknown command DIAGNOSTICS.*2.31"):
+    with pytest.raises(GpufabricError, match=r"Unknown command DIAGNOSTICS.*2\.31"):
         query_diagnostics(RasAddress("127.0.0.1", ras.port), timeout_s=5)
 
 

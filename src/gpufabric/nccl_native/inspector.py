@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from gpufabric.errors import InputError
 
 OUTLIER_RATIO = 1.25  # a rank's median time this far (either way) from its peers' median is named
-_PROM = re.compile(r"^(?P<metric>nccl_[a-z_]+)\{(?P<labels>[^}]*)\}\s+(?P<value>\S+)\s*$")
+_PROM = re.compile(r"^(?P<metric>nccl_[a-z0-9_]+)\{(?P<labels>[^}]*)\}\s+(?P<value>\S+)\s*$")
 _LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
 _TIME_METRICS = ("nccl_collective_exec_time_microseconds", "nccl_p2p_exec_time_microseconds")
 _BW_METRICS = ("nccl_bus_bandwidth_gbs", "nccl_p2p_bus_bandwidth_gbs")

@@ -1,0 +1,97 @@
+"""NCCL DIAG lines (NCCL 2.31's init and RAS diagnostics) and the Inspector plugin's output, read from the
+examples NCCL's user guide and the plugin's README publish (tests/fixtures/nccl_native/SOURCES.md) and
+from P2P report lines built with p2p.cc's formats."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gpufabric.errors import InputError
+from gpufabric.nccl_native import diagnostics_note, has_diagnostics, read_diagnostics, read_inspector
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "nccl_native"
+# ncclDiagP2pFormatPeerFields + ncclDiagP2pReport's write-mismatch format (src/diagnostics/p2p.cc, v2.31.2-1)
+FIELDS = "srcRank=%d srcCudaDev=%d srcNvmlDev=%d dstRank=%d dstCudaDev=%d dstNvmlDev=%d path=%s handle=%s"
+WRITE_MISMATCH = "NCCL DIAG [INFO] p2p: write mismatch %s expected=0x%016x got=0x%016x verify=0x%016x; %s"
+SUMMARY_PARTIAL = "NCCL DIAG [INFO] p2p: %s directed GPU P2P edges verified"
+ADVICE = "check the single-node NVLink topology and peer-access state with 'nvidia-smi topo -m'"
+
+
+def test_guide_lines() -> None:
+    report = read_diagnostics((FIXTURES / "diag_guide.txt").read_text().splitlines())
+    assert len(report.lines) == 13
+    [mismatch] = report.env_mismatches
+    assert (mismatch.comm, mismatch.name) == ("0x1234", "NCCL_DEBUG")
+    assert mismatch.values == {"INFO": "{0,1,2,3}", "WARN": "{4,5,6,7}"}
+    assert any(f.startswith("net bw: cross-nic rank 3") for f in report.findings)
+    assert report.completed == ["RAS diagnostics completed in 12.3 ms across 8 RAS peers"]
+    assert not report.clean()
+
+
+def test_p2p_failure_names_the_pair() -> None:
+    fields = FIELDS % (1, 1, 1, 2, 2, 2, "NVL", "CUMEM_POSIX_FD")
+    lines = [
+        "[1,0]<stdout>:gpu7:811 NCCL DIAG === NCCL Diagnostics ===",
+        "[1,0]<stdout>:gpu7:811 " + WRITE_MISMATCH % (fields, 0xD1A6000100020000, 0, 0, ADVICE),
+        "[1,0]<stdout>:gpu7:811 " + SUMMARY_PARTIAL % "11/12",
+        "[1,0]<stdout>:gpu7:811 NCCL DIAG NCCL diagnostics completed in 245.3 ms across 4 ranks",
+    ]
+    report = read_diagnostics(lines)
+    [failure] = report.p2p_failures
+    assert failure.pair() == "rank 1 (GPU 1) -> rank 2 (GPU 2)"
+    assert (failure.what, failure.path, failure.advice) == ("write mismatch", "NVL", ADVICE)
+    assert (report.p2p_passed, report.p2p_tested) == (11, 12) and not report.clean()
+
+
+def test_clean_p2p_summary() -> None:
+    line = "h:1 NCCL DIAG [OK]   p2p: all 12 directed GPU P2P edges verified"
+    report = read_diagnostics([line, "h:1 NCCL DIAG NCCL diagnostics completed in 3.0 ms across 4 ranks"])
+    assert report.clean() and report.p2p_tested == 12
+
+
+@pytest.mark.parametrize(
+    ("version", "has"), [("2.28.9", False), ("2.30.7+cuda12.9", False), ("2.31.2", True), (None, False)]
+)
+def test_version_gate(version: str | None, has: bool) -> None:
+    assert has_diagnostics(version) is has
+    assert (diagnostics_note(version) == "") is has
+
+
+def test_inspector_json_guide_examples() -> None:
+    summary = read_inspector([FIXTURES / "inspector_guide.log"])
+    assert summary.samples == 2 and summary.format == "json"
+    assert [(r.collective, r.size) for r in summary.rows] == [
+        ("AllReduce", "17179869184"),
+        ("ReduceScatter", "2147483648"),
+    ]
+    assert summary.rows[0].ranks[0].rank == "rank 2" and summary.rows[0].median_time_us == 61974
+
+
+def test_inspector_prometheus_guide_lines() -> None:
+    summary = read_inspector([FIXTURES / "inspector_guide.prom"])
+    rows = {(r.collective, r.size): r for r in summary.rows}
+    allreduce = rows[("AllReduce", "4-5GB")]
+    assert allreduce.median_busbw_gbps == pytest.approx(678.263)
+    assert allreduce.median_time_us == pytest.approx(9498.47)
+    assert rows[("Send", "512-513MB")].ranks[0].rank == "nvl72004-T01/GPU0"
+
+
+def test_inspector_names_a_rank_far_from_its_peers(tmp_path: Path) -> None:
+    obj = (
+        '{"header": {"id": "0x1", "rank": %d, "n_ranks": 4, "nnodes": 1}, "metadata": {"hostname": "h%d"},'
+        ' "coll_perf": {"coll": "AllReduce", "coll_sn": %d, "coll_msg_size_bytes": 1048576,'
+        ' "coll_exec_time_us": %d, "coll_algobw_gbs": 1.0, "coll_busbw_gbs": 1.5}}\n'
+    )
+    for rank, time_us in enumerate([100, 104, 98, 300]):
+        text = "".join(obj % (rank, rank, sn, time_us) for sn in range(3))
+        (tmp_path / f"h{rank}-pid{rank}.log").write_text(text)
+    summary = read_inspector([tmp_path])
+    [row] = summary.rows
+    assert [o.split(":")[0] for o in row.outliers] == ["rank 3 on h3"]
+
+
+def test_inspector_nothing_there(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="no Inspector output"):
+        read_inspector([tmp_path])
