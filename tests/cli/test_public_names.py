@@ -17,7 +17,7 @@ CLI = Path(__file__).parents[2] / "src" / "gpufabric" / "cli"
 THIN = (
     "_common.py", "app.py", "bench.py", "bench_ab.py", "bench_modes.py", "bench_output.py", "bench_stream.py",
     "catalog.py", "doctor.py", "env.py", "expect.py", "isolate.py", "launch.py", "nodes.py", "plan.py",
-    "results.py", "snapshot.py", "train.py", "tune.py",
+    "results.py", "snapshot.py", "train.py", "tune.py", "watch.py",
 )  # fmt: skip
 # Imports inside packages' modules, per CLI module, still to move to the packages' __all__ (none left).
 PENDING: dict[str, int] = {}

@@ -49,8 +49,7 @@ def watch(
 
     Exit codes: 0 every rank answered, 1 ranks missing/dead/in error (or RAS unreachable), 2 bad flags.
     """
-    from gpufabric.nccl_native import ras_address
-    from gpufabric.nccl_native.watch import watch_job
+    from gpufabric.nccl_native import ras_address, watch_job
     from gpufabric.outputs import write_output
 
     output = Format(choice("--format", fmt, FORMATS))

@@ -24,6 +24,7 @@ from gpufabric.nccl_native.ras_json import parse_ras_json
 from gpufabric.nccl_native.ras_model import RasStatus
 from gpufabric.nccl_native.ras_text import parse_ras_text
 from gpufabric.nccl_native.suspects import Accusation, accuse
+from gpufabric.nccl_native.watch import RasWatch, watch_job
 
 __all__ = [
     "DIAGNOSTICS_ENV",
@@ -32,6 +33,7 @@ __all__ = [
     "NcclDiagnostics",
     "RasAddress",
     "RasStatus",
+    "RasWatch",
     "accuse",
     "diagnostics_note",
     "has_diagnostics",
@@ -43,4 +45,5 @@ __all__ = [
     "ras_address",
     "read_diagnostics",
     "read_inspector",
+    "watch_job",
 ]

@@ -1,0 +1,50 @@
+"""``gpufabric watch`` as a user runs it (a real process) against a socket answering as NCCL's RAS does."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from fake_ras import FakeRas
+from nccl_formats import json_stopped_2289, text_stopped_2289
+
+PIDS = [4101, 4102, 4103, 4104]
+
+
+def _watch(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2] / "src")}
+    command = [sys.executable, "-m", "gpufabric.cli", "watch", *args]
+    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=120, check=False)
+
+
+def test_watch_names_the_stopped_rank_and_writes_the_isolate_hostfile(tmp_path: Path) -> None:
+    ras = FakeRas(
+        status_text=text_stopped_2289(host="10.0.0.7", pids=PIDS, stopped=3, comm_hash=0xABC),
+        status_json=json_stopped_2289(host="10.0.0.7", pids=PIDS, stopped=3, comm_hash=0xABC, counts=9),
+    )
+    hostfile = tmp_path / "suspects.hosts"
+    try:
+        done = _watch("--host", f"127.0.0.1:{ras.port}", "--format", "json", "--hostfile", str(hostfile))
+        table = _watch("--host", f"127.0.0.1:{ras.port}", "--raw-format", "text")
+    finally:
+        ras.close()
+    assert done.returncode == 1, done.stderr
+    report = json.loads(done.stdout)
+    [missing] = report["status"]["communicators"][0]["missing"]
+    assert (missing["rank"], missing["pid"], missing["state"]) == (3, 4104, "unresponsive")
+    assert report["isolate_command"] == f"gpufabric isolate --on mpirun --hostfile {hostfile} --ranks 1"
+    assert hostfile.read_text() == "10.0.0.7 slots=1\n"
+    assert table.returncode == 1 and "prove it: " not in table.stdout  # no --hostfile, no command
+    assert "10.0.0.7" in table.stdout and "silent" in table.stdout
+
+
+def test_watch_with_nothing_listening_is_one_line() -> None:
+    done = _watch("--host", "127.0.0.1:1", "--connect-timeout", "0.5")
+    assert done.returncode == 1
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith(
+        "Error: RAS at 127.0.0.1:1: nothing answered"
+    )
