@@ -153,7 +153,7 @@ class _Reader:
             return
         if self.block == "INCOMPLETE":
             if m := _RANK.match(line):
-                self.comm.missing.append(MissingRank(**_gpu_rank(m[1], m, 2)))  # type: ignore[arg-type]
+                self.comm.missing.append(MissingRank(**_gpu_rank(m[1], m, 2)))
             elif m := _OLD_MISSING.match(line):
                 ranks = [int(r) for r in re.findall(r"\d+", m[1])]
                 self.comm.missing.extend(MissingRank(rank=r) for r in ranks)
@@ -181,10 +181,10 @@ class _Reader:
             self.mismatch.groups.append(OutlierGroup(count=int(m[1]), value=m[2] or "0"))
         elif m := _RANK_WITH_VALUE.match(line):
             value = m[2] or m[3] or "0"
-            rank = RasRank(**_gpu_rank(m[1], m, 4))  # type: ignore[arg-type]
+            rank = RasRank(**_gpu_rank(m[1], m, 4))
             self.mismatch.groups.append(OutlierGroup(count=1, value=value, ranks=[rank]))
         elif (m := _RANK.match(line)) and self.mismatch.groups:
-            self.mismatch.groups[-1].ranks.append(RasRank(**_gpu_rank(m[1], m, 2)))  # type: ignore[arg-type]
+            self.mismatch.groups[-1].ranks.append(RasRank(**_gpu_rank(m[1], m, 2)))
 
 
 def parse_ras_text(text: str, *, address: str) -> RasStatus:
@@ -200,8 +200,8 @@ def parse_ras_text(text: str, *, address: str) -> RasStatus:
 
 def _with_state(missing: list[MissingRank], status: RasStatus) -> list[MissingRank]:
     """A missing rank's process listed under DEAD is dead; under INCOMPLETE it did not answer."""
-    dead = {(p.host, p.pid) for p in status.dead_processes}
-    silent = {(p.host, p.pid) for p in status.incomplete_processes}
+    dead: set[tuple[str | None, int | None]] = {(p.host, p.pid) for p in status.dead_processes}
+    silent: set[tuple[str | None, int | None]] = {(p.host, p.pid) for p in status.incomplete_processes}
     states = {key: "dead" for key in dead} | {key: "unresponsive" for key in silent - dead}
     return [
         rank.model_copy(update={"state": states.get((rank.host, rank.pid), rank.state)}) for rank in missing

@@ -63,10 +63,9 @@ def _add(found: dict[str, Suspect], host: str | None, strength: str, reason: str
 def accuse(status: RasStatus) -> Accusation:
     """The suspects and controls RAS's answer ``status`` names (pure)."""
     found: dict[str, Suspect] = {}
-    for comm, rank in status.missing_ranks():
-        what = {"dead": "dead", "unresponsive": "unresponsive"}.get(rank.state, "missing")
-        pid = f" (pid {rank.pid})" if rank.pid is not None else ""
-        _add(found, rank.host, "silent", f"rank {rank.rank} of comm {comm.hash} {what}{pid}")
+    for comm, missing in status.missing_ranks():
+        pid = f" (pid {missing.pid})" if missing.pid is not None else ""
+        _add(found, missing.host, "silent", f"rank {missing.rank} of comm {comm.hash} {missing.state}{pid}")
     for process in status.dead_processes:
         _add(found, process.host, "silent", f"process {process.pid} dead (GPU {process.gpus})")
     for process in status.incomplete_processes:
@@ -74,9 +73,9 @@ def accuse(status: RasStatus) -> Accusation:
     for comm in status.communicators:
         for mismatch in comm.mismatches:
             for group in mismatch.minority():
-                for rank in group.ranks:
-                    reason = f"rank {rank.rank} of comm {comm.hash}: {mismatch.what} {group.value}"
-                    _add(found, rank.host, "lagging", reason)
+                for member in group.ranks:
+                    reason = f"rank {member.rank} of comm {comm.hash}: {mismatch.what} {group.value}"
+                    _add(found, member.host, "lagging", reason)
     answered = {
         rank.host
         for comm in status.communicators
