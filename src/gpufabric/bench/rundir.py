@@ -38,6 +38,8 @@ from gpufabric.results.io import STREAM_NAME as STREAM_NAME  # re-exported: they
 CONFIG_NAME = "config.json"
 PLAN_NAME = "plan.json"
 NCCL_LOG_DIR = "nccl"
+# Rank 0's "NCCL DIAG" lines (NCCL 2.31+ init diagnostics print to stdout), kept in NCCL_LOG_DIR.
+DIAG_LOG = "nccl-diag.log"
 ERRORS_DIR = "errors"
 PROGRESS_TAG = "GPUFABRIC_PROGRESS "
 """Prefix of the lines rank 0 prints as each size finishes; the caller turns them into a progress bar."""

@@ -34,6 +34,7 @@ from gpufabric.bench.rank_program import nccl_debug_env, rank_module, rank_progr
 from gpufabric.bench.run_end import keep_partial, write_out, wrong_data, wrong_data_line
 from gpufabric.bench.rundir import (
     CONFIG_NAME,
+    DIAG_LOG,
     NCCL_LOG_DIR,
     PLAN_NAME,
     PROGRESS_TAG,
@@ -165,11 +166,14 @@ def run_sweep(prepared: PreparedSweep) -> RunResult:
     expected_rows = len(config.collectives) * len(config.sizes())
     done = 0
     watchdog = StageWatchdog(nranks, stages)
+    diag_lines: list[str] = []  # NCCL 2.31+ prints its init diagnostics on rank 0's stdout
 
     def sink(prefix: str, line: str) -> None:
         nonlocal done
         if watchdog.observe(line):
             return
+        if " NCCL DIAG " in f" {line}":
+            diag_lines.append(prefix + line)
         if line.startswith(PROGRESS_TAG):
             # Launchers that multiplex ranks (mpirun --tag-output) can glue the next line onto this one:
             # read the first object, pass a glued stage report on, never fail the run over a garbled line.
@@ -196,6 +200,10 @@ def run_sweep(prepared: PreparedSweep) -> RunResult:
                 keep_partial(config, run_dir, f"interrupted by {interrupted.signal_name}; every rank was "
                              "stopped", out=out, world_size=nranks, fault=fault)  # fmt: skip
             raise
+    if diag_lines:  # kept even when the run then fails: a failed P2P pair may be why
+        with contextlib.suppress(OSError):
+            (run_dir / NCCL_LOG_DIR).mkdir(parents=True, exist_ok=True)
+            (run_dir / NCCL_LOG_DIR / DIAG_LOG).write_text("\n".join(diag_lines) + "\n", encoding="utf-8")
     if not outcome.ok:
         error = diagnose_failure(run_dir, outcome, timeout_s, watchdog)
         try:

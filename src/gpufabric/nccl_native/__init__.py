@@ -10,6 +10,7 @@ from gpufabric.nccl_native.diagnostics import (
     DIAGNOSTICS_ENV,
     NcclDiagnostics,
     diagnostics_note,
+    enable_diagnostics,
     has_diagnostics,
     read_diagnostics,
 )
@@ -36,6 +37,7 @@ __all__ = [
     "RasWatch",
     "accuse",
     "diagnostics_note",
+    "enable_diagnostics",
     "has_diagnostics",
     "inspector_files",
     "parse_ras_json",

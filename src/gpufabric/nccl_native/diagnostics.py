@@ -15,7 +15,7 @@ src/ras/diagnostics_env.cc. Diagnostics never abort init: a failure here is evid
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, MutableMapping
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -171,3 +171,16 @@ def diagnostics_note(version: str | None) -> str:
         "and NCCL_RUN_RAS_DIAGNOSTICS (driver, ECC, NVLink and NCCL_* settings compared across ranks) "
         "arrived in NCCL 2.31"
     )
+
+
+def enable_diagnostics(version: str | None, environ: MutableMapping[str, str]) -> str:
+    """Turn NCCL's init diagnostics on in ``environ`` (a rank's own, before its communicator exists) when
+    NCCL ``version`` has them and the user has not chosen either variable; returns the note for the run:
+    what older NCCL lacks, or that they ran, or that the user's choice was kept."""
+    if not has_diagnostics(version):
+        return diagnostics_note(version)
+    chosen = [name for name in DIAGNOSTICS_ENV if name in environ]
+    if chosen:
+        return f"NCCL {version}: init diagnostics as the environment set them ({', '.join(chosen)})"
+    environ.update(DIAGNOSTICS_ENV)
+    return f"NCCL {version}: init diagnostics on (NCCL_RUN_DIAGNOSTICS=1, NCCL_RUN_RAS_DIAGNOSTICS=1)"

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from gpufabric.analysis.doctor.checks_bandwidth import check_busbw_baseline, check_busbw_meaning
+from gpufabric.analysis.doctor.checks_diagnostics import check_nccl_diagnostics
 from gpufabric.analysis.doctor.checks_expected import check_busbw_expected
 from gpufabric.analysis.doctor.checks_host import check_nccl_errors, check_shm, check_socket_ifname
 from gpufabric.analysis.doctor.checks_links import check_gdr, check_intra_node, check_nic_count
@@ -60,6 +61,7 @@ def diagnose(evidence: Evidence, expectation: Expectation) -> SubjectReport:
     checks = [check(evidence, expectation) for check in CHECKS]
     checks.extend(check_busbw_baseline(evidence, expectation))
     checks.extend(check_busbw_expected(evidence, expectation))
+    checks.extend(check_nccl_diagnostics(evidence))
     if _gloo_run(evidence):  # no NCCL in the run: advising NCCL_DEBUG=INFO would mislead
         checks = [_without_nccl_advice(c) for c in checks]
     att = evidence.attestation

@@ -33,6 +33,7 @@ from gpufabric.engines.nccl.sweep import SweepContext, check_library, run_collec
 from gpufabric.engines.nccl.timer import DirectTimer
 from gpufabric.errors import GpufabricError, UsageError
 from gpufabric.hardware.snapshot import NodeSnapshot
+from gpufabric.nccl_native import enable_diagnostics
 from gpufabric.results.model import Row
 
 ENGINE_NAME = "nccl (direct: nccl4py, no torch)"
@@ -74,6 +75,8 @@ def run_rank(config: BenchConfig, identity: RankIdentity) -> int:
     validate(config, nranks=identity.world_size, backend="nccl", on_gpu=True)
     nccl_lib = library.load()
     check_library(config, nccl_lib)  # what this NCCL cannot do is refused before anything starts
+    # Before the communicator exists: NCCL reads NCCL_RUN_DIAGNOSTICS at init (2.31+; else a note).
+    diagnostics = enable_diagnostics(nccl_lib.version, os.environ)
     info = cuda.use_device(_device_index(identity))
     fault = fault_from_env(os.environ)
     check_world(fault, identity.world_size)
@@ -103,7 +106,7 @@ def run_rank(config: BenchConfig, identity: RankIdentity) -> int:
             static = _static_metadata(info, nccl_lib, node_records.snapshots.get(hosts.host))
             reporter = RankReporter(config, identity, "nccl", _CudaDevice(), static)
             reporter.start(facts, node_records)
-        notes: list[str] = [f"engine: {ENGINE_NAME}; {nccl_lib.describe()}"] if reporter else []
+        notes: list[str] = [f"engine: {ENGINE_NAME}; {nccl_lib.describe()}", diagnostics] if reporter else []
         if identity.world_size == 1 and reporter is not None:
             notes.append(
                 "1 rank: nothing crosses a link, so busbw is 0 by definition and times are local copies; "
