@@ -16,8 +16,9 @@ from gpufabric.hardware import NicKind
 from gpufabric.results import load_run_shapes
 from gpufabric.results.model import RunResult
 
-# The doctor's checks that say which transport ran (the rest judge bandwidth, which the node stage does).
-TRANSPORT_CHECKS = ("nccl-output", "fabric-in-use", "intra-node", "net-plugin", "gdr")
+# The doctor's checks that say which transport ran (the rest judge bandwidth, which the node stage does),
+# and NCCL 2.31+'s own init diagnostics (a GPU pair that failed its P2P check, settings that differ).
+TRANSPORT_CHECKS = ("nccl-output", "fabric-in-use", "intra-node", "net-plugin", "gdr", "nccl-diagnostics")
 
 
 def transport_findings(
