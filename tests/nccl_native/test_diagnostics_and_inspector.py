@@ -60,7 +60,7 @@ def test_version_gate(version: str | None, has: bool) -> None:
 
 
 def test_inspector_json_guide_examples() -> None:
-    summary = read_inspector([FIXTURES / "inspector_guide.log"])
+    summary = read_inspector([FIXTURES / "example-hostname-pid1639453.log"])
     assert summary.samples == 2 and summary.format == "json"
     assert [(r.collective, r.size) for r in summary.rows] == [
         ("AllReduce", "17179869184"),
@@ -70,7 +70,7 @@ def test_inspector_json_guide_examples() -> None:
 
 
 def test_inspector_prometheus_guide_lines() -> None:
-    summary = read_inspector([FIXTURES / "inspector_guide.prom"])
+    summary = read_inspector([FIXTURES / "nccl_inspector_metrics_guide.prom"])
     rows = {(r.collective, r.size): r for r in summary.rows}
     allreduce = rows[("AllReduce", "4-5GB")]
     assert allreduce.median_busbw_gbps == pytest.approx(678.263)
@@ -95,3 +95,19 @@ def test_inspector_names_a_rank_far_from_its_peers(tmp_path: Path) -> None:
 def test_inspector_nothing_there(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="no Inspector output"):
         read_inspector([tmp_path])
+
+
+def test_show_and_doctor_read_an_inspector_dump(tmp_path: Path) -> None:
+    import shutil
+
+    from typer.testing import CliRunner
+
+    from gpufabric.analysis.doctor import Verdict, doctor
+    from gpufabric.cli.app import app
+
+    for name in ("example-hostname-pid1639453.log", "nccl_inspector_metrics_guide.prom"):
+        shutil.copy(FIXTURES / name, tmp_path / name)
+    shown = CliRunner().invoke(app, ["show", str(tmp_path)])
+    assert shown.exit_code == 0 and "NCCL Inspector: 4 operation(s) from 2 file(s)" in shown.output
+    [subject] = doctor([tmp_path]).subjects
+    assert subject.checks[0].id == "inspector-outliers" and subject.verdict is Verdict.PASS

@@ -17,13 +17,17 @@ from rich.console import Console
 from gpufabric.analysis import PLACEMENT_NAMES, compare_files
 from gpufabric.cli._common import choice, formats_metavar
 from gpufabric.errors import UsageError
+from gpufabric.nccl_native import inspector_files, read_inspector
 from gpufabric.outputs import describe_write_error, is_stdout, write_output
 from gpufabric.report import (
     COMPARE_FORMATS,
+    INSPECTOR_FORMATS,
     RUN_FORMATS,
     Format,
+    choices,
     comparison_view,
     render_compare,
+    render_inspector,
     render_run,
     report_from_files,
     show_directory,
@@ -179,8 +183,16 @@ def show(
     fmt: str = typer.Option("table", "--format", metavar=formats_metavar(RUN_FORMATS)),
     label: str | None = typer.Option(None, "--label", "-l"),
 ) -> None:
-    """Read one result file in any supported format and print it as an nccl-tests table (or md/csv/json)."""
-    if file.is_dir() and not is_single_run(file):  # an A/B, tune, isolate, training run: its document
+    """Read one result file in any supported format and print it as an nccl-tests table (or md/csv/json).
+
+    NCCL Inspector output (a dump directory, <host>-pid<pid>.log, *.prom) prints as its summary."""
+    inspector = inspector_files(file) if file.exists() else []
+    single_run = file.is_dir() and is_single_run(file)
+    if inspector and not single_run and (file.is_dir() or file in inspector):
+        output = Format(choice("--format", fmt, choices(*INSPECTOR_FORMATS)))
+        typer.echo(render_inspector(read_inspector([file]), output), nl=False)
+        return
+    if file.is_dir() and not single_run:  # an A/B, tune, isolate, training run: its document
         typer.echo(show_directory(file, fmt), nl=False)
         return
     output_format = Format(choice("--format", fmt, RUN_FORMATS))
@@ -189,6 +201,8 @@ def show(
     if output_format is not Format.TABLE:  # the table shows its notes itself
         for note in run.metadata.notes:
             typer.echo(f"# note: {note}", err=True)
+    elif inspector:  # the run's directory also holds the Inspector plugin's dump
+        typer.echo(render_inspector(read_inspector([file]), Format.TABLE), nl=False)
 
 
 def register(app: typer.Typer) -> None:

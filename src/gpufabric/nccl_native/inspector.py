@@ -21,6 +21,7 @@ import json
 import re
 import statistics
 from collections import defaultdict
+from fnmatch import fnmatch
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -179,11 +180,11 @@ def _row(collective: str, size: str, samples: list[InspectorSample]) -> Inspecto
 
 
 def inspector_files(path: Path) -> list[Path]:
-    """The Inspector outputs at ``path``: the file itself, or a directory's ``*-pid*.log`` and ``*.prom``
-    (searched one level down too, as ``NCCL_INSPECTOR_DUMP_DIR`` holds per-job folders)."""
+    """The Inspector outputs at ``path``: the file itself when so named, or a directory's ``*-pid*.log``
+    and ``*.prom`` (searched one level down too, as ``NCCL_INSPECTOR_DUMP_DIR`` holds per-job folders)."""
+    patterns = ("*-pid*.log", "*.prom")
     if path.is_file():
-        return [path]
-    patterns = ("*-pid*.log", "nccl_inspector_metrics_*.prom")
+        return [path] if any(fnmatch(path.name, pattern) for pattern in patterns) else []
     return sorted({p for pattern in patterns for p in (*path.glob(pattern), *path.glob(f"*/{pattern}"))})
 
 

@@ -23,6 +23,7 @@ from gpufabric.report.expect_render import EXPECT_FORMATS, render_expect
 from gpufabric.report.expected_lines import ab_expected_lines, expected_line, expected_lines
 from gpufabric.report.formats import Format, choices
 from gpufabric.report.html import build_report, report_from_files, write_report
+from gpufabric.report.inspector_render import INSPECTOR_FORMATS, render_inspector
 from gpufabric.report.isolate_render import ISOLATE_FORMATS, render_isolate
 from gpufabric.report.launch_plan_render import LAUNCH_PLAN_FORMATS, render_launch_plan
 from gpufabric.report.nccl_table import RUN_FORMATS, render_run
@@ -54,6 +55,7 @@ __all__ = [
     "COMPARE_FORMATS",
     "DOCTOR_FORMATS",
     "EXPECT_FORMATS",
+    "INSPECTOR_FORMATS",
     "ISOLATE_FORMATS",
     "LAUNCH_PLAN_FORMATS",
     "NODES_FORMATS",
@@ -89,6 +91,7 @@ __all__ = [
     "render_doctor",
     "render_document",
     "render_expect",
+    "render_inspector",
     "render_instance",
     "render_isolate",
     "render_launch_plan",

@@ -31,6 +31,7 @@ from gpufabric.expect.table import ExpectationTable
 from gpufabric.hardware.snapshot import NodeSnapshot
 from gpufabric.inventory import ClusterPlan, NodeListing
 from gpufabric.launch.base import LaunchPlan
+from gpufabric.nccl_native.inspector import InspectorSummary
 from gpufabric.nccl_native.watch import RasWatch
 from gpufabric.planner import Plan
 from gpufabric.report.ab_render import AB_FORMATS, render_ab
@@ -41,6 +42,7 @@ from gpufabric.report.compare_render import COMPARE_FORMATS, render_compare
 from gpufabric.report.doctor_render import DOCTOR_FORMATS, render_doctor
 from gpufabric.report.expect_render import EXPECT_FORMATS, render_expect
 from gpufabric.report.formats import Format
+from gpufabric.report.inspector_render import INSPECTOR_FORMATS, render_inspector
 from gpufabric.report.isolate_render import ISOLATE_FORMATS, render_isolate
 from gpufabric.report.launch_plan_render import LAUNCH_PLAN_FORMATS, render_launch_plan
 from gpufabric.report.nccl_table import RUN_FORMATS, render_run
@@ -141,6 +143,7 @@ register(IsolationReport, ISOLATE_FORMATS, render_isolate)
 register(MeasuredIsolation, ISOLATE_FORMATS, render_isolate)
 register(LaunchPlan, LAUNCH_PLAN_FORMATS, render_launch_plan)
 register(RasWatch, WATCH_FORMATS, render_watch)
+register(InspectorSummary, INSPECTOR_FORMATS, render_inspector)
 register(NodeSnapshot, SNAPSHOT_FORMATS, render_snapshot)
 register(ExpectationTable, EXPECT_FORMATS, render_expect)
 register(CertifyReport, CERTIFY_FORMATS, render_certify)

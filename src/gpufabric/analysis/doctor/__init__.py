@@ -35,6 +35,7 @@ from gpufabric.analysis.doctor.evidence import (
     load_evidence,
     resolve_expectation,
 )
+from gpufabric.analysis.doctor.inspector_subject import inspector_subjects, only_inspector
 from gpufabric.analysis.doctor.model import CheckResult, DoctorReport, SubjectReport, Verdict, worst
 from gpufabric.nccl_logs.claims import build_claims
 
@@ -101,8 +102,10 @@ def doctor(
     """Load the inputs, resolve the expectation, and diagnose each run (busbw is judged on the run's own
     hardware, or on the shape ``instance_type`` or ``snapshot`` gives)."""
     expectation = resolve_expectation(expect, instance_type, snapshot)
-    runs = load_evidence(paths)
-    return DoctorReport(mode="results", subjects=[diagnose(run, expectation) for run in runs])
+    inspector = inspector_subjects(paths)
+    run_paths = [p for p in paths if not only_inspector(p)]
+    runs = load_evidence(run_paths) if run_paths or not inspector else []
+    return DoctorReport(mode="results", subjects=[*(diagnose(run, expectation) for run in runs), *inspector])
 
 
 __all__ = [
