@@ -25,6 +25,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from gpufabric.analysis.ab_equivalence import Equivalence, judge_equivalence
 from gpufabric.analysis.compare import compare_runs
 from gpufabric.analysis.compare_model import CompareTable, Comparison, Placement
 from gpufabric.analysis.doctor import (
@@ -39,11 +40,18 @@ from gpufabric.analysis.doctor import (
 )
 from gpufabric.analysis.expected import GivenShape, expect_run
 from gpufabric.bench.ab import ABRuns
+from gpufabric.planner.ab import CONFIG_FABRIC
 from gpufabric.results.attestation import Attestation
 from gpufabric.results.expected import RunExpectation
 from gpufabric.results.model import RunResult
 from gpufabric.units import human_size
 
+CONFIG_PROOF = CheckResult(
+    id="ab-side",
+    title="the side ran the configuration it was given",
+    verdict=Verdict.SKIP,
+    cause="an A/B of two configurations claims no transport; each side's doctor report shows what NCCL used",
+)
 EFFECTIVE = 1.2  # a speed-up below this reads as "the fabric makes no real difference here"
 GLOO_FABRIC = "none (CPU gloo ranks on both sides)"
 GLOO_CAVEAT = (
@@ -79,6 +87,9 @@ class ABReport(BaseModel):
     verdict: list[str] = Field(description="the verdict in words, one line per collective")
     caveat: str | None = Field(default=None, description="why the verdict says nothing about the fabric")
     sides: list[SideProof]
+    equivalence: Equivalence | None = Field(
+        default=None, description="an A/B of two configurations (--ab-a/--ab-b): is B no slower than A"
+    )
 
     @property
     def proof_verdict(self) -> Verdict:
@@ -238,19 +249,29 @@ def judge_ab(
     comparison = compare_runs([runs.on, runs.off], baseline=1, placement=placement)
     gloo = ran_gloo(runs)
     on_exp, off_exp = _expectations(runs.nodes, instance_type)
+    config = runs.fabric == CONFIG_FABRIC  # two configurations: both sides are judged as the fabric-on one
     sides = []
-    for result, expectation, off in ((runs.on, on_exp, False), (runs.off, off_exp, True)):
+    for result, expectation, off in (
+        (runs.on, on_exp, False),
+        (runs.off, on_exp if config else off_exp, not config),
+    ):
         side = result.label
-        proof = side_proof(side, result.attestation, nodes=runs.nodes, off=off)
+        proof = CONFIG_PROOF if config else side_proof(side, result.attestation, nodes=runs.nodes, off=off)
         report = _doctor(side, result, expectation, off, runs.nodes)
         judged = expect_run(result, _side_run_dir(runs, side), environ=environ or {}, given=given)
         sides.append(SideProof(side=side, proof=proof, doctor=report, expected=judged))
     judge = gloo_verdict_line if gloo else verdict_line
+    equivalence = None
+    verdict = [*([GLOO_CAVEAT] if gloo else []), *(judge(t) for t in comparison.tables)]
+    if config:
+        equivalence = judge_equivalence(comparison, a=runs.on_description, b=runs.off_description)
+        verdict = equivalence.lines()
     return ABReport(
         fabric=GLOO_FABRIC if gloo else runs.fabric,
         runs=runs,
         comparison=comparison,
-        verdict=[*([GLOO_CAVEAT] if gloo else []), *(judge(t) for t in comparison.tables)],
+        equivalence=equivalence,
+        verdict=verdict,
         caveat=GLOO_CAVEAT if gloo else None,
         sides=sides,
     )

@@ -83,6 +83,16 @@ def bench(
     verbose: bool = typer.Option(False, "-v", "--verbose", help="show the ranks' output on stderr"),
     ab: bool = typer.Option(False, "--ab", help="run with the fabric on and off; print speed-up + verdict"),
     rounds: int = typer.Option(2, "--rounds", help="--ab: on/off rounds, ABBA order (2 = on,off,off,on)"),
+    ab_a: list[str] = typer.Option(
+        [],
+        "--ab-a",
+        help="--ab of two configurations: side A's NAME=VALUE (repeatable; e.g. GPUFABRIC_NCCL_LIB=PATH)",
+    ),
+    ab_b: list[str] = typer.Option(
+        [],
+        "--ab-b",
+        help="--ab of two configurations: side B's NAME=VALUE; verdict: B no slower than 2% (95%)",
+    ),
     instance_type: str | None = typer.Option(
         None,
         "--instance-type",
@@ -152,7 +162,7 @@ def bench(
             virtual_nodes, mps, ranks, on, instance_type, environ=os.environ
         )
         bench_modes.print_self_test_note()
-    bench_modes.refuse_flag_combinations(ab=ab, engine=engine)
+    bench_modes.refuse_flag_combinations(ab=ab, engine=engine, configs=bool(ab_a or ab_b))
     choice("--format", fmt, AB_FORMATS if ab else RUN_FORMATS)
     given = given_shape(instance_type, snapshot)
     request = BenchRequest(
@@ -180,7 +190,8 @@ def bench(
     if ab:
         from gpufabric.cli.bench_ab import show_ab
 
-        prepared_ab = prepare_ab(request, execution, rounds=rounds, instance_type=instance_type)
+        sides = (parse_env_pairs(ab_a), parse_env_pairs(ab_b)) if ab_a or ab_b else None
+        prepared_ab = prepare_ab(request, execution, rounds=rounds, instance_type=instance_type, sides=sides)
         if dry_run:  # every job's plan, in the order the A/B runs them; nothing started, nothing written
             typer.echo(render_document(prepared_ab, Format.TEXT), nl=False)
             return

@@ -46,9 +46,12 @@ def print_self_test_figures(instance_type: str | None, config: BenchConfig, resu
     print("\n".join(lines), file=sys.stderr)
 
 
-def refuse_flag_combinations(*, ab: bool, engine: str) -> None:
+def refuse_flag_combinations(*, ab: bool, engine: str, configs: bool = False) -> None:
     """Flags that cannot go together, refused before anything else is read."""
     from gpufabric.jobs import AB_ENGINES
+
+    if configs and not ab:
+        raise UsageError("--ab-a/--ab-b: name the two sides of an A/B; add --ab")
 
     if ab and engine not in AB_ENGINES:
         raise UsageError(

@@ -49,12 +49,18 @@ class PreparedAB:
 
 
 def prepare_ab(
-    request: BenchRequest, execution: Execution, *, rounds: int = 2, instance_type: str | None = None
+    request: BenchRequest,
+    execution: Execution,
+    *,
+    rounds: int = 2,
+    instance_type: str | None = None,
+    sides: tuple[dict[str, str], dict[str, str]] | None = None,
 ) -> PreparedAB:
     """Every decision of the A/B of ``request``, nothing started, nothing written. The node count compared
     is ``execution.nodes``, or the request's virtual nodes when more (they talk through NCCL's network
-    transport, so there the A/B is the across-nodes one)."""
-    from gpufabric.planner import ab_profiles
+    transport, so there the A/B is the across-nodes one). With ``sides`` (A's and B's variables), the A/B
+    compares those two configurations instead of the fabric on and off (``analysis.ab_equivalence``)."""
+    from gpufabric.planner import ab_profiles, config_profiles
 
     if request.engine not in AB_ENGINES:
         raise UsageError(
@@ -67,13 +73,16 @@ def prepare_ab(
     execution = request_execution(request, execution)
     execution = execution.replace(nodes=max(execution.nodes, request.virtual_nodes))
     config = bench_config(request, execution)
-    profiles = ab_profiles(nodes=execution.nodes, instance_type=instance_type)
+    if sides is not None:
+        profiles = config_profiles(*sides)
+    else:
+        profiles = ab_profiles(nodes=execution.nodes, instance_type=instance_type)
     root = resolved_run_dir(config.run_dir, config.label)
-    sides = {ON_LABEL: profiles.on, OFF_LABEL: profiles.off}
+    by_side = {ON_LABEL: profiles.on, OFF_LABEL: profiles.off}
     jobs: list[tuple[ABRound, PreparedSweep]] = []
     for index, side in round_order(rounds):
         run_dir = root / f"r{index}-{side}"
-        profile = sides[side]
+        profile = by_side[side]
         job = execution.replace(
             env=profile.apply(dict(execution.env)), unset=(*execution.unset, *profile.unset), out=None
         )
@@ -123,6 +132,8 @@ def ab_failure(report: ABReport) -> GpufabricError | None:
     failed = [s for s in report.sides if s.proof.verdict.value == "fail"]
     if failed:
         return GpufabricError(f"--ab: {failed[0].side}: {failed[0].proof.cause}; fix: {failed[0].proof.fix}")
+    if report.equivalence is not None and report.equivalence.outcome == "slower":
+        return GpufabricError(f"--ab: {report.verdict[-1]}")
     wrong = sum(s.wrong_total or 0 for r in (report.runs.on, report.runs.off) for s in r.series)
     if wrong:
         return CheckFailed(f"--check: {wrong} wrong element(s) across the A/B runs")

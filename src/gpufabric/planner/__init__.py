@@ -20,7 +20,7 @@ Modules: ``resolve`` (shape, tier, fabric, NIC count, env, off profile), one ren
 
 from __future__ import annotations
 
-from gpufabric.planner.ab import ABProfiles, FabricProfile, ab_profiles
+from gpufabric.planner.ab import CONFIG_FABRIC, ABProfiles, FabricProfile, ab_profiles, config_profiles
 from gpufabric.planner.api import plan
 from gpufabric.planner.export import EXPORT_KINDS, export_files, export_kind, write_plan_files
 from gpufabric.planner.inputs import parse_accelerator, parse_node_labels, read_pod_config
@@ -28,6 +28,7 @@ from gpufabric.planner.merge import merge_pod_config
 from gpufabric.planner.model import Plan, PlanRequest, Platform, Privilege, Tier
 
 __all__ = [
+    "CONFIG_FABRIC",
     "EXPORT_KINDS",
     "ABProfiles",
     "FabricProfile",
@@ -37,6 +38,7 @@ __all__ = [
     "Privilege",
     "Tier",
     "ab_profiles",
+    "config_profiles",
     "export_files",
     "export_kind",
     "merge_pod_config",

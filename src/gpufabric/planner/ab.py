@@ -87,3 +87,21 @@ def ab_profiles(*, nodes: int = 1, instance_type: str | None = None) -> ABProfil
             description="NCCL_NET=Socket: NCCL's own TCP transport between nodes",
         ),
     )
+
+
+CONFIG_FABRIC = "config"
+"""The ``fabric`` of an A/B of two configurations (``bench --ab-a/--ab-b``): no fabric is switched."""
+
+
+def _words(env: dict[str, str]) -> str:
+    return " ".join(f"{k}={v}" for k, v in sorted(env.items())) or "the environment as it is"
+
+
+def config_profiles(a_env: dict[str, str], b_env: dict[str, str]) -> ABProfiles:
+    """Two configurations as the A/B's two sides: A in the first slot (the reference), B in the second
+    (the candidate: a new NCCL through GPUFABRIC_NCCL_LIB or LD_LIBRARY_PATH, a plugin, any variables)."""
+    return ABProfiles(
+        fabric=CONFIG_FABRIC,
+        on=FabricProfile(name="fabric-on", env=a_env, description=_words(a_env)),
+        off=FabricProfile(name="fabric-off", env=b_env, description=_words(b_env)),
+    )
