@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# Issue 41 on a 4-GPU machine (nvidia-h100-x4): NCCL's own diagnostics read by gpufabric, with every raw
+# capture kept for CPU-test fixtures. Three phases, each one call under 10 minutes on the same warm
+# machine (the builds under .gpurun/ are kept between calls):
+#   benchmarks/gpu_nccl_native.sh build   # NCCL 2.31 from .gpurun/nccl (sm_90 only), its Inspector plugin,
+#                                         # nccl-tests against torch's NCCL 2.28.9 (~6-8 min)
+#   benchmarks/gpu_nccl_native.sh ras     # RAS of a 4-rank nccl-tests job, clean and with one rank stopped
+#                                         # (SIGSTOP), on 2.28.9 and 2.31: our client and raw socket dumps
+#   benchmarks/gpu_nccl_native.sh rest    # Inspector (JSON, Prometheus), NCCL_RUN_DIAGNOSTICS (and with
+#                                         # NCCL_P2P_DISABLE=1), bench on 2.31, bench --ab 2.28.9 vs 2.31
+# Needs carried: .whl/ (our wheels), .gpurun/nccl-tests, .gpurun/nccl (NCCL v2.31.2-1 source:
+# `git archive --prefix=nccl/ v2.31.2-1 | tar x -C .gpurun`). What comes back: summary.txt,
+# nccl_native-<phase>.log, captures/ (every raw RAS byte stream, DIAG stdout, Inspector dump), runs.tgz.
+set -u
+PHASE="${1:-all}"
+LOG="${OUT:-/tmp/gpufabric-out}/nccl_native-$PHASE.log"
+source "$(dirname "$0")/gpu_lib.sh"
+: > "$LOG"
+C="$OUT/captures"; R="$OUT/runs"; mkdir -p "$C" "$R"
+N231=.gpurun/nccl/build/lib
+INSPECTOR_DIR=.gpurun/nccl/plugins/profiler/inspector
+B=$NT/build
+gpu_python_setup
+TORCH_NCCL_LIB="$NCCL_DIR/lib/libnccl.so.2"
+say "host $(hostname) $(date -u +%FT%TZ) phase $PHASE: $(nvidia-smi --query-gpu=name --format=csv,noheader | sort | uniq -c | tr -s ' ')"
+
+phase_build() {
+  t0=$(now)
+  ( cd .gpurun/nccl && timeout 420 make -j16 src.build NVCC_GENCODE="-gencode=arch=compute_90,code=sm_90" ) \
+    >"$OUT/nccl-build.log" 2>&1
+  record "NCCL build: exit $? wall $(since "$t0") s | $(ls $N231/libnccl.so.* 2>/dev/null | head -1)"
+  ( cd $INSPECTOR_DIR && timeout 120 make -j16 CUDA_HOME=/usr/local/cuda ) >"$OUT/inspector-build.log" 2>&1
+  record "Inspector build: exit $? | $(find $INSPECTOR_DIR -name 'libnccl-profiler-inspector.so' | head -1)"
+  build_nccl_tests
+  record "nccl-tests build: exit $? ($(ls $B/*_perf 2>/dev/null | wc -l) binaries)"
+}
+
+# mpi4 SECONDS LIBDIR ARGS...: nccl-tests' all_reduce over 4 processes (one GPU each) on the NCCL in
+# LIBDIR, under a time limit; the NCCL_* variables this script uses reach the ranks when set (mpirun -x).
+mpi4() {
+  local limit=$1 libdir=$2 v; shift 2
+  local xs=(-x LD_LIBRARY_PATH)
+  for v in NCCL_NVLS_ENABLE NCCL_DEBUG NCCL_RUN_DIAGNOSTICS NCCL_RUN_RAS_DIAGNOSTICS NCCL_P2P_DISABLE \
+           NCCL_PROFILER_PLUGIN NCCL_INSPECTOR_ENABLE NCCL_INSPECTOR_DUMP_DIR NCCL_INSPECTOR_PROM_DUMP \
+           NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS; do
+    [ -n "${!v+x}" ] && xs+=(-x "$v")
+  done
+  LD_LIBRARY_PATH="$libdir:${LD_LIBRARY_PATH}" timeout "$limit" mpirun --allow-run-as-root -np 4 "${xs[@]}" \
+    "$B/all_reduce_perf" -g 1 -c 0 "$@"
+}
+export NCCL_DEBUG=WARN
+missing_pid() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(any(m.get('pid')==int(sys.argv[2]) for c in r['status']['communicators'] for m in c['missing']) or any(p['pid']==int(sys.argv[2]) for p in r['status']['incomplete_processes']+r['status']['dead_processes']))" "$1" "$2" 2>/dev/null; }
+# raw FILE COMMANDS...: RAS's bytes, retried when the connection landed on the stopped process's socket
+# (every rank listens on the port with SO_REUSEPORT, so a connection may reach the stopped one).
+raw() { local _try; for _try in 1 2 3; do timeout 60 python3 benchmarks/ras_raw.py localhost:28028 "$@" >>"$LOG" 2>&1; [ -s "$1" ] && return; done; }
+
+ras_one() {  # ras_one NAME LIBDIR: one long job, captured clean, then with its last rank stopped
+  local name=$1 libdir=$2 i t0 pid ranks named=""
+  mpi4 900 "$libdir" -b 256M -e 256M -n 1000000 -w 5 >"$C/job-$name.txt" 2>&1 &
+  local job=$!
+  for i in $(seq 60); do timeout 20 $GF watch --format json >"$C/ras-$name-clean-watch.json" 2>"$C/ras-$name-clean-watch.err" && break; sleep 1; done
+  record "RAS $name clean: watch exit $? after ${i} tries | $(python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['status']; print(r['nccl_version'], r['format'], len(r['communicators']), 'comm(s)', sum(len(c['missing']) for c in r['communicators']), 'missing')" "$C/ras-$name-clean-watch.json" 2>&1)"
+  timeout 30 $GF watch --raw-format text --format json >"$C/ras-$name-clean-watch-text.json" 2>>"$LOG"
+  timeout 30 $GF watch >"$C/ras-$name-clean-watch-table.txt" 2>>"$LOG"
+  raw "$C/ras-$name-clean-json.raw" "CLIENT PROTOCOL 2" "TIMEOUT 5" "SET FORMAT json" "VERBOSE STATUS"
+  raw "$C/ras-$name-clean-text.raw" "CLIENT PROTOCOL 2" "TIMEOUT 5" "VERBOSE STATUS"
+  if [ "$name" = nccl231 ]; then
+    timeout 60 $GF watch --diagnostics --format json >"$C/ras-$name-diagnostics-watch.json" 2>>"$LOG"
+    record "RAS $name on-demand diagnostics: exit $? | $(grep -c 'NCCL DIAG' "$C/ras-$name-diagnostics-watch.json") DIAG lines"
+    raw "$C/ras-$name-diagnostics.raw" "CLIENT PROTOCOL 2" "DIAGNOSTICS"
+  fi
+  ranks=$(pgrep -x all_reduce_perf)  # this job's 4 rank processes, ended by their ids below
+  pid=$(echo "$ranks" | tail -1)
+  kill -STOP "$pid"; t0=$(now)
+  for i in $(seq 12); do  # each try ends within 1 + 2 + 5 + 1 s (connect, RAS's wait, RAS's extra, slack)
+    timeout 30 $GF watch --format json --timeout 2 --connect-timeout 1 >"$C/ras-$name-stopped-try$i.json" 2>"$C/ras-$name-stopped-try$i.err"
+    if [ "$(missing_pid "$C/ras-$name-stopped-try$i.json" "$pid")" = True ]; then named=$(since "$t0"); break; fi
+  done
+  record "RAS $name, pid $pid stopped: named after ${named:-never (12 tries)} s, try $i | $(head -c 160 "$C/ras-$name-stopped-try$i.err")"
+  raw "$C/ras-$name-stopped-json.raw" "CLIENT PROTOCOL 2" "TIMEOUT 5" "SET FORMAT json" "VERBOSE STATUS"
+  raw "$C/ras-$name-stopped-text.raw" "CLIENT PROTOCOL 2" "TIMEOUT 5" "VERBOSE STATUS"
+  if [ "$name" = nccl2289 ]; then  # RAS declares a process dead after 60 s unreachable
+    sleep "$(python3 -c "print(max(0, 66 - $(since "$t0")))")"
+    raw "$C/ras-$name-dead-text.raw" "CLIENT PROTOCOL 2" "TIMEOUT 5" "VERBOSE STATUS"
+    timeout 30 $GF watch --format json --hostfile "$C/suspects.hosts" >"$C/ras-$name-dead-watch.json" 2>>"$LOG"
+    record "RAS $name dead: watch exit $? | $(python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(r['isolate_command'], [s['host'] for s in r['accusation']['suspects']])" "$C/ras-$name-dead-watch.json" 2>&1)"
+  fi
+  kill -CONT "$pid"; kill "$job" 2>/dev/null; sleep 2
+  for pid in $ranks; do kill "$pid" 2>/dev/null; done; wait "$job" 2>/dev/null
+}
+
+phase_ras() {
+  [ -x "$B/all_reduce_perf" ] || { record "ras: no nccl-tests build; run the build phase first"; return; }
+  ras_one nccl2289 "$NCCL_DIR/lib"
+  if [ -f "$N231/libnccl.so.2" ]; then ras_one nccl231 "$N231"; else record "ras: no NCCL 2.31 build"; fi
+}
+
+phase_rest() {
+  local plugin; plugin=$(find "$PWD/$INSPECTOR_DIR" -name 'libnccl-profiler-inspector.so' | head -1)
+  if [ -n "$plugin" ] && [ -f "$N231/libnccl.so.2" ]; then
+    NCCL_PROFILER_PLUGIN=$plugin NCCL_INSPECTOR_ENABLE=1 NCCL_INSPECTOR_DUMP_DIR="$C/inspector-json" \
+      NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS=500 mpi4 120 "$N231" -b 1M -e 64M -f 4 -n 20 >"$C/inspector-json-job.txt" 2>&1
+    record "Inspector JSON job: exit $? | $(find "$C/inspector-json" -type f | wc -l) file(s)"
+    NCCL_PROFILER_PLUGIN=$plugin NCCL_INSPECTOR_ENABLE=1 NCCL_INSPECTOR_DUMP_DIR="$C/inspector-prom" NCCL_INSPECTOR_PROM_DUMP=1 \
+      mpi4 120 "$N231" -b 1M -e 64M -f 4 -n 20 >"$C/inspector-prom-job.txt" 2>&1
+    record "Inspector Prometheus job: exit $? | $(find "$C/inspector-prom" -type f | wc -l) file(s)"
+    timeout 60 $GF show "$C/inspector-json" >"$R/show-inspector.txt" 2>&1
+    record "show inspector-json: exit $? | $(head -1 "$R/show-inspector.txt" | cut -c1-120)"
+    timeout 60 $GF doctor "$C/inspector-json" "$C/inspector-prom" >"$R/doctor-inspector.txt" 2>&1
+    record "doctor inspector: exit $? | $(grep -m2 inspector-outliers "$R/doctor-inspector.txt" | tr -s ' ' | cut -c1-160 | tr '\n' ' ')"
+  else
+    record "Inspector: plugin or NCCL 2.31 build missing; run the build phase first"
+  fi
+  if [ -f "$N231/libnccl.so.2" ]; then
+    NCCL_RUN_DIAGNOSTICS=1 NCCL_RUN_RAS_DIAGNOSTICS=1 mpi4 120 "$N231" -b 8 -e 1M -f 32 -n 5 >"$C/diag-nccl231.txt" 2>&1
+    record "NCCL_RUN_DIAGNOSTICS 2.31: exit $? | $(grep 'NCCL DIAG' "$C/diag-nccl231.txt" | grep -m2 'p2p\|completed' | cut -c1-140 | tr '\n' ' ')"
+    NCCL_RUN_DIAGNOSTICS=1 NCCL_RUN_RAS_DIAGNOSTICS=1 NCCL_P2P_DISABLE=1 mpi4 120 "$N231" -b 8 -e 1M -f 32 -n 5 >"$C/diag-nccl231-p2p-disabled.txt" 2>&1
+    record "diagnostics, NCCL_P2P_DISABLE=1: exit $? | $(grep -c 'NCCL DIAG' "$C/diag-nccl231-p2p-disabled.txt") DIAG lines, p2p: $(grep 'NCCL DIAG' "$C/diag-nccl231-p2p-disabled.txt" | grep -m1 p2p | cut -c1-120)"
+    GPUFABRIC_NCCL_LIB="$PWD/$N231/libnccl.so.2" timeout 150 $GF bench --ranks 4 -b 8 -e 64M -f 8 -n 10 --no-check --run-dir "$R/bench-nccl231" >"$R/bench-nccl231.txt" 2>&1
+    record "bench on 2.31: exit $? | $(wc -l <"$R/bench-nccl231/nccl/nccl-diag.log" 2>/dev/null || echo no) diag lines kept | $(grep -m1 'init diagnostics' "$R/bench-nccl231.txt" | cut -c1-120)"
+    cp "$R/bench-nccl231/nccl/nccl-diag.log" "$C/bench-nccl231-diag.log" 2>/dev/null
+    timeout 60 $GF doctor "$R/bench-nccl231" >"$R/doctor-bench-nccl231.txt" 2>&1
+    record "doctor bench 2.31: exit $? | $(grep -m1 nccl-diagnostics "$R/doctor-bench-nccl231.txt" | tr -s ' ' | cut -c1-160)"
+    t0=$(now)
+    timeout 330 $GF bench --ab --ab-a "GPUFABRIC_NCCL_LIB=$TORCH_NCCL_LIB" --ab-b "GPUFABRIC_NCCL_LIB=$PWD/$N231/libnccl.so.2" \
+      --ranks 4 -b 8 -e 256M -f 4 -n 20 --no-check --rounds 2 --format json --run-dir "$R/ab-nccl" >"$R/ab-nccl.json" 2>"$R/ab-nccl.err"
+    record "bench --ab 2.28.9 vs 2.31: exit $? wall $(since "$t0") s | $(python3 -c "import json,sys; print(' | '.join(json.load(open(sys.argv[1]))['verdict']))" "$R/ab-nccl.json" 2>&1 | cut -c1-240)"
+  else
+    record "diagnostics and A/B: no NCCL 2.31 build; run the build phase first"
+  fi
+}
+
+case "$PHASE" in
+  build) phase_build ;;
+  ras) phase_ras ;;
+  rest) phase_rest ;;
+  all) phase_build; phase_ras; phase_rest ;;
+  *) record "unknown phase $PHASE: build, ras, rest or all" ;;
+esac
+tar -czf "$OUT/runs-$PHASE.tgz" -C "$OUT" runs 2>/dev/null && rm -rf "$R"
+print_summary
