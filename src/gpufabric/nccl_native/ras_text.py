@@ -111,9 +111,8 @@ class _Reader:
             if len(numbers) == 3:
                 self.status.nodes, self.status.processes, self.status.gpus = numbers
             self.after_total = False
-        elif m := _OUTLIER_NODE.match(line):
+        elif _OUTLIER_NODE.match(line):
             self.status.outlier_nodes.append(stripped)
-            del m
 
     def _table(self, line: str, stripped: str) -> None:
         if m := _GROUP_ROW.match(line):
