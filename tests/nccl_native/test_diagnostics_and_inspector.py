@@ -4,6 +4,7 @@ from P2P report lines built with p2p.cc's formats."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -98,7 +99,6 @@ def test_inspector_nothing_there(tmp_path: Path) -> None:
 
 
 def test_show_and_doctor_read_an_inspector_dump(tmp_path: Path) -> None:
-    import shutil
 
     from typer.testing import CliRunner
 
@@ -111,3 +111,14 @@ def test_show_and_doctor_read_an_inspector_dump(tmp_path: Path) -> None:
     assert shown.exit_code == 0 and "NCCL Inspector: 4 operation(s) from 2 file(s)" in shown.output
     [subject] = doctor([tmp_path]).subjects
     assert subject.checks[0].id == "inspector-outliers" and subject.verdict is Verdict.PASS
+
+
+def test_a_job_directory_with_logs_beside_the_dump_is_also_a_run(tmp_path: Path) -> None:
+    from gpufabric.analysis.doctor.inspector_subject import only_inspector
+
+    dump = tmp_path / "dump"
+    dump.mkdir()
+    shutil.copy(FIXTURES / "example-hostname-pid1639453.log", dump)
+    assert only_inspector(tmp_path) and only_inspector(dump / "example-hostname-pid1639453.log")
+    (tmp_path / "nccl.host.1.log").write_text("host:1:1 [0] NCCL INFO NCCL version 2.28.9+cuda12.9\n")
+    assert not only_inspector(tmp_path)

@@ -14,11 +14,13 @@ from gpufabric.results.run_dirs import identify
 
 
 def only_inspector(path: Path) -> bool:
-    """True for an Inspector file, or a directory that holds Inspector output and is no run directory."""
+    """True for an Inspector file, or a directory (no run directory) whose files, one level down too,
+    are all Inspector output: a job directory with NCCL logs beside a dump is also read as a run."""
     files = inspector_files(path)
-    if path.is_file():
+    if path.is_file() or not files:
         return bool(files)
-    return bool(files) and identify(path) is None
+    others = [p for p in (*path.glob("*"), *path.glob("*/*")) if p.is_file() and p not in files]
+    return identify(path) is None and not others
 
 
 def inspector_subjects(paths: Sequence[Path]) -> list[SubjectReport]:
