@@ -72,10 +72,11 @@ def run_rank(config: BenchConfig, identity: RankIdentity) -> int:
     """Join, sweep, write; returns the process exit status."""
     import torch.distributed as dist
 
-    from gpufabric.bench.metadata import static_metadata
+    from gpufabric.bench.metadata import nccl_version, static_metadata
     from gpufabric.bench.report_writer import RankReporter
     from gpufabric.engines.torch.sweep import run_collective
     from gpufabric.engines.torch.timing import BatchTimer
+    from gpufabric.nccl_native import enable_diagnostics
     from gpufabric.results.model import Row
 
     backend, device = rank_device(config, identity)
@@ -95,6 +96,8 @@ def run_rank(config: BenchConfig, identity: RankIdentity) -> int:
     check_world(fault, identity.world_size)
     config = timing_under(fault, config)
     stages = StageReporter(config.run_dir, identity.rank)
+    # NCCL reads NCCL_RUN_DIAGNOSTICS when torch creates the communicator (2.31+; else a note).
+    diagnostics = enable_diagnostics(nccl_version(), os.environ) if backend == "nccl" else ""
     join_world(config, identity, backend, device, stages)
     try:
         reporter = None
@@ -109,7 +112,7 @@ def run_rank(config: BenchConfig, identity: RankIdentity) -> int:
         if reporter is not None:
             reporter.start(facts, node_records)
         timer = BatchTimer(config, device, identity.world_size, identity.rank)
-        notes: list[str] = []
+        notes: list[str] = [diagnostics] if diagnostics and identity.rank == 0 else []
         if identity.world_size == 1 and identity.rank == 0:
             # nccl-tests prints such runs too; say why every busbw is 0 before someone files it as a bug.
             notes.append(
