@@ -130,12 +130,39 @@ phase_rest() {
   fi
 }
 
+# lite: what needs no NCCL 2.31 (whose source this project could not reach: the NVIDIA/nccl mirror here
+# ends at v2.30.7, and the 252 MB wheel is too large to carry): nccl-tests and the Inspector plugin of
+# v2.28.9-1 (.gpurun/nccl228, `git archive --prefix=nccl228/ v2.28.9-1 | tar x -C .gpurun`) built against
+# torch's NCCL 2.28.9, RAS of a 4-rank job on it (clean, one rank stopped, dead), the Inspector's dumps.
+phase_lite() {
+  local dir=.gpurun/nccl228/ext-profiler/inspector plugin
+  build_nccl_tests
+  record "nccl-tests build: exit $? ($(ls $B/*_perf 2>/dev/null | wc -l) binaries)"
+  ( cd $dir && timeout 120 make -j16 CUDA_HOME=/usr/local/cuda NCCL_HOME=/tmp/ncclhome ) >"$OUT/inspector-build.log" 2>&1
+  plugin=$(find "$PWD/$dir" -name 'libnccl-profiler-inspector.so' | head -1)
+  record "Inspector build (v2.28.9-1): exit $? | ${plugin:-none}"
+  ras_one nccl2289 "$NCCL_DIR/lib"
+  if [ -n "$plugin" ]; then
+    NCCL_PROFILER_PLUGIN=$plugin NCCL_INSPECTOR_ENABLE=1 NCCL_INSPECTOR_DUMP_DIR="$C/inspector-json" \
+      NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS=500 mpi4 120 "$NCCL_DIR/lib" -b 1M -e 64M -f 4 -n 20 >"$C/inspector-json-job.txt" 2>&1
+    record "Inspector JSON job (2.28.9): exit $? | $(find "$C/inspector-json" -type f | wc -l) file(s)"
+    NCCL_PROFILER_PLUGIN=$plugin NCCL_INSPECTOR_ENABLE=1 NCCL_INSPECTOR_DUMP_DIR="$C/inspector-prom" NCCL_INSPECTOR_PROM_DUMP=1 \
+      mpi4 120 "$NCCL_DIR/lib" -b 1M -e 64M -f 4 -n 20 >"$C/inspector-prom-job.txt" 2>&1
+    record "Inspector Prometheus job (2.28.9): exit $? | $(find "$C/inspector-prom" -type f | wc -l) file(s)"
+    timeout 60 $GF show "$C/inspector-json" >"$R/show-inspector.txt" 2>&1
+    record "show inspector-json: exit $? | $(head -3 "$R/show-inspector.txt" | tr '\n' ' ' | cut -c1-160)"
+    timeout 60 $GF doctor "$C/inspector-json" "$C/inspector-prom" >"$R/doctor-inspector.txt" 2>&1
+    record "doctor inspector: exit $? | $(grep -m2 inspector "$R/doctor-inspector.txt" | tr -s ' ' | cut -c1-160 | tr '\n' ' ')"
+  fi
+}
+
 case "$PHASE" in
+  lite) phase_lite ;;
   build) phase_build ;;
   ras) phase_ras ;;
   rest) phase_rest ;;
   all) phase_build; phase_ras; phase_rest ;;
-  *) record "unknown phase $PHASE: build, ras, rest or all" ;;
+  *) record "unknown phase $PHASE: lite, build, ras, rest or all" ;;
 esac
 tar -czf "$OUT/runs-$PHASE.tgz" -C "$OUT" runs 2>/dev/null && rm -rf "$R"
 print_summary
