@@ -35,11 +35,12 @@ from typing import Literal
 
 from gpufabric.errors import UsageError
 
-GroupStatistic = Literal["median", "mean", "p90", "p95"]
-GROUP_STATISTICS: tuple[GroupStatistic, ...] = ("median", "mean", "p90", "p95")
-GPU_STATISTIC: GroupStatistic = "p95"
+GroupStatistic = Literal["median", "mean", "p95", "tail10"]
+GROUP_STATISTICS: tuple[GroupStatistic, ...] = ("median", "mean", "p95", "tail10")
+GPU_STATISTIC: GroupStatistic = "tail10"
 CPU_STATISTIC: GroupStatistic = "median"
-_UPPER = {"p90": 0.90, "p95": 0.95}
+TAIL_FRACTION = 0.10
+"""``tail10``: the mean of this slowest fraction of the batches (at least one)."""
 
 
 def parse_statistic(flag: str, value: str) -> GroupStatistic:
@@ -61,7 +62,10 @@ def batch_time_us(samples_us: Sequence[float], statistic: GroupStatistic) -> flo
     if statistic == "mean":
         return statistics.fmean(samples_us)
     ordered = sorted(samples_us)
-    position = _UPPER[statistic] * (len(ordered) - 1)
+    if statistic == "tail10":
+        slowest = ordered[-max(1, round(TAIL_FRACTION * len(ordered))) :]
+        return statistics.fmean(slowest)
+    position = 0.95 * (len(ordered) - 1)
     low = math.floor(position)
     high = min(low + 1, len(ordered) - 1)
     return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
