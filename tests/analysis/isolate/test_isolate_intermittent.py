@@ -11,6 +11,8 @@ the noise of the other issue-33 trials (3% per group, 2% per round). Determinist
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 
@@ -27,6 +29,7 @@ from gpufabric.analysis.isolate import (
     run_isolation,
 )
 from gpufabric.analysis.isolate.proof import apart_p
+from gpufabric.bench.fault import parse_fault, slowed_launch
 from gpufabric.bench.group_statistic import (
     GPU_STATISTIC,
     GroupStatistic,
@@ -108,3 +111,30 @@ def test_a_link_needs_its_pair_apart_from_each_end_with_others() -> None:
     node = apart_p([-0.69, -0.66], [-0.05, -0.60], floor=0.05)  # slow with others too, now and then
     assert link < 0.01 < node
     assert apart_p([-0.7], [0.0], floor=0.05) == 1.0  # one of each: no degrees of freedom
+
+
+def test_the_slow_fault_can_be_slow_part_of_the_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``slow:...:busy_ms=B:period_ms=P``: the delay only in the first B ms of every P ms (a real rank's
+    stand-in for a GPU someone else's work holds part of the time)."""
+    fault = parse_fault("slow:rank=2:delay_ms=20:busy_ms=50:period_ms=200")
+    assert fault.spec == "slow:rank=2:delay_ms=20:busy_ms=50:period_ms=200"
+    assert parse_fault(fault.spec) == fault
+    assert [fault.busy_at(t) for t in (0.0, 0.049, 0.05, 0.199, 0.2, 10.01)] == [
+        True, True, False, False, True, True,
+    ]  # fmt: skip
+    assert parse_fault("slow:rank=2:delay_ms=20").busy_at(0.1)  # no cycle: always
+    for bad in ("busy_ms=200:period_ms=200", "busy_ms=0:period_ms=200", "busy_ms=5:period_ms=99999999"):
+        with pytest.raises(UsageError, match="busy_ms < period_ms"):
+            parse_fault(f"slow:rank=2:delay_ms=20:{bad}")
+    with pytest.raises(UsageError, match="is not a fault"):
+        parse_fault("slow:rank=2:delay_ms=20:busy_ms=50")  # a cycle needs both
+    slept: list[float] = []
+    monkeypatch.setattr(time, "sleep", slept.append)
+    calls: list[str] = []
+    launch = slowed_launch(fault, 2, lambda: calls.append("launch"), lambda: calls.append("sync"))
+    assert launch is not None
+    monkeypatch.setattr(time, "monotonic", lambda: 100.01)  # 10 ms into a cycle: busy
+    launch()
+    monkeypatch.setattr(time, "monotonic", lambda: 100.1)  # 100 ms in: idle
+    launch()
+    assert slept == [pytest.approx(0.02)] and calls == ["launch", "sync", "launch", "sync"]
