@@ -14,8 +14,12 @@ So here:
   the healthy level (the midpoint in log) is a slow node, not a link: the suspicion becomes that node's,
   and the pair's retests count as its retests beside the other end. The link is convicted only when
   both ends are healthy with two different sets of other partners and the
-  pair's retests pass ``proof.judge``. The groups the earlier stages measured count for the ends (a
-  light fault that passed once there still sits closer to ``L`` than to the healthy level).
+  pair's retests pass ``proof.judge``, and stand apart from each end's groups with others
+  (``proof.apart_p`` at alpha; an end not yet apart is measured with others again, up to
+  ``END_GROUPS_MAX`` groups): a node slow part of the time reads slow beside one partner and healthy
+  beside others now and then, which is no proof that the partner matters. The groups the earlier stages
+  measured count for the ends (a light fault that passed once there still sits closer to ``L`` than to
+  the healthy level).
 
 Control groups are the healthy nodes a round has free; a round without one (4 nodes, both ends of a link
 out with partners) is compared with the search's healthy level instead, and never counts as a retest.
