@@ -13,10 +13,13 @@ else, in each of 3 runs under each load; a clean run first must accuse nobody. M
 in 4 rounds; light was missed (0 short groups after the screen: a load busy a quarter of the time slows
 a minority of batches, which the median drops). GPU rounds now read the mean of the slowest tenth of
 100 batches of 5 ms (``bench.group_statistic``). Each run prints its round log and suspects, for the
-record in docs/benchmarks.md. About 5 minutes in all (a run is 4-6 rounds of one job each, ~10 s a job).
+record in docs/benchmarks.md. About 6 minutes in all (7 searches of 3-6 rounds, one job of ~10 s a
+round), so in two calls of about 3 minutes each:
 
     PYTEST_TIMEOUT=900 python -m pytest -m gpu -s -p no:cacheprovider \
-        tests/analysis/isolate/test_isolate_gpu_load.py
+        tests/analysis/isolate/test_isolate_gpu_load.py -k "clean or heavy"
+    PYTEST_TIMEOUT=900 python -m pytest -m gpu -s -p no:cacheprovider \
+        tests/analysis/isolate/test_isolate_gpu_load.py -k light
 """
 
 from __future__ import annotations
