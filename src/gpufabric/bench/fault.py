@@ -6,6 +6,9 @@ Forms (nothing else is accepted; a malformed value is a ``UsageError``, never si
     crash:rank=R[:size=S]      rank R dies by SIGKILL at size S (as the kernel's OOM killer would)
     corrupt:rank=R             rank R's received data is wrong in every checked collective
     slow:rank=R:delay_ms=D     rank R sleeps D milliseconds (up to 3 decimals) before every timed call
+    slow:rank=R:delay_ms=D:busy_ms=B:period_ms=P
+                               the same, only while the monotonic clock is in the first B ms of each
+                               P ms: a rank slow part of the time (issue 33's GPU busy 50 ms of 200)
     slowlink:ranks=A,B:delay_ms=D
                                ranks A and B sleep D ms before every timed call of a communicator that
                                holds both: a slow link between them (isolate's group rounds); alone,
@@ -46,7 +49,8 @@ from gpufabric.units import parse_size
 FAULT_ENV = "GPUFABRIC_FAULT"
 FaultKind = Literal["hang", "crash", "corrupt", "slow", "slowlink"]
 _FORMS = (
-    "hang:rank=R[:size=S], crash:rank=R[:size=S], corrupt:rank=R, slow:rank=R:delay_ms=D, "
+    "hang:rank=R[:size=S], crash:rank=R[:size=S], corrupt:rank=R, "
+    "slow:rank=R:delay_ms=D[:busy_ms=B:period_ms=P], "
     "slowlink:ranks=A,B:delay_ms=D"
 )
 _SIZE = r"[0-9]+[KMGT]?"
@@ -54,11 +58,14 @@ _GRAMMAR = re.compile(
     rf"(?P<kind>hang|crash):rank=(?P<rank>[0-9]+)(?::size=(?P<size>{_SIZE}))?"
     rf"|(?P<kind2>corrupt):rank=(?P<rank2>[0-9]+)"
     rf"|(?P<kind3>slow):rank=(?P<rank3>[0-9]+):delay_ms=(?P<delay>[0-9]+(?:\.[0-9]{{1,3}})?)"
+    rf"(?::busy_ms=(?P<busy>[0-9]+):period_ms=(?P<period>[0-9]+))?"
     rf"|(?P<kind4>slowlink):ranks=(?P<rank4>[0-9]+),(?P<peer>[0-9]+):delay_ms=(?P<delay4>[0-9]+(?:\.[0-9]{{1,3}})?)"
 )
 _OLD_SLOW = re.compile(r"slow:rank=[0-9]+:factor=.*")
 MAX_DELAY_MS = 10_000.0
 """Ten seconds a call: more would only trip the stage deadlines, never test anything new."""
+MAX_PERIOD_MS = 60_000
+"""A duty cycle's period, at most: a minute is longer than any round's timed window."""
 
 
 class Fault(BaseModel):
@@ -71,6 +78,8 @@ class Fault(BaseModel):
     size: int | None = None
     delay_ms: float | None = None
     peer: int | None = None  # slowlink: the link's other end
+    busy_ms: int | None = None  # slow part of the time: the first busy_ms of every period_ms
+    period_ms: int | None = None
 
     @property
     def spec(self) -> str:
@@ -81,7 +90,15 @@ class Fault(BaseModel):
             text += f":size={self.size}"
         if self.delay_ms is not None:
             text += ":delay_ms=" + f"{self.delay_ms:.3f}".rstrip("0").rstrip(".")  # as parsed: 3 decimals
+        if self.busy_ms is not None:
+            text += f":busy_ms={self.busy_ms}:period_ms={self.period_ms}"
         return text
+
+    def busy_at(self, clock_s: float) -> bool:
+        """Whether the delay applies at monotonic time ``clock_s`` (always, without a duty cycle)."""
+        if self.busy_ms is None or self.period_ms is None:
+            return True
+        return (clock_s * 1e3) % self.period_ms < self.busy_ms
 
     def delay_s_on(self, rank: int, group: Sequence[int] | None = None) -> float | None:
         """The seconds a ``slow`` or ``slowlink`` fault adds to each launch on ``rank`` in a communicator
@@ -119,6 +136,13 @@ def parse_fault(text: str) -> Fault:
     delay_text = groups["delay"] or groups["delay4"]
     delay_ms = float(delay_text) if delay_text else None
     peer = int(groups["peer"]) if groups["peer"] else None
+    busy = int(groups["busy"]) if groups["busy"] else None
+    period = int(groups["period"]) if groups["period"] else None
+    if busy is not None and period is not None and not 0 < busy < period <= MAX_PERIOD_MS:
+        raise UsageError(
+            f"{FAULT_ENV}: {text!r}: need 0 < busy_ms < period_ms <= {MAX_PERIOD_MS}, "
+            "e.g. busy_ms=50:period_ms=200"
+        )
     if peer is not None and peer == rank:
         raise UsageError(f"{FAULT_ENV}: {text!r}: a link joins two different ranks, e.g. ranks=1,3")
     if delay_ms is not None and not 0.0 < delay_ms <= MAX_DELAY_MS:
@@ -127,7 +151,9 @@ def parse_fault(text: str) -> Fault:
         )
     if size is not None and size <= 0:
         raise UsageError(f"{FAULT_ENV}: {text!r}: size must be positive, e.g. size=1K")
-    return Fault(kind=kind, rank=rank, size=size, delay_ms=delay_ms, peer=peer)
+    return Fault(
+        kind=kind, rank=rank, size=size, delay_ms=delay_ms, peer=peer, busy_ms=busy, period_ms=period
+    )
 
 
 def fault_from_env(environ: Mapping[str, str]) -> Fault | None:
@@ -176,22 +202,28 @@ def slowed_launch(
     the delay would hide behind it.
     """
     delay_s = fault.delay_s_on(rank, group) if fault is not None else None
-    if delay_s is None:
+    if fault is None or delay_s is None:
         return None
-    return delayed(launch, delay_s, synchronize)
+    return delayed(launch, delay_s, synchronize, fault.busy_at)
 
 
 def delayed(
-    launch: Callable[[], None], delay_s: float, synchronize: Callable[[], None]
+    launch: Callable[[], None],
+    delay_s: float,
+    synchronize: Callable[[], None],
+    busy_at: Callable[[float], bool] = lambda _: True,
 ) -> Callable[[], None]:
-    """``launch`` that first sleeps ``delay_s``, then launches and waits for the device.
+    """``launch`` that first sleeps ``delay_s`` (when ``busy_at`` the monotonic clock), then launches and
+    waits for the device.
 
     ``time.sleep`` never returns early (Python re-sleeps after a signal, on the monotonic clock the
-    timers read too), so every call lasts at least ``delay_s``: a bound the host's load cannot break.
+    timers read too), so every delayed call lasts at least ``delay_s``: a bound the host's load cannot
+    break.
     """
 
     def launch_late() -> None:
-        time.sleep(delay_s)
+        if busy_at(time.monotonic()):
+            time.sleep(delay_s)
         launch()
         synchronize()
 

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from gpufabric.bench.config import BenchConfig
 from gpufabric.bench.failure import diagnose_failure
+from gpufabric.bench.group_statistic import busbw_under
 from gpufabric.bench.groups import (
     ROUND_CONFIG,
     ROUND_RESULT,
@@ -156,7 +157,8 @@ def read_round(path: Path, spec: GroupRound) -> RoundResult:
 
 
 class GroupRunner:
-    """Runs rounds of node groups as jobs; ``__call__(groups) -> busbw per group`` (GB/s).
+    """Runs rounds of node groups as jobs; ``__call__(groups) -> busbw per group`` (GB/s) at the
+    settings' statistic of each group's batch times (``bench.group_statistic``).
 
     ``launcher`` makes a fresh launcher per round (a new rendezvous port each time); ``env`` is added to
     every rank (``GPUFABRIC_FAULT`` only when the caller passes it); ``first_round``, when given, is run
@@ -221,4 +223,5 @@ class GroupRunner:
             on_output=self.on_output,
         )
         self.rounds.append(result)
-        return [g.busbw_gbps for g in result.groups]
+        statistic = self.settings.statistic
+        return [busbw_under(g.busbw_gbps, g.time_us, g.samples_us, statistic) for g in result.groups]

@@ -27,6 +27,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from gpufabric.bench.config import BenchConfig
+from gpufabric.bench.group_statistic import GroupStatistic
 from gpufabric.bench.stages import StageTimeouts
 from gpufabric.outputs import atomic_write_text
 
@@ -134,6 +135,9 @@ class RoundSettings(BaseModel):
         description="seconds per timed batch (more iterations when needed): a slow group runs fewer "
         "iterations for the same time, and a scheduler hiccup or a burst of load on a shared host "
         "cannot fill a whole median of batches",
+    )
+    statistic: GroupStatistic = Field(
+        default="median", description="what each group test's batch times are reduced to (group_statistic)"
     )
     backend: str | None = None
     device: Literal["auto", "cuda", "cpu"] = "auto"

@@ -67,7 +67,9 @@ def certify(
         None, "--repeats", help="between nodes: retests of each suspect (isolate's --repeats)"
     ),
     size: str | None = typer.Option(None, "--size", help="between nodes: bytes per group test"),
-    iters: int = typer.Option(20, "--iters", help="between nodes: iterations per timed batch"),
+    iters: int | None = typer.Option(
+        None, "--iters", help="between nodes: iterations per timed batch, at least (isolate's --iters)"
+    ),
     actions: str = typer.Option(
         "auto", "--actions", help="auto (slurm with --on slurm), slurm, kubernetes, none"
     ),

@@ -38,7 +38,8 @@ SIMULATOR_FLAGS = {"bad": "--bad", "bad_link": "--bad-link", "slow_factor": "--s
                    "link_factor": "--link-factor", "noise": "--noise"}  # fmt: skip
 REAL_RUN_FLAGS = {
     "ranks": "--ranks", "on": "--on", "collective": "--collective", "size": "--size", "iters": "--iters",
-    "batches": "--batches", "batch_seconds": "--batch-seconds", "backend": "--backend",
+    "batches": "--batches", "batch_seconds": "--batch-seconds", "statistic": "--statistic",
+    "backend": "--backend",
     "expected_gbps": "--expected-gbps", "round_timeout": "--round-timeout",
     "timeout_stage": "--timeout-stage", "run_dir": "--run-dir", "mpirun": "--mpirun", "verbose": "--verbose",
     "dry_run": "--dry-run",
@@ -110,10 +111,20 @@ def isolate(
     on: str | None = typer.Option(None, "--on", help="real: local (default), mpirun (--hostfile), slurm"),
     collective: str = typer.Option("alltoall", "--collective", help="real: alltoall or all_reduce"),
     size: str | None = typer.Option(None, "--size", help="real: bytes per group test (64M GPU, 1M CPU)"),
-    iters: int = typer.Option(20, "--iters", help="real: iterations per timed batch, at least"),
-    batches: int = typer.Option(5, "--batches", help="real: timed batches per group test (median)"),
+    iters: int | None = typer.Option(
+        None, "--iters", help="real: iterations per timed batch, at least (20 CPU, 1 GPU)"
+    ),
+    batches: int | None = typer.Option(
+        None, "--batches", help="real: timed batches per group test (5 CPU, 100 GPU)"
+    ),
     batch_seconds: float | None = typer.Option(
-        None, "--batch-seconds", help="real: seconds per timed batch, iterations added (0.1 CPU, 0.02 GPU)"
+        None, "--batch-seconds", help="real: seconds per timed batch, iterations added (0.1 CPU, 0.005 GPU)"
+    ),
+    statistic: str | None = typer.Option(
+        None,
+        "--statistic",
+        help="real: what a group test's batch times come to: median, mean, p90 or p95 (the time only 5% "
+        "of batches exceed: sees a GPU slow part of the time); default p95 GPU, median CPU",
     ),
     backend: str | None = typer.Option(None, "--backend", help="real: nccl or gloo (default: by device)"),
     expected_gbps: float | None = typer.Option(
@@ -162,8 +173,8 @@ def isolate(
         bad_links=bad_link, slow_factor=slow_factor, link_factor=link_factor, noise=noise, seed=seed,
         group_size=group_size, link_sweep=link_sweep, k_sigma=k_sigma, min_drop=min_drop, alpha=alpha,
         repeats=repeats, on=on, collective=collective, size=size, iters=iters, batches=batches,
-        batch_seconds=batch_seconds, backend=backend, expected_gbps=expected_gbps, run_dir=run_dir,
-        virtual_nodes=virtual_nodes,
+        batch_seconds=batch_seconds, statistic=statistic, backend=backend, expected_gbps=expected_gbps,
+        run_dir=run_dir, virtual_nodes=virtual_nodes,
     )  # fmt: skip
     execution = Execution(
         ranks=ranks,

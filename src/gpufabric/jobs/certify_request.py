@@ -59,7 +59,7 @@ class CertifyRequest(BaseModel):
     alpha: float = 0.01
     repeats: int | None = None
     size: str | None = None
-    iters: int = 20
+    iters: int | None = Field(default=None, description="None: isolate's default (1 on GPUs, 20 on CPU)")
     batch_seconds: float | None = None
     # Actions.
     actions: Literal["auto", "slurm", "kubernetes", "none"] = "auto"

@@ -43,8 +43,12 @@ from gpufabric.errors import UsageError
 from gpufabric.jobs.isolate_launch import HostRecorder, LauncherChooser, pin_slurm_nodes
 from gpufabric.jobs.isolate_request import (
     CPU_BATCH_S,
+    CPU_BATCHES,
+    CPU_ITERS,
     CPU_SIZE,
     GPU_BATCH_S,
+    GPU_BATCHES,
+    GPU_ITERS,
     GPU_SIZE,
     IsolateRequest,
 )
@@ -163,8 +167,10 @@ def _prepare_measurement(
         raise UsageError(f"--round-timeout {round_timeout}: give each round a positive number of seconds")
     settings = RoundSettings(
         collective=request.collective,  # check_measurement checked it; pydantic checks it again
-        size_bytes=size_bytes, iters=request.iters, batches=request.batches,
-        min_batch_s=request.batch_seconds or (GPU_BATCH_S if on_gpu else CPU_BATCH_S), backend=backend,
+        size_bytes=size_bytes, iters=request.iters or (GPU_ITERS if on_gpu else CPU_ITERS),
+        batches=request.batches or (GPU_BATCHES if on_gpu else CPU_BATCHES),
+        min_batch_s=request.batch_seconds or (GPU_BATCH_S if on_gpu else CPU_BATCH_S),
+        statistic=request.group_statistic(on_gpu=on_gpu), backend=backend,
         device="cuda" if on_gpu else "cpu", stage_timeouts=execution.stage_timeouts or StageTimeouts(),
         round_timeout_s=round_timeout,
         # Every rank on this host (local, virtual nodes): groups take turns, or a slowed group's ranks
@@ -213,7 +219,7 @@ def isolate_plan_notes(prepared: PreparedMeasurement) -> list[str]:
     lines = [
         f"isolate on real ranks: {len(names)} nodes ({prepared.node_source}), one rank per node, "
         f"{prepared.backend} via {prepared.launcher_name}; each group test: {s.collective} "
-        f"{human_size(s.size_bytes)}",
+        f"{human_size(s.size_bytes)}, {s.batches} batches of {s.min_batch_s:g} s, their {s.statistic}",
         f"round 1 (screen), the job below: {len(groups)} group(s): {listed}",
         f"later rounds follow the measurements, one job each like this one, in {prepared.run_dir}/roundNN",
     ]
@@ -246,6 +252,7 @@ def run_isolate_job(prepared: PreparedIsolate) -> IsolateDocument:
     notes = [*prepared.notes, *hosts.notes(), *shared_host_note(shared, prepared.virtual_nodes)]
     answer = MeasuredIsolation(
         report=report, collective=prepared.settings.collective, size_bytes=prepared.settings.size_bytes,
+        statistic=prepared.settings.statistic, batches=prepared.settings.batches,
         backend=prepared.backend, launcher=prepared.launcher_name, world_size=prepared.nranks,
         node_ranks=node_map, rank_hosts=hosts.rank_hosts, shared_hosts=shared,
         node_source=prepared.node_source,

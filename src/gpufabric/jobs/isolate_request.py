@@ -25,6 +25,7 @@ from gpufabric.analysis.isolate import (
     read_hostfile,
     read_node_list,
 )
+from gpufabric.bench.group_statistic import CPU_STATISTIC, GPU_STATISTIC, GroupStatistic, parse_statistic
 from gpufabric.bench.groups import GroupCollective
 from gpufabric.errors import UsageError
 
@@ -43,8 +44,15 @@ MAX_ALPHA, MAX_REPEATS = 0.2, 30
 # Bytes per group test when --size is not given: GPUs need a size that reaches their bandwidth.
 CPU_SIZE, GPU_SIZE = "1M", "64M"
 # Seconds per timed batch: a shared CPU host needs long batches to average out its scheduler (healthy
-# pairs' 200 ms batches ranged 0.7-3.6 ms per iteration here); GPUs are steady, and rounds stay short.
-CPU_BATCH_S, GPU_BATCH_S = 0.1, 0.02
+# pairs' 200 ms batches ranged 0.7-3.6 ms per iteration here). GPUs are steady: many short batches
+# there, so that a load busy part of the time fills whole batches and the window (GPU_BATCHES x 5 ms,
+# about 0.5 s) spans several of its cycles (bench.group_statistic: a 50 ms burst every 200 ms).
+CPU_BATCH_S, GPU_BATCH_S = 0.1, 0.005
+CPU_BATCHES, GPU_BATCHES = 5, 100
+# Iterations per batch, at least. 1 on GPUs: the batch's seconds set the count (36 x 64 MB alltoall on
+# NVLink), and a slow path (NET/Socket between virtual nodes, ~35 ms an iteration) is not held to 20
+# iterations a batch, which at 100 batches would make each group test 70 s.
+CPU_ITERS, GPU_ITERS = 20, 1
 
 
 class IsolateRequest(BaseModel):
@@ -75,9 +83,13 @@ class IsolateRequest(BaseModel):
     on: str | None = Field(default=None, description="None: local, or mpirun with a hostfile")
     collective: str = "alltoall"
     size: str | None = Field(default=None, description="None: 64M on GPUs, 1M on CPU ranks")
-    iters: int = 20
-    batches: int = 5
-    batch_seconds: float | None = Field(default=None, description="None: 0.02 on GPUs, 0.1 on CPU")
+    iters: int | None = Field(default=None, description="None: 1 on GPUs, 20 on CPU")
+    batches: int | None = Field(default=None, description="None: 100 on GPUs, 5 on CPU")
+    batch_seconds: float | None = Field(default=None, description="None: 0.005 on GPUs, 0.1 on CPU")
+    statistic: str | None = Field(
+        default=None,
+        description="median, mean, p90 or p95 (bench.group_statistic); None: p95 GPU, median CPU",
+    )
     backend: str | None = None
     expected_gbps: float | None = None
     run_dir: Path | None = Field(default=None, description="None: runs/<timestamp>-isolate/")
@@ -164,10 +176,18 @@ class IsolateRequest(BaseModel):
                 f"--ranks {ranks}: isolate runs one rank per node ({nodes} nodes); pass --ranks {nodes} "
                 "(isolate measures one rank, one GPU, per node)"
             )
-        if self.iters < 1 or self.batches < 1 or not 0 < (self.batch_seconds or 1) <= 60:
+        if (self.iters or 1) < 1 or (self.batches or 1) < 1 or not 0 < (self.batch_seconds or 1) <= 60:
             raise UsageError(
                 f"--iters {self.iters} / --batches {self.batches} / --batch-seconds "
                 f"{self.batch_seconds}: iterations and batches 1 or more, seconds in (0, 60]"
             )
+        self.group_statistic(on_gpu=False)  # a misspelt --statistic is refused before any round
         if self.expected_gbps is not None and self.expected_gbps <= 0:
             raise UsageError(f"--expected-gbps {self.expected_gbps}: give a positive busbw, e.g. 180")
+
+    def group_statistic(self, *, on_gpu: bool) -> GroupStatistic:
+        """What each group test's batch times are reduced to (``bench.group_statistic``): ``statistic``,
+        else p95 on GPUs (device-timed batches) and the median on CPU ranks (host-scheduled ones)."""
+        if self.statistic is not None:
+            return parse_statistic("--statistic", self.statistic)
+        return GPU_STATISTIC if on_gpu else CPU_STATISTIC

@@ -118,7 +118,8 @@ def measured_table(answer: MeasuredIsolation) -> str:
         else (answer.expected_source)
     )
     lines = [
-        f"measured: {answer.collective} {human_size(answer.size_bytes)} per group, {answer.backend} on "
+        f"measured: {answer.collective} {human_size(answer.size_bytes)} per group "
+        f"({answer.statistic} of {answer.batches or 'its'} batches), {answer.backend} on "
         f"{answer.world_size} rank(s) via {answer.launcher}, one rank per node; expected busbw {expected}",
     ]
     if answer.fault:

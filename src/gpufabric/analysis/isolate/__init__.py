@@ -38,7 +38,12 @@ from gpufabric.analysis.isolate.nodes import (
 from gpufabric.analysis.isolate.plan import IsolationCost, SearchCost, isolation_cost, round_bound
 from gpufabric.analysis.isolate.report import build_report
 from gpufabric.analysis.isolate.search import SearchOptions, isolate, planned_screen
-from gpufabric.analysis.isolate.simulator import ClusterModel, LinkDegradation, SimulatedMeasurer
+from gpufabric.analysis.isolate.simulator import (
+    ClusterModel,
+    IntermittentNode,
+    LinkDegradation,
+    SimulatedMeasurer,
+)
 from gpufabric.analysis.isolate.stats import JudgeSettings, Reference
 
 
@@ -67,6 +72,7 @@ __all__ = [
     "Evidence",
     "GroupMeasurement",
     "GroupMeasurer",
+    "IntermittentNode",
     "IsolationCost",
     "IsolationReport",
     "JudgeSettings",

@@ -14,8 +14,12 @@ So here:
   the healthy level (the midpoint in log) is a slow node, not a link: the suspicion becomes that node's,
   and the pair's retests count as its retests beside the other end. The link is convicted only when
   both ends are healthy with two different sets of other partners and the
-  pair's retests pass ``proof.judge``. The groups the earlier stages measured count for the ends (a
-  light fault that passed once there still sits closer to ``L`` than to the healthy level).
+  pair's retests pass ``proof.judge``, and stand apart from each end's groups with others
+  (``proof.apart_p`` at alpha; an end not yet apart is measured with others again, up to
+  ``END_GROUPS_MAX`` groups): a node slow part of the time reads slow beside one partner and healthy
+  beside others now and then, which is no proof that the partner matters. The groups the earlier stages
+  measured count for the ends (a light fault that passed once there still sits closer to ``L`` than to
+  the healthy level).
 
 Control groups are the healthy nodes a round has free; a round without one (4 nodes, both ends of a link
 out with partners) is compared with the search's healthy level instead, and never counts as a retest.
@@ -32,7 +36,16 @@ import numpy as np
 
 from gpufabric.analysis.isolate.measurer import NodeId
 from gpufabric.analysis.isolate.model import RoundPurpose
-from gpufabric.analysis.isolate.proof import MAX_CONTROLS, Proof, RetestRound, hopeless, judge, repeats_for
+from gpufabric.analysis.isolate.proof import (
+    MAX_CONTROLS,
+    MIN_SCALED_REPEATS,
+    Proof,
+    RetestRound,
+    apart_p,
+    hopeless,
+    judge,
+    repeats_for,
+)
 from gpufabric.analysis.isolate.stats import JudgeSettings
 from gpufabric.analysis.isolate.tasks import Finding, Nodes, Outcome, Probe, Record, Task
 
@@ -40,6 +53,8 @@ MET_GROUP = 16
 """Partners are remembered (to meet new ones) from groups up to this size only."""
 ENDS_NEEDED = 2
 """Different sets of other partners each end of a link must be healthy with before the link is convicted."""
+END_GROUPS_MAX = 4
+"""Groups each end of a link suspect is measured in with others, at most, to set the pair apart from it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,11 +133,24 @@ class Confirm(Task):
         lacks healthy evidence; otherwise it retests the pair."""
         if not self.retests:
             return False
-        return any(not self._ends_enough(end) for end in self.nodes)
+        return any(not self._ends_enough(end) or self._end_wants_more(end) for end in self.nodes)
 
     def _ends_enough(self, end: NodeId) -> bool:
         together = self.ends.get(end, ()) + self.seen.get(end, ())
         return len({r.partners(end) for r in together}) >= ENDS_NEEDED
+
+    def _end_apart(self, end: NodeId) -> bool:
+        """The pair's retests stand below ``end``'s groups with others (``proof.apart_p`` at alpha)."""
+        together = self.ends.get(end, ()) + self.seen.get(end, ())
+        pair = [math.log(max(r.relative, 1e-12)) for r in self.retests]
+        others = [math.log(max(r.relative, 1e-12)) for r in together]
+        return apart_p(pair, others, self.settings.noise_floor) <= self.settings.alpha
+
+    def _end_wants_more(self, end: NodeId) -> bool:
+        """The pair is retested enough to be proven, yet not apart from ``end`` with others: measure it
+        with others again (up to ``END_GROUPS_MAX``), rather than call a partner's slowness a link's."""
+        done = len(self.ends.get(end, ())) >= END_GROUPS_MAX
+        return not done and len(self.retests) >= MIN_SCALED_REPEATS and not self._end_apart(end)
 
     def probes(self) -> list[Probe]:
         controls = [Probe((), optional=True)] * MAX_CONTROLS
@@ -215,13 +243,17 @@ class Confirm(Task):
                 if not self.switched:
                     return [out for end in slow for out in self._as_node(end, round_)]
                 return self._keep_or_let_go(round_, proof, "an end slow with others too, so not the link")
-        if proof.convicted and all(self._ends_enough(end) for end in self.nodes) and self._asked_for_done():
+        settled = all(self._ends_enough(end) and self._end_apart(end) for end in self.nodes)
+        if proof.convicted and settled and self._asked_for_done():
             reason = (
                 f"the two together stayed below the healthy groups measured beside them, {self._ends_text()}"
             )
             return [self._finding("convicted", round_, f"{reason}: {proof.summary()}", proof)]
-        if proof.convicted:
+        if proof.convicted and self._ends_round():
             return [self]  # the pair is proven slow; an end still needs its healthy evidence
+        if proof.convicted and not settled:
+            what = "the two together, beside each end with others (a node slow part of the time reads so),"
+            return self._keep_or_let_go(round_, proof, what)
         return self._keep_or_let_go(round_, proof, "the two together")
 
     def _end_level(self, end: NodeId) -> float:

@@ -73,6 +73,10 @@ class MeasuredIsolation(BaseModel):
     report: IsolationReport
     collective: str
     size_bytes: int
+    statistic: str = Field(
+        default="median", description="each group test's batch times reduced to: median, mean, p90, p95"
+    )
+    batches: int | None = Field(default=None, description="timed batches per group test")
     backend: str
     launcher: str
     world_size: int

@@ -155,6 +155,23 @@ def scaled_p(compared: Sequence[tuple[float, Sequence[float]]], sigma: float, df
     return t_lower_tail(sum(logs) / math.sqrt(variance), max(1, df))
 
 
+def apart_p(low: Sequence[float], high: Sequence[float], floor: float) -> float:
+    """P(``low``'s mean sits this far below ``high``'s by chance) when both are log ratios of one level
+    with the same noise: a one-sided two-sample t test, pooled spread at least ``floor``, on
+    ``len(low) + len(high) - 2`` degrees of freedom. Used for a link: a pair's retests against each end's
+    groups with others. A node slow part of the time (issue 33) reads slow beside one partner and
+    healthy beside two others now and then; its readings with others then disagree, and this says the
+    partner made no proven difference."""
+    n_low, n_high = len(low), len(high)
+    if n_low < 1 or n_high < 1 or n_low + n_high < 3:
+        return 1.0
+    mean_low, mean_high = float(np.mean(low)), float(np.mean(high))
+    squares = float(np.sum((np.asarray(low) - mean_low) ** 2) + np.sum((np.asarray(high) - mean_high) ** 2))
+    sigma = max(floor, math.sqrt(squares / (n_low + n_high - 2)))
+    t = (mean_low - mean_high) / (sigma * math.sqrt(1 / n_low + 1 / n_high))
+    return t_lower_tail(t, n_low + n_high - 2)
+
+
 def noise_of(ratios: Sequence[float], floor: float) -> tuple[float, int]:
     """(the relative noise of healthy groups: the standard deviation of their log ratios, at least
     ``floor``; degrees of freedom: one less than the groups it was estimated from). Not the robust MAD

@@ -8,6 +8,12 @@ real measurer uses for link coverage), so the group's busbw is the nominal value
 member's NIC factor times the worst degraded link between two members, times noise. Noise is
 multiplicative and log-normal: ``exp(noise * z)`` with ``z`` standard normal per group and round, times
 ``exp(round_noise * z')`` with one ``z'`` per round (load that moves every group of the round alike).
+
+Timed batches (``batches`` > 1, or an ``intermittent`` node): each group test is ``batches`` batch times,
+each with its own ``batch_noise``, and a batch of a group holding an intermittent node is slowed to that
+node's ``factor`` with the chance ``busy_fraction`` (a GPU that someone else's work holds part of the
+time, issue 33); the group's busbw is then read at ``statistic`` of its batch times, the same
+``bench.group_statistic.batch_time_us`` the real rounds use.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from gpufabric.analysis.isolate.measurer import GroupMeasurement, NodeId
+from gpufabric.bench.group_statistic import GroupStatistic, batch_time_us
 
 
 class LinkDegradation(BaseModel):
@@ -28,6 +35,16 @@ class LinkDegradation(BaseModel):
     a: NodeId = Field(ge=0)
     b: NodeId = Field(ge=0)
     factor: float = Field(gt=0, le=1)
+
+
+class IntermittentNode(BaseModel):
+    """Node ``node`` runs at ``factor`` in a ``busy_fraction`` of its timed batches, healthy in the rest."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    node: NodeId = Field(ge=0)
+    factor: float = Field(gt=0, le=1)
+    busy_fraction: float = Field(gt=0, le=1)
 
 
 class ClusterModel(BaseModel):
@@ -45,6 +62,10 @@ class ClusterModel(BaseModel):
     round_noise: float = Field(
         default=0.0, ge=0, le=0.5, description="sigma of a log-normal factor shared by every group of a round"
     )
+    intermittent: list[IntermittentNode] = Field(default_factory=list)
+    batches: int = Field(default=1, ge=1, le=10_000, description="timed batches per group test")
+    batch_noise: float = Field(default=0.0, ge=0, le=0.5, description="sigma of each batch's own noise")
+    statistic: GroupStatistic = Field(default="median", description="what the batch times come to")
     seed: int = 0
 
     @model_validator(mode="after")
@@ -56,6 +77,9 @@ class ClusterModel(BaseModel):
         for link in self.slow_links:
             if link.a == link.b or max(link.a, link.b) > last:
                 raise ValueError(f"slow link {link.a}-{link.b}: two different ids in 0..{last}")
+        for load in self.intermittent:
+            if load.node > last:
+                raise ValueError(f"intermittent node {load.node}: ids are 0..{last}")
         return self
 
 
@@ -106,8 +130,23 @@ class SimulatedMeasurer:
         noise = np.exp(self.model.noise * self._rng.standard_normal(len(groups)))
         if self.model.round_noise:  # load on the whole cluster for this round: moves every group alike
             noise *= np.exp(self.model.round_noise * self._rng.standard_normal())
+        if self.model.batches > 1 or self.model.intermittent:
+            noise /= self._batch_times(group_of, len(groups))
         busbw = self.model.nominal_busbw_gbps * factor * noise
         self.rounds += 1
         self.groups_measured += len(groups)
         expected = self.model.nominal_busbw_gbps
         return [GroupMeasurement(busbw_gbps=float(v), expected_gbps=expected) for v in busbw]
+
+    def _batch_times(self, group_of: np.ndarray, group_count: int) -> np.ndarray:
+        """Each group's time at the model's statistic of its batches, relative to a healthy batch."""
+        model = self.model
+        times = np.exp(model.batch_noise * self._rng.standard_normal((group_count, model.batches)))
+        speed = np.ones_like(times)  # the slowest busy member's factor, batch by batch
+        for load in model.intermittent:
+            group = int(group_of[load.node])
+            if group >= 0:
+                busy = self._rng.random(model.batches) < load.busy_fraction
+                speed[group] = np.where(busy, np.minimum(speed[group], load.factor), speed[group])
+        times /= speed
+        return np.array([batch_time_us(row.tolist(), model.statistic) for row in times])
