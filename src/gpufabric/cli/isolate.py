@@ -123,8 +123,9 @@ def isolate(
     statistic: str | None = typer.Option(
         None,
         "--statistic",
-        help="real: what a group test's batch times come to: median, mean, p90 or p95 (the time only 5% "
-        "of batches exceed: sees a GPU slow part of the time); default p95 GPU, median CPU",
+        help="real: what a group test's batch times come to: median, mean, p95 or tail10 (the mean of the "
+        "slowest tenth: sees a GPU slow part of the time); default tail10 between GPUs, median on CPU ranks "
+        "and virtual nodes",
     ),
     backend: str | None = typer.Option(None, "--backend", help="real: nccl or gloo (default: by device)"),
     expected_gbps: float | None = typer.Option(

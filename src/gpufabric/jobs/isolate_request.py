@@ -48,6 +48,7 @@ CPU_SIZE, GPU_SIZE = "1M", "64M"
 # there, so that a load busy part of the time fills whole batches and the window (GPU_BATCHES x 5 ms,
 # about 0.5 s) spans several of its cycles (bench.group_statistic: a 50 ms burst every 200 ms).
 CPU_BATCH_S, GPU_BATCH_S = 0.1, 0.005
+VNODE_BATCH_S = 0.02  # virtual nodes of one host: NET/Socket between GPUs, host-scheduled batches
 CPU_BATCHES, GPU_BATCHES = 5, 100
 # Iterations per batch, at least. 1 on GPUs: the batch's seconds set the count (36 x 64 MB alltoall on
 # NVLink), and a slow path (NET/Socket between virtual nodes, ~35 ms an iteration) is not held to 20
@@ -88,7 +89,10 @@ class IsolateRequest(BaseModel):
     batch_seconds: float | None = Field(default=None, description="None: 0.005 on GPUs, 0.1 on CPU")
     statistic: str | None = Field(
         default=None,
-        description="median, mean, p90 or p95 (bench.group_statistic); None: p95 GPU, median CPU",
+        description=(
+            "median, mean, p95 or tail10 (bench.group_statistic); None: tail10 between GPUs, median on "
+            "CPU ranks and virtual nodes"
+        ),
     )
     backend: str | None = None
     expected_gbps: float | None = None
@@ -187,7 +191,8 @@ class IsolateRequest(BaseModel):
 
     def group_statistic(self, *, on_gpu: bool) -> GroupStatistic:
         """What each group test's batch times are reduced to (``bench.group_statistic``): ``statistic``,
-        else p95 on GPUs (device-timed batches) and the median on CPU ranks (host-scheduled ones)."""
+        else tail10 between GPUs (device-timed batches) and the median on CPU ranks and virtual nodes
+        (host-scheduled ones)."""
         if self.statistic is not None:
             return parse_statistic("--statistic", self.statistic)
         return GPU_STATISTIC if on_gpu else CPU_STATISTIC

@@ -74,7 +74,7 @@ class MeasuredIsolation(BaseModel):
     collective: str
     size_bytes: int
     statistic: str = Field(
-        default="median", description="each group test's batch times reduced to: median, mean, p90, p95"
+        default="median", description="each group test's batch times reduced to: median, mean, p95, tail10"
     )
     batches: int | None = Field(default=None, description="timed batches per group test")
     backend: str
