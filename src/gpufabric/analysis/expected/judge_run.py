@@ -144,6 +144,10 @@ def judge_series(
     )
 
 
+SLOW_RANK_NOTE = "a rank slower than its peers"
+"""How a straggler note reads after the collective's name (doctor turns these into warnings)."""
+
+
 def straggler_notes(result: RunResult) -> list[str]:
     """One note per collective whose sizes show a rank its peers waited for (``--per-iteration``): the
     judgement's "a rank slower than its peers" where there is no band to fall below."""
@@ -158,7 +162,7 @@ def straggler_notes(result: RunResult) -> list[str]:
         row, (rank, words) = hits[0]
         first = human_size(row.size_bytes)
         notes.append(
-            f"{series.collective}: a rank slower than its peers: rank {', '.join(map(str, ranks))} at "
+            f"{series.collective}: {SLOW_RANK_NOTE}: rank {', '.join(map(str, ranks))} at "
             f"{len(hits)} of {len(series.rows)} size(s); at {first} rank {rank} ({words})"
         )
     return notes
@@ -188,9 +192,9 @@ def judge_run(
     notes = list(setting.notes)
     skipped = _not_modelled(setting)
     series: list[SeriesExpectation] = []
+    notes.extend(straggler_notes(result))  # with a model or without one, a rank the others waited for
     if skipped:
         notes.append(skipped)
-        notes.extend(straggler_notes(result))  # no model, but a rank its peers waited for is still news
     else:
         for one in result.series:
             judged = judge_series(one, shapes, setting, attestation, result.metadata.rank_place)
