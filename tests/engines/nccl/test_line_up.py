@@ -1,7 +1,8 @@
 """What comes right before a timed batch of the direct engine: a one-element all_reduce on the buffers'
 fence (a barrier: it ends when every rank has reached it) and a wait for it, never the measured
-collective itself, which for a broadcast, reduce, gather or scatter lets some ranks run ahead. Checked on CPU with a recording
-stand-in for nccl4py's bindings and for the CUDA stream; the real calls run in the GPU suite."""
+collective itself, which for a broadcast, reduce, gather or scatter lets some ranks run ahead. Checked
+on CPU with a recording stand-in for nccl4py's bindings and for the CUDA stream; the real calls run in
+the GPU suite."""
 
 from __future__ import annotations
 
