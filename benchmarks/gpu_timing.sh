@@ -6,6 +6,7 @@
 #   benchmarks/gpu_timing.sh     # ~7 min on 4x H200; needs .whl/ and .gpurun/nccl-tests carried
 # What comes back: summary.txt, timing.log, ratios.md, alone.md, timing-runs.tgz.
 set -u
+START=$(date +%s)
 LOG="${OUT:-/tmp/gpufabric-out}/timing.log"
 source "$(dirname "$0")/gpu_lib.sh"
 : > "$LOG"
@@ -21,10 +22,14 @@ build_nccl_tests
 B=$NT/build
 record "nccl-tests build: exit $? ($(ls $B/*_perf 2>/dev/null | wc -l) binaries), $N GPUs"
 MPI=(mpirun --allow-run-as-root --oversubscribe -np "$N" -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE)
+# A step that would start after BUDGET_S of the script is skipped and says so (the session's limit is 10 min).
+BUDGET_S=${BUDGET_S:-400}
+in_budget() { [ $(( $(date +%s) - START )) -lt "$BUDGET_S" ] || { record "skipped (time budget $BUDGET_S s): $1"; return 1; }; }
 
 # Clean runs, interleaved so drift over the session falls on both sides alike: nccl-tests' ten binaries
 # (one process per GPU, -c 0: our --no-check), then our one command of all ten.
 for run in 1 2 3; do
+  in_budget "clean run $run and later" || break
   t0=$(now); failed=0
   for c in "${TEN[@]}"; do
     timeout 45 "${MPI[@]}" "$B/${c}_perf" "${SIZES[@]}" -c 0 -g 1 >"$R/nt-$run-$c.txt" 2>&1 || failed=$((failed + 1))
@@ -38,12 +43,14 @@ done
 
 # One collective alone, 3 runs: compared with the same collective in the three commands of ten.
 for run in 1 2 3; do
+  in_budget "$ALONE alone run $run" || break
   timeout 60 $GF bench -c $ALONE "${SIZES[@]}" --no-check --no-progress --run-dir "$R/o-alone-$run" \
     >"$R/o-alone-$run.txt" 2>&1
   record "gpufabric $ALONE alone run $run: exit $?, never-settled notes: $(grep -c 'never settled' "$R/o-alone-$run.txt")"
 done
 
 # A disturbed run: a matmul loop on GPU 1 from the first row on (mid-run: init and the first size clean).
+in_budget "the loaded run" && {
 timeout 120 $GF bench -c all_reduce,reduce "${SIZES[@]}" --no-check --no-progress --run-dir "$R/o-loaded" \
   >"$R/o-loaded.txt" 2>&1 &
 bench=$!
@@ -58,16 +65,20 @@ load=$!
 wait $bench; rc=$?
 kill $load 2>/dev/null; wait $load 2>/dev/null
 record "gpufabric with a matmul on GPU 1 from the first row: exit $rc, never-settled notes: $(grep -c 'never settled' "$R/o-loaded.txt")"
+}
 
 # Per-iteration figures (nccl-tests -I) of one clean command, and nccl-tests' own -I beside it.
+in_budget "the --per-iteration runs" && {
 timeout 60 $GF bench -c all_reduce,reduce -b 8 -e 64M -f 4 -n 20 -w 5 --no-check --no-progress --per-iteration \
   --run-dir "$R/o-per-iteration" >"$R/o-per-iteration.txt" 2>&1
 record "gpufabric --per-iteration: exit $?, straggler lines: $(grep -c '^# straggler' "$R/o-per-iteration.txt")"
 timeout 45 "${MPI[@]}" "$B/all_reduce_perf" -b 8 -e 64M -f 4 -n 20 -w 5 -c 0 -g 1 -I 1 >"$R/nt-per-iteration.txt" 2>&1
 record "nccl-tests all_reduce -I 1: exit $?"
+}
 
 theirs=(); ours=()
 for run in 1 2 3; do
+  [ -s "$R/o-all-$run/result.json" ] || continue  # a run the budget skipped, or one that failed
   files=$(printf "$R/nt-$run-%s.txt," "${TEN[@]}")
   theirs+=("${files%,}"); ours+=("$R/o-all-$run/result.json")
 done

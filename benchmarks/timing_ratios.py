@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 from collections.abc import Iterable
 from pathlib import Path
 
+from gpufabric.errors import GpufabricError
 from gpufabric.results.model import RunResult
 from gpufabric.results.readers import read_run
 
@@ -26,8 +28,17 @@ PLACES = ("out_of_place", "in_place")
 Times = dict[str, dict[tuple[int, str], list[float]]]  # collective -> (size, placement) -> one per run
 
 
+def _read(part: str) -> list[RunResult]:
+    """One file's run, or none (a failed or skipped binary's output), said on stderr."""
+    try:
+        return [read_run(Path(part))]
+    except (GpufabricError, OSError) as exc:
+        print(f"skipped {part}: {exc}", file=sys.stderr)
+        return []
+
+
 def _runs(arguments: Iterable[str]) -> list[list[RunResult]]:
-    return [[read_run(Path(part)) for part in argument.split(",") if part] for argument in arguments]
+    return [[run for part in argument.split(",") if part for run in _read(part)] for argument in arguments]
 
 
 def _times(runs: list[list[RunResult]]) -> Times:
