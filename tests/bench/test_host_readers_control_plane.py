@@ -36,14 +36,12 @@ def _rank(rank: int, world: int, port: int, queue: Any) -> None:
     nodes = NodeFacts.begin(hosts, {"GPUFABRIC_NO_METADATA": "1"})
     records = nodes.collect(plane)
     traffic = SizeTraffic(hosts, plane)
-    traffic.begin()
-    plane.barrier()  # no rank sends its payload before the host's first reading is taken
+    traffic.begin()  # lines the ranks up after the reading: no payload leaves before it
     # Real bytes over loopback between the readings: every rank's 4 MB string to rank 0, and rank 0's
-    # answer of all three back to ranks 1 and 2.
+    # answer of all three back to ranks 1 and 2. sendall returns once rank 0's answers are in its socket
+    # buffers, before loopback has carried them: ``finish`` lines the ranks up before its reading, so
+    # ranks 1 and 2 have read them by then (this test once did both line-ups itself; the engines did not).
     plane.allgather("x" * PAYLOAD_BYTES)
-    # sendall returns once rank 0's answers are in its socket buffers, before loopback has carried them:
-    # a barrier after it means every rank has read them, so the counters below have seen every byte.
-    plane.barrier()
     shape = layout("all_reduce", 1 << 20, 4, world)
     moved = traffic.finish(shape, CALLS)
     answer = None

@@ -42,6 +42,11 @@ def test_evidence_names_the_cause_for_certain() -> None:
     [
         (Evidence(ranks_per_node=7, gpus_per_node=8), "missing-gpu", "7 of 8 GPUs per node took part"),
         (Evidence(slow_rank=5), "slow-rank", "rank 5 is slower than its peers"),
+        (
+            Evidence(slow_rank=2, slow_rank_words="host h2, GPU 2: 77.0 us of each 100.0 us iteration"),
+            "slow-rank",
+            "rank 2 is slower than its peers and sets the pace (host h2, GPU 2: 77.0 us of each",
+        ),
         (Evidence(nics_used=2, nics_available=4), "one-nic", "traffic on 2 of 4 NICs"),
     ],
 )

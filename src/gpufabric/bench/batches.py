@@ -12,6 +12,7 @@ import statistics
 from dataclasses import dataclass, field
 
 from gpufabric.bench.config import BenchConfig, Estimator
+from gpufabric.bench.per_iteration import BatchDetail
 from gpufabric.units import human_size
 
 # Stop decisions as the integers rank 0 broadcasts.
@@ -33,6 +34,10 @@ class BatchTime:
     per_iter_s: float
     host_enqueue_s: float
     held: bool = True
+    own_s: float = 0.0
+    """This rank's host seconds per iteration not spent waiting for its peers (``bench.per_iteration``)."""
+    iteration_s: list[float] = field(default_factory=list)
+    """Each iteration's seconds (``per_iteration`` only)."""
 
 
 @dataclass
@@ -47,6 +52,8 @@ class Samples:
     unheld: int = 0
     """Batches discarded because the hold ended before the host had enqueued them."""
     warmup_iters: int = 0
+    details: list[BatchDetail] = field(default_factory=list)
+    """Per-iteration figures of the kept batches (``--per-iteration``; empty otherwise)."""
 
     @property
     def mean_us(self) -> float:
@@ -149,13 +156,38 @@ def relative_diff(a: float, b: float) -> float:
     return math.inf if low <= 0 else abs(a - b) / low
 
 
+STEADY_REL_FLOOR = 0.15
+STEADY_CAP_US = 15.0
+"""Two batches of microsecond collectives agree when their per-iteration times differ by at most
+``STEADY_REL_FLOOR`` of the smaller, up to ``STEADY_CAP_US``, whatever ``stable_tol`` says. Why: at 8 B -
+64 KB an iteration lasts 6-30 us, and on a quiet machine a 20-iteration batch's mean moves by 5-15% from
+one batch to the next (nccl-tests' own runs of one size differ by that much there, and single iterations
+by 7-13x; the kept batches of our 1x H100 run at 8-16 B differ by up to 14%), so a 2% rule alone
+discarded 79 batches of a clean 4x H200 run and called sizes unsettled. The cap makes the floor 2% of
+750 us: from there up ``stable_tol`` rules. What it still catches: another process's kernels on one GPU
+time-slice the collective by hundreds of microseconds to milliseconds, and a cold first batch is
+1.5-2x the next (the clock ramp, NCCL's lazy connections)."""
+
+
+def steady_tolerance_us(time_us: float, tol: float) -> float:
+    """How far apart two batches of about ``time_us`` per iteration may be and still agree."""
+    return max(tol * time_us, min(STEADY_REL_FLOOR * time_us, STEADY_CAP_US))
+
+
+def steady(older_us: float, newer_us: float, tol: float) -> bool:
+    """Whether two consecutive batch times agree (``steady_tolerance_us`` of the smaller)."""
+    low = min(older_us, newer_us)
+    return low > 0 and abs(older_us - newer_us) <= steady_tolerance_us(low, tol)
+
+
 @dataclass
 class BatchLog:
     """Rank 0's record of one size's batch times, with warm-up stabilisation.
 
-    Until two consecutive batches agree within ``tol`` the older one of each disagreeing pair is
-    discarded (at most ``max_unstable`` of them; then what is there is kept and ``stable`` stays False).
-    A warm batch costs nothing: when the first two agree, both are kept.
+    Until two consecutive batches agree (``steady``: within ``tol``, or the microsecond floor) the
+    older one of each disagreeing pair is discarded (at most ``max_unstable`` of them; then what is there
+    is kept and ``stable`` stays False). A warm batch costs nothing: when the first two agree, both are
+    kept. ``details`` (per-iteration figures, when measured) follow their samples exactly.
     """
 
     tol: float
@@ -164,22 +196,25 @@ class BatchLog:
     discarded_us: list[float] = field(default_factory=list)
     settled: bool = False
     stable: bool = True
+    details: list[BatchDetail | None] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if self.max_unstable <= 0:
             self.settled = True
 
-    def add(self, value_us: float) -> None:
+    def add(self, value_us: float, detail: BatchDetail | None = None) -> None:
         self.samples_us.append(value_us)
+        self.details.append(detail)
         if self.settled or len(self.samples_us) < 2:
             return
         older, newer = self.samples_us[-2], self.samples_us[-1]
-        if relative_diff(older, newer) <= self.tol:
+        if steady(older, newer, self.tol):
             self.settled = True
         elif len(self.discarded_us) >= self.max_unstable:
             self.settled, self.stable = True, False
         else:
             self.discarded_us.append(self.samples_us.pop(0))
+            self.details.pop(0)
 
 
 def should_stop(
@@ -232,10 +267,11 @@ def samples_of(
 ) -> Samples:
     """What one size's batches leave: in fixed mode the last ``batches`` kept samples (batches=1: the
     agreeing pair's newer half), in adaptive mode all of them."""
-    kept = log.samples_us
+    kept, details = log.samples_us, log.details
     if not config.adaptive and len(kept) > config.batches:
-        kept = kept[-config.batches :]
+        kept, details = kept[-config.batches :], details[-config.batches :]
     return Samples(
+        details=[d for d in details if d is not None],
         iters_per_batch=iters,
         samples_us=kept,
         stopped_by=reason,
@@ -255,6 +291,10 @@ def batch_iters(per_iter_s: float, config: BenchConfig) -> int:
     wanted = math.ceil(floor_s / max(per_iter_s, 1e-9))
     sized = max(1, min(config.max_iters_per_batch, wanted))
     return sized if config.adaptive else max(config.iters, sized)
+
+
+def _floor_words() -> str:
+    return f"{STEADY_REL_FLOOR * 100:g}% up to {STEADY_CAP_US:g} us"
 
 
 class TimingNotes:
@@ -294,11 +334,12 @@ class TimingNotes:
             out.append(
                 f"{name}: warm-up stabilisation discarded {self.discarded} batch(es) over "
                 f"{self.discarded_sizes} size(s) (consecutive batches differed by more than "
-                f"{self.config.stable_tol * 100:g}%)"
+                f"{self.config.stable_tol * 100:g}% and {_floor_words()})"
             )
         if self.unstable:
             out.append(
-                f"{name}: batches never agreed within {self.config.stable_tol * 100:g}% after "
+                f"{name}: batches never agreed within {self.config.stable_tol * 100:g}% (or "
+                f"{_floor_words()}) after "
                 f"{self.config.max_unstable_batches} discarded: {', '.join(self.unstable)}"
             )
         if self.unheld:

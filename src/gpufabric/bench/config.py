@@ -137,6 +137,11 @@ class BenchConfig(BaseModel):
         default=3, ge=0, description="warm-up stabilisation: most batches discarded per size"
     )
     graph: bool = False
+    per_iteration: bool = Field(
+        default=False,
+        description="time every iteration too (events between launches, nccl-tests -I): min, max, p99 and "
+        "CV per size, each rank's slowest iteration and its time not spent waiting for its peers",
+    )
     check: bool = True
     engine: Engine = "auto"
     virtual_nodes: int = Field(
@@ -358,6 +363,11 @@ def validate(config: BenchConfig, *, nranks: int, backend: str, on_gpu: bool) ->
         raise UsageError(
             f"max_batches: {config.max_batches} is below min_batches {config.min_batches}; "
             "raise max_batches or lower min_batches"
+        )
+    if config.graph and config.per_iteration:
+        raise UsageError(
+            "--per-iteration: a CUDA graph's launches have no events between them (nccl-tests turns -I "
+            "off under -G too); drop --graph or --per-iteration"
         )
     if config.graph and not on_gpu:
         raise UsageError("--graph: CUDA-graph replay needs CUDA GPUs; drop --graph on a CPU run")

@@ -52,6 +52,7 @@ def settings_of(config: BenchConfig, backend: str) -> dict[str, str | int | floa
         "stable_tol": config.stable_tol,
         "max_unstable_batches": config.max_unstable_batches,
         "graph": config.graph,
+        "per_iteration": config.per_iteration,
         "check": config.check,
         "time_reduction": config.time_reduction,
         "hold_stream": config.hold_stream,

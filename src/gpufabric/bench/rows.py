@@ -9,6 +9,7 @@ from typing import Any
 
 from gpufabric.bench.batches import Samples
 from gpufabric.bench.config import BenchConfig
+from gpufabric.bench.per_iteration import spread_of
 from gpufabric.bench.rundir import CHECK_NOTE
 from gpufabric.bench.semantics import bandwidths
 from gpufabric.results.model import Measurement
@@ -34,6 +35,7 @@ def measurement(shape: Any, samples: Samples, wrong: int | None, config: BenchCo
         wrong=wrong,
         samples_us=samples.samples_us,
         iters_per_batch=samples.iters_per_batch,
+        per_iteration=spread_of(samples.details),
     )
 
 

@@ -2,8 +2,14 @@
 
 One rank per host reads the counters (``bench.hosts``: the lowest rank on it, so virtual nodes sharing a
 host read them once) just before a size's first placement and just after its last, outside every timed
-region; the readings are a few small sysfs files. Every rank then joins one gather to rank 0 over the
-engine's own side channel (``hosts.Exchange``: after the second reading, so it is not counted), and rank 0
+region; the readings are a few small sysfs files. The ranks are lined up around the readings on the
+engine's own side channel (``hosts.Exchange``): after the first reading, so no rank sends a byte of the
+size before every host has read its "before" (a rank that went on early would put its first payload
+before the reading), and before the second, so every rank's last call of the size has returned, and with
+it every byte its peers sent it, before any host reads its "after" (a reader that went on early would
+miss its peers' last payloads). Each line-up is one tiny message per rank, so it adds a few hundred bytes
+to the interface that carries the side channel, never to a fabric NIC. Every rank then joins one gather
+to rank 0 (after the second reading, so it is not counted), and rank 0
 files each host's ``HostTraffic`` with the bytes the collective had to send from that host when every
 rank's ring traffic crosses a NIC (``semantics.wire_bytes_per_rank`` x calls x ranks on the host).
 
@@ -35,11 +41,15 @@ class SizeTraffic:
         self._before: CounterSample | None = None
 
     def begin(self) -> None:
+        """Every rank calls it before the size's first launch; returns once every host has read."""
         if self.hosts.reads_host:
             self._before = read_counters(self.sysfs_root, self.hosts.host)
+        self.exchange.allgather(None)  # the line-up: nobody starts the size before every reading
 
     def finish(self, shape: CollectiveLayout, calls: int | None) -> list[HostTraffic]:
-        """This size's traffic of every host (on rank 0; an empty list elsewhere). Every rank calls it."""
+        """This size's traffic of every host (on rank 0; an empty list elsewhere). Every rank calls it,
+        after its last call of the size has returned."""
+        self.exchange.allgather(None)  # the line-up: every rank's calls of the size are over
         record: dict[str, Any] | None = None
         if self.hosts.reads_host and self._before is not None:
             after = read_counters(self.sysfs_root, self.hosts.host)

@@ -61,6 +61,12 @@ def bench(
     ),
     budget: float = typer.Option(2.0, "--budget", min=0.001, help="adaptive mode: seconds per size"),
     graph: bool = typer.Option(False, "--graph", help="replay each batch as a CUDA graph (GPU only)"),
+    per_iteration: bool = typer.Option(
+        False,
+        "--per-iteration",
+        help="time every iteration too (nccl-tests -I): i_min, i_max, i_p99, i_cv% columns, and the rank "
+        "the others waited for",
+    ),
     check: bool = typer.Option(True, "--check/--no-check", help="verify results (#wrong)"),
     ranks: int | None = typer.Option(None, "--ranks", help="ranks (default: all GPUs, or 4 on CPU)"),
     backend: str | None = typer.Option(None, "--backend", help="torch.distributed backend (nccl, gloo, ...)"),
@@ -168,9 +174,9 @@ def bench(
     request = BenchRequest(
         collectives=collective, min_bytes=min_bytes, max_bytes=max_bytes, step_factor=step_factor,
         dtype=dtype, op=op, root=root, iters=iters, warmup=warmup, batches=batches, precision=precision,
-        budget_s=budget, graph=graph, check=check, backend=backend, average=average, label=label,
-        run_dir=run_dir or Path("runs"), engine=engine, nccl_lib=nccl_lib, virtual_nodes=virtual_nodes,
-        mps=mps, nccl_tests_dir=nccl_tests_dir, gpus_per_node=gpus_per_node,
+        budget_s=budget, graph=graph, per_iteration=per_iteration, check=check, backend=backend,
+        average=average, label=label, run_dir=run_dir or Path("runs"), engine=engine, nccl_lib=nccl_lib,
+        virtual_nodes=virtual_nodes, mps=mps, nccl_tests_dir=nccl_tests_dir, gpus_per_node=gpus_per_node,
     )  # fmt: skip
     where = placement(
         on, hosts=hosts, hostfile=hostfile, mpirun=mpirun, dry_run=dry_run, image=image,

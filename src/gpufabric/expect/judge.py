@@ -39,6 +39,10 @@ class Evidence(BaseModel):
     ranks_per_node: int | None = Field(default=None, ge=1)
     gpus_per_node: int | None = Field(default=None, ge=1)
     slow_rank: int | None = Field(default=None, ge=0, description="a rank slower than its peers")
+    slow_rank_words: str | None = Field(
+        default=None,
+        description="where that rank ran and what it cost, in words (``host h, GPU 2 ...; 77 us of 100``)",
+    )
 
 
 class Judgement(BaseModel):
@@ -70,7 +74,10 @@ def _evidence_causes(expectation: Expectation, evidence: Evidence) -> list[tuple
     if ranks is not None and gpus is not None and ranks < gpus:
         causes.append(("missing-gpu", f"{ranks} of {gpus} GPUs per node took part"))
     if evidence.slow_rank is not None:
-        causes.append(("slow-rank", f"rank {evidence.slow_rank} is slower than its peers and sets the pace"))
+        words = f" ({evidence.slow_rank_words})" if evidence.slow_rank_words else ""
+        causes.append(
+            ("slow-rank", f"rank {evidence.slow_rank} is slower than its peers and sets the pace{words}")
+        )
     if (
         expectation.path is Path.NVLINK
         and {"pcie", "shm"} & evidence.transports

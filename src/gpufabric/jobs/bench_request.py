@@ -80,6 +80,7 @@ class BenchRequest(BaseModel):
     precision: str | None = Field(default=None, description="adaptive mode: e.g. 1% or 0.01")
     budget_s: float = 2.0
     graph: bool = False
+    per_iteration: bool = False
     check: bool = True
     backend: str | None = None
     average: str = "avg"
@@ -137,6 +138,7 @@ class BenchRequest(BaseModel):
             precision=parse_precision(self.precision) if self.precision is not None else None,
             budget_s=self.budget_s,
             graph=self.graph,
+            per_iteration=self.per_iteration,
             check=self.check,
             time_reduction=self.average,
             backend=backend,

@@ -137,10 +137,13 @@ def nccl_tests_layout(
 
 
 def nccl_tests_flags(config: BenchConfig) -> list[str]:
-    """Our flags as nccl-tests' own: -d -o -r always, -G 1 for --graph, -a for a non-default --average."""
+    """Our flags as nccl-tests' own: -d -o -r always, -G 1 for --graph, -I 1 for --per-iteration (read
+    back from its -J JSON), -a for a non-default --average."""
     flags = ["-d", config.dtype, "-o", config.op, "-r", str(config.root)]
     if config.graph:  # one graph launch replaying the -n iterations; nccl-tests divides the time by both
         flags += ["-G", "1"]
+    if config.per_iteration:
+        flags += ["-I", "1"]
     if config.time_reduction != "avg":
         flags += ["-a", AVERAGE_FLAG[config.time_reduction]]
     return flags

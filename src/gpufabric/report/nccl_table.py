@@ -21,6 +21,12 @@ from typing import Literal
 
 from gpufabric.report.expected_lines import expected_lines
 from gpufabric.report.formats import Format
+from gpufabric.report.iteration_columns import (
+    iteration_cells,
+    iteration_header,
+    shows_iterations,
+    straggler_lines,
+)
 from gpufabric.report.traffic_lines import traffic_lines
 from gpufabric.results.model import Measurement, Row, RunResult, Series, fault_text
 
@@ -55,11 +61,14 @@ def _half(m: Measurement | None) -> str:
     return f"  {format_time(m.time_us)}  {algbw}  {busbw}  {wrong:>6}"
 
 
-def _row_line(row: Row) -> str:
+def _row_line(row: Row, iterations: bool = False) -> str:
+    def placed(m: Measurement | None) -> str:
+        return _half(m) + (iteration_cells(m) if iterations else "")
+
     return (
         f"{row.size_bytes:12d}  {row.count:12d}  {row.dtype:>8}  {row.redop:>6}  {row.root:6d}"
-        + _half(row.out_of_place)
-        + _half(row.in_place)
+        + placed(row.out_of_place)
+        + placed(row.in_place)
     )
 
 
@@ -153,8 +162,9 @@ def _preamble(result: RunResult, series: Series) -> list[str]:
 
 
 def render_series(result: RunResult, series: Series) -> str:
-    lines = [*_preamble(result, series), *_HEADER]
-    lines.extend(_row_line(row) for row in series.rows)
+    iterations = shows_iterations(result)
+    lines = [*_preamble(result, series), *(iteration_header(_HEADER) if iterations else _HEADER)]
+    lines.extend(_row_line(row, iterations) for row in series.rows)
     wrong = series.wrong_total
     lines.append(
         f"# Out of bounds values : {'N/A' if wrong is None else wrong} {'OK' if not wrong else 'FAILED'}"
@@ -162,6 +172,7 @@ def render_series(result: RunResult, series: Series) -> str:
     avg = series.avg_busbw_gbs
     lines.append(f"# Avg bus bandwidth    : {'N/A' if avg is None else f'{avg:g}'} ")
     lines.extend(traffic_lines(series))
+    lines.extend(straggler_lines(result, series))
     lines.append("#")
     return "\n".join(lines)
 
@@ -175,7 +186,10 @@ _WARMUP_NOTE = re.compile(
 
 
 def _table_notes(notes: list[str]) -> list[str]:
-    """The notes as the table shows them: each one, but the warm-up ones summed up in one line."""
+    """The notes as the table shows them: each one, but the warm-up ones summed up in one line, and only
+    when some size never settled. Discarding a warm-up batch that disagreed with the next is the rule
+    working (a clock ramp, one jittery batch), not news; sizes whose batches never agreed are: the run
+    was disturbed while they ran."""
     shown: list[str] = []
     discarded, collectives, unsettled = 0, set(), False
     for note in notes:
@@ -188,12 +202,11 @@ def _table_notes(notes: list[str]) -> list[str]:
             discarded += int(match["batches"])
         else:
             unsettled = True
-    if collectives:
-        settled = "; some sizes never settled" if unsettled else ""
+    if unsettled:
         shown.append(
-            f"warm-up: {discarded} unsteady batch(es) discarded in {len(collectives)} collective(s)"
-            f"{settled} (each size's detail: the result's notes, "
-            "`gpufabric show <run directory> --format json`)"
+            f"warm-up: {discarded} unsteady batch(es) discarded in {len(collectives)} collective(s); some "
+            "sizes never settled: something else ran on the GPUs or hosts (each size's detail: the "
+            "result's notes, `gpufabric show <run directory> --format json`)"
         )
     return shown
 

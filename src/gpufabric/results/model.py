@@ -42,6 +42,57 @@ class _Model(BaseModel):
 Quantity = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 
 
+STRAGGLER_SHARE = 0.25
+"""A rank whose own time exceeds its peers' by a quarter of the iteration sets the pace: a healthy eager
+sweep issues a launch in 2-6 us on every rank alike (nccl-tests' launch cost), far under that share
+from the sizes whose iteration lasts 25 us up."""
+STRAGGLER_FLOOR_US = 5.0
+"""...and by more than 5 us, so launch jitter at 8-byte sizes (6-10 us an iteration) names nobody."""
+
+
+class IterationSpread(_Model):
+    """Per-iteration timing of one placement (``bench --per-iteration``; nccl-tests 2.19's ``-I``).
+
+    ``min_us`` .. ``cv_pct`` are over every iteration of the kept batches, each iteration's time being the
+    slowest rank's (nccl-tests' per-iteration figure: the max over GPUs and processes). ``rank_max_us`` is
+    each rank's own slowest iteration. ``rank_own_us`` is each rank's host time per iteration that was not
+    spent waiting for its peers (issuing its launches, or anything that delayed it before them): in a
+    collective every rank's iteration lasts as long as the slowest one's, so only this figure shows which
+    rank the others waited for.
+    """
+
+    iterations: int = Field(ge=1, description="iterations the figures are over")
+    min_us: Quantity
+    max_us: Quantity
+    p99_us: Quantity = Field(description="99th percentile, nccl-tests' index rule")
+    cv_pct: Quantity = Field(description="population standard deviation / mean, in percent")
+    rank_max_us: list[Quantity] = Field(default_factory=list, description="each rank's own slowest iteration")
+    rank_own_us: list[Quantity] = Field(
+        default_factory=list,
+        description="each rank's host time per iteration not spent waiting for its peers (median of batches)",
+    )
+
+    @property
+    def slowest_rank(self) -> int | None:
+        """The rank whose own (not waiting) time is largest; None without per-rank figures."""
+        if not self.rank_own_us:
+            return None
+        return max(range(len(self.rank_own_us)), key=lambda r: self.rank_own_us[r])
+
+    def straggler(self, time_us: float) -> tuple[int, float] | None:
+        """(rank, microseconds per iteration) when one rank's own time exceeds the median of its peers'
+        by more than ``STRAGGLER_SHARE`` of the iteration (``time_us``) and ``STRAGGLER_FLOOR_US``: the
+        others spent that long waiting for it. None when no rank stands out."""
+        rank = self.slowest_rank
+        if rank is None or len(self.rank_own_us) < 2:
+            return None
+        peers = [own for r, own in enumerate(self.rank_own_us) if r != rank]
+        excess = self.rank_own_us[rank] - statistics.median(peers)
+        if excess > max(STRAGGLER_SHARE * time_us, STRAGGLER_FLOOR_US):
+            return rank, excess
+        return None
+
+
 class Measurement(_Model):
     """One placement (out-of-place or in-place) of one size: the numbers of an nccl-tests half-row."""
 
@@ -54,6 +105,9 @@ class Measurement(_Model):
         description="per-batch time per iteration (us), rank-reduced; empty for sources without samples",
     )
     iters_per_batch: int | None = Field(default=None, ge=1)
+    per_iteration: IterationSpread | None = Field(
+        default=None, description="per-iteration figures, when asked for (bench --per-iteration)"
+    )
 
     @property
     def median_us(self) -> float:
@@ -158,6 +212,16 @@ class RunMetadata(_Model):
     fault: str | None = Field(default=None, description="GPUFABRIC_FAULT in force during the run, if any")
     log_files: list[str] = Field(default_factory=list, description="per-rank NCCL debug logs of this run")
     notes: list[str] = Field(default_factory=list)
+
+    def rank_place(self, rank: int) -> str | None:
+        """Where ``rank`` ran, in words (``host a3-node-2, GPU 5 NVIDIA H100 80GB HBM3``); None when the
+        run recorded no device for it."""
+        device = next((d for d in self.devices if d.rank == rank), None)
+        if device is None:
+            return None
+        gpu = f"GPU {device.index}" if device.index is not None else None
+        parts = [f"host {device.host}" if device.host else None, " ".join(p for p in (gpu, device.name) if p)]
+        return ", ".join(p for p in parts if p) or None
 
     @field_validator("command")
     @classmethod

@@ -111,3 +111,25 @@ def test_hang_and_crash_on_nccl_ranks_stop_the_job(tmp_path: Path, monkeypatch: 
     config = config.model_copy(update={"run_dir": tmp_path / "crash"})
     with pytest.raises(RankFailure):
         run_bench(config, launcher=LocalLauncher(virtual_nodes=2, mps=True), ranks=2)
+
+
+@pytest.mark.skipif(shutil.which("nvidia-cuda-mps-control") is None, reason="no MPS control binary")
+def test_per_iteration_names_the_slowed_rank(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--per-iteration`` on NCCL ranks (2 virtual nodes, so one GPU does): both columns carry nccl-tests'
+    -I figures, and rank 1, slowed 2 ms before each launch, is the one its peer waited for (its sleeps
+    are its own time whatever the load; its peer's launches do not wait on the GPU)."""
+    monkeypatch.setenv("GPUFABRIC_FAULT", "slow:rank=1:delay_ms=2")
+    config = _config(
+        tmp_path, collectives=["all_reduce", "reduce"], max_bytes=64 << 10, step_factor=64, iters=5,
+        batches=2, per_iteration=True, virtual_nodes=2, mps=True, check=False,
+    )  # fmt: skip
+    result = run_bench(config, launcher=LocalLauncher(virtual_nodes=2, mps=True), ranks=2)
+    for series in result.series:
+        for row in series.rows:
+            for m in (row.out_of_place, row.in_place):
+                assert m is not None and m.per_iteration is not None
+                spread = m.per_iteration
+                assert spread.iterations == 10 and len(spread.rank_own_us) == len(spread.rank_max_us) == 2
+                assert spread.min_us <= spread.p99_us <= spread.max_us
+                assert spread.rank_own_us[1] >= 2000.0
+                assert spread.straggler(m.time_us) is not None and spread.slowest_rank == 1

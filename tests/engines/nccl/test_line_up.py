@@ -1,7 +1,8 @@
 """What comes right before a timed batch of the direct engine: a one-element all_reduce on the buffers'
-fence (a barrier: it ends when every rank has reached it), never the measured collective itself, which
-for a broadcast, reduce, gather or scatter lets some ranks run ahead. Checked on CPU with a recording
-stand-in for nccl4py's bindings and for the CUDA stream; the real calls run in the GPU suite."""
+fence (a barrier: it ends when every rank has reached it) and a wait for it, never the measured
+collective itself, which for a broadcast, reduce, gather or scatter lets some ranks run ahead. Checked
+on CPU with a recording stand-in for nccl4py's bindings and for the CUDA stream; the real calls run in
+the GPU suite."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any, cast
 
 import pytest
 
+from gpufabric.bench.config import BenchConfig
 from gpufabric.bench.semantics import layout
 from gpufabric.engines.nccl import collectives
 from gpufabric.engines.nccl.timer import DirectTimer
@@ -54,9 +56,6 @@ class _Event:
     def record(self) -> None:
         self.log.append("event")
 
-    def synchronize(self) -> None:
-        self.log.append("sync")
-
     def seconds_since(self, other: _Event) -> float:
         return 0.004
 
@@ -64,15 +63,28 @@ class _Event:
         pass
 
 
-def test_a_batch_is_line_up_then_start_event_then_the_calls_then_end_event() -> None:
+def _timed(per_iteration: bool) -> tuple[list[str], Any]:
     log: list[str] = []
-    stream = SimpleNamespace(event=lambda: _Event(log))
+    stream = SimpleNamespace(event=lambda: _Event(log), synchronize=lambda: log.append("sync"))
     work = SimpleNamespace(
         line_up=lambda: log.append("line_up"),
         launch=lambda i=0: log.append("collective (untimed)"),
         batch=lambda iters: [lambda: log.append("collective")] * iters,
     )
-    timer = DirectTimer(cast(Any, None), cast(Any, stream), cast(Any, None), rank=0, world_size=4)
-    per_call = timer.run_batch(cast(Any, work), 4)
-    assert log == ["line_up", "event", *["collective"] * 4, "event", "sync"]
-    assert per_call == pytest.approx(0.001)
+    config = BenchConfig(per_iteration=per_iteration)
+    timer = DirectTimer(config, cast(Any, stream), cast(Any, None), rank=0, world_size=4)
+    return log, timer.run_batch(cast(Any, work), 4)
+
+
+def test_a_batch_starts_with_every_gpu_idle_after_the_line_up_as_nccl_tests_does() -> None:
+    """The line-up, then waiting for it (the hosts leave together, each GPU idle), then the host clock
+    over the calls and the wait for them: nothing queued before the clock started."""
+    log, batch = _timed(per_iteration=False)
+    assert log == ["line_up", "sync", *["collective"] * 4, "sync"]
+    assert batch.iteration_s == [] and batch.per_iter_s > 0 and batch.own_s >= 0
+
+
+def test_per_iteration_puts_an_event_between_every_two_calls_as_nccl_tests_minus_i() -> None:
+    log, batch = _timed(per_iteration=True)
+    assert log == ["line_up", "sync", *["event", "collective"] * 4, "event", "sync"]
+    assert batch.iteration_s == pytest.approx([0.004] * 4)

@@ -17,6 +17,7 @@ from pathlib import Path
 from gpufabric.analysis.doctor.evidence import Evidence, Expectation
 from gpufabric.analysis.doctor.model import CheckResult, Verdict
 from gpufabric.analysis.expected import expect_run
+from gpufabric.analysis.expected.judge_run import SLOW_RANK_NOTE
 from gpufabric.results.expected import RunExpectation, SeriesExpectation, SizeJudgement
 from gpufabric.results.io import RESULT_NAME, STREAM_NAME
 from gpufabric.units import human_size
@@ -122,7 +123,15 @@ def check_busbw_expected(ev: Evidence, exp: Expectation) -> list[CheckResult]:
     logged = ev.attestation is not None and ev.attestation.has_nccl_output
     checks = [_check(series, judged, logged) for series in judged.series]
     checks += [
-        CheckResult(id="busbw-expected", title=TITLE, verdict=Verdict.SKIP, cause=note)
+        CheckResult(
+            id="slow-rank",
+            title="a rank slower than its peers",
+            verdict=Verdict.WARN,
+            cause=note,
+            fix="look at that rank's host and GPU (other processes, CPU load, clocks): every rank waits",
+        )
+        if f": {SLOW_RANK_NOTE}: " in note
+        else CheckResult(id="busbw-expected", title=TITLE, verdict=Verdict.SKIP, cause=note)
         for note in judged.notes
     ]
     return checks

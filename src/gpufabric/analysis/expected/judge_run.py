@@ -10,11 +10,11 @@ own loopback (NET/IB or EFA on one host) rather than NCCL's sockets.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from gpufabric.analysis.expected.given import GivenShape
-from gpufabric.analysis.expected.run_evidence import run_evidence
+from gpufabric.analysis.expected.run_evidence import run_evidence, straggler_words
 from gpufabric.analysis.expected.setting import RunSetting, run_setting
 from gpufabric.analysis.expected.shapes import run_hosts, shapes_of_run
 from gpufabric.collectives import ALL_COLLECTIVES, CollectiveName
@@ -24,6 +24,7 @@ from gpufabric.hardware import NodeShape
 from gpufabric.results.attestation import Attestation
 from gpufabric.results.expected import RunExpectation, SeriesExpectation, SizeJudgement
 from gpufabric.results.model import Row, RunResult, Series
+from gpufabric.units import human_size
 
 CPU_NOTE = (
     "not judged: no model for CPU ranks (gloo's TCP between processes; gpufabric.expect models NCCL's "
@@ -101,7 +102,11 @@ def _size(row: Row, measured: float, verdict: Judgement) -> SizeJudgement:
 
 
 def judge_series(
-    series: Series, shapes: Mapping[str, NodeShape], setting: RunSetting, attestation: Attestation | None
+    series: Series,
+    shapes: Mapping[str, NodeShape],
+    setting: RunSetting,
+    attestation: Attestation | None,
+    place: Callable[[int], str | None] | None = None,
 ) -> SeriesExpectation | None:
     """One collective's expectation and each size judged (None for a collective the model lacks)."""
     name = series.collective.split("#")[0]  # a repeated collective is "name#2"
@@ -115,7 +120,7 @@ def judge_series(
         if measured is None:
             continue
         expectation = _expectation(shape, collective, setting, row.size_bytes)
-        evidence = run_evidence(setting, attestation, shape, row)
+        evidence = run_evidence(setting, attestation, shape, row, place)
         sizes.append(_size(row, measured, judge(measured, expectation, evidence)))
     large = _expectation(shape, collective, setting, None)
     band = large.band
@@ -137,6 +142,30 @@ def judge_series(
         missing=list(large.missing),
         sizes=sizes,
     )
+
+
+SLOW_RANK_NOTE = "a rank slower than its peers"
+"""How a straggler note reads after the collective's name (doctor turns these into warnings)."""
+
+
+def straggler_notes(result: RunResult) -> list[str]:
+    """One note per collective whose sizes show a rank its peers waited for (``--per-iteration``): the
+    judgement's "a rank slower than its peers" where there is no band to fall below."""
+    notes = []
+    for series in result.series:
+        hits = [
+            (row, hit) for row in series.rows if (hit := straggler_words(row, result.metadata.rank_place))
+        ]
+        if not hits:
+            continue
+        ranks = sorted({hit[0] for _, hit in hits})
+        row, (rank, words) = hits[0]
+        first = human_size(row.size_bytes)
+        notes.append(
+            f"{series.collective}: {SLOW_RANK_NOTE}: rank {', '.join(map(str, ranks))} at "
+            f"{len(hits)} of {len(series.rows)} size(s); at {first} rank {rank} ({words})"
+        )
+    return notes
 
 
 def _not_modelled(setting: RunSetting) -> str | None:
@@ -163,11 +192,12 @@ def judge_run(
     notes = list(setting.notes)
     skipped = _not_modelled(setting)
     series: list[SeriesExpectation] = []
+    notes.extend(straggler_notes(result))  # with a model or without one, a rank the others waited for
     if skipped:
         notes.append(skipped)
     else:
         for one in result.series:
-            judged = judge_series(one, shapes, setting, attestation)
+            judged = judge_series(one, shapes, setting, attestation, result.metadata.rank_place)
             if judged is None:
                 notes.append(f"{one.collective}: not judged: gpufabric.expect has no model for it")
             else:

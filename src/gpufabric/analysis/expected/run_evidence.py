@@ -9,6 +9,8 @@ bytes, so an idle fabric NIC there says nothing about the fabric.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from gpufabric.analysis.expected.setting import RunSetting
 from gpufabric.expect import Evidence
 from gpufabric.expect.judge import TransportSeen
@@ -59,10 +61,31 @@ def _traffic(row: Row | None) -> tuple[int | None, int | None, bool]:
     return len(fewest.used), len(fewest.fabric), rdma_idle
 
 
+def straggler_words(row: Row, place: Callable[[int], str | None] | None = None) -> tuple[int, str] | None:
+    """(rank, words) for the rank its peers waited for at this size, from the per-iteration figures
+    (``bench --per-iteration``: ``IterationSpread.straggler``); None when none stands out or none were
+    measured."""
+    for m in (row.out_of_place, row.in_place):
+        if m is None or m.per_iteration is None:
+            continue
+        hit = m.per_iteration.straggler(m.time_us)
+        if hit is None:
+            continue
+        rank, excess_us = hit
+        where = place(rank) if place is not None else None
+        cost = f"{excess_us:.1f} us of each {m.time_us:.1f} us iteration on its own while its peers waited"
+        return rank, f"{where}: {cost}" if where else cost
+    return None
+
+
 def run_evidence(
-    setting: RunSetting, attestation: Attestation | None, shape: NodeShape, row: Row | None
+    setting: RunSetting,
+    attestation: Attestation | None,
+    shape: NodeShape,
+    row: Row | None,
+    place: Callable[[int], str | None] | None = None,
 ) -> Evidence | None:
-    """The evidence for judging ``row`` (None when there is none)."""
+    """The evidence for judging ``row`` (None when there is none). ``place`` names where a rank ran."""
     transports: set[TransportSeen] = set()
     used: int | None = None
     available: int | None = None
@@ -82,9 +105,12 @@ def run_evidence(
         if ethernet_instead:
             transports.add("socket")
     gpus = shape.gpus_per_node if not setting.virtual else None
-    if not (transports or used is not None or gdr is not None or gpus):
+    slow = straggler_words(row, place) if row is not None else None
+    if not (transports or used is not None or gdr is not None or gpus or slow):
         return None
     return Evidence(
+        slow_rank=slow[0] if slow else None,
+        slow_rank_words=slow[1] if slow else None,
         transports=frozenset(transports),
         nics_used=used,
         nics_available=available,

@@ -79,8 +79,9 @@ class Workload:
     """False where nccl-tests prints N/A for #wrong (in-place alltoall, alltoallv and sendrecv)."""
     line_up: Callable[[], None]
     """A one-element float all_reduce (a type every NCCL algorithm takes), launched untimed before a
-    batch: it ends only when every rank has reached it, so the start events that follow are aligned
-    (nccl-tests barriers before its timer). The collective itself cannot do this: a broadcast's root, or
+    batch and waited for: it ends only when every rank has reached it, so the hosts leave their waits
+    at the same moment and start their clocks together (nccl-tests barriers before its timer). The
+    collective itself cannot do this: a broadcast's root, or
     reduce's and gather's senders, finish as soon as their data fits NCCL's buffers, before the others
     start (on 4 H100s a 1 MB broadcast timed after such a line-up read 48 us a call, nccl-tests 13 us)."""
 

@@ -183,7 +183,7 @@ def _static_metadata(info: Any, nccl_lib: Any, here: NodeSnapshot | None) -> dic
             "engine": ENGINE_NAME,
             "nccl_library": nccl_lib.path,
             "nccl_library_origin": nccl_lib.origin,
-            "timing": "cuda events around each batch (NCCL called directly, no stream hold)",
+            "timing": "host clock from a line-up to the stream's end, as nccl-tests (NCCL called directly)",
         },
     }
 

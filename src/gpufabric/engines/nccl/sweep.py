@@ -101,7 +101,8 @@ def run_collective(collective: str, config: BenchConfig, ctx: SweepContext, note
                     dtype=config.dtype, op=op_name, root=max(root, 0), rank=ctx.rank,
                     nccl_version=ctx.version,
                 )  # fmt: skip
-                slowed = [slowed_launch(fault, ctx.rank, call, ctx.stream.synchronize) for call in work.calls]
+                waited = ctx.timer.waits.timed(ctx.stream.synchronize)  # not this rank's own time
+                slowed = [slowed_launch(fault, ctx.rank, call, waited) for call in work.calls]
                 if all(call is not None for call in slowed):
                     work.calls = [call for call in slowed if call is not None]
                 samples = _measure(ctx, work, collective, shape.size_bytes, warm=not in_place)
@@ -124,6 +125,8 @@ def run_collective(collective: str, config: BenchConfig, ctx: SweepContext, note
                 if ctx.rank == 0:
                     timing_log.add(shape.size_bytes, in_place, samples)
             calls = ctx.timer.launches - launched + check_launches
+            if ctx.traffic is not None:
+                ctx.stream.synchronize()  # this rank's last call of the size is over before the line-up
             moved = ctx.traffic.finish(shape, calls) if ctx.traffic is not None else []
             if ctx.rank != 0:
                 continue

@@ -1,16 +1,25 @@
-"""Timed batches of the direct engine: CUDA events around ``n`` launches (or one graph of them).
+"""Timed batches of the direct engine: what nccl-tests' ``BenchTime`` times, on every rank.
 
 The rules are the torch engine's (``bench.batches``: warm-up, stabilisation, ``-n`` or adaptive batches,
 rank 0 decides when to stop), with one difference that is the point of this engine: a launch is NCCL's
 own call (~1.4 us of Python on one H100), so no stream hold is needed to keep host time out of large
 sizes, and below them the time includes NCCL's launch cost exactly as nccl-tests' does.
 
-Per batch: an untimed one-element all_reduce lines the ranks up (it ends at the same moment everywhere, as
-nccl-tests' barrier before its timer does; ``Workload.line_up`` says why not the collective itself),
-then the start event, the batch, the end event. With ``graph`` the batch
-is one replay of a CUDA graph of ``n`` captured launches (nccl-tests ``-G``), captured once per size
-and replayed once untimed first (the first replay uploads the graph).
+Per batch, as nccl-tests 2.19 times one (docs/engines.md, "What nccl-tests times, and what we time"):
+every rank's GPU idle and every host released at the same moment, then a host clock from that moment
+over ``n`` launches and the wait for the stream, divided by ``n``. nccl-tests releases its ranks with
+``MPI_Barrier`` after synchronising its stream; we release them with an untimed one-element all_reduce
+(``Workload.line_up``: it ends at the same moment on every GPU) and a stream synchronisation after it,
+which leaves every host within a few microseconds of the others without MPI. The GPU is idle when the
+clock starts: launches queued behind the line-up before the clock started (as an event-timed batch had
+them) let a rooted collective's senders run ahead of their root inside the timed region, which read
+reduce at 0.6x nccl-tests' time in one run and 1.0x in the next. With ``graph`` the batch is one replay
+of a CUDA graph of ``n`` captured launches (nccl-tests ``-G``), captured once per size and replayed once
+untimed first (the first replay uploads the graph).
+
 Per-batch times travel over the control channel (never NCCL) and are reduced like nccl-tests ``-a``.
+With ``per_iteration`` (nccl-tests ``-I``) a CUDA event sits between every two launches, and every
+rank's iteration times and own time (``bench.per_iteration``) travel with its batch time.
 ``launches`` counts the collective calls that ran (warm-up, batches, graph replays), outside the timed
 region, for the NIC traffic each size must account for (``bench.traffic``).
 """
@@ -18,13 +27,26 @@ region, for the NIC traffic each size must account for (``bench.traffic``).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from gpufabric.bench.batches import STOP_REASONS, BatchLog, Samples, batch_iters, samples_of, stop_code
 from gpufabric.bench.config import BenchConfig
+from gpufabric.bench.per_iteration import BatchDetail, WaitClock, detail_of, rank_row, reduced
 from gpufabric.engines.nccl.collectives import Workload
 from gpufabric.engines.nccl.control import ControlPlane
 from gpufabric.engines.nccl.cuda import Graph, Stream
+
+
+@dataclass(frozen=True)
+class DirectBatch:
+    """One batch on this rank: seconds per iteration (the host clock), this rank's own seconds per
+    iteration (issuing its launches, less what they waited for the device), and each iteration's
+    seconds by CUDA events (``per_iteration`` only)."""
+
+    per_iter_s: float
+    own_s: float
+    iteration_s: list[float]
+
 
 WARM_BEFORE_CAPTURE = 3
 """Launches that warm the communicator's connections before a capture (torch requires it too)."""
@@ -39,36 +61,49 @@ class DirectTimer:
     world_size: int
     launches: int = 0
     """Collective calls run so far (the line-up's one-element all_reduce is not one of them)."""
+    waits: WaitClock = field(default_factory=WaitClock)
+    """Time this rank's launches spent waiting for the device (the ``slow`` fault's launches do)."""
 
     def reduce_time(self, seconds: float) -> float:
         """This batch's per-iteration time reduced over the ranks (avg, min or max: nccl-tests ``-a``)."""
-        everyone = self.control.allgather(seconds)
-        mode = self.config.time_reduction
-        if mode == "min":
-            return float(min(everyone))
-        if mode == "max":
-            return float(max(everyone))
-        return float(sum(everyone)) / len(everyone)
+        return reduced([float(s) for s in self.control.allgather(seconds)], self.config.time_reduction)
 
-    def run_batch(self, work: Workload, iters: int, graph: Graph | None = None) -> float:
-        """One timed batch on this rank: seconds per iteration."""
-        start, end = self.stream.event(), self.stream.event()
+    def reduce_batch(self, batch: DirectBatch) -> tuple[float, BatchDetail | None]:
+        """The rank-reduced time of a batch, and (``per_iteration``) every rank's figures in one detail."""
+        if not self.config.per_iteration:
+            return self.reduce_time(batch.per_iter_s), None
+        rows = self.control.allgather([batch.per_iter_s, *rank_row(batch.own_s, batch.iteration_s)])
+        seconds = [float(row[0]) for row in rows]
+        return reduced(seconds, self.config.time_reduction), detail_of([row[1:] for row in rows])
+
+    def run_batch(self, work: Workload, iters: int, graph: Graph | None = None) -> DirectBatch:
+        """One timed batch on this rank."""
         calls = work.batch(iters) if graph is None else []
+        marks = [self.stream.event() for _ in range(iters + 1)] if self.config.per_iteration else []
         self.launches += iters
         try:
-            work.line_up()  # untimed: every rank is here
-            start.record()
+            work.line_up()  # untimed: ends at the same moment on every GPU ...
+            self.stream.synchronize()  # ... and releases every host then, each GPU idle
+            self.waits.reset()
+            start = time.perf_counter()
             if graph is not None:
                 graph.launch()
+            elif marks:
+                for mark, call in zip(marks, calls, strict=False):
+                    mark.record()
+                    call()
+                marks[-1].record()
             else:
                 for call in calls:
                     call()
-            end.record()
-            end.synchronize()
-            return end.seconds_since(start) / iters
+            own = time.perf_counter() - start - self.waits.waited_s
+            self.stream.synchronize()
+            elapsed = time.perf_counter() - start
+            iteration_s = [marks[i + 1].seconds_since(marks[i]) for i in range(len(marks) - 1)]
+            return DirectBatch(elapsed / iters, own / iters, iteration_s)
         finally:
-            start.destroy()
-            end.destroy()
+            for mark in marks:
+                mark.destroy()
 
     def capture(self, work: Workload, iters: int) -> Graph:
         for i in range(WARM_BEFORE_CAPTURE):
@@ -110,7 +145,7 @@ class DirectTimer:
             iters = config.iters
         else:
             warmup = max(config.warmup, 1)
-            first = self.run_batch(work, warmup)
+            first = self.run_batch(work, warmup).per_iter_s
             iters = batch_iters(first, config)
             if config.batch_floor_s > 0:
                 iters = int(self.control.broadcast(iters))  # every rank must run the same count
@@ -119,9 +154,9 @@ class DirectTimer:
         ran, reason, started = 0, "", time.monotonic()
         try:
             while True:
-                value_us = self.reduce_time(self.run_batch(work, iters, graph)) * 1e6
+                seconds, detail = self.reduce_batch(self.run_batch(work, iters, graph))
                 ran += 1
-                log.add(value_us)
+                log.add(seconds * 1e6, detail)
                 code = 0
                 if self.rank == 0:
                     code = stop_code(log, config, elapsed_s=time.monotonic() - started, ran=ran)

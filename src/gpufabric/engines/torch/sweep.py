@@ -83,7 +83,9 @@ def run_collective(
                 root=max(root, 0),
                 rank=rank,
             )
-            slow = slowed_launch(fault, rank, work.launch, _synchronizer(device))
+            if device.type != "cuda":  # a gloo call blocks until its peers are in: waiting, not own time
+                work = dataclasses.replace(work, launch=timer.waits.timed(work.launch))
+            slow = slowed_launch(fault, rank, work.launch, timer.waits.timed(_synchronizer(device)))
             if slow is not None:
                 work = dataclasses.replace(work, launch=slow, synchronizes=True)
             work = dataclasses.replace(work, launch=launches.wrap(work.launch))
@@ -102,6 +104,8 @@ def run_collective(
             if rank == 0:
                 timing_log.add(shape.size_bytes, in_place, samples)
         # A CUDA graph replays launches the host never sees: then the calls are unknown.
+        if traffic is not None:
+            _synchronizer(device)()  # this rank's last call of the size is over before the line-up
         moved = traffic.finish(shape, None if config.graph else launches.calls) if traffic else []
         if rank != 0:
             continue

@@ -31,6 +31,7 @@ rank runs the same number of batches even though their clocks differ.
 
 from __future__ import annotations
 
+import itertools
 import time
 from typing import Any
 
@@ -48,6 +49,7 @@ from gpufabric.bench.batches import (
     stop_code,
 )
 from gpufabric.bench.config import BenchConfig
+from gpufabric.bench.per_iteration import BatchDetail, WaitClock, detail_of, rank_row, reduced
 from gpufabric.engines.torch.ops import Workload
 
 _SLEEP_CAP_S = 0.2
@@ -86,6 +88,8 @@ class BatchTimer:
         self.hold_everywhere = self.cuda and config.hold_stream
         self._sleep_cycles_per_s: float | None = None
         self._fence: torch.Tensor | None = None
+        self.waits = WaitClock()
+        """Host time this rank's launches spent waiting for peers (``bench.per_iteration``)."""
 
     def holds(self, size_bytes: int) -> bool:
         """Whether batches of this size are timed with the stream held (see BenchConfig.hold_stream_*)."""
@@ -105,6 +109,18 @@ class BatchTimer:
         dist.all_reduce(value, op=op, group=self.group)
         result = float(value.item())
         return result / self.world_size if mode == "avg" else result
+
+    def reduce_batch(self, batch: BatchTime) -> tuple[float, BatchDetail | None]:
+        """The rank-reduced time of a batch, and (``per_iteration``) every rank's figures in one detail."""
+        if not self.config.per_iteration:
+            return self.reduce_time(batch.per_iter_s), None
+        mine = self._tensor([batch.per_iter_s, *rank_row(batch.own_s, batch.iteration_s)])
+        everyone = [torch.empty_like(mine) for _ in range(self.world_size)]
+        dist.all_gather(everyone, mine, group=self.group)
+        rows = [[float(v) for v in t.tolist()] for t in everyone]
+        return reduced([row[0] for row in rows], self.config.time_reduction), detail_of(
+            [row[1:] for row in rows]
+        )
 
     def any_rank(self, flag: bool) -> bool:
         """True on every rank when ``flag`` is True on any rank."""
@@ -144,14 +160,22 @@ class BatchTimer:
         return self._sleep_cycles_per_s
 
     def run_batch(self, work: Workload, iters: int, graph: Any = None, hold_s: float = 0.0) -> BatchTime:
-        """One timed batch on this rank."""
+        """One timed batch on this rank (``per_iteration``: with an event or a clock reading between
+        every two launches, nccl-tests ``-I``)."""
+        per_iteration = self.config.per_iteration and graph is None
         if not self.cuda:  # the CPU path aligns the ranks (of the group) with a barrier
             dist.barrier(group=self.group)
+            self.waits.reset()
             start = time.perf_counter()
+            stamps = [start]
             for _ in range(iters):
                 work.launch()
+                if per_iteration:
+                    stamps.append(time.perf_counter())
             elapsed = time.perf_counter() - start
-            return BatchTime(elapsed / iters, elapsed)
+            own = (elapsed - self.waits.waited_s) / iters
+            steps = [b - a for a, b in itertools.pairwise(stamps)]
+            return BatchTime(elapsed / iters, elapsed, own_s=own, iteration_s=steps)
         held_event = None
         if hold_s > 0:
             _cuda._sleep(int(min(hold_s, _SLEEP_CAP_S) * self._calibrate_sleep()))
@@ -161,18 +185,27 @@ class BatchTimer:
         self._line_up()
         start_event = _cuda.Event(enable_timing=True)
         end_event = _cuda.Event(enable_timing=True)
+        marks = [_cuda.Event(enable_timing=True) for _ in range(iters - 1)] if per_iteration else []
         start_event.record()
+        self.waits.reset()
+        issue_start = time.perf_counter()
         if graph is not None:
             graph.replay()
         else:
-            for _ in range(iters):
+            for i in range(iters):
+                if 0 < i <= len(marks):
+                    marks[i - 1].record()
                 work.launch()
         end_event.record()
         host_enqueue = time.perf_counter() - host_start
+        own = (time.perf_counter() - issue_start - self.waits.waited_s) / iters
         # If the sleep is already over, the GPU may have waited for the host inside the timed region.
         held = held_event is None or not held_event.query()
         end_event.synchronize()
-        return BatchTime(start_event.elapsed_time(end_event) / 1e3 / iters, host_enqueue, held)
+        bounds = [start_event, *marks, end_event] if per_iteration else []
+        steps = [a.elapsed_time(b) / 1e3 for a, b in itertools.pairwise(bounds)]
+        per_iter = start_event.elapsed_time(end_event) / 1e3 / iters
+        return BatchTime(per_iter, host_enqueue, held, own_s=own, iteration_s=steps)
 
     def _line_up(self) -> None:
         """Untimed: a one-element all_reduce, which ends only when every rank of the group has reached it
@@ -232,9 +265,9 @@ class BatchTimer:
                 unheld += 1
                 hold_s = min(hold_s * 2, _SLEEP_CAP_S)
                 keep = False
-            value_us = self.reduce_time(batch.per_iter_s) * 1e6
+            seconds, detail = self.reduce_batch(batch)
             if keep:  # every rank keeps the (identical) reduced times; only rank 0's become rows
-                log.add(value_us)
+                log.add(seconds * 1e6, detail)
             code = 0
             if self.rank == 0:
                 code = stop_code(log, config, elapsed_s=time.monotonic() - started, ran=ran)

@@ -28,7 +28,7 @@ from pydantic import ValidationError
 
 from gpufabric.errors import InputError
 from gpufabric.redact import redact_env
-from gpufabric.results.model import Device, Measurement, Row, RunMetadata, RunResult, Series
+from gpufabric.results.model import Device, IterationSpread, Measurement, Row, RunMetadata, RunResult, Series
 from gpufabric.results.readers.collective_names import name_from_file, program_name
 from gpufabric.results.readers.nccl_header import nccl_version_from_code
 
@@ -68,6 +68,25 @@ def _measurement(data: Any, per_iter: Any) -> Measurement | None:
         wrong=int(float(nwrong)) if nwrong not in (None, "nan") else None,
         samples_us=[float(t) for t in samples],
         iters_per_batch=1 if samples else None,
+        per_iteration=_spread(per_iter),
+    )
+
+
+def _spread(per_iter: Any) -> IterationSpread | None:
+    """nccl-tests 2.19's ``-I`` summary (``writePerIterReport``): its min, max, p99 and CV, and each
+    process's slowest iteration from ``per_process_max_times_us`` (its own time is not in it)."""
+    keys = ("min_us", "max_us", "p99_us", "cv_pct")
+    if not isinstance(per_iter, dict) or any(not isinstance(per_iter.get(k), int | float) for k in keys):
+        return None
+    times = per_iter.get("times_us") or []
+    processes = per_iter.get("per_process_max_times_us") or []
+    return IterationSpread(
+        iterations=max(len(times), 1),
+        min_us=float(per_iter["min_us"]),
+        max_us=float(per_iter["max_us"]),
+        p99_us=float(per_iter["p99_us"]),
+        cv_pct=float(per_iter["cv_pct"]),
+        rank_max_us=[max(float(t) for t in row) for row in processes if row],
     )
 
 

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Issue #36 items 2-4 on a 4-GPU machine (nvidia-h100-x4 or nvidia-h200-x4): every collective 8 B - 1 GB
+# side by side with nccl-tests built there (3 runs each, median of 3 vs median of 3, default mode), one
+# collective alone against the same after the nine others, the warm-up note in the 3 clean runs and with
+# a matmul started on one GPU mid-run, and a --per-iteration run. Raw outputs kept; the ratio summary last.
+#   benchmarks/gpu_timing.sh     # ~7 min on 4x H200; needs .whl/ and .gpurun/nccl-tests carried
+# What comes back: summary.txt, timing.log, ratios.md, alone.md, timing-runs.tgz.
+set -u
+START=$(date +%s)
+LOG="${OUT:-/tmp/gpufabric-out}/timing.log"
+source "$(dirname "$0")/gpu_lib.sh"
+: > "$LOG"
+gpu_python_setup
+N=$(timeout 30 nvidia-smi -L | wc -l)
+say "host $(hostname) $(date -u +%FT%TZ): $N x $(timeout 30 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
+timeout 30 nvidia-smi topo -m >>"$LOG" 2>&1
+R="$OUT/runs"; mkdir -p "$R"
+SIZES=(-b 8 -e 1G -f 2 -n 20 -w 5)
+TEN=(all_reduce all_gather reduce_scatter alltoall broadcast reduce gather scatter sendrecv alltoallv)
+ALONE=reduce  # a rooted collective: the one whose small sizes moved most with what ran before it
+build_nccl_tests
+B=$NT/build
+record "nccl-tests build: exit $? ($(ls $B/*_perf 2>/dev/null | wc -l) binaries), $N GPUs"
+MPI=(mpirun --allow-run-as-root --oversubscribe -np "$N" -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE)
+# A step that would start after BUDGET_S of the script is skipped and says so (the session's limit is 10 min).
+BUDGET_S=${BUDGET_S:-400}
+in_budget() { [ $(( $(date +%s) - START )) -lt "$BUDGET_S" ] || { record "skipped (time budget $BUDGET_S s): $1"; return 1; }; }
+
+# Clean runs, interleaved so drift over the session falls on both sides alike: nccl-tests' ten binaries
+# (one process per GPU, -c 0: our --no-check), then our one command of all ten.
+for run in 1 2 3; do
+  in_budget "clean run $run and later" || break
+  t0=$(now); failed=0
+  for c in "${TEN[@]}"; do
+    timeout 45 "${MPI[@]}" "$B/${c}_perf" "${SIZES[@]}" -c 0 -g 1 >"$R/nt-$run-$c.txt" 2>&1 || failed=$((failed + 1))
+  done
+  record "nccl-tests run $run: ten collectives, $failed failed, wall $(since "$t0") s"
+  t0=$(now)
+  timeout 150 $GF bench -c all,gather,scatter,alltoallv "${SIZES[@]}" --no-check --no-progress \
+    --run-dir "$R/o-all-$run" >"$R/o-all-$run.txt" 2>&1
+  record "gpufabric run $run: ten collectives, exit $? wall $(since "$t0") s, never-settled notes: $(grep -c 'never settled' "$R/o-all-$run.txt")"
+done
+
+# One collective alone, 3 runs: compared with the same collective in the three commands of ten.
+for run in 1 2 3; do
+  in_budget "$ALONE alone run $run" || break
+  timeout 60 $GF bench -c $ALONE "${SIZES[@]}" --no-check --no-progress --run-dir "$R/o-alone-$run" \
+    >"$R/o-alone-$run.txt" 2>&1
+  record "gpufabric $ALONE alone run $run: exit $?, never-settled notes: $(grep -c 'never settled' "$R/o-alone-$run.txt")"
+done
+
+# A disturbed run: a matmul loop on GPU 1 from the first row on (mid-run: init and the first size clean).
+in_budget "the loaded run" && {
+timeout 120 $GF bench -c all_reduce,reduce "${SIZES[@]}" --no-check --no-progress --run-dir "$R/o-loaded" \
+  >"$R/o-loaded.txt" 2>&1 &
+bench=$!
+for _ in $(seq 1 300); do grep -qE '^ +[0-9]+ ' "$R/o-loaded.txt" 2>/dev/null && break; sleep 0.2; done
+CUDA_VISIBLE_DEVICES=1 timeout 100 python3 -c "
+import torch
+a = torch.randn(8192, 8192, device='cuda')
+while True:
+    a = (a @ a).clamp_(-1, 1)
+" >"$R/matmul.txt" 2>&1 &
+load=$!
+wait $bench; rc=$?
+kill $load 2>/dev/null; wait $load 2>/dev/null
+record "gpufabric with a matmul on GPU 1 from the first row: exit $rc, never-settled notes: $(grep -c 'never settled' "$R/o-loaded.txt")"
+}
+
+# Per-iteration figures (nccl-tests -I) of one clean command, and nccl-tests' own -I beside it.
+in_budget "the --per-iteration runs" && {
+timeout 60 $GF bench -c all_reduce,reduce -b 8 -e 64M -f 4 -n 20 -w 5 --no-check --no-progress --per-iteration \
+  --run-dir "$R/o-per-iteration" >"$R/o-per-iteration.txt" 2>&1
+record "gpufabric --per-iteration: exit $?, straggler lines: $(grep -c '^# straggler' "$R/o-per-iteration.txt")"
+timeout 45 "${MPI[@]}" "$B/all_reduce_perf" -b 8 -e 64M -f 4 -n 20 -w 5 -c 0 -g 1 -I 1 >"$R/nt-per-iteration.txt" 2>&1
+record "nccl-tests all_reduce -I 1: exit $?"
+}
+
+theirs=(); ours=()
+for run in 1 2 3; do
+  [ -s "$R/o-all-$run/result.json" ] || continue  # a run the budget skipped, or one that failed
+  files=$(printf "$R/nt-$run-%s.txt," "${TEN[@]}")
+  theirs+=("${files%,}"); ours+=("$R/o-all-$run/result.json")
+done
+timeout 120 python3 benchmarks/timing_ratios.py --theirs "${theirs[@]}" --ours "${ours[@]}" >"$OUT/ratios.md" 2>&1
+record "ratios (median of 3 vs median of 3): exit $?"
+alone=("$R"/o-alone-*/result.json)
+timeout 60 python3 benchmarks/timing_ratios.py --theirs "${ours[@]}" --ours "${alone[@]}" \
+  --label-theirs after-nine --label-ours alone >"$OUT/alone.md" 2>&1
+record "$ALONE alone vs after the nine others: $(grep -h '^summary' "$OUT/alone.md" | cut -c1-200)"
+tar -czf "$OUT/timing-runs.tgz" -C "$OUT" runs 2>/dev/null && rm -rf "$R"
+print_summary
+echo "================ ratios per collective (ours / nccl-tests, median of 3 runs each)"
+grep -h '^summary' "$OUT/ratios.md"
