@@ -21,6 +21,7 @@ from gpufabric.results.io import sniff_json, write_model_json
 from gpufabric.results.model import RunMetadata
 from gpufabric.results.readers.train_document import is_train_document
 from gpufabric.train.config import ModelSpec, Strategy
+from gpufabric.train.peaks import PeakFlops
 
 TRAIN_SCHEMA_VERSION = 1
 CollectiveKind = Literal["all_reduce", "reduce_scatter", "all_gather"]
@@ -59,6 +60,13 @@ class CollectiveCall(_Model):
     isolated_ms: float | None = Field(
         default=None, description="median time of this call alone (the probe), slowest rank"
     )
+    phase: Literal["forward", "backward"] = Field(default="backward", description="when it is issued")
+    ready_at: float = Field(
+        default=0.0, ge=0, le=1, description="fraction of the phase after which it can start"
+    )
+    needed_at: float | None = Field(
+        default=None, description="fraction of the phase where compute waits for it; None: the optimizer"
+    )
 
 
 class CommPayload(_Model):
@@ -72,6 +80,24 @@ class CommPayload(_Model):
     isolated_ms: float | None = Field(
         default=None, description="median of the probe's rounds: every call of one step, back to back"
     )
+    latency_ms: float | None = Field(
+        default=None, description="per-call cost of a collective moving nothing (a 1-element all-reduce)"
+    )
+
+    @property
+    def bytes_total(self) -> int:
+        return self.bytes_all_reduced + self.bytes_reduce_scattered + self.bytes_all_gathered
+
+
+class PhaseSplit(_Model):
+    """Where forward and backward end inside each step (ms from its start), synced and twin: exposed
+    communication is read at the end of backward, so the optimizer (sharded under FSDP, whole in its
+    twin) is not counted as communication."""
+
+    synced_forward: StepTimes
+    synced_backward: StepTimes
+    compute_forward: StepTimes
+    compute_backward: StepTimes
 
 
 class Prediction(_Model):
@@ -79,8 +105,18 @@ class Prediction(_Model):
 
     busbw_source: str = Field(description="'probe' (this run, at the bucket sizes) or a bench result file")
     effective_busbw_gbs: float
-    predicted_comm_ms: float = Field(description="sum over calls of size x bus factor / busbw(size)")
-    measured_comm_ms: float = Field(description="step time with sync - step time without (exposed comm)")
+    predicted_comm_ms: float = Field(description="exposed communication predicted by the overlap model")
+    measured_comm_ms: float = Field(description="end of backward with sync - without (exposed comm)")
+    serial_comm_ms: float | None = Field(
+        default=None, description="sum over calls of size x bus factor / busbw (older documents: None)"
+    )
+    latency_total_ms: float = Field(default=0.0, description="calls x the per-call cost of an empty one")
+    forward_stall_ms: float = Field(default=0.0, description="of the prediction: compute waiting in forward")
+
+    @property
+    def wire_ms(self) -> float:
+        """The calls' serial time; an older document predicted exactly that (no overlap model)."""
+        return self.serial_comm_ms if self.serial_comm_ms is not None else self.predicted_comm_ms
     isolated_comm_ms: float | None = None
     agreement_pct: float = Field(description="measured / predicted x 100")
     predicted_share: float = Field(description="predicted / (compute + predicted): the no-overlap share")
@@ -117,6 +153,8 @@ class TrainResult(_Model):
     comm: CommPayload
     prediction: Prediction | None = None
     scaling: Scaling | None = None
+    phases: PhaseSplit | None = None
+    peak: PeakFlops | None = Field(default=None, description="the GPU's dense bf16 peak (MFU's denominator)")
     attestation: Attestation | None = Field(
         default=None, description="what this run's NCCL logs say it used; None without NCCL logs (gloo)"
     )
@@ -135,12 +173,52 @@ class TrainResult(_Model):
 
     @property
     def comm_ms(self) -> float:
-        """Exposed communication per step: what the step pays beyond its compute."""
+        """Exposed communication per step: what the step pays beyond its compute, up to the end of
+        backward where the phases were recorded (older documents: the whole step)."""
+        if self.phases is not None:
+            return max(0.0, self.phases.synced_backward.mean_ms - self.phases.compute_backward.mean_ms)
         return max(0.0, self.step.mean_ms - self.compute.mean_ms)
+
+    @property
+    def tokens_per_step(self) -> int:
+        return self.global_batch * self.model.seq_len
+
+    @property
+    def mfu(self) -> float | None:
+        """Model FLOPs utilisation: achieved training FLOP/s per GPU / the GPU's dense bf16 peak."""
+        if self.peak is None or self.peak.tflops is None:
+            return None
+        per_gpu = self.tokens_per_s / self.world_size * self.model.flops_per_token()
+        return per_gpu / (self.peak.tflops * 1e12)
+
+
+class ABRoundRun(_Model):
+    """One job of a training A/B: its round and side, where it ran, what it measured."""
+
+    round: int
+    side: str
+    run_dir: str
+    tokens_per_s: float
+    step_ms: float
+    exposed_comm_ms: float
+
+
+class BusbwSpeedup(_Model):
+    """busbw of one of the step's collectives at its own size, each side's probe (median over rounds)."""
+
+    kind: CollectiveKind
+    size_bytes: int
+    on_gbs: float
+    off_gbs: float
+
+    @property
+    def speedup(self) -> float:
+        return self.on_gbs / self.off_gbs if self.off_gbs > 0 else 0.0
 
 
 class TrainAB(_Model):
-    """The same training benchmark with the fabric on and off (profiles of ``planner.ab_profiles``)."""
+    """The same training benchmark with the fabric on and off (profiles of ``planner.ab_profiles``), in
+    ABBA rounds; ``on``/``off`` are each side's first run, ``jobs`` every run in the order it ran."""
 
     schema_version: int = TRAIN_SCHEMA_VERSION
     kind: Literal["train-ab"] = "train-ab"
@@ -151,10 +229,20 @@ class TrainAB(_Model):
     off_description: str = ""
     off_env: dict[str, str] = Field(default_factory=dict)
     off_unset: list[str] = Field(default_factory=list)
+    rounds: int = 1
+    jobs: list[ABRoundRun] = Field(default_factory=list)
+    pooled_speedup: float | None = Field(
+        default=None, description="mean step time off / on over every round's steps (= tokens/s on / off)"
+    )
+    speedup_low: float | None = Field(default=None, description="95% bootstrap interval, as bench --ab's")
+    speedup_high: float | None = None
+    busbw: list[BusbwSpeedup] = Field(default_factory=list)
 
     @property
     def speedup(self) -> float:
-        """samples/s with the fabric on / samples/s with it off."""
+        """tokens/s with the fabric on / off: every round pooled, else the two runs (older documents)."""
+        if self.pooled_speedup is not None:
+            return self.pooled_speedup
         return self.on.samples_per_s / self.off.samples_per_s
 
 
