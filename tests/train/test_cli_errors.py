@@ -21,7 +21,10 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--model", "huge"], "Error: --model: unknown size 'huge'; choose from auto, tiny, small, medium, gpt-350m"),
+        (
+            ["--model", "huge"],
+            "Error: --model: unknown size 'huge'; choose from auto, tiny, small, medium, gpt-350m",
+        ),
         (["--strategy", "zero3"], "Error: --strategy: unknown value 'zero3'; choose from ddp, fsdp"),
         (["--format", "html"], "Error: --format: unknown value 'html'; choose from table, json, markdown"),
         (["--on", "kubernetes"], "Error: --on: unknown value 'kubernetes'; choose from local, mpirun, slurm"),

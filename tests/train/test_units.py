@@ -27,7 +27,9 @@ def test_parameter_count_matches_the_real_module(name: str) -> None:
     assert model.head.weight is model.tokens.weight  # tied: counted once
 
 
-@pytest.mark.parametrize(("name", "published"), [("gpt-350m", 350e6), ("gpt-760m", 760e6), ("gpt-1.3b", 1.3e9)])
+@pytest.mark.parametrize(
+    ("name", "published"), [("gpt-350m", 350e6), ("gpt-760m", 760e6), ("gpt-1.3b", 1.3e9)]
+)
 def test_gpu_presets_are_the_sizes_their_names_say(name: str, published: float) -> None:
     # The GPT-3 paper's Table 2.1 rounds its model sizes; the shapes here reproduce them within 2%.
     assert MODEL_PRESETS[name].parameter_count() == pytest.approx(published, rel=0.02)
@@ -36,7 +38,9 @@ def test_gpu_presets_are_the_sizes_their_names_say(name: str, published: float) 
 def test_model_overrides_and_their_errors() -> None:
     spec = model_spec("small", layers=2, hidden=512)
     assert (spec.layers, spec.hidden, spec.heads) == (2, 512, 8)
-    with pytest.raises(UsageError, match="--model: unknown size 'huge'; choose from auto, tiny, small, medium, gpt-350m"):
+    with pytest.raises(
+        UsageError, match="--model: unknown size 'huge'; choose from auto, tiny, small, medium, gpt-350m"
+    ):
         model_spec("huge")
     with pytest.raises(UsageError, match="--hidden: 100 is not divisible by 3"):
         model_spec("tiny", hidden=100, heads=3)

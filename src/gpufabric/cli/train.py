@@ -20,8 +20,7 @@ from gpufabric.cli._common import choice, parse_env_pairs
 from gpufabric.errors import InputError
 from gpufabric.outputs import is_stdout
 from gpufabric.report import TRAIN_FORMATS, Format, choices
-from gpufabric.train import MODEL_PRESETS
-from gpufabric.train.model_shape import AUTO_MODEL, CPU_DEFAULT_MODEL, GPU_DEFAULT_MODEL
+from gpufabric.train import AUTO_MODEL, CPU_DEFAULT_MODEL, GPU_DEFAULT_MODEL, MODEL_PRESETS
 
 FORMATS: tuple[str, ...] = choices(*TRAIN_FORMATS)
 
@@ -47,6 +46,9 @@ def train_bench(
     ),
     device: str = typer.Option("auto", "--device", help="auto, cuda or cpu"),
     bucket_mb: float = typer.Option(25.0, "--bucket-mb", min=0.001, help="DDP gradient bucket size (MB)"),
+    prefetch: bool = typer.Option(
+        True, "--prefetch/--no-prefetch", help="fsdp: explicit prefetch of the next block (off: FSDP2's own)"
+    ),
     probe_iters: int = typer.Option(10, "--probe-iters", min=2, help="rounds of the collective probe"),
     scaling: bool = typer.Option(True, "--scaling/--no-scaling", help="time the 1-rank baseline too"),
     ab: bool = typer.Option(False, "--ab", help="run with the fabric on and off; print the speed-up"),
@@ -82,8 +84,7 @@ def train_bench(
 ) -> None:
     """Train a GPT-style model data-parallel on synthetic data: tokens/s, MFU, exposed comm vs busbw."""
     from gpufabric.jobs import Execution, TrainRequest, prepare_train, run_train_job, train_placement
-    from gpufabric.report import render_document, render_train
-    from gpufabric.report.train_render import what_runs
+    from gpufabric.report import render_document, render_train, what_runs
     from gpufabric.train import read_train_document
 
     output = Format(choice("--format", fmt, FORMATS))
@@ -106,6 +107,7 @@ def train_bench(
     request = TrainRequest(
         model=model, layers=layers, hidden=hidden, batch_size=batch_size, steps=steps,
         warmup_steps=warmup_steps, strategy=strategy, backend=backend, device=device, bucket_mb=bucket_mb,
+        prefetch=prefetch,
         probe_iters=probe_iters, scaling=scaling, ab=ab, rounds=rounds, instance_type=instance_type,
         busbw_from=busbw_from,
         virtual_nodes=virtual_nodes, mps=mps, label=label, run_dir=run_dir or Path("runs"),

@@ -46,6 +46,7 @@ class TrainRequest(BaseModel):
     backend: str | None = None
     device: str = "auto"
     bucket_mb: float = 25.0
+    prefetch: bool = Field(default=True, description="fsdp: explicit prefetch of the next block")
     probe_iters: int = 10
     scaling: bool = True
     ab: bool = False
@@ -78,6 +79,7 @@ class TrainRequest(BaseModel):
             probe_iters=self.probe_iters,
             scaling=self.scaling,
             bucket_cap_mb=self.bucket_mb,
+            fsdp_prefetch=self.prefetch,
             backend=self.backend.lower() if self.backend else None,
             device=self.device,  # one of DEVICES, checked above
             label=self.label,

@@ -10,6 +10,7 @@ torch is imported only there and in the modules it uses.
 
 from gpufabric.train.ab import GLOO_FABRIC, ab_caveat, ab_document, fabric_label
 from gpufabric.train.config import MODEL_PRESETS, STRATEGIES, ModelSpec, TrainConfig, model_spec
+from gpufabric.train.model_shape import AUTO_MODEL, CPU_DEFAULT_MODEL, GPU_DEFAULT_MODEL
 from gpufabric.train.predict import busbw_at, predict, read_busbw_table
 from gpufabric.train.result import (
     TrainAB,
@@ -21,7 +22,10 @@ from gpufabric.train.result import (
 from gpufabric.train.runner import PreparedTrainRun, prepare_train_run, run_train_run
 
 __all__ = [
+    "AUTO_MODEL",
+    "CPU_DEFAULT_MODEL",
     "GLOO_FABRIC",
+    "GPU_DEFAULT_MODEL",
     "MODEL_PRESETS",
     "STRATEGIES",
     "ModelSpec",

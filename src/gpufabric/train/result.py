@@ -117,6 +117,7 @@ class Prediction(_Model):
     def wire_ms(self) -> float:
         """The calls' serial time; an older document predicted exactly that (no overlap model)."""
         return self.serial_comm_ms if self.serial_comm_ms is not None else self.predicted_comm_ms
+
     isolated_comm_ms: float | None = None
     agreement_pct: float = Field(description="measured / predicted x 100")
     predicted_share: float = Field(description="predicted / (compute + predicted): the no-overlap share")
