@@ -9,11 +9,10 @@ The rank side writes ``<run_dir>/train.json``; ``run_train_run`` adds the predic
 from __future__ import annotations
 
 import json
-import statistics
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from gpufabric.errors import InputError
 from gpufabric.results.attestation import Attestation
@@ -21,117 +20,19 @@ from gpufabric.results.io import sniff_json, write_model_json
 from gpufabric.results.model import RunMetadata
 from gpufabric.results.readers.train_document import is_train_document
 from gpufabric.train.config import ModelSpec, Strategy
+from gpufabric.train.measures import CollectiveCall as CollectiveCall  # re-exported: the parts
+from gpufabric.train.measures import CollectiveKind, TrainPart
+from gpufabric.train.measures import CommPayload as CommPayload
+from gpufabric.train.measures import PhaseSplit as PhaseSplit
+from gpufabric.train.measures import Prediction as Prediction
+from gpufabric.train.measures import Scaling as Scaling
+from gpufabric.train.measures import StepTimes as StepTimes
 from gpufabric.train.peaks import PeakFlops
 
 TRAIN_SCHEMA_VERSION = 1
-CollectiveKind = Literal["all_reduce", "reduce_scatter", "all_gather"]
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class StepTimes(_Model):
-    """Per-step times (ms), each the slowest rank's time for that step: a step ends when every rank does."""
-
-    samples_ms: list[float]
-
-    @property
-    def mean_ms(self) -> float:
-        return statistics.fmean(self.samples_ms)
-
-    @property
-    def median_ms(self) -> float:
-        return statistics.median(self.samples_ms)
-
-    @property
-    def spread(self) -> float:
-        """(max - min) / median of the per-step times."""
-        med = self.median_ms
-        return (max(self.samples_ms) - min(self.samples_ms)) / med if med > 0 else 0.0
-
-
-class CollectiveCall(_Model):
-    """One collective a training step issues (one DDP bucket, or one FSDP unit's gather / scatter)."""
-
-    kind: CollectiveKind
-    size_bytes: int = Field(description="nccl-tests size: the whole buffer (all_reduce) or the total bytes")
-    dtype: str
-    isolated_ms: float | None = Field(
-        default=None, description="median time of this call alone (the probe), slowest rank"
-    )
-    phase: Literal["forward", "backward"] = Field(default="backward", description="when it is issued")
-    ready_at: float = Field(
-        default=0.0, ge=0, le=1, description="fraction of the phase after which it can start"
-    )
-    needed_at: float | None = Field(
-        default=None, description="fraction of the phase where compute waits for it; None: the optimizer"
-    )
-
-
-class CommPayload(_Model):
-    """What one training step communicates, counted from the gradient buckets / sharded parameters."""
-
-    calls: list[CollectiveCall] = Field(default_factory=list)
-    bytes_all_reduced: int = 0
-    bytes_reduce_scattered: int = 0
-    bytes_all_gathered: int = 0
-    method: str = ""
-    isolated_ms: float | None = Field(
-        default=None, description="median of the probe's rounds: every call of one step, back to back"
-    )
-    latency_ms: float | None = Field(
-        default=None, description="per-call cost of a collective moving nothing (a 1-element all-reduce)"
-    )
-
-    @property
-    def bytes_total(self) -> int:
-        return self.bytes_all_reduced + self.bytes_reduce_scattered + self.bytes_all_gathered
-
-
-class PhaseSplit(_Model):
-    """Where forward and backward end inside each step (ms from its start), synced and twin: exposed
-    communication is read at the end of backward, so the optimizer (sharded under FSDP, whole in its
-    twin) is not counted as communication."""
-
-    synced_forward: StepTimes
-    synced_backward: StepTimes
-    compute_forward: StepTimes
-    compute_backward: StepTimes
-
-
-class Prediction(_Model):
-    """Communication time predicted from busbw vs the communication the step really paid."""
-
-    busbw_source: str = Field(description="'probe' (this run, at the bucket sizes) or a bench result file")
-    effective_busbw_gbs: float
-    predicted_comm_ms: float = Field(description="exposed communication predicted by the overlap model")
-    measured_comm_ms: float = Field(description="end of backward with sync - without (exposed comm)")
-    serial_comm_ms: float | None = Field(
-        default=None, description="sum over calls of size x bus factor / busbw (older documents: None)"
-    )
-    latency_total_ms: float = Field(default=0.0, description="calls x the per-call cost of an empty one")
-    forward_stall_ms: float = Field(default=0.0, description="of the prediction: compute waiting in forward")
-
-    @property
-    def wire_ms(self) -> float:
-        """The calls' serial time; an older document predicted exactly that (no overlap model)."""
-        return self.serial_comm_ms if self.serial_comm_ms is not None else self.predicted_comm_ms
-
-    isolated_comm_ms: float | None = None
-    agreement_pct: float = Field(description="measured / predicted x 100")
-    predicted_share: float = Field(description="predicted / (compute + predicted): the no-overlap share")
-    measured_share: float = Field(description="measured comm / step time")
-    notes: list[str] = Field(default_factory=list)
-
-
-class Scaling(_Model):
-    baseline_samples_per_s: float = Field(description="rank 0 alone, no wrapper, same per-rank batch")
-    baseline: StepTimes
-    efficiency: float = Field(description="samples/s / (ranks x baseline samples/s)")
-
-
-class TrainResult(_Model):
+class TrainResult(TrainPart):
     """One training benchmark run."""
 
     schema_version: int = TRAIN_SCHEMA_VERSION
@@ -193,7 +94,7 @@ class TrainResult(_Model):
         return per_gpu / (self.peak.tflops * 1e12)
 
 
-class ABRoundRun(_Model):
+class ABRoundRun(TrainPart):
     """One job of a training A/B: its round and side, where it ran, what it measured."""
 
     round: int
@@ -204,7 +105,7 @@ class ABRoundRun(_Model):
     exposed_comm_ms: float
 
 
-class BusbwSpeedup(_Model):
+class BusbwSpeedup(TrainPart):
     """busbw of one of the step's collectives at its own size, each side's probe (median over rounds)."""
 
     kind: CollectiveKind
@@ -217,7 +118,7 @@ class BusbwSpeedup(_Model):
         return self.on_gbs / self.off_gbs if self.off_gbs > 0 else 0.0
 
 
-class TrainAB(_Model):
+class TrainAB(TrainPart):
     """The same training benchmark with the fabric on and off (profiles of ``planner.ab_profiles``), in
     ABBA rounds; ``on``/``off`` are each side's first run, ``jobs`` every run in the order it ran."""
 
