@@ -16,6 +16,7 @@ gpu_python_setup
 say "host $(hostname) $(date -u +%FT%TZ): $(timeout 30 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1) x$(timeout 30 nvidia-smi -L | wc -l)"
 R="$OUT/runs"; mkdir -p "$R"
 SOCKETS=(--env NCCL_P2P_DISABLE=1 --env NCCL_SHM_DISABLE=1)
+N=$(timeout 30 nvidia-smi -L 2>/dev/null | wc -l); [ "$N" -gt 0 ] || N=2  # the GPUs train-bench takes (CPU: 2 ranks)
 MODEL="${MODEL:-gpt-350m}"  # train-bench's GPU default; the reference trains the same (MODEL=tiny: a CPU check)
 DEADLINE=$(( $(date +%s) + ${BUDGET_S:-480} ))
 limit() {  # the step's own limit, or what is left before the deadline; prints nothing when under 40 s
@@ -42,7 +43,7 @@ reference() {  # strategy, ranks: the reference loop under torchrun
 
 train ddp 120                                   # the default: what a new user runs
 train fsdp 110 --strategy fsdp
-reference ddp 1; reference ddp 4; reference fsdp 1; reference fsdp 4
+reference ddp 1; reference ddp "$N"; reference fsdp 1; reference fsdp "$N"
 train fsdp-sockets 100 --strategy fsdp --no-scaling --steps 10 --probe-iters 5 "${SOCKETS[@]}"
 train ab 170 --ab --rounds 2 --steps 10 --probe-iters 5 --no-scaling
 python3 benchmarks/train_summary.py "$R" >"$R/summary-lines.txt" 2>&1

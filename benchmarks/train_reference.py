@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import time
 
 import torch
@@ -102,7 +103,11 @@ def main() -> None:
             "loop": "reference", "strategy": args.strategy, "model": args.model, "world_size": world,
             "batch_size": batch, "step_ms": 1e3 * slowest / args.steps, "tokens_per_s": tokens / slowest,
         }), flush=True)  # fmt: skip
-    dist.destroy_process_group()
+    # Leave without tearing the group down: a DDP job on gloo can hang or abort in its teardown
+    # (pytorch/pytorch#190489, the reason gpufabric's ranks leave the same way) after its line is out.
+    dist.barrier()
+    sys.stdout.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":
