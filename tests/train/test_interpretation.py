@@ -93,7 +93,7 @@ def test_bench_readers_refuse_a_train_file_in_one_line() -> None:
 
 def test_each_arm_shows_the_transport_its_nccl_logs_prove() -> None:
     from gpufabric.nccl_logs.attest import attest_files
-    from gpufabric.report.train_render import transport_line
+    from gpufabric.report.train_lines import transport_line
 
     logs = Path(__file__).parents[1] / "fixtures" / "nccl_logs"
     document = read_train_document(GPU_AB)

@@ -13,16 +13,14 @@ from html import escape
 
 from gpufabric.redact import redact_env
 from gpufabric.report.html_sections import key_values, table
-from gpufabric.report.train_render import (
-    HEAD,
-    METHOD,
+from gpufabric.report.train_lines import (
     agreement_line,
     payload_line,
     prediction_line,
-    row_cells,
     split_line,
     transport_line,
 )
+from gpufabric.report.train_render import HEAD, METHOD, row_cells
 from gpufabric.train.ab import ab_caveat, fabric_label
 from gpufabric.train.result import TrainAB, TrainDocument, TrainResult
 

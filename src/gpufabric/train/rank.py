@@ -3,10 +3,12 @@
 Any launcher can start it (ours, torchrun, mpirun, srun): identity comes from the environment
 (``gpufabric.bench.identity``). Every rank then runs, in order:
 
-1. warm-up steps with gradient sync (DDP builds its buckets; the hook records them);
-2. timed blocks that alternate full steps and compute-only steps (``strategy``), so drift hits both alike;
-3. the probe: the step's collectives alone, back to back (``timing.probe_collectives``);
-4. with ``scaling``, rank 0 alone times an unwrapped replica (the 1-rank baseline) while the rest wait.
+1. warm-up steps with gradient sync (DDP builds its buckets; the hook records them) and of the twin;
+2. timed blocks that alternate full steps and steps of the communication-free twin (``strategy``), so
+   drift hits both alike, each step marked at the end of forward and of backward (``timing``);
+3. the probe: the step's collectives alone, back to back (``timing.probe_collectives``), and the cost
+   of a collective that moves nothing (``timing.probe_latency``);
+4. with ``scaling``, rank 0 alone times the twin (the 1-GPU baseline, same batch) while the rest wait.
 
 Rank 0 writes ``<run_dir>/train.json``; a failing rank leaves ``<run_dir>/errors/rank<N>.json``.
 """

@@ -1,5 +1,5 @@
-"""Timing on the rank: per-step times (CUDA events on GPUs, ``perf_counter`` on CPU), the rank reduction,
-and the isolated probe of the step's collectives.
+"""Timing on the rank: per-step times and the marks inside a step (CUDA events on GPUs, ``perf_counter``
+on CPU), the rank reduction, the isolated probe of the step's collectives and an empty call's cost.
 
 Each step is bracketed on the device's stream, so a GPU time is what the stream spent from the step's
 first kernel to its last, including waits on the gradient all-reduce. Per-step times are gathered to
