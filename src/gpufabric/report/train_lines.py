@@ -52,7 +52,7 @@ def describe(result: TrainResult) -> list[str]:
     return [
         f"model {result.model_name} ({spec.layers} layers, hidden {spec.hidden}, {spec.heads} heads, "
         f"seq {spec.seq_len}, vocab {spec.vocab:,}): {result.parameters:,} parameters, {result.dtype}; "
-        f"{result.tokens_per_step:,} tokens per step; each rank sends {human_size(wire)} per step",
+        f"each rank sends {human_size(wire)} per step",
         f"{result.strategy} on {result.world_size} rank(s) ({result.metadata.backend}), batch "
         f"{result.batch_size} per rank = {result.tokens_per_step:,} tokens per step, "
         f"{len(result.step.samples_ms)} timed steps",
