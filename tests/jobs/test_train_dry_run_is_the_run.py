@@ -41,10 +41,13 @@ def test_the_ab_prepares_both_sides_up_front(tmp_path: Path, monkeypatch: pytest
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
     request = TrainRequest(ab=True, run_dir=tmp_path / "ab", command=["gpufabric", "train-bench", "--ab"])
     prepared = prepare_train(request, Execution(ranks=2))
-    on, off = prepared.runs
-    assert (on.config.profile, off.config.profile) == ("fabric-on", "fabric-off")
+    on, off, off2, on2 = prepared.runs  # ABBA: two rounds by default, as bench --ab
+    assert [r.config.profile for r in prepared.runs] == ["fabric-on", "fabric-off", "fabric-off", "fabric-on"]
+    assert [r.config.run_dir.name for r in prepared.runs] == [
+        "r0-fabric-on", "r0-fabric-off", "r1-fabric-off", "r1-fabric-on"
+    ]  # fmt: skip
     assert on.config.run_dir.parent == off.config.run_dir.parent == (tmp_path / "ab").resolve()
-    assert on.config.scaling and not off.config.scaling  # the 1-rank baseline is timed once
+    assert on.config.scaling and not any(r.config.scaling for r in (off, off2, on2))  # timed once
     assert all(c.env.get("NCCL_P2P_DISABLE") == "1" for c in off.plan.commands)
     assert all("NCCL_P2P_DISABLE" not in c.env for c in on.plan.commands)
     assert prepared.root == tmp_path / "ab" and not (tmp_path / "ab").exists()
@@ -80,9 +83,10 @@ def test_train_ab_dry_run_prints_both_sides(tmp_path: Path) -> None:
         "train-bench", [*QUICK, "--ab", "--dry-run", "--run-dir", str(tmp_path / "ab")], tmp_path, USER_ENV
     )
     assert dry.returncode == 0, dry.stderr
-    on, off = dry.stdout.split("# launcher: local")[1:]  # one plan per side, fabric-on first
-    assert "fabric-on/train_config.json" in on and "NCCL_P2P_DISABLE" not in on
-    assert "fabric-off/train_config.json" in off and "NCCL_P2P_DISABLE=1" in off
+    on, off, off2, on2 = dry.stdout.split("# launcher: local")[1:]  # one plan per job, ABBA
+    assert "r0-fabric-on/train_config.json" in on and "NCCL_P2P_DISABLE" not in on
+    assert "r0-fabric-off/train_config.json" in off and "NCCL_P2P_DISABLE=1" in off
+    assert "r1-fabric-off/train_config.json" in off2 and "r1-fabric-on/train_config.json" in on2
     assert not (tmp_path / "ab").exists()
 
 
@@ -131,8 +135,15 @@ def test_train_bench_takes_the_shared_launcher_factory() -> None:
         (lambda: train_launcher("mpirun", virtual_nodes=2), "--virtual-nodes/--mps: the local launcher's"),
         (lambda: train_launcher("local", mps=True), "--mps: for ranks that share a GPU"),
         (lambda: train_launcher("slurm", hosts=["a"]), "--hosts: only --on mpirun places ranks on hosts"),
-        (lambda: TrainRequest(strategy="zero3").train_config(), "--strategy: unknown value 'zero3'"),
-        (lambda: TrainRequest(device="tpu").train_config(), "--device: unknown value 'tpu'"),
+        (
+            lambda: TrainRequest(strategy="zero3").train_config(on_gpu=False),
+            "--strategy: unknown value 'zero3'",
+        ),
+        (lambda: TrainRequest(device="tpu").train_config(on_gpu=False), "--device: unknown value 'tpu'"),
+        (
+            lambda: prepare_train(TrainRequest(ab=True, rounds=0), Execution(ranks=2)),
+            "--rounds: 0 is out of range; choose 1..16",
+        ),
         (
             lambda: prepare_train(TrainRequest(instance_type="p5.48xlarge"), Execution(ranks=2)),
             "--instance-type: only --ab uses it",

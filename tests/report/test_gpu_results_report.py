@@ -42,7 +42,7 @@ def test_train_documents_join_the_report() -> None:
     assert sniff_train_document(GPU / "bench_allreduce_nvlink.json") is None
     html = build_report([read_result(GPU / "bench_allreduce_nvlink.json")], training=[document])
     assert "<h2>Training</h2>" in html
-    assert "5.09x samples/s" in html
+    assert "5.09x tokens/s" in html
 
 
 def test_report_of_training_alone() -> None:

@@ -226,7 +226,10 @@ HEADERS: dict[str, list[dict[str, Any]]] = {
              {"round": 0, "candidate": "1x4"}],
     "isolate": [{"round": 1}],
     "train": [{"label": "train"}],
-    "train-ab": [{"label": "train fabric-on"}, {"label": "train fabric-off"}],
+    "train-ab": [  # ABBA: two rounds, as bench --ab
+        {"label": "train fabric-on"}, {"label": "train fabric-off"},
+        {"label": "train fabric-off"}, {"label": "train fabric-on"},
+    ],
 }  # fmt: skip
 
 

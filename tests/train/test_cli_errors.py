@@ -21,7 +21,10 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--model", "huge"], "Error: --model: unknown size 'huge'; choose from tiny, small, medium"),
+        (
+            ["--model", "huge"],
+            "Error: --model: unknown size 'huge'; choose from auto, tiny, small, medium, gpt-350m",
+        ),
         (["--strategy", "zero3"], "Error: --strategy: unknown value 'zero3'; choose from ddp, fsdp"),
         (["--format", "html"], "Error: --format: unknown value 'html'; choose from table, json, markdown"),
         (["--on", "kubernetes"], "Error: --on: unknown value 'kubernetes'; choose from local, mpirun, slurm"),
@@ -46,7 +49,7 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
         ),
         (
             ["--hidden", "100000000"],
-            "Error: --hidden/--layers: the model (240,000,057,200,000,256 parameters) needs",
+            "Error: --hidden/--layers: the model (240,000,029,300,000,000 parameters) needs",
         ),
     ],
 )

@@ -1,9 +1,9 @@
 """Real multi-process gloo runs of train-bench (no mocks): 2 CPU ranks, the tiny model, few steps.
 
-One CLI ``--ab`` run (fabric on, then off) serves most checks; FSDP gets one library run. No speed is
-asserted (this machine's 2 cores are shared), only what must hold on any machine: bytes counted from the
-buckets equal the parameters' bytes, every phase has its samples, the documents read back, the output
-says what it measured.
+One CLI ``--ab`` run (fabric on and off, two ABBA rounds: four jobs) serves most checks; FSDP gets one
+library run. No speed is asserted (this machine's 2 cores are shared), only what must hold on any
+machine: bytes counted from the buckets equal the parameters' bytes, every phase has its samples, the
+documents read back, the output says what it measured.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from gpufabric.train import (
     run_train_run,
 )
 from gpufabric.train.config import MODEL_PRESETS
+from gpufabric.units import human_size
 
 STEPS = 4
 TINY_PARAMS = MODEL_PRESETS["tiny"].parameter_count()
@@ -35,7 +36,8 @@ TINY_PARAMS = MODEL_PRESETS["tiny"].parameter_count()
 def ab_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess[str], Path]:
     root = tmp_path_factory.mktemp("train")
     out = root / "ab.json"
-    args = ["--ab", "--steps", str(STEPS), "--warmup-steps", "1", "--probe-iters", "2", "--ranks", "2"]
+    args = ["--ab", "--rounds", "2", "--steps", str(STEPS), "--warmup-steps", "1", "--probe-iters", "2"]
+    args += ["--ranks", "2"]
     proc = subprocess.run(
         [
             sys.executable,
@@ -70,7 +72,20 @@ def test_ab_document_reads_back_with_both_profiles(
     assert document.fabric == ("no fabric: CPU gloo on both arms" if gloo else "nvlink")
     assert document.off_env == ab_profiles(nodes=1).off.env  # the same profile bench --ab uses
     assert (document.on.profile, document.off.profile) == ("fabric-on", "fabric-off")
-    assert document.speedup == pytest.approx(document.on.samples_per_s / document.off.samples_per_s)
+    # ABBA, as bench --ab orders its jobs; the speed-up pools every step of every round (equal step counts:
+    # the pooled means are the means of the jobs' means), with bench --ab's bootstrap interval around it.
+    assert [(j.round, j.side) for j in document.jobs] == [
+        (0, "fabric-on"), (0, "fabric-off"), (1, "fabric-off"), (1, "fabric-on")
+    ]  # fmt: skip
+    on_ms = [j.step_ms for j in document.jobs if j.side == "fabric-on"]
+    off_ms = [j.step_ms for j in document.jobs if j.side == "fabric-off"]
+    assert document.rounds == 2
+    assert document.speedup == pytest.approx((sum(off_ms) / 2) / (sum(on_ms) / 2))
+    assert document.speedup_low is not None and document.speedup_high is not None
+    assert document.speedup_low <= document.speedup <= document.speedup_high
+    # The busbw speed-up of the step's own collective at its own size, from each side's probe.
+    assert [(b.kind, b.size_bytes) for b in document.busbw] == [("all_reduce", TINY_PARAMS * 4)]
+    assert document.busbw[0].on_gbs > 0 and document.busbw[0].off_gbs > 0
     # The off profile's environment reached the ranks (recorded, redacted, in the metadata).
     assert document.off.metadata.env.get("NCCL_P2P_DISABLE") == "1"
     assert "NCCL_P2P_DISABLE" not in document.on.metadata.env
@@ -94,6 +109,16 @@ def test_bytes_all_reduced_are_counted_from_the_buckets(
         assert min(run.step.samples_ms + run.compute.samples_ms) > 0
         assert run.prediction is not None and run.prediction.predicted_comm_ms > 0
         assert run.prediction.measured_comm_ms == pytest.approx(run.comm_ms)
+        # Exposed communication is read at the end of backward, in each step's own phases.
+        assert run.phases is not None and len(run.phases.compute_backward.samples_ms) == STEPS
+        assert run.comm_ms == pytest.approx(
+            max(0.0, run.phases.synced_backward.mean_ms - run.phases.compute_backward.mean_ms)
+        )
+        assert run.comm.latency_ms is not None and run.comm.latency_ms > 0
+        assert run.prediction.serial_comm_ms is not None
+        assert 0 <= run.prediction.predicted_comm_ms <= run.prediction.serial_comm_ms
+        # No GPU, no MFU: the result names the missing fact instead of a number.
+        assert run.mfu is None and run.peak is not None and "CPU run has no MFU" in (run.peak.missing or "")
         assert run.scaling is not None and run.scaling.efficiency > 0
         assert len(run.metadata.devices) == 2 and run.metadata.hosts
     # The 1-rank baseline is timed once (fabric-on) and shared: the fabric cannot change one rank.
@@ -104,12 +129,14 @@ def test_bytes_all_reduced_are_counted_from_the_buckets(
 def test_table_output_names_numbers_and_method(ab_run: tuple[subprocess.CompletedProcess[str], Path]) -> None:
     text = ab_run[0].stdout
     for needle in (
-        "samples/s",
+        "tokens/s",
+        "MFU: none, a fact is missing",
+        "split: step",
         "fabric-on",
         "fabric-off",
         "speed-up, fabric on / off",
         "bytes per step:",
-        "all-reduce 528 KB",
+        f"all-reduce {human_size(TINY_PARAMS * 4)}",
         "predicted",
         "no_sync()",
         "method:",
@@ -136,7 +163,7 @@ def test_show_prints_a_saved_document_and_show_refuses_it_in_one_line(
     )
     assert shown.returncode == 0, shown.stderr
     assert "| fabric-on |" in shown.stdout and "caveat: both arms ran on CPU ranks" in shown.stdout
-    assert is_train_result(out) and is_train_result(out.parent / "run" / "fabric-on" / "train.json")
+    assert is_train_result(out) and is_train_result(out.parent / "run" / "r0-fabric-on" / "train.json")
     assert not_a_bench_result(out) == (
         f"{out} is a train-bench result, not a collective benchmark; view it with "
         f"`gpufabric train-bench --show {out}` or put it in an HTML report with `gpufabric report {out}`"
@@ -162,4 +189,5 @@ def test_fsdp_on_gloo_counts_gathers_and_scatters(tmp_path: Path) -> None:
     layers = MODEL_PRESETS["tiny"].layers
     assert kinds.count("reduce_scatter") == layers + 1 and kinds.count("all_gather") == 2 * layers + 1
     assert result.scaling is None and result.prediction is not None
+    assert "mesh of the rank alone" in result.compute_method  # the twin is FSDP2 itself, not a bare replica
     assert read_train_document(tmp_path / "run" / "train.json") == result

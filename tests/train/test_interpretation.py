@@ -39,9 +39,9 @@ def _prediction(agreement_pct: float) -> Prediction:
         (100.0, "agrees within +-15%"),
         (86.0, "agrees within +-15%"),
         (114.0, "agrees within +-15%"),
-        (60.0, "40% below the prediction (outside +-15%): backward compute overlaps"),
-        (5.0, "far below the prediction (outside +-15%): backward compute hides nearly all"),
-        (331.0, "231% above the prediction (outside +-15%): the step pays more than its collectives"),
+        (60.0, "40% below the prediction (outside +-15%): the overlap term dominates"),
+        (5.0, "far below the prediction (outside +-15%): compute hides nearly all"),
+        (331.0, "231% above the prediction (outside +-15%), more than even the serial 10.00 ms: contention"),
     ],
 )
 def test_agreement_is_said_in_words_with_its_band(agreement_pct: float, opening: str) -> None:
@@ -93,7 +93,7 @@ def test_bench_readers_refuse_a_train_file_in_one_line() -> None:
 
 def test_each_arm_shows_the_transport_its_nccl_logs_prove() -> None:
     from gpufabric.nccl_logs.attest import attest_files
-    from gpufabric.report.train_render import transport_line
+    from gpufabric.report.train_lines import transport_line
 
     logs = Path(__file__).parents[1] / "fixtures" / "nccl_logs"
     document = read_train_document(GPU_AB)

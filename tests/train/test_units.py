@@ -14,20 +14,33 @@ from gpufabric.train.predict import busbw_at, busbw_table_from_run, predict
 from gpufabric.train.result import CollectiveCall, CommPayload, StepTimes, TrainResult
 
 
-@pytest.mark.parametrize("name", ["tiny", "small"])
+@pytest.mark.parametrize("name", list(MODEL_PRESETS))
 def test_parameter_count_matches_the_real_module(name: str) -> None:
     torch = pytest.importorskip("torch")
     from gpufabric.train.transformer import build_model
 
     spec = MODEL_PRESETS[name]
-    model = build_model(spec, seed=0, device=torch.device("cpu"), dtype=torch.float32)
+    # The GPU presets are built on the meta device: their shapes, no memory.
+    device = torch.device("cpu" if name in ("tiny", "small") else "meta")
+    model = build_model(spec, seed=0, device=device, dtype=torch.float32)
     assert sum(p.numel() for p in model.parameters()) == spec.parameter_count()
+    assert model.head.weight is model.tokens.weight  # tied: counted once
+
+
+@pytest.mark.parametrize(
+    ("name", "published"), [("gpt-350m", 350e6), ("gpt-760m", 760e6), ("gpt-1.3b", 1.3e9)]
+)
+def test_gpu_presets_are_the_sizes_their_names_say(name: str, published: float) -> None:
+    # The GPT-3 paper's Table 2.1 rounds its model sizes; the shapes here reproduce them within 2%.
+    assert MODEL_PRESETS[name].parameter_count() == pytest.approx(published, rel=0.02)
 
 
 def test_model_overrides_and_their_errors() -> None:
     spec = model_spec("small", layers=2, hidden=512)
     assert (spec.layers, spec.hidden, spec.heads) == (2, 512, 8)
-    with pytest.raises(UsageError, match="--model: unknown size 'huge'; choose from tiny, small, medium"):
+    with pytest.raises(
+        UsageError, match="--model: unknown size 'huge'; choose from auto, tiny, small, medium, gpt-350m"
+    ):
         model_spec("huge")
     with pytest.raises(UsageError, match="--hidden: 100 is not divisible by 3"):
         model_spec("tiny", hidden=100, heads=3)
@@ -112,7 +125,7 @@ def test_report_section_escapes_and_shows_the_prediction() -> None:
     result.prediction = predict(result)
     html = train_section([result])
     assert "&lt;b&gt;x&lt;/b&gt;" in html and "<b>x</b>" not in html
-    assert "predicted 1.00 ms" in html and "samples/s" in html and "Method:" in html
+    assert "predicted exposed 1.00 ms" in html and "tokens/s" in html and "Method:" in html
     assert train_section([]) == ""
 
 

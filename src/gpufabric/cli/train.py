@@ -1,8 +1,9 @@
 """``gpufabric train-bench``: parse flags into a ``TrainRequest`` and an ``Execution``, hand them to
 ``gpufabric.jobs`` (``prepare_train`` then ``run_train_job``), render the document (``report.render_train``).
 
-With no arguments: the tiny model, DDP, every GPU of this host (bf16, NCCL) or 2 CPU ranks (fp32, gloo).
-``--ab`` runs it with the fabric on, then off, and prints the speed-up. ``--dry-run`` prints the plans
+With no arguments: DDP on every GPU of this host with the GPU default model (``gpt-350m``, bf16, NCCL),
+or on 2 CPU ranks with the tiny model (fp32, gloo). ``--ab`` runs it with the fabric on and off in ABBA
+rounds and prints the speed-up with its interval. ``--dry-run`` prints the plans
 ``prepare_train`` returned, which are the ones a run executes (and records as ``plan.json`` in each run
 directory). The result table goes to stdout; ``-v`` streams the ranks' output to stderr. No torch is
 imported here.
@@ -19,16 +20,23 @@ from gpufabric.cli._common import choice, parse_env_pairs
 from gpufabric.errors import InputError
 from gpufabric.outputs import is_stdout
 from gpufabric.report import TRAIN_FORMATS, Format, choices
-from gpufabric.train import MODEL_PRESETS
+from gpufabric.train import AUTO_MODEL, CPU_DEFAULT_MODEL, GPU_DEFAULT_MODEL, MODEL_PRESETS
 
 FORMATS: tuple[str, ...] = choices(*TRAIN_FORMATS)
 
 
 def train_bench(
-    model: str = typer.Option("tiny", "--model", help=f"model size: {', '.join(MODEL_PRESETS)}"),
+    model: str = typer.Option(
+        AUTO_MODEL,
+        "--model",
+        help=f"model: {', '.join(MODEL_PRESETS)}; {AUTO_MODEL}: {GPU_DEFAULT_MODEL} on GPUs, "
+        f"{CPU_DEFAULT_MODEL} on CPU",
+    ),
     layers: int | None = typer.Option(None, "--layers", help="override the preset's transformer blocks"),
     hidden: int | None = typer.Option(None, "--hidden", help="override the preset's width (64 per head)"),
-    batch_size: int = typer.Option(8, "--batch-size", min=1, help="samples per rank per step"),
+    batch_size: int | None = typer.Option(
+        None, "--batch-size", min=1, help="samples per rank per step (default: the model's, 2-8)"
+    ),
     ranks: int | None = typer.Option(None, "--ranks", help="ranks (default: all GPUs, or 2 on CPU)"),
     steps: int = typer.Option(20, "--steps", min=2, help="timed steps (with sync, and as many without)"),
     warmup_steps: int = typer.Option(3, "--warmup-steps", min=1, help="untimed steps first"),
@@ -38,9 +46,13 @@ def train_bench(
     ),
     device: str = typer.Option("auto", "--device", help="auto, cuda or cpu"),
     bucket_mb: float = typer.Option(25.0, "--bucket-mb", min=0.001, help="DDP gradient bucket size (MB)"),
+    prefetch: bool = typer.Option(
+        True, "--prefetch/--no-prefetch", help="fsdp: explicit prefetch of the next block (off: FSDP2's own)"
+    ),
     probe_iters: int = typer.Option(10, "--probe-iters", min=2, help="rounds of the collective probe"),
     scaling: bool = typer.Option(True, "--scaling/--no-scaling", help="time the 1-rank baseline too"),
     ab: bool = typer.Option(False, "--ab", help="run with the fabric on and off; print the speed-up"),
+    rounds: int = typer.Option(2, "--rounds", help="--ab: on/off rounds, ABBA order (2 = on,off,off,on)"),
     instance_type: str | None = typer.Option(
         None, "--instance-type", help="shape whose fabric --ab switches (default: this host's NVLink/PCIe)"
     ),
@@ -70,9 +82,9 @@ def train_bench(
         False, "--dry-run", help="print the launch plan of each run (redacted); run nothing"
     ),
 ) -> None:
-    """Train a small transformer data-parallel on synthetic data: samples/s, compute vs comm, busbw fit."""
+    """Train a GPT-style model data-parallel on synthetic data: tokens/s, MFU, exposed comm vs busbw."""
     from gpufabric.jobs import Execution, TrainRequest, prepare_train, run_train_job, train_placement
-    from gpufabric.report import render_document, render_train
+    from gpufabric.report import render_document, render_train, what_runs
     from gpufabric.train import read_train_document
 
     output = Format(choice("--format", fmt, FORMATS))
@@ -95,10 +107,14 @@ def train_bench(
     request = TrainRequest(
         model=model, layers=layers, hidden=hidden, batch_size=batch_size, steps=steps,
         warmup_steps=warmup_steps, strategy=strategy, backend=backend, device=device, bucket_mb=bucket_mb,
-        probe_iters=probe_iters, scaling=scaling, ab=ab, instance_type=instance_type, busbw_from=busbw_from,
+        prefetch=prefetch,
+        probe_iters=probe_iters, scaling=scaling, ab=ab, rounds=rounds, instance_type=instance_type,
+        busbw_from=busbw_from,
         virtual_nodes=virtual_nodes, mps=mps, label=label, run_dir=run_dir or Path("runs"),
     )  # fmt: skip
     prepared = prepare_train(request, execution)
+    if verbose or dry_run:
+        typer.echo(f"# {what_runs(prepared.runs[0])}", err=True)
     if dry_run:  # exactly the plans a run of this request executes; nothing started, nothing written
         typer.echo(render_document(prepared, Format.TEXT), nl=False)
         return

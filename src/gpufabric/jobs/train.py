@@ -1,7 +1,8 @@
 """The train-bench mode (``gpufabric train-bench``): ``prepare_train(request, execution)`` decides
 everything (pure: the checks, the run directories, the rank program and launch plan of each run) and
 ``run_train_job(prepared)`` executes exactly that, returning one document: a ``TrainResult``, or with
-``--ab`` a ``TrainAB`` (the fabric on, then off; ``train-ab.json`` in the A/B's root). ``--dry-run``
+``--ab`` a ``TrainAB`` (the fabric on and off in ABBA rounds, as ``bench --ab`` orders them;
+``train-ab.json`` in the A/B's root, each job in ``<root>/r<round>-<side>``). ``--dry-run``
 prints ``prepared.plans``; every run records the plan it executed (``plan.json`` in its run directory).
 
 One run's harness is ``train.runner``; the A/B's sides and document are ``train.ab``'s.
@@ -14,6 +15,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from gpufabric.bench.ab import MAX_ROUNDS, OFF_LABEL, ON_LABEL, round_order
 from gpufabric.bench.execution import Execution, LauncherFactory
 from gpufabric.bench.runner import default_run_dir
 from gpufabric.errors import UsageError, choice
@@ -23,6 +25,7 @@ from gpufabric.launch.factory import Placement
 from gpufabric.planner.ab import ABProfiles
 from gpufabric.train.ab import AB_DOCUMENT_NAME, ab_document, side_config
 from gpufabric.train.config import DEVICES, STRATEGIES, TrainConfig, check_backend, model_spec
+from gpufabric.train.model_shape import AUTO_MODEL, PRESET_BATCH, default_model
 from gpufabric.train.result import TrainDocument, write_train_document
 from gpufabric.train.runner import PreparedTrainRun, prepare_train_run, run_train_run
 
@@ -32,10 +35,10 @@ class TrainRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    model: str = Field(default="tiny", description="model preset: tiny, small, medium")
+    model: str = Field(default=AUTO_MODEL, description="model preset (train.model_shape); auto: by device")
     layers: int | None = Field(default=None, description="override the preset's transformer blocks")
     hidden: int | None = Field(default=None, description="override the preset's width (64 per head)")
-    batch_size: int = 8
+    batch_size: int | None = Field(default=None, description="samples per rank per step (default: preset's)")
     steps: int = 20
     warmup_steps: int = 3
     block: int | None = Field(default=None, description="steps per timed block (default: min(5, steps))")
@@ -43,9 +46,11 @@ class TrainRequest(BaseModel):
     backend: str | None = None
     device: str = "auto"
     bucket_mb: float = 25.0
+    prefetch: bool = Field(default=True, description="fsdp: explicit prefetch of the next block")
     probe_iters: int = 10
     scaling: bool = True
     ab: bool = False
+    rounds: int = Field(default=2, description="--ab: on/off rounds in ABBA order (2 = on,off,off,on)")
     instance_type: str | None = Field(default=None, description="--ab: the shape whose fabric is switched")
     busbw_from: Path | None = Field(default=None, description="a bench result (default: this run's probe)")
     virtual_nodes: int = 0
@@ -54,24 +59,27 @@ class TrainRequest(BaseModel):
     run_dir: Path = Path("runs")
     command: list[str] = Field(default_factory=list, description="default: this process's argv")
 
-    def train_config(self) -> TrainConfig:
-        """The ``TrainConfig`` every rank reads; one-line ``UsageError`` for a choice it cannot take."""
+    def train_config(self, *, on_gpu: bool) -> TrainConfig:
+        """The ``TrainConfig`` every rank reads (``--model auto``: the GPU or the CPU default, as
+        ``on_gpu`` says); one-line ``UsageError`` for a choice it cannot take."""
         import sys
 
         choice("--strategy", self.strategy, STRATEGIES)
         choice("--device", self.device, DEVICES)
         check_backend(self.backend)  # before any rank starts: a third backend would only fail inside them
+        name = default_model(on_gpu) if self.model == AUTO_MODEL else self.model
         return TrainConfig(
-            model_name=self.model,
-            model=model_spec(self.model, layers=self.layers, hidden=self.hidden),
+            model_name=name,
+            model=model_spec(name, layers=self.layers, hidden=self.hidden),
             strategy=self.strategy,  # one of STRATEGIES, checked above
-            batch_size=self.batch_size,
+            batch_size=self.batch_size if self.batch_size is not None else PRESET_BATCH[name],
             steps=self.steps,
             warmup_steps=self.warmup_steps,
             block=self.block if self.block is not None else min(5, self.steps),
             probe_iters=self.probe_iters,
             scaling=self.scaling,
             bucket_cap_mb=self.bucket_mb,
+            fsdp_prefetch=self.prefetch,
             backend=self.backend.lower() if self.backend else None,
             device=self.device,  # one of DEVICES, checked above
             label=self.label,
@@ -111,6 +119,7 @@ class PreparedTrain:
     document also goes (``--out``; a single run writes its own, its ``execution.out``)."""
 
     runs: tuple[PreparedTrainRun, ...]
+    order: tuple[tuple[int, str], ...] = ()
     profiles: ABProfiles | None = None
     root: Path | None = None
     out: Path | None = None
@@ -125,13 +134,17 @@ def prepare_train(request: TrainRequest, execution: Execution) -> PreparedTrain:
     """Every decision of one train-bench job, nothing started, nothing written."""
     from gpufabric.bench.rundir import check_output_file
 
-    config = request.train_config()
     execution = _virtual_nodes(request, with_attester(execution))
+    config = request.train_config(on_gpu=ranks_on_gpu(request, execution))
     if request.ab:
         from gpufabric.planner import ab_profiles
 
         # Virtual nodes talk through NCCL's network transport: there the A/B is the across-nodes one.
         profiles: ABProfiles | None = ab_profiles(nodes=execution.nodes, instance_type=request.instance_type)
+        if not 1 <= request.rounds <= MAX_ROUNDS:
+            raise UsageError(
+                f"--rounds: {request.rounds} is out of range; choose 1..{MAX_ROUNDS} (2 = on,off,off,on)"
+            )
     elif request.instance_type is not None:
         raise UsageError("--instance-type: only --ab uses it; add --ab or drop --instance-type")
     else:
@@ -148,16 +161,32 @@ def prepare_train(request: TrainRequest, execution: Execution) -> PreparedTrain:
         run = prepare_train_run(config, execution, busbw=busbw, busbw_source=source)
         return PreparedTrain(runs=(run,))
     root = default_run_dir(config.label) if config.run_dir == Path("runs") else config.run_dir
+    sides = {ON_LABEL: profiles.on, OFF_LABEL: profiles.off}
+    order = tuple(round_order(request.rounds))
     runs = tuple(
         prepare_train_run(
-            side_config(config, side, root=root, first=side is profiles.on),
-            execution.replace(env=side.apply(dict(execution.env)), out=None),
+            side_config(config, sides[side], run_dir=root / f"r{index}-{side}", first=number == 0),
+            execution.replace(env=sides[side].apply(dict(execution.env)), out=None),
             busbw=busbw,
             busbw_source=source,
         )
-        for side in (profiles.on, profiles.off)
+        for number, (index, side) in enumerate(order)
     )
-    return PreparedTrain(runs=runs, profiles=profiles, root=root, out=execution.out)
+    return PreparedTrain(runs=runs, order=order, profiles=profiles, root=root, out=execution.out)
+
+
+def ranks_on_gpu(request: TrainRequest, execution: Execution) -> bool:
+    """Whether the ranks will train on GPUs, for ``--model auto``: as ``--device``/``--backend`` say, else
+    whether this host sees a GPU (a remote launcher's ranks are taken to be like this host; pass
+    ``--device cuda`` from a login node without GPUs)."""
+    backend = (request.backend or "").lower()
+    if request.device == "cpu" or backend == "gloo":
+        return False
+    if request.device == "cuda" or backend == "nccl":
+        return True
+    from gpufabric.bench.world import visible_gpu_count
+
+    return visible_gpu_count({**execution.base_environ(), **execution.env}) > 0
 
 
 def _virtual_nodes(request: TrainRequest, execution: Execution) -> Execution:
@@ -186,8 +215,8 @@ def run_train_job(prepared: PreparedTrain) -> TrainDocument:
     results = [run_train_run(run) for run in prepared.runs]
     if prepared.profiles is None or prepared.root is None:
         return results[0]
-    on, off = results
-    document = ab_document(prepared.profiles, on, off)
+    jobs = [(index, side, result) for (index, side), result in zip(prepared.order, results, strict=True)]
+    document = ab_document(prepared.profiles, jobs)
     write_train_document(document, prepared.root / AB_DOCUMENT_NAME)
     if prepared.out is not None:
         write_train_document(document, prepared.out)

@@ -43,6 +43,7 @@ from gpufabric.report.renderers import Renderer, formats_of, register, render_do
 from gpufabric.report.run_documents import register_run_document, show_directory
 from gpufabric.report.snapshot_render import SNAPSHOT_FORMATS, render_snapshot
 from gpufabric.report.terminal import TEXT_WIDTH
+from gpufabric.report.train_lines import what_runs
 from gpufabric.report.train_render import TRAIN_FORMATS, render_train
 from gpufabric.report.tune_render import TUNE_FORMATS, render_tune
 
@@ -107,6 +108,7 @@ __all__ = [
     "report_from_files",
     "show_directory",
     "watch_view",
+    "what_runs",
     "write_comparison_plots",
     "write_report",
 ]

@@ -9,7 +9,7 @@ started) as its launch plans, each headed by where it stands in the job, under t
 - ``tune`` (``PreparedTune``): the first round's jobs headed ``# tune round 0: CANDIDATE``, then where the
   later rounds (known only from the measurements) will go;
 - ``isolate`` on real ranks (``PreparedMeasurement``): ``isolate_plan_notes``, then the screen round's plan;
-- ``train-bench`` (``PreparedTrain``): the plan of each run (with ``--ab``: fabric on, then off);
+- ``train-bench`` (``PreparedTrain``): the plan of each run (with ``--ab``: on and off in ABBA rounds);
 - ``launch`` (``PreparedLaunch``): the task's plan;
 - ``certify`` (``PreparedCertify``): ``certify_plan_notes`` (nodes, stages, cost), then the probe job's plan.
 

@@ -10,18 +10,26 @@ knowing what it measures. What an A/B of two gloo runs may claim is ``train.ab``
 from __future__ import annotations
 
 from gpufabric.report.formats import Format
+from gpufabric.report.train_lines import (
+    agreement_line,
+    describe,
+    payload_line,
+    prediction_line,
+    split_line,
+    transport_line,
+)
 from gpufabric.train.ab import ab_caveat, fabric_label
-from gpufabric.train.predict import agreement_verdict
 from gpufabric.train.result import TrainAB, TrainDocument, TrainResult
 from gpufabric.units import human_size
 
 TRAIN_FORMATS: tuple[Format, ...] = (Format.TABLE, Format.JSON, Format.MARKDOWN)
 
 METHOD = (
-    "step = forward + backward with gradient sync + optimizer step; compute = the same steps without "
-    "gradient communication; exposed comm = step - compute (the part of communication that backward "
-    "compute did not hide); predicted comm = sum over the step's collectives of size x bus factor / "
-    "busbw(size); agreement = measured exposed comm / predicted comm"
+    "step = forward + backward with gradient sync + optimizer step; compute = the same step in the "
+    "communication-free twin; exposed comm = end of backward with sync - end of backward in the twin; "
+    "wire = sum over the step's collectives of size x bus factor / busbw(size); predicted = the part of "
+    "the wire time the overlap model leaves exposed; agreement = measured exposed / predicted; comm share "
+    "= wire / step; MFU = tokens/s per GPU x FLOPs per token (PaLM's count) / the GPU's dense bf16 peak"
 )
 
 
@@ -33,90 +41,35 @@ def _ms(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
 
 
-def describe(result: TrainResult) -> list[str]:
-    spec = result.model
-    return [
-        f"model {result.model_name} ({spec.layers} layers, hidden {spec.hidden}, {spec.heads} heads, "
-        f"seq {spec.seq_len}, vocab {spec.vocab}): {result.parameters:,} parameters, {result.dtype}",
-        f"{result.strategy} on {result.world_size} rank(s) ({result.metadata.backend}), batch "
-        f"{result.batch_size} per rank = {result.global_batch} per step, {len(result.step.samples_ms)} "
-        "timed steps",
-    ]
-
-
-def payload_line(result: TrainResult) -> str:
-    comm = result.comm
-    if not comm.calls:
-        return "bytes per step: none (one rank: nothing to communicate)"
-    parts = []
-    if comm.bytes_all_reduced:
-        parts.append(f"all-reduce {human_size(comm.bytes_all_reduced)}")
-    if comm.bytes_reduce_scattered:
-        parts.append(f"reduce-scatter {human_size(comm.bytes_reduce_scattered)}")
-    if comm.bytes_all_gathered:
-        parts.append(f"all-gather {human_size(comm.bytes_all_gathered)}")
-    return f"bytes per step: {', '.join(parts)} in {len(comm.calls)} call(s) ({comm.method})"
-
-
-def prediction_line(result: TrainResult) -> str:
-    p = result.prediction
-    if p is None:
-        return "prediction: none (one rank, or nothing was probed)"
-    return (
-        f"communication: predicted {p.predicted_comm_ms:.2f} ms from busbw {p.effective_busbw_gbs:.2f} GB/s "
-        f"({p.busbw_source}); measured {p.measured_comm_ms:.2f} ms exposed = {p.agreement_pct:.0f}% of "
-        f"predicted; share of step predicted {_pct(p.predicted_share)} (no overlap), measured "
-        f"{_pct(p.measured_share)}"
-    )
-
-
-def transport_line(result: TrainResult) -> str:
-    """What NCCL's own logs say the run used: the proof behind an A/B arm's name."""
-    att = result.attestation
-    if att is None or not att.channel_links_total:
-        why = "no NCCL logs (a gloo run)" if att is None else "no NCCL channel lines in its logs"
-        return f"transport: not attested, {why}"
-    links = ", ".join(f"{t} x{n}" for t, n in sorted(att.transports.items(), key=lambda kv: -kv[1])[:4])
-    network = att.network or "not named"
-    return f"transport (from NCCL's logs): channels via {links}; network {network}"
-
-
-def agreement_line(result: TrainResult) -> str | None:
-    """The prediction's agreement in words (``predict.agreement_verdict``), or None without a prediction."""
-    p = result.prediction
-    if p is None:
-        return None
-    return f"agreement {p.agreement_pct:.0f}% (measured / predicted comm): {agreement_verdict(p)}"
-
-
 def row_cells(result: TrainResult) -> list[str]:
     p = result.prediction
+    mfu = result.mfu
     return [
         result.profile or result.label,
-        f"{result.samples_per_s:,.1f}",
         f"{result.tokens_per_s:,.0f}",
         _ms(result.step.mean_ms),
         _ms(result.compute.mean_ms),
+        _ms(p.wire_ms if p else None),
         _ms(result.comm_ms),
         _ms(p.predicted_comm_ms if p else None),
         f"{p.agreement_pct:.0f}%" if p else "-",
-        f"{p.effective_busbw_gbs:.2f}" if p else "-",
-        _pct(result.comm_ms / result.step.mean_ms if result.step.mean_ms > 0 else None),
+        _pct(p.wire_ms / result.step.mean_ms if p and result.step.mean_ms > 0 else None),
+        _pct(mfu),
         _pct(result.scaling.efficiency if result.scaling else None),
     ]
 
 
 HEAD = [
     "run",
-    "samples/s",
     "tokens/s",
     "step ms",
     "compute ms",
-    "comm ms",
+    "wire ms",
+    "exposed ms",
     "predicted ms",
     "agreement",
-    "busbw GB/s",
     "comm share",
+    "MFU",
     "scaling eff.",
 ]
 
@@ -135,11 +88,29 @@ def _speedup_line(document: TrainDocument) -> list[str]:
     if not isinstance(document, TrainAB):
         return []
     caveat = ab_caveat(document)
-    return [
-        f"speed-up, fabric on / off ({fabric_label(document)}): {document.speedup:.2f}x samples/s",
-        *([caveat] if caveat else []),
-        f"fabric-off: {document.off_description}",
+    interval = (
+        f" [95% {document.speedup_low:.3g}-{document.speedup_high:.3g}]"
+        if document.speedup_low is not None and document.speedup_high is not None
+        else ""
+    )
+    lines = [
+        f"speed-up, fabric on / off ({fabric_label(document)}): {document.speedup:.2f}x tokens/s{interval}, "
+        f"{document.rounds} round(s) in ABBA order, every step of every round pooled",
     ]
+    if document.busbw:
+        shown = ", ".join(
+            f"{b.kind.replace('_', '-')} {human_size(b.size_bytes)} {b.speedup:.2f}x "
+            f"({b.on_gbs:.1f} vs {b.off_gbs:.1f} GB/s)"
+            for b in document.busbw[:4]
+        )
+        lines.append(f"busbw speed-up at the step's own sizes (each side's probe): {shown}")
+    if document.jobs:
+        lines.append(
+            "rounds: "
+            + "; ".join(f"r{j.round} {j.side} {j.tokens_per_s:,.0f} tokens/s" for j in document.jobs)
+        )
+    lines += [*([caveat] if caveat else []), f"fabric-off: {document.off_description}"]
+    return lines
 
 
 def render_table(document: TrainDocument) -> str:
@@ -156,6 +127,7 @@ def render_table(document: TrainDocument) -> str:
     for result in runs:
         tag = f"[{result.profile}] " if result.profile else ""
         lines.append(f"# {tag}{payload_line(result)}")
+        lines.append(f"# {tag}{split_line(result)}")
         lines.append(f"# {tag}{prediction_line(result)}")
         lines.append(f"# {tag}{transport_line(result)}")
         agreement = agreement_line(result)
@@ -178,6 +150,7 @@ def render_markdown(document: TrainDocument) -> str:
     for result in runs:
         tag = f"{result.profile}: " if result.profile else ""
         lines.append(f"- {tag}{payload_line(result)}")
+        lines.append(f"- {tag}{split_line(result)}")
         lines.append(f"- {tag}{prediction_line(result)}")
         lines.append(f"- {tag}{transport_line(result)}")
         agreement = agreement_line(result)

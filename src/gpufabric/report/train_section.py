@@ -13,15 +13,14 @@ from html import escape
 
 from gpufabric.redact import redact_env
 from gpufabric.report.html_sections import key_values, table
-from gpufabric.report.train_render import (
-    HEAD,
-    METHOD,
+from gpufabric.report.train_lines import (
     agreement_line,
     payload_line,
     prediction_line,
-    row_cells,
+    split_line,
     transport_line,
 )
+from gpufabric.report.train_render import HEAD, METHOD, row_cells
 from gpufabric.train.ab import ab_caveat, fabric_label
 from gpufabric.train.result import TrainAB, TrainDocument, TrainResult
 
@@ -46,7 +45,8 @@ def train_section(documents: Sequence[TrainDocument]) -> str:
         if isinstance(document, TrainAB):
             out.append(
                 f'<p class="note">Speed-up with the fabric on ({escape(fabric_label(document))}): '
-                f"{document.speedup:.2f}x samples/s. Fabric off: {escape(document.off_description)}</p>"
+                f"{document.speedup:.2f}x tokens/s over {document.rounds} round(s). "
+                f"Fabric off: {escape(document.off_description)}</p>"
             )
             caveat = ab_caveat(document)
             if caveat:
@@ -54,7 +54,10 @@ def train_section(documents: Sequence[TrainDocument]) -> str:
         items = []
         for run in runs:
             tag = f"{run.profile}: " if run.profile else ""
-            lines = [payload_line(run), prediction_line(run), agreement_line(run), transport_line(run)]
+            lines = [
+                payload_line(run), split_line(run), prediction_line(run), agreement_line(run),
+                transport_line(run),
+            ]  # fmt: skip
             items += [f"<li>{escape(tag + line)}</li>" for line in lines if line]
         out.append("<ul>" + "".join(items) + "</ul>")
         for run in runs:

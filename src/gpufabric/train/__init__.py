@@ -1,15 +1,18 @@
-"""The training benchmark: a small transformer LM trained data-parallel (DDP or FSDP) on synthetic data.
+"""The training benchmark: a GPT-style LM (``gpt-350m`` on GPUs, ``tiny`` on CPU; ``model_shape``) trained
+data-parallel (DDP or FSDP2) on synthetic data.
 
 Public API: ``TrainConfig`` / ``model_spec`` (what every rank runs), ``prepare_train_run`` and
 ``run_train_run`` (one run through a launcher: plan, then execute), ``ab_document`` and ``ab_caveat``
 (the fabric A/B), ``TrainResult`` / ``TrainAB`` (the documents) and ``read_train_document``, ``predict``
-(busbw -> communication time). ``gpufabric.jobs.train`` is the mode built on them (``TrainRequest``);
+(busbw -> exposed communication, through ``schedule``'s overlap model). ``gpufabric.jobs.train`` is
+the mode built on them (``TrainRequest``);
 rendering is ``gpufabric.report.train_render``'s. The rank side is ``python -m gpufabric.train.rank``;
 torch is imported only there and in the modules it uses.
 """
 
 from gpufabric.train.ab import GLOO_FABRIC, ab_caveat, ab_document, fabric_label
 from gpufabric.train.config import MODEL_PRESETS, STRATEGIES, ModelSpec, TrainConfig, model_spec
+from gpufabric.train.model_shape import AUTO_MODEL, CPU_DEFAULT_MODEL, GPU_DEFAULT_MODEL
 from gpufabric.train.predict import busbw_at, predict, read_busbw_table
 from gpufabric.train.result import (
     TrainAB,
@@ -21,7 +24,10 @@ from gpufabric.train.result import (
 from gpufabric.train.runner import PreparedTrainRun, prepare_train_run, run_train_run
 
 __all__ = [
+    "AUTO_MODEL",
+    "CPU_DEFAULT_MODEL",
     "GLOO_FABRIC",
+    "GPU_DEFAULT_MODEL",
     "MODEL_PRESETS",
     "STRATEGIES",
     "ModelSpec",

@@ -2,8 +2,9 @@
 
 ``TrainConfig`` is what ``gpufabric train-bench`` builds from its flags (``jobs.TrainRequest``), what
 ``train.runner.run_train_run`` writes to ``<run_dir>/train_config.json`` and what every rank reads back.
-``ModelSpec`` is the transformer's shape: a preset (``tiny``, ``small``, ``medium``) with optional
-``--layers``/``--hidden`` overrides. No torch here: the CLI imports this module on machines without torch.
+``ModelSpec`` is the transformer's shape (``train.model_shape``: the presets, their parameter and FLOP
+counts) with optional ``--layers``/``--hidden`` overrides. No torch here: the CLI imports this module
+on machines without torch.
 """
 
 from __future__ import annotations
@@ -14,6 +15,10 @@ from typing import Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpufabric.errors import UsageError
+from gpufabric.train.model_shape import HEAD_DIM as HEAD_DIM  # the shape's names, re-exported
+from gpufabric.train.model_shape import MODEL_PRESETS as MODEL_PRESETS
+from gpufabric.train.model_shape import ModelSpec as ModelSpec
+from gpufabric.train.model_shape import model_spec as model_spec
 
 CONFIG_NAME = "train_config.json"
 RESULT_NAME = "train.json"
@@ -28,75 +33,8 @@ BACKEND_AUTO = "auto"
 GPU, gloo where it does not. The launching host (a login node, a CPU laptop) cannot tell for them."""
 
 
-class ModelSpec(BaseModel):
-    """A decoder-style transformer language model: embeddings, ``layers`` pre-norm blocks, LM head."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    layers: int = Field(ge=1)
-    hidden: int = Field(ge=8)
-    heads: int = Field(ge=1)
-    seq_len: int = Field(ge=2)
-    vocab: int = Field(ge=2)
-    ffn_mult: int = Field(default=4, ge=1)
-
-    def parameter_count(self) -> int:
-        """Parameters of ``gpufabric.train.transformer.build_model(self)`` (tested against the real
-        module)."""
-        h, f = self.hidden, self.hidden * self.ffn_mult
-        attention = 3 * h * h + 3 * h + h * h + h  # in_proj (q, k, v) + out_proj, with biases
-        mlp = h * f + f + f * h + h
-        norms = 2 * 2 * h
-        block = attention + mlp + norms
-        embeddings = self.vocab * h + self.seq_len * h
-        head = 2 * h + self.vocab * h + self.vocab  # final norm + untied output projection
-        return embeddings + self.layers * block + head
-
-
-# Sizes chosen so tiny runs in seconds on CPU ranks, small is a quick GPU check, and medium (a GPT-2-small
-# sized model, ~134M parameters, 268 MB of bf16 gradients per step) makes the gradient all-reduce a real
-# share of an H200's step, so a slow fabric shows up in samples/s.
-MODEL_PRESETS: dict[str, ModelSpec] = {
-    "tiny": ModelSpec(layers=2, hidden=64, heads=2, seq_len=32, vocab=256),
-    "small": ModelSpec(layers=4, hidden=256, heads=4, seq_len=128, vocab=8192),
-    "medium": ModelSpec(layers=12, hidden=768, heads=12, seq_len=512, vocab=32768),
-}
-
-
-HEAD_DIM = 64
-"""Width of one attention head when ``--hidden`` sets the head count (GPT-2's, and the presets' scale)."""
 TRAIN_BACKENDS: tuple[str, ...] = ("nccl", "gloo")
 """The backends the training ranks are written and tested for (DDP and FSDP2 on GPUs, and on CPU)."""
-
-
-def model_spec(
-    preset: str, *, layers: int | None = None, hidden: int | None = None, heads: int | None = None
-) -> ModelSpec:
-    """The preset's shape with overrides; the head count follows ``--hidden`` (64 per head) unless given."""
-    if preset not in MODEL_PRESETS:
-        raise UsageError(f"--model: unknown size {preset!r}; choose from {', '.join(MODEL_PRESETS)}")
-    base = MODEL_PRESETS[preset]
-    if layers is not None and layers < 1:
-        raise UsageError(f"--layers: {layers} must be at least 1")
-    if hidden is not None and heads is None and (hidden < HEAD_DIM or hidden % HEAD_DIM):
-        lower = max(HEAD_DIM, hidden // HEAD_DIM * HEAD_DIM)
-        nearest = f"{lower}" if hidden < HEAD_DIM else f"{lower} or {lower + HEAD_DIM}"
-        raise UsageError(
-            f"--hidden: {hidden} is not a multiple of {HEAD_DIM} (one attention head per {HEAD_DIM}); "
-            f"use {nearest}"
-        )
-    if hidden is not None and hidden < 8:
-        raise UsageError(f"--hidden: {hidden} must be at least 8")
-    width = hidden if hidden is not None else base.hidden
-    if heads is None:
-        heads = base.heads if hidden is None else width // HEAD_DIM
-    if heads < 1 or width % heads:
-        raise UsageError(
-            f"--hidden: {width} is not divisible by {heads} attention heads; use a multiple of {heads}"
-        )
-    return base.model_copy(
-        update={"layers": layers if layers is not None else base.layers, "hidden": width, "heads": heads}
-    )
 
 
 class TrainConfig(BaseModel):
@@ -104,7 +42,7 @@ class TrainConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    model_name: str = Field(default="tiny", description="preset the shape came from (tiny, small, medium)")
+    model_name: str = Field(default="tiny", description="preset the shape came from (train.model_shape)")
     model: ModelSpec = Field(default_factory=lambda: MODEL_PRESETS["tiny"])
     strategy: Strategy = "ddp"
     batch_size: int = Field(default=8, ge=1, description="samples per rank per step")
@@ -116,6 +54,10 @@ class TrainConfig(BaseModel):
     probe_iters: int = Field(default=10, ge=2, description="rounds of the isolated collective probe")
     scaling: bool = Field(default=True, description="also time rank 0 alone (the 1-rank baseline)")
     bucket_cap_mb: float = Field(default=25.0, gt=0, description="DDP gradient bucket size (torch default)")
+    fsdp_prefetch: bool = Field(
+        default=True,
+        description="FSDP: explicit forward/backward prefetch of the next block (set_modules_to_*_prefetch)",
+    )
     backend: str | None = Field(default=None, description=f"nccl, gloo or {BACKEND_AUTO!r} (ranks pick)")
     device: Device = "auto"
     seed: int = 0

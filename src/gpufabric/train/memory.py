@@ -4,8 +4,9 @@ Without it ``--hidden 100000000`` launches the ranks, which die on a 102 GB embe
 the allocator's message. The bound counts only what scales with the parameters, as ``bench``'s
 ``check_memory`` counts only its buffers: each rank holds the weights, their gradients, DDP's flat
 gradient buckets (a second copy of the gradients) and AdamW's two moments, all in the training dtype;
-activations come on top. FSDP shards the synced model, but its compute-only twin is a full local
-replica with its own optimizer (``strategy._fsdp``), so the bound is the same. No torch here.
+activations come on top. FSDP shards the synced model, but its communication-free twin is the whole
+model on a one-rank mesh with its own optimizer, in fp32 (``strategy._fsdp``): weights, gradients and
+two moments, 16 bytes a parameter. No torch here.
 """
 
 from __future__ import annotations
@@ -20,17 +21,25 @@ BYTES_GPU = 2  # bf16 on GPU ranks
 BYTES_CPU = 4  # fp32 on CPU ranks
 
 
-def rank_bytes(spec: ModelSpec, *, on_gpu: bool) -> int:
+FSDP_TWIN_BYTES = 4 * 4
+"""FSDP's twin: fp32 weights, gradients and AdamW's two moments."""
+
+
+def rank_bytes(spec: ModelSpec, *, on_gpu: bool, strategy: str = "ddp") -> int:
     """Lower bound on one rank's memory for ``spec``: the parameter-sized copies, no activations."""
+    if strategy == "fsdp":
+        return spec.parameter_count() * FSDP_TWIN_BYTES
     return spec.parameter_count() * COPIES_PER_PARAMETER * (BYTES_GPU if on_gpu else BYTES_CPU)
 
 
-def largest_hidden(spec: ModelSpec, *, ranks: int, available: int, on_gpu: bool) -> int | None:
+def largest_hidden(
+    spec: ModelSpec, *, ranks: int, available: int, on_gpu: bool, strategy: str = "ddp"
+) -> int | None:
     """The widest ``--hidden`` (a multiple of ``HEAD_DIM``) whose ranks fit ``available``; None if none."""
 
     def fits(width: int) -> bool:
         shape = spec.model_copy(update={"hidden": width, "heads": width // HEAD_DIM})
-        return ranks * rank_bytes(shape, on_gpu=on_gpu) <= available
+        return ranks * rank_bytes(shape, on_gpu=on_gpu, strategy=strategy) <= available
 
     if not fits(HEAD_DIM):
         return None
@@ -42,17 +51,22 @@ def largest_hidden(spec: ModelSpec, *, ranks: int, available: int, on_gpu: bool)
 
 
 def check_model_memory(
-    spec: ModelSpec, *, ranks: int, available: int | None, on_gpu: bool, where: str
+    spec: ModelSpec, *, ranks: int, available: int | None, on_gpu: bool, where: str, strategy: str = "ddp"
 ) -> None:
     """Refuse a model whose ``ranks`` ranks can never fit in ``available`` bytes of ``where``."""
     if available is None:
         return
-    per_rank = rank_bytes(spec, on_gpu=on_gpu)
+    per_rank = rank_bytes(spec, on_gpu=on_gpu, strategy=strategy)
     needed = ranks * per_rank
     if needed <= available:
         return
-    dtype = "bf16" if on_gpu else "fp32"
-    widest = largest_hidden(spec, ranks=ranks, available=available, on_gpu=on_gpu)
+    copies = (
+        "4 fp32 copies (FSDP's one-rank twin: weights, gradients, AdamW moments)"
+        if strategy == "fsdp"
+        else f"{COPIES_PER_PARAMETER} {'bf16' if on_gpu else 'fp32'} copies: weights, gradients, DDP "
+        "buckets, AdamW moments"
+    )
+    widest = largest_hidden(spec, ranks=ranks, available=available, on_gpu=on_gpu, strategy=strategy)
     hint = (
         f"use --hidden {widest} or less, or a smaller --model/--layers"
         if widest is not None
@@ -60,6 +74,6 @@ def check_model_memory(
     )
     raise UsageError(
         f"--hidden/--layers: the model ({spec.parameter_count():,} parameters) needs at least "
-        f"{human_size(needed)} of {where} ({ranks} rank(s) x {COPIES_PER_PARAMETER} {dtype} copies: weights, "
-        f"gradients, DDP buckets, AdamW moments), more than the {human_size(available)} there is; {hint}"
+        f"{human_size(needed)} of {where} ({ranks} rank(s) x {copies}), more than the "
+        f"{human_size(available)} there is; {hint}"
     )

@@ -1,16 +1,19 @@
-"""From bus bandwidth to communication time: how busbw predicts the communication share of a step.
+"""From bus bandwidth to exposed communication: what busbw predicts a training step pays.
 
 A collective of ``size`` bytes moves ``size x factor`` bytes over the slowest link, where ``factor`` is
 nccl-tests' bus factor (all_reduce 2(n-1)/n, reduce_scatter and all_gather (n-1)/n); busbw is exactly that
-traffic divided by time. So one step's communication is predicted as
+traffic divided by time. So each call of a step lasts
 
-    predicted_comm = sum over the step's collectives of  size x factor(n) / busbw(size)
+    duration = size x factor(n) / busbw(size)
 
-with busbw read at each call's own size: from a ``gpufabric bench`` result (``--busbw-from``, log-log
-interpolation of its all_reduce series) or from this run's probe (each bucket's collective timed alone).
-The measurement it is checked against is the step's *exposed* communication: step time with gradient
-sync minus the same step without it. Overlap of communication with backward compute makes it smaller
-than the prediction; contention and launch gaps make it larger; ``agreement_pct`` says which won.
+with busbw read at the call's own size: from a ``gpufabric bench`` result (``--busbw-from``, log-log
+interpolation of its all_reduce series) or from this run's probe (each call timed alone). Both include
+the per-call launch/sync cost, which the probe also measures alone (a 1-element all-reduce: the
+``latency`` term, calls x that cost). The calls then play against the step's compute
+(``schedule.exposed_ms``: DDP buckets as backward finishes them, FSDP2's prefetched gathers and its
+reduce-scatters), which gives the predicted *exposed* communication: what the step pays beyond compute.
+It is checked against the measured exposed communication: end of backward with sync minus the same in
+the communication-free twin. Where they differ, ``agreement_verdict`` names the term that dominates.
 No torch here.
 """
 
@@ -25,6 +28,7 @@ from gpufabric.bench.semantics import bus_factor
 from gpufabric.errors import InputError
 from gpufabric.results.model import RunResult
 from gpufabric.train.result import CollectiveCall, Prediction, TrainResult
+from gpufabric.train.schedule import exposed_ms
 
 BusbwTable = list[tuple[int, float]]
 """(size in bytes, busbw in GB/s), sorted by size."""
@@ -80,6 +84,21 @@ def probe_busbw(call: CollectiveCall, world_size: int) -> float | None:
     return bus_bytes(call, world_size) / 1e9 / (call.isolated_ms / 1e3)
 
 
+def call_durations(
+    calls: Sequence[CollectiveCall], world_size: int, table: BusbwTable | None
+) -> list[float] | None:
+    """Each call's time on the wire, ms: from the bench table at its size, else its probe time."""
+    durations = []
+    for call in calls:
+        if table is not None:
+            durations.append(bus_bytes(call, world_size) / 1e9 / busbw_at(table, call.size_bytes) * 1e3)
+        elif call.isolated_ms is not None and call.isolated_ms > 0:
+            durations.append(call.isolated_ms)
+        else:
+            return None
+    return durations
+
+
 def predict(
     result: TrainResult, *, table: BusbwTable | None = None, source: str = "probe"
 ) -> Prediction | None:
@@ -88,36 +107,41 @@ def predict(
     calls: Sequence[CollectiveCall] = result.comm.calls
     if n < 2 or not calls:
         return None
+    durations = call_durations(calls, n, table)
+    if durations is None:
+        return None
     notes: list[str] = []
-    predicted_s = 0.0
-    traffic = 0.0
-    for call in calls:
-        moved = bus_bytes(call, n)
-        traffic += moved
-        if table is not None:
-            busbw = busbw_at(table, call.size_bytes)
-        else:
-            measured = probe_busbw(call, n)
-            if measured is None:
-                return None
-            busbw = measured
-        predicted_s += moved / 1e9 / busbw
     if table is not None and not (table[0][0] <= max(c.size_bytes for c in calls) <= table[-1][0]):
         notes.append(
-            f"bucket sizes reach beyond the bench file's sizes ({table[0][0]}..{table[-1][0]} B): "
+            f"call sizes reach beyond the bench file's sizes ({table[0][0]}..{table[-1][0]} B): "
             "busbw there is the nearest end value"
         )
-    predicted_ms = predicted_s * 1e3
+    phases = result.phases
+    if phases is not None:
+        forward = phases.compute_forward.mean_ms
+        exposure = exposed_ms(
+            calls, durations, forward_ms=forward, backward_ms=phases.compute_backward.mean_ms - forward
+        )
+        predicted_ms, stall = exposure.exposed_ms, exposure.forward_stall_ms
+    else:  # an older document: no phases to overlap with, so the serial time is all there is
+        predicted_ms, stall = sum(durations), 0.0
+        notes.append("no forward/backward phases recorded: predicted as the serial time, no overlap")
+    serial = sum(durations)
+    traffic = sum(bus_bytes(c, n) for c in calls)
     measured_ms = result.comm_ms
     compute_ms = result.compute.mean_ms
+    latency = result.comm.latency_ms
     return Prediction(
         busbw_source=source,
-        effective_busbw_gbs=traffic / 1e9 / predicted_s if predicted_s > 0 else 0.0,
+        effective_busbw_gbs=traffic / 1e9 / (serial / 1e3) if serial > 0 else 0.0,
         predicted_comm_ms=predicted_ms,
         measured_comm_ms=measured_ms,
         isolated_comm_ms=result.comm.isolated_ms,
+        serial_comm_ms=serial,
+        latency_total_ms=latency * len(calls) if latency is not None else 0.0,
+        forward_stall_ms=stall,
         agreement_pct=100.0 * measured_ms / predicted_ms if predicted_ms > 0 else 0.0,
-        predicted_share=predicted_ms / (compute_ms + predicted_ms) if compute_ms + predicted_ms > 0 else 0.0,
+        predicted_share=serial / (compute_ms + serial) if compute_ms + serial > 0 else 0.0,
         measured_share=measured_ms / result.step.mean_ms if result.step.mean_ms > 0 else 0.0,
         notes=notes,
     )
@@ -131,27 +155,52 @@ HIDDEN_BELOW = 0.15
 
 
 def agreement_verdict(prediction: Prediction) -> str:
-    """The agreement in words: within the band, or which way it diverges and what that usually means."""
-    ratio = prediction.agreement_pct / 100.0
+    """The agreement in words: within the band, or which term of the model dominates the miss."""
+    p = prediction
     band = f"+-{AGREEMENT_BAND:.0%}"
+    miss = p.measured_comm_ms - p.predicted_comm_ms
+    hidden = p.wire_ms - p.predicted_comm_ms
+    latency = (
+        f"; launch/sync {p.latency_total_ms:.2f} ms of it (calls x an empty call's cost)"
+        if p.latency_total_ms > 0.5 * abs(miss)
+        else ""
+    )
+    if p.predicted_comm_ms <= 0:
+        if p.measured_comm_ms <= AGREEMENT_BAND * p.wire_ms:
+            return f"agrees: the model hides all {p.wire_ms:.2f} ms behind compute and so did the step"
+        return (
+            f"the model hides all {p.wire_ms:.2f} ms of communication but the step paid "
+            f"{p.measured_comm_ms:.2f} ms: the overlap term dominates (the step overlapped less than "
+            "modelled)"
+        )
+    ratio = p.measured_comm_ms / p.predicted_comm_ms
     if abs(ratio - 1.0) <= AGREEMENT_BAND:
         return (
-            f"agrees within {band}: the step pays for its collectives what busbw predicts (little hidden "
-            "behind compute), so busbw predicts this step: a faster fabric shortens it by the comm time"
+            f"agrees within {band}: of {p.wire_ms:.2f} ms on the wire, {hidden:.2f} ms hide behind "
+            f"compute and the rest is what the step pays{latency}"
         )
     if ratio < HIDDEN_BELOW:
         return (
-            f"far below the prediction (outside {band}): backward compute hides nearly all communication; "
-            "the step is compute-bound and a faster fabric will barely change samples/s"
+            f"far below the prediction (outside {band}): compute hides nearly all communication; the "
+            "overlap term dominates (the model leaves more exposed than the step does), and a faster fabric "
+            "will barely change tokens/s"
         )
-    if ratio < 1.0:
+    if miss < 0:
         return (
-            f"{100 * (1 - ratio):.0f}% below the prediction (outside {band}): backward compute overlaps part "
-            "of the communication (DDP reduces buckets during backward), so the fabric matters less than "
-            "busbw alone suggests"
+            f"{100 * (1 - ratio):.0f}% below the prediction (outside {band}): the overlap term dominates, "
+            f"the step hid {-miss:.2f} ms more than modelled, or busbw ({p.busbw_source}) is lower than "
+            f"inside the step{latency}"
+        )
+    if p.measured_comm_ms > p.wire_ms:
+        return (
+            f"{100 * (ratio - 1):.0f}% above the prediction (outside {band}), more than even the serial "
+            f"{p.wire_ms:.2f} ms: contention dominates, compute slowed by the collectives running "
+            "beside it (their kernels take SMs and memory bandwidth) or host-side gaps between calls"
+            f"{latency}"
         )
     return (
-        f"{100 * (ratio - 1):.0f}% above the prediction (outside {band}): the step pays more than its "
-        "collectives alone: contention with compute for cores or memory bandwidth, gaps between buckets, "
-        "or a busbw source measured under better conditions than this run (other ranks, sizes or load)"
+        f"{100 * (ratio - 1):.0f}% above the prediction (outside {band}): the overlap term dominates, "
+        f"{miss:.2f} ms that the model hid behind compute ({hidden:.2f} ms hidden of "
+        f"{p.wire_ms:.2f}) were paid: collectives slower beside compute than alone, or ready "
+        f"later than modelled{latency}"
     )

@@ -3,10 +3,12 @@
 Any launcher can start it (ours, torchrun, mpirun, srun): identity comes from the environment
 (``gpufabric.bench.identity``). Every rank then runs, in order:
 
-1. warm-up steps with gradient sync (DDP builds its buckets; the hook records them);
-2. timed blocks that alternate full steps and compute-only steps (``strategy``), so drift hits both alike;
-3. the probe: the step's collectives alone, back to back (``timing.probe_collectives``);
-4. with ``scaling``, rank 0 alone times an unwrapped replica (the 1-rank baseline) while the rest wait.
+1. warm-up steps with gradient sync (DDP builds its buckets; the hook records them) and of the twin;
+2. timed blocks that alternate full steps and steps of the communication-free twin (``strategy``), so
+   drift hits both alike, each step marked at the end of forward and of backward (``timing``);
+3. the probe: the step's collectives alone, back to back (``timing.probe_collectives``), and the cost
+   of a collective that moves nothing (``timing.probe_latency``);
+4. with ``scaling``, rank 0 alone times the twin (the 1-GPU baseline, same batch) while the rest wait.
 
 Rank 0 writes ``<run_dir>/train.json``; a failing rank leaves ``<run_dir>/errors/rank<N>.json``.
 """
@@ -72,7 +74,7 @@ def run_rank(config: TrainConfig, identity: RankIdentity) -> int:
     try:
         started = datetime.now(timezone.utc)
         static = static_metadata(dict(os.environ), on_gpu) if identity.rank == 0 else {}
-        measured = _measure(config, identity, device, torch.bfloat16 if on_gpu else torch.float32)
+        measured = _measure(config, identity, device, on_gpu)
         # DDP's reducer and FSDP's state sit in reference cycles: free them (and the backend work they
         # hold) now, while the process group is alive, not in the interpreter's final collection.
         gc.collect()
@@ -90,44 +92,49 @@ def run_rank(config: TrainConfig, identity: RankIdentity) -> int:
     return 0
 
 
-def _measure(config: TrainConfig, identity: RankIdentity, device: Any, dtype: Any) -> dict[str, Any]:
+def _measure(config: TrainConfig, identity: RankIdentity, device: Any, on_gpu: bool) -> dict[str, Any]:
     """Phases 1-4 of the module docstring; returns plain data for ``record.build_result``."""
-    from gpufabric.train.strategy import local_trainer, sync_world, wrap
-    from gpufabric.train.timing import probe_collectives, slowest_per_step, time_steps
+    from gpufabric.train.strategy import sync_world, wrap
+    from gpufabric.train.timing import (
+        PhasedTimes,
+        probe_collectives,
+        probe_latency,
+        time_phased_steps,
+        time_steps,
+    )
     from gpufabric.train.transformer import synthetic_batches
 
     world = identity.world_size
-    parallel = wrap(config, device, dtype, world)
+    parallel = wrap(config, device, on_gpu, world)
     batches = synthetic_batches(
         config.model, config.batch_size, rank=identity.rank, seed=config.seed, device=device
     )
 
-    def synced(i: int) -> None:
-        parallel.synced.step(batches[i % len(batches)])
+    def synced(i: int, mark: Any = None) -> None:
+        parallel.synced.step(batches[i % len(batches)], mark)
 
-    def compute(i: int) -> None:
-        parallel.compute_only.step(batches[i % len(batches)])
+    def compute(i: int, mark: Any = None) -> None:
+        parallel.compute_only.step(batches[i % len(batches)], mark)
 
     log = parallel.bucket_log
     for i in range(config.warmup_steps):
         if log is not None:
             log.reset()
         synced(i)
-    compute(0)  # the compute-only path's first step (allocations, replica optimizer state) is not timed
+        compute(i)  # the twin's first steps (allocations, optimizer state) are not timed either
     sync_world(device)
     block = min(config.block, config.steps)
-    step_ms: list[float] = []
-    compute_ms: list[float] = []
+    synced_times, compute_times = PhasedTimes(), PhasedTimes()
     bucket_bytes: set[float] = set()
-    while len(step_ms) < config.steps:
-        count = min(block, config.steps - len(step_ms))
+    while len(synced_times.step_ms) < config.steps:
+        count = min(block, config.steps - len(synced_times.step_ms))
         if log is not None:
             log.reset()
-        step_ms.extend(time_steps(synced, count, device, start=len(step_ms)))
+        synced_times.extend(time_phased_steps(synced, count, device, start=len(synced_times.step_ms)))
         if log is not None:
             bucket_bytes.add(sum(c.size_bytes for c in log.calls()) / count)
             log.reset()
-        compute_ms.extend(time_steps(compute, count, device, start=len(compute_ms)))
+        compute_times.extend(time_phased_steps(compute, count, device, start=len(compute_times.step_ms)))
         if log is not None and log.buckets:
             raise GpufabricError(
                 f"DDP reduced {len(log.buckets)} bucket(s) under no_sync(); the compute-only timing would "
@@ -142,34 +149,33 @@ def _measure(config: TrainConfig, identity: RankIdentity, device: Any, dtype: An
         log.reset()
         synced(0)  # one untimed step: the payload is exactly the buckets of one step
         sync_world(device)
-    step_all = slowest_per_step(step_ms, world)
-    compute_all = slowest_per_step(compute_ms, world)
+    synced_all, compute_all = synced_times.slowest(world), compute_times.slowest(world)
     calls = parallel.payload() if world > 1 else []
     probe_total: float | None = None
+    latency: float | None = None
     if calls:
         calls, probe_total = probe_collectives(
             calls, rounds=config.probe_iters, world_size=world, device=device
         )
+        latency = probe_latency(rounds=config.probe_iters, world_size=world, device=device)
     baseline: list[float] | None = None
     if config.scaling and world > 1:
+        # One GPU alone, the same per-GPU batch: the twin (no communication) on rank 0 while the rest wait.
         sync_world(device)
         if identity.rank == 0:
-            solo = local_trainer(config, device, dtype)
-            for i in range(config.warmup_steps):
-                solo.step(batches[i % len(batches)])
-            baseline = time_steps(lambda i: solo.step(batches[i % len(batches)]), config.steps, device)
-            del solo
+            baseline = time_steps(compute, config.steps, device)
         sync_world(device)
     elif config.scaling:
-        baseline = step_all
+        baseline = synced_all.step_ms
     return {
-        "step_ms": step_all,
-        "compute_ms": compute_all,
+        "synced": synced_all,
+        "compute": compute_all,
         "compute_method": parallel.compute_method,
         "calls": calls,
         "probe_total_ms": probe_total,
+        "latency_ms": latency,
         "baseline_ms": baseline,
-        "dtype": str(dtype).removeprefix("torch."),
+        "dtype": "bfloat16" if on_gpu else "float32",
     }
 
 

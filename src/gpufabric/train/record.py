@@ -18,7 +18,15 @@ from gpufabric.bench.metadata import devices_from, relevant_env
 from gpufabric.redact import redact_env
 from gpufabric.results.model import RunMetadata
 from gpufabric.train.config import TrainConfig
-from gpufabric.train.result import CommPayload, Scaling, StepTimes, TrainResult, write_train_document
+from gpufabric.train.peaks import peak_for
+from gpufabric.train.result import (
+    CommPayload,
+    PhaseSplit,
+    Scaling,
+    StepTimes,
+    TrainResult,
+    write_train_document,
+)
 
 TIMING_METHOD = {
     "nccl": "CUDA events around each step on the compute stream; per step, the slowest rank",
@@ -42,6 +50,7 @@ def settings_of(config: TrainConfig, backend: str) -> dict[str, str | int | floa
         "block": config.block,
         "probe_iters": config.probe_iters,
         "bucket_cap_mb": config.bucket_cap_mb,
+        "fsdp_prefetch": config.fsdp_prefetch,
         "scaling": config.scaling,
         "profile": config.profile,
         "backend": backend,
@@ -89,7 +98,9 @@ def build_result(
         bytes_all_gathered=sum(c.size_bytes for c in calls if c.kind == "all_gather"),
         method=_payload_method(config),
         isolated_ms=measured["probe_total_ms"],
+        latency_ms=measured.get("latency_ms"),
     )
+    synced, twin = measured["synced"], measured["compute"]
     result = TrainResult(
         label=config.label,
         profile=config.profile,
@@ -101,10 +112,18 @@ def build_result(
         dtype=measured["dtype"],
         world_size=identity.world_size,
         batch_size=config.batch_size,
-        step=StepTimes(samples_ms=measured["step_ms"]),
-        compute=StepTimes(samples_ms=measured["compute_ms"]),
+        step=StepTimes(samples_ms=synced.step_ms),
+        compute=StepTimes(samples_ms=twin.step_ms),
         compute_method=measured["compute_method"],
         comm=comm,
+        phases=PhaseSplit(
+            synced_forward=StepTimes(samples_ms=synced.forward_ms),
+            synced_backward=StepTimes(samples_ms=synced.backward_ms),
+            compute_forward=StepTimes(samples_ms=twin.forward_ms),
+            compute_backward=StepTimes(samples_ms=twin.backward_ms),
+        ),
+        # MFU only for GPU ranks: a CPU rank's "peak" is not a datasheet fact this table holds.
+        peak=peak_for(metadata.devices[0].name if backend == "nccl" and metadata.devices else None),
     )
     baseline = measured.get("baseline_ms")
     if baseline:
@@ -122,8 +141,9 @@ def _payload_method(config: TrainConfig) -> str:
     if config.strategy == "ddp":
         return "counted in DDP's comm hook: every gradient bucket's elements x dtype size, one synced step"
     return (
-        "FSDP2 units' padded flat sizes from the parameters and dtype: per block all-gather x2 (forward, "
-        "backward) + reduce-scatter; root all-gather x1 + reduce-scatter"
+        "FSDP2 units' padded sizes from the parameters: per block all-gather x2 (forward, backward; "
+        "bf16 on GPUs) + reduce-scatter (fp32 on GPUs); embedding/norm/head unit all-gather x1 + "
+        "reduce-scatter"
     )
 
 

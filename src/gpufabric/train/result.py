@@ -9,11 +9,10 @@ The rank side writes ``<run_dir>/train.json``; ``run_train_run`` adds the predic
 from __future__ import annotations
 
 import json
-import statistics
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from gpufabric.errors import InputError
 from gpufabric.results.attestation import Attestation
@@ -21,80 +20,19 @@ from gpufabric.results.io import sniff_json, write_model_json
 from gpufabric.results.model import RunMetadata
 from gpufabric.results.readers.train_document import is_train_document
 from gpufabric.train.config import ModelSpec, Strategy
+from gpufabric.train.measures import CollectiveCall as CollectiveCall  # re-exported: the parts
+from gpufabric.train.measures import CollectiveKind, TrainPart
+from gpufabric.train.measures import CommPayload as CommPayload
+from gpufabric.train.measures import PhaseSplit as PhaseSplit
+from gpufabric.train.measures import Prediction as Prediction
+from gpufabric.train.measures import Scaling as Scaling
+from gpufabric.train.measures import StepTimes as StepTimes
+from gpufabric.train.peaks import PeakFlops
 
 TRAIN_SCHEMA_VERSION = 1
-CollectiveKind = Literal["all_reduce", "reduce_scatter", "all_gather"]
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class StepTimes(_Model):
-    """Per-step times (ms), each the slowest rank's time for that step: a step ends when every rank does."""
-
-    samples_ms: list[float]
-
-    @property
-    def mean_ms(self) -> float:
-        return statistics.fmean(self.samples_ms)
-
-    @property
-    def median_ms(self) -> float:
-        return statistics.median(self.samples_ms)
-
-    @property
-    def spread(self) -> float:
-        """(max - min) / median of the per-step times."""
-        med = self.median_ms
-        return (max(self.samples_ms) - min(self.samples_ms)) / med if med > 0 else 0.0
-
-
-class CollectiveCall(_Model):
-    """One collective a training step issues (one DDP bucket, or one FSDP unit's gather / scatter)."""
-
-    kind: CollectiveKind
-    size_bytes: int = Field(description="nccl-tests size: the whole buffer (all_reduce) or the total bytes")
-    dtype: str
-    isolated_ms: float | None = Field(
-        default=None, description="median time of this call alone (the probe), slowest rank"
-    )
-
-
-class CommPayload(_Model):
-    """What one training step communicates, counted from the gradient buckets / sharded parameters."""
-
-    calls: list[CollectiveCall] = Field(default_factory=list)
-    bytes_all_reduced: int = 0
-    bytes_reduce_scattered: int = 0
-    bytes_all_gathered: int = 0
-    method: str = ""
-    isolated_ms: float | None = Field(
-        default=None, description="median of the probe's rounds: every call of one step, back to back"
-    )
-
-
-class Prediction(_Model):
-    """Communication time predicted from busbw vs the communication the step really paid."""
-
-    busbw_source: str = Field(description="'probe' (this run, at the bucket sizes) or a bench result file")
-    effective_busbw_gbs: float
-    predicted_comm_ms: float = Field(description="sum over calls of size x bus factor / busbw(size)")
-    measured_comm_ms: float = Field(description="step time with sync - step time without (exposed comm)")
-    isolated_comm_ms: float | None = None
-    agreement_pct: float = Field(description="measured / predicted x 100")
-    predicted_share: float = Field(description="predicted / (compute + predicted): the no-overlap share")
-    measured_share: float = Field(description="measured comm / step time")
-    notes: list[str] = Field(default_factory=list)
-
-
-class Scaling(_Model):
-    baseline_samples_per_s: float = Field(description="rank 0 alone, no wrapper, same per-rank batch")
-    baseline: StepTimes
-    efficiency: float = Field(description="samples/s / (ranks x baseline samples/s)")
-
-
-class TrainResult(_Model):
+class TrainResult(TrainPart):
     """One training benchmark run."""
 
     schema_version: int = TRAIN_SCHEMA_VERSION
@@ -117,6 +55,8 @@ class TrainResult(_Model):
     comm: CommPayload
     prediction: Prediction | None = None
     scaling: Scaling | None = None
+    phases: PhaseSplit | None = None
+    peak: PeakFlops | None = Field(default=None, description="the GPU's dense bf16 peak (MFU's denominator)")
     attestation: Attestation | None = Field(
         default=None, description="what this run's NCCL logs say it used; None without NCCL logs (gloo)"
     )
@@ -135,12 +75,52 @@ class TrainResult(_Model):
 
     @property
     def comm_ms(self) -> float:
-        """Exposed communication per step: what the step pays beyond its compute."""
+        """Exposed communication per step: what the step pays beyond its compute, up to the end of
+        backward where the phases were recorded (older documents: the whole step)."""
+        if self.phases is not None:
+            return max(0.0, self.phases.synced_backward.mean_ms - self.phases.compute_backward.mean_ms)
         return max(0.0, self.step.mean_ms - self.compute.mean_ms)
 
+    @property
+    def tokens_per_step(self) -> int:
+        return self.global_batch * self.model.seq_len
 
-class TrainAB(_Model):
-    """The same training benchmark with the fabric on and off (profiles of ``planner.ab_profiles``)."""
+    @property
+    def mfu(self) -> float | None:
+        """Model FLOPs utilisation: achieved training FLOP/s per GPU / the GPU's dense bf16 peak."""
+        if self.peak is None or self.peak.tflops is None:
+            return None
+        per_gpu = self.tokens_per_s / self.world_size * self.model.flops_per_token()
+        return per_gpu / (self.peak.tflops * 1e12)
+
+
+class ABRoundRun(TrainPart):
+    """One job of a training A/B: its round and side, where it ran, what it measured."""
+
+    round: int
+    side: str
+    run_dir: str
+    tokens_per_s: float
+    step_ms: float
+    exposed_comm_ms: float
+
+
+class BusbwSpeedup(TrainPart):
+    """busbw of one of the step's collectives at its own size, each side's probe (median over rounds)."""
+
+    kind: CollectiveKind
+    size_bytes: int
+    on_gbs: float
+    off_gbs: float
+
+    @property
+    def speedup(self) -> float:
+        return self.on_gbs / self.off_gbs if self.off_gbs > 0 else 0.0
+
+
+class TrainAB(TrainPart):
+    """The same training benchmark with the fabric on and off (profiles of ``planner.ab_profiles``), in
+    ABBA rounds; ``on``/``off`` are each side's first run, ``jobs`` every run in the order it ran."""
 
     schema_version: int = TRAIN_SCHEMA_VERSION
     kind: Literal["train-ab"] = "train-ab"
@@ -151,10 +131,20 @@ class TrainAB(_Model):
     off_description: str = ""
     off_env: dict[str, str] = Field(default_factory=dict)
     off_unset: list[str] = Field(default_factory=list)
+    rounds: int = 1
+    jobs: list[ABRoundRun] = Field(default_factory=list)
+    pooled_speedup: float | None = Field(
+        default=None, description="mean step time off / on over every round's steps (= tokens/s on / off)"
+    )
+    speedup_low: float | None = Field(default=None, description="95% bootstrap interval, as bench --ab's")
+    speedup_high: float | None = None
+    busbw: list[BusbwSpeedup] = Field(default_factory=list)
 
     @property
     def speedup(self) -> float:
-        """samples/s with the fabric on / samples/s with it off."""
+        """tokens/s with the fabric on / off: every round pooled, else the two runs (older documents)."""
+        if self.pooled_speedup is not None:
+            return self.pooled_speedup
         return self.on.samples_per_s / self.off.samples_per_s
 
 

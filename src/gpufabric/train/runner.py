@@ -146,11 +146,11 @@ def _check_memory_here(config: TrainConfig, *, nranks: int, on_gpu: bool) -> Non
     """The ranks run on this host: refuse a model its (GPU) memory can never hold, before they start."""
     if on_gpu:
         check_model_memory(config.model, ranks=1, available=gpu_memory_bytes(), on_gpu=True,
-                           where="GPU memory per rank")  # fmt: skip
+                           where="GPU memory per rank", strategy=config.strategy)  # fmt: skip
     else:
         check_cpu_ranks(nranks, cores=usable_cores(), memory=host_memory_bytes())
         check_model_memory(config.model, ranks=nranks, available=host_memory_bytes(), on_gpu=False,
-                           where="host memory")  # fmt: skip
+                           where="host memory", strategy=config.strategy)  # fmt: skip
 
 
 def remote_world(config: TrainConfig, *, ranks: int | None, gpus_here: int) -> tuple[int, str, bool]:

@@ -1,20 +1,26 @@
-"""Data-parallel wrappers and what each communicates: DDP with a bucket-counting hook, and FSDP2.
+"""Data-parallel wrappers, their communication-free twins, and what each step communicates.
 
-- DDP: a comm hook records every gradient bucket it all-reduces (elements, dtype) and then does exactly
-  what torch's default does (``default_hooks.allreduce_hook``: divide by the world size, all-reduce). So
-  the bytes all-reduced per step are counted from the buckets themselves, and a compute-only step is the
-  same wrapped model under ``no_sync()`` (the hook proves it: no bucket is reduced there).
-- FSDP (``torch.distributed.fsdp.fully_shard``): one unit per transformer block plus the root. Blocks are
-  resharded after forward, so each is all-gathered twice (forward, backward) and reduce-scattered once;
-  the root is gathered once. Sizes are the padded flat sizes FSDP2 moves (dim 0 split into ``n`` equal
-  chunks), counted from the parameters and their dtype. FSDP gathers parameters even with gradient sync
-  off, so its compute-only step is a local replica of the model with no wrapper.
+- DDP (``DistributedDataParallel``, ``gradient_as_bucket_view=True`` so buckets are the gradients, no
+  copy): a comm hook records every bucket it all-reduces (elements, dtype, when backward finishes its
+  gradients) and then does exactly torch's default (``default_hooks.allreduce_hook``). The
+  communication-free twin is the same wrapped model under ``no_sync()`` (the hook proves no bucket is
+  reduced there). On GPUs the model is bf16 throughout, so buckets are bf16.
+- FSDP2 (``torch.distributed.fsdp.fully_shard``) laid out as torchtitan's ``apply_fsdp_to_decoder``:
+  fp32 parameters with ``MixedPrecisionPolicy(param_dtype=bf16, reduce_dtype=fp32)`` on GPUs, one unit
+  per block resharded after forward, the tied embedding + final norm + head as one unit kept through
+  backward, then the root. With ``fsdp_prefetch`` each block also prefetches the next one explicitly
+  (``set_modules_to_forward_prefetch`` / ``set_modules_to_backward_prefetch``), so the all-gathers run
+  ahead of compute even where the CPU does not (FSDP2's implicit prefetch needs it to).
+  The twin is the same model sharded the same way over a mesh of this rank alone: FSDP2 then issues no
+  collective (a one-rank group skips them) but keeps every other cost of its step (the casts, copy-in
+  and copy-out), so step minus twin is communication, not FSDP's bookkeeping.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,20 +30,28 @@ from torch import nn
 
 from gpufabric.train.config import TrainConfig
 from gpufabric.train.result import CollectiveCall
+from gpufabric.train.schedule import Layout, fsdp_schedule
 from gpufabric.train.transformer import TransformerLM, build_model, lm_loss
 
 NCCL_TESTS_DTYPES = {torch.float32: "float", torch.bfloat16: "bfloat16", torch.float16: "half"}
+Mark = Callable[[str], None]
+"""Called inside a step at ``forward`` (loss computed) and ``backward`` (gradients synced)."""
 
 
 def dtype_name(dtype: torch.dtype) -> str:
     return NCCL_TESTS_DTYPES.get(dtype, str(dtype).removeprefix("torch."))
 
 
+def _itemsize(dtype: torch.dtype) -> int:
+    return int(torch.empty((), dtype=dtype).element_size())
+
+
 @dataclass
 class BucketLog:
-    """Every bucket DDP handed to the hook since the last ``reset``: (elements, dtype)."""
+    """Every bucket DDP handed to the hook since the last ``reset``: (elements, dtype, ready fraction)."""
 
-    buckets: list[tuple[int, torch.dtype]] = field(default_factory=list)
+    ready_of: dict[int, float]
+    buckets: list[tuple[int, torch.dtype, float]] = field(default_factory=list)
 
     def reset(self) -> None:
         self.buckets = []
@@ -46,35 +60,35 @@ class BucketLog:
         from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
 
         buffer = bucket.buffer()
-        self.buckets.append((int(buffer.numel()), buffer.dtype))
+        ready = max((self.ready_of.get(id(p), 1.0) for p in bucket.parameters()), default=1.0)
+        self.buckets.append((int(buffer.numel()), buffer.dtype, ready))
         return default_hooks.allreduce_hook(state, bucket)
 
     def calls(self) -> list[CollectiveCall]:
         return [
-            CollectiveCall(kind="all_reduce", size_bytes=n * _itemsize(dt), dtype=dtype_name(dt))
-            for n, dt in self.buckets
+            CollectiveCall(
+                kind="all_reduce", size_bytes=n * _itemsize(dt), dtype=dtype_name(dt), ready_at=ready
+            )
+            for n, dt, ready in self.buckets
         ]
-
-
-def _itemsize(dtype: torch.dtype) -> int:
-    return int(torch.empty((), dtype=dtype).element_size())
 
 
 @dataclass
 class Trainer:
-    """One model + optimizer + how to run a step; ``step(batch)`` does forward, backward, update."""
+    """One model + optimizer + how to run a step: forward, backward (under ``around``), update."""
 
     model: nn.Module
     optimizer: torch.optim.Optimizer
-    around_backward: Callable[[], Any] | None = None
+    around: Callable[[], AbstractContextManager[Any]] = nullcontext
 
-    def step(self, batch: torch.Tensor) -> None:
-        loss = lm_loss(self.model, batch)
-        if self.around_backward is not None:
-            with self.around_backward():
-                loss.backward()  # type: ignore[no-untyped-call]
-        else:
+    def step(self, batch: torch.Tensor, mark: Mark | None = None) -> None:
+        with self.around():  # DDP decides at forward time whether backward syncs: both run inside
+            loss = lm_loss(self.model, batch)
+            if mark is not None:
+                mark("forward")
             loss.backward()  # type: ignore[no-untyped-call]
+        if mark is not None:
+            mark("backward")
         self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)
 
@@ -83,15 +97,9 @@ def _optimizer(model: nn.Module) -> torch.optim.Optimizer:
     return torch.optim.AdamW(model.parameters(), lr=1e-4)
 
 
-def local_trainer(config: TrainConfig, device: torch.device, dtype: torch.dtype) -> Trainer:
-    """The model alone, no wrapper, no communication (FSDP's compute step and the 1-rank baseline)."""
-    model = build_model(config.model, seed=config.seed, device=device, dtype=dtype)
-    return Trainer(model, _optimizer(model))
-
-
 @dataclass
 class DataParallel:
-    """The wrapped trainer, its compute-only twin, and the collectives of one synced step."""
+    """The wrapped trainer, its communication-free twin, and the collectives of one synced step."""
 
     synced: Trainer
     compute_only: Trainer
@@ -100,28 +108,27 @@ class DataParallel:
     bucket_log: BucketLog | None = None
 
 
-def wrap(config: TrainConfig, device: torch.device, dtype: torch.dtype, world_size: int) -> DataParallel:
-    model = build_model(config.model, seed=config.seed, device=device, dtype=dtype)
+def wrap(config: TrainConfig, device: torch.device, on_gpu: bool, world_size: int) -> DataParallel:
     if config.strategy == "ddp":
-        return _ddp(config, model, device)
-    return _fsdp(config, model, device, dtype, world_size)
+        return _ddp(config, device, torch.bfloat16 if on_gpu else torch.float32)
+    return _fsdp(config, device, on_gpu, world_size)
 
 
-def _ddp(config: TrainConfig, model: TransformerLM, device: torch.device) -> DataParallel:
+def _ddp(config: TrainConfig, device: torch.device, dtype: torch.dtype) -> DataParallel:
     from torch.nn.parallel import DistributedDataParallel as DDP
 
+    model = build_model(config.model, seed=config.seed, device=device, dtype=dtype)
+    layout = Layout.of(config.model)
+    log = BucketLog({id(p): layout.grad_ready(name) for name, p in model.named_parameters()})
     ids = [device.index] if device.type == "cuda" else None
-    ddp = DDP(model, device_ids=ids, bucket_cap_mb=config.bucket_cap_mb)
-    log = BucketLog()
+    ddp = DDP(model, device_ids=ids, bucket_cap_mb=config.bucket_cap_mb, gradient_as_bucket_view=True)
     # A lambda: DDP rejects a hook whose annotations are not the real GradBucket/Future classes, and
     # postponed annotations make them strings.
     ddp.register_comm_hook(None, lambda state, bucket: log.hook(state, bucket))
     optimizer = _optimizer(ddp)
-    # The forward must run under no_sync too: DDP decides at forward time whether backward syncs.
-    compute = _NoSyncTrainer(ddp, optimizer)
     return DataParallel(
         synced=Trainer(ddp, optimizer),
-        compute_only=compute,
+        compute_only=Trainer(ddp, optimizer, around=ddp.no_sync),
         compute_method="the same DDP model under no_sync(): forward, backward and optimizer step with the "
         "gradient all-reduce removed (the bucket hook confirms no bucket was reduced)",
         payload=log.calls,
@@ -129,54 +136,82 @@ def _ddp(config: TrainConfig, model: TransformerLM, device: torch.device) -> Dat
     )
 
 
-class _NoSyncTrainer(Trainer):
-    def step(self, batch: torch.Tensor) -> None:
-        with self.model.no_sync():  # type: ignore[operator]
-            loss = lm_loss(self.model, batch)
-            loss.backward()  # type: ignore[no-untyped-call]
-        self.optimizer.step()
-        self.optimizer.zero_grad(set_to_none=True)
+def _fsdp(config: TrainConfig, device: torch.device, on_gpu: bool, world_size: int) -> DataParallel:
+    from torch.distributed.device_mesh import DeviceMesh
+    from torch.distributed.fsdp import MixedPrecisionPolicy
 
+    # torchtitan's default: bf16 compute and all-gathers, fp32 gradient reduction and master weights.
+    policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32) if on_gpu else None
+    gather_dtype, scatter_dtype = (torch.bfloat16, torch.float32) if on_gpu else (torch.float32,) * 2
+    model = build_model(config.model, seed=config.seed, device=device, dtype=torch.float32)
+    outer = [model.tokens, model.positions, model.norm, model.head]
+    per_block = [list(block.parameters()) for block in model.blocks]
+    outer_params = list({id(p): p for m in outer for p in m.parameters()}.values())
+    _shard(model, None, policy, prefetch=config.fsdp_prefetch)
+    alone = _one_rank_group(world_size)
+    twin = build_model(config.model, seed=config.seed, device=device, dtype=torch.float32)
+    _shard(twin, DeviceMesh.from_group(alone, device.type), policy, prefetch=config.fsdp_prefetch)
 
-def _fsdp(
-    config: TrainConfig, model: TransformerLM, device: torch.device, dtype: torch.dtype, world_size: int
-) -> DataParallel:
-    from torch.distributed.fsdp import fully_shard
-
-    units: list[tuple[nn.Module, int]] = []  # (module, all-gathers per step)
-    for block in model.blocks:
-        fully_shard(block, reshard_after_forward=True)
-        units.append((block, 2))
-    block_params = {id(p) for block in model.blocks for p in block.parameters()}
-    root_params = [p for p in model.parameters() if id(p) not in block_params]
-    sizes = [(_padded_bytes(list(block.parameters()), world_size), gathers) for block, gathers in units]
-    sizes.append((_padded_bytes(root_params, world_size), 1))
-    fully_shard(model, reshard_after_forward=False)
-    name = dtype_name(dtype)
+    def call(kind: str, params: list[nn.Parameter], dtype: torch.dtype) -> CollectiveCall:
+        size = _padded_elements(params, world_size) * _itemsize(dtype)
+        return CollectiveCall.model_validate({"kind": kind, "size_bytes": size, "dtype": dtype_name(dtype)})
 
     def payload() -> list[CollectiveCall]:
-        calls = [
-            CollectiveCall(kind="all_gather", size_bytes=s, dtype=name) for s, g in sizes for _ in range(g)
-        ]
-        calls += [CollectiveCall(kind="reduce_scatter", size_bytes=s, dtype=name) for s, _ in sizes]
-        return calls
+        return fsdp_schedule(
+            Layout.of(config.model),
+            [call("all_gather", p, gather_dtype) for p in per_block],
+            [call("reduce_scatter", p, scatter_dtype) for p in per_block],
+            call("all_gather", outer_params, gather_dtype),
+            call("reduce_scatter", outer_params, scatter_dtype),
+        )
 
     return DataParallel(
         synced=Trainer(model, _optimizer(model)),
-        compute_only=local_trainer(config, device, dtype),
-        compute_method="a local replica of the model on every rank, no wrapper (FSDP gathers parameters "
-        "even with gradient sync off, so it has no communication-free mode)",
+        compute_only=Trainer(twin, _optimizer(twin)),
+        compute_method="the same FSDP2 model sharded over a mesh of the rank alone (FSDP2 skips every "
+        "collective of a one-rank group and keeps its casts and copies); its optimizer updates the whole "
+        "model, so exposed communication is read at the end of backward, before the optimizer",
         payload=payload,
     )
 
 
-def _padded_bytes(params: list[nn.Parameter], world_size: int) -> int:
-    """Bytes of one unit's all-gather output: each parameter's dim 0 padded to a multiple of ``n``."""
+def _shard(model: TransformerLM, mesh: Any, policy: Any, *, prefetch: bool) -> None:
+    """``fully_shard`` as torchtitan applies it to a decoder with tied embeddings."""
+    from torch.distributed.fsdp import fully_shard
+
+    options: dict[str, Any] = {"mesh": mesh}
+    if policy is not None:
+        options["mp_policy"] = policy
+    tokens, _, _, head = fully_shard(
+        [model.tokens, model.positions, model.norm, model.head], reshard_after_forward=False, **options
+    )
+    blocks = [fully_shard(block, reshard_after_forward=True, **options) for block in model.blocks]
+    fully_shard(model, **options)
+    if not prefetch:
+        return
+    tokens.set_modules_to_forward_prefetch(blocks[:1])
+    head.set_modules_to_backward_prefetch(blocks[-1:])
+    for index, block in enumerate(blocks):
+        block.set_modules_to_forward_prefetch(blocks[index + 1 : index + 2])
+        block.set_modules_to_backward_prefetch(blocks[index - 1 : index] if index > 0 else [])
+
+
+def _one_rank_group(world_size: int) -> Any:
+    """This rank's own process group (every rank creates every one, in the same order, as torch asks)."""
+    mine = None
+    for rank in range(world_size):
+        group = dist.new_group([rank])
+        if rank == dist.get_rank():
+            mine = group
+    return mine
+
+
+def _padded_elements(params: list[nn.Parameter], world_size: int) -> int:
+    """Elements of one unit's all-gather output: each parameter's dim 0 padded to a multiple of ``n``."""
     total = 0
     for p in params:
         shape = tuple(p.shape) or (1,)
-        rows = math.ceil(shape[0] / world_size) * world_size
-        total += rows * math.prod(shape[1:]) * p.element_size()
+        total += math.ceil(shape[0] / world_size) * world_size * math.prod(shape[1:])
     return total
 
 

@@ -1,5 +1,5 @@
-"""Timing on the rank: per-step times (CUDA events on GPUs, ``perf_counter`` on CPU), the rank reduction,
-and the isolated probe of the step's collectives.
+"""Timing on the rank: per-step times and the marks inside a step (CUDA events on GPUs, ``perf_counter``
+on CPU), the rank reduction, the isolated probe of the step's collectives and an empty call's cost.
 
 Each step is bracketed on the device's stream, so a GPU time is what the stream spent from the step's
 first kernel to its last, including waits on the gradient all-reduce. Per-step times are gathered to
@@ -12,6 +12,7 @@ import statistics
 import time
 import warnings
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -37,6 +38,79 @@ def time_steps(fn: Callable[[int], None], count: int, device: torch.device, star
         fn(start + i)
         times.append((time.perf_counter() - t0) * 1e3)
     return times
+
+
+PHASES = ("forward", "backward")
+"""The marks inside a step (``strategy.Trainer.step``): loss computed, gradients synced."""
+
+
+@dataclass
+class PhasedTimes:
+    """Per step, ms from the step's start: to the end of forward, to the end of backward, to the end."""
+
+    forward_ms: list[float] = field(default_factory=list)
+    backward_ms: list[float] = field(default_factory=list)
+    step_ms: list[float] = field(default_factory=list)
+
+    def extend(self, other: PhasedTimes) -> None:
+        self.forward_ms += other.forward_ms
+        self.backward_ms += other.backward_ms
+        self.step_ms += other.step_ms
+
+    def slowest(self, world_size: int) -> PhasedTimes:
+        """Each series reduced to the slowest rank per step (collective: all ranks call)."""
+        return PhasedTimes(
+            slowest_per_step(self.forward_ms, world_size),
+            slowest_per_step(self.backward_ms, world_size),
+            slowest_per_step(self.step_ms, world_size),
+        )
+
+
+def time_phased_steps(
+    fn: Callable[[int, Callable[[str], None]], None], count: int, device: torch.device, start: int = 0
+) -> PhasedTimes:
+    """Run ``fn(i, mark)`` for ``count`` steps; ``mark(phase)`` stamps the step's inner points (events on
+    the compute stream on GPUs, so waits for communication count where the stream waits). No host
+    synchronisation until all ``count`` steps are issued."""
+    cuda: Any = torch.cuda  # Event's constructor is untyped
+    on_gpu = device.type == "cuda"
+    stamps: list[dict[str, Any]] = []
+    for i in range(count):
+        marks: dict[str, Any] = {}
+
+        def mark(phase: str, marks: dict[str, Any] = marks) -> None:
+            if on_gpu:
+                marks[phase] = cuda.Event(enable_timing=True)
+                marks[phase].record()
+            else:
+                marks[phase] = time.perf_counter()
+
+        mark("begin")
+        fn(start + i, mark)
+        mark("end")
+        stamps.append(marks)
+    if on_gpu:
+        torch.cuda.synchronize(device)
+
+    def since(marks: dict[str, Any], phase: str) -> float:
+        if on_gpu:
+            return float(marks["begin"].elapsed_time(marks[phase]))
+        return float(marks[phase] - marks["begin"]) * 1e3
+
+    return PhasedTimes(
+        forward_ms=[since(m, "forward") for m in stamps],
+        backward_ms=[since(m, "backward") for m in stamps],
+        step_ms=[since(m, "end") for m in stamps],
+    )
+
+
+def probe_latency(*, rounds: int, world_size: int, device: torch.device) -> float:
+    """The per-call cost of a collective that moves (almost) nothing: a one-element all-reduce, timed alone
+    ``rounds`` times after one untimed call; the median of the slowest rank, ms."""
+    tiny = torch.ones(1, dtype=torch.float32, device=device)
+    dist.all_reduce(tiny)
+    times = slowest_per_step(time_steps(lambda _: dist.all_reduce(tiny), rounds, device), world_size)
+    return statistics.median(times)
 
 
 def slowest_per_step(local: list[float], world_size: int) -> list[float]:

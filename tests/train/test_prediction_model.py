@@ -1,0 +1,178 @@
+"""The exposed-communication model (``train.schedule``), the prediction built on it, MFU's peaks and the
+bytes a step communicates: pure arithmetic, every expected value worked out by hand in the comments."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpufabric.train.config import MODEL_PRESETS
+from gpufabric.train.model_shape import ModelSpec, step_bytes
+from gpufabric.train.peaks import peak_for
+from gpufabric.train.predict import agreement_verdict, predict
+from gpufabric.train.result import (
+    CollectiveCall,
+    CommPayload,
+    PhaseSplit,
+    Prediction,
+    StepTimes,
+    TrainResult,
+)
+from gpufabric.train.schedule import Layout, exposed_ms, fsdp_schedule
+
+
+def _call(kind: str = "all_reduce", size: int = 1000, **at: float | str | None) -> CollectiveCall:
+    return CollectiveCall.model_validate({"kind": kind, "size_bytes": size, "dtype": "bfloat16", **at})
+
+
+def test_a_bucket_ready_mid_backward_hides_and_the_last_one_is_exposed() -> None:
+    # forward 10 ms, backward 20 ms. Bucket A is ready halfway (t=20) and takes 5 ms (ends 25, hidden);
+    # bucket B is ready at the end of backward (t=30) and takes 4 ms: the step ends at 34, 4 ms exposed.
+    calls = [_call(ready_at=0.5), _call(ready_at=1.0)]
+    exposure = exposed_ms(calls, [5.0, 4.0], forward_ms=10.0, backward_ms=20.0)
+    assert exposure.exposed_ms == pytest.approx(4.0)
+    assert exposure.serial_ms == pytest.approx(9.0)
+
+
+def test_one_queue_a_long_bucket_delays_the_next() -> None:
+    # A ready at t=10 (0.0 of backward) takes 25 ms: ends 35. B ready at 30 waits for the queue: 35-37.
+    calls = [_call(ready_at=0.0), _call(ready_at=1.0)]
+    assert exposed_ms(calls, [25.0, 2.0], forward_ms=10.0, backward_ms=20.0).exposed_ms == pytest.approx(7.0)
+
+
+def test_a_gather_compute_waits_for_stalls_everything_after_it() -> None:
+    # A forward gather needed at 0.5 of forward (t=5), ready at 0, 8 ms long: compute stalls 3 ms, so the
+    # end of backward moves from 30 to 33. Nothing else: 3 ms exposed, all of it a forward stall.
+    calls = [_call("all_gather", phase="forward", ready_at=0.0, needed_at=0.5)]
+    exposure = exposed_ms(calls, [8.0], forward_ms=10.0, backward_ms=20.0)
+    assert exposure.exposed_ms == pytest.approx(3.0) and exposure.forward_stall_ms == pytest.approx(3.0)
+
+
+def test_fsdp_schedule_issues_in_fsdp2_order_with_one_block_of_prefetch() -> None:
+    spec = ModelSpec(layers=3, hidden=64, heads=1, seq_len=8, vocab=64)
+    layout = Layout.of(spec)
+    gathers = [_call("all_gather", 10 + i) for i in range(3)]
+    scatters = [_call("reduce_scatter", 20 + i) for i in range(3)]
+    calls = fsdp_schedule(layout, gathers, scatters, _call("all_gather", 1), _call("reduce_scatter", 2))
+    order = [(c.phase, c.kind, c.size_bytes) for c in calls]
+    assert order == [
+        ("forward", "all_gather", 1),  # embedding/norm/head unit, needed at once
+        ("forward", "all_gather", 10), ("forward", "all_gather", 11), ("forward", "all_gather", 12),
+        ("backward", "all_gather", 12),  # the last block again, prefetched by the head's backward
+        ("backward", "all_gather", 11), ("backward", "reduce_scatter", 22),
+        ("backward", "all_gather", 10), ("backward", "reduce_scatter", 21),
+        ("backward", "reduce_scatter", 20),
+        ("backward", "reduce_scatter", 2),  # the tied embedding's gradient is complete last
+    ]  # fmt: skip
+    # Forward: block i's gather is issued when block i-1 starts and needed when block i starts.
+    assert calls[2].ready_at == pytest.approx(layout.forward_start(0))
+    assert calls[2].needed_at == pytest.approx(layout.forward_start(1))
+    assert all(c.needed_at is None for c in calls if c.kind == "reduce_scatter")
+    assert layout.head + spec.layers * layout.block == pytest.approx(1.0)
+
+
+def test_ddp_gradients_are_ready_as_backward_passes_their_block() -> None:
+    layout = Layout.of(MODEL_PRESETS["gpt-350m"])
+    last, first = layout.grad_ready("blocks.23.mlp.0.weight"), layout.grad_ready("blocks.0.norm1.weight")
+    assert layout.grad_ready("norm.weight") < last < first
+    assert first == pytest.approx(1.0)  # block 0 ends backward (the embedding lookup's backward is ~free)
+    assert layout.grad_ready("tokens.weight") == 1.0  # tied to the head: finished by the embedding's backward
+
+
+def _result(calls: list[CollectiveCall], *, synced_bwd: float, latency: float | None = None) -> TrainResult:
+    spec = MODEL_PRESETS["tiny"]
+
+    def times(value: float) -> StepTimes:
+        return StepTimes(samples_ms=[value, value])
+
+    return TrainResult(
+        label="t", model_name="tiny", model=spec, parameters=spec.parameter_count(), strategy="ddp",
+        dtype="bfloat16", world_size=4, batch_size=2, step=times(synced_bwd + 5), compute=times(35.0),
+        compute_method="x", comm=CommPayload(calls=calls, latency_ms=latency),
+        phases=PhaseSplit(synced_forward=times(10.0), synced_backward=times(synced_bwd),
+                          compute_forward=times(10.0), compute_backward=times(30.0)),
+    )  # fmt: skip
+
+
+def test_prediction_from_a_bench_table_overlaps_with_the_twins_backward() -> None:
+    # 4 ranks: a 50 MB all-reduce moves 50 x 2 x 3/4 = 75 MB over the bus; at 50 GB/s that is 1.5 ms.
+    # Ready at the end of backward (t=30): all 1.5 ms exposed. Measured: 31.5 - 30 = 1.5 ms.
+    calls = [CollectiveCall(kind="all_reduce", size_bytes=50_000_000, dtype="bfloat16", ready_at=1.0)]
+    p = predict(_result(calls, synced_bwd=31.5, latency=0.01), table=[(1 << 20, 50.0), (1 << 30, 50.0)])
+    assert p is not None
+    assert p.serial_comm_ms == pytest.approx(1.5) and p.predicted_comm_ms == pytest.approx(1.5)
+    assert p.measured_comm_ms == pytest.approx(1.5) and p.agreement_pct == pytest.approx(100.0)
+    assert p.latency_total_ms == pytest.approx(0.01)
+    assert agreement_verdict(p).startswith("agrees within +-15%: of 1.50 ms on the wire, 0.00 ms hide")
+
+
+def test_probe_times_hidden_behind_backward_predict_none_exposed() -> None:
+    # Ready at the start of backward (t=10), 2 ms long: over by 12, long before backward ends at 30.
+    calls = [
+        CollectiveCall(kind="all_reduce", size_bytes=8_000, dtype="float", isolated_ms=2.0, ready_at=0.0)
+    ]
+    p = predict(_result(calls, synced_bwd=30.1))
+    assert p is not None and p.predicted_comm_ms == pytest.approx(0.0) and p.serial_comm_ms == 2.0
+    assert agreement_verdict(p).startswith("agrees: the model hides all 2.00 ms")
+    late = predict(_result(calls, synced_bwd=31.5))
+    assert late is not None and "the overlap term dominates" in agreement_verdict(late)
+
+
+def _prediction(*, predicted: float, measured: float, serial: float) -> Prediction:
+    return Prediction(
+        busbw_source="probe", effective_busbw_gbs=1.0, predicted_comm_ms=predicted,
+        measured_comm_ms=measured, serial_comm_ms=serial, agreement_pct=100 * measured / predicted,
+        predicted_share=0.1, measured_share=0.1,
+    )  # fmt: skip
+
+
+def test_a_miss_names_the_term_that_dominates() -> None:
+    # Above the prediction but within the wire time: the model hid what the step paid (overlap).
+    assert "the overlap term dominates, 2.00 ms that the model hid" in agreement_verdict(
+        _prediction(predicted=4.0, measured=6.0, serial=10.0)
+    )
+    # Above even the serial wire time: no overlap explains it, the collectives slowed compute (contention).
+    assert "contention dominates" in agreement_verdict(_prediction(predicted=4.0, measured=12.0, serial=10.0))
+    # Below: the step hid more than modelled.
+    assert "40% below the prediction" in agreement_verdict(
+        _prediction(predicted=10.0, measured=6.0, serial=12.0)
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "part", "tflops"),
+    [
+        ("NVIDIA H100 80GB HBM3", "H100 SXM", 989.4),
+        ("NVIDIA H100 PCIe", "H100 PCIe", 756.0),
+        ("NVIDIA H100 NVL", "H100 NVL", 835.0),
+        ("NVIDIA H200", "H200 SXM", 989.4),
+        ("NVIDIA H200 NVL", "H200 NVL", 835.0),
+        ("NVIDIA A100-SXM4-80GB", "A100", 312.0),
+    ],
+)
+def test_peaks_come_from_the_datasheet_table(name: str, part: str, tflops: float) -> None:
+    peak = peak_for(name)
+    assert (peak.part, peak.tflops) == (part, tflops) and "datasheet" in (peak.source or "")
+
+
+def test_an_unknown_gpu_gets_no_invented_peak() -> None:
+    unknown = peak_for("NVIDIA GeForce RTX 4090")
+    assert unknown.tflops is None and "not in gpufabric's datasheet table" in (unknown.missing or "")
+    vague = peak_for("NVIDIA H100")
+    assert vague.tflops is None and "which H100 part" in (vague.missing or "")
+
+
+def test_mfu_is_tokens_per_gpu_times_flops_per_token_over_the_peak() -> None:
+    result = _result([], synced_bwd=30.0).model_copy(update={"peak": peak_for("NVIDIA H100 80GB HBM3")})
+    # 4 ranks x 2 samples x 32 tokens in 35 ms; per GPU 64 / 0.035 tokens/s.
+    expected = 64 / 0.035 * MODEL_PRESETS["tiny"].flops_per_token() / 989.4e12
+    assert result.mfu == pytest.approx(expected)
+
+
+def test_step_bytes_are_what_ddp_and_fsdp_move() -> None:
+    spec = MODEL_PRESETS["gpt-350m"]
+    params = spec.parameter_count()
+    assert step_bytes(spec, strategy="ddp", on_gpu=True) == {"all_reduce": 2 * params}
+    fsdp = step_bytes(spec, strategy="fsdp", on_gpu=True)
+    # bf16 gathers: every block twice (forward, backward), the embedding/norm/head unit once.
+    assert fsdp["all_gather"] == 2 * (2 * spec.layers * spec.block_parameters() + spec.outer_parameters())
+    assert fsdp["reduce_scatter"] == 4 * params  # fp32 gradient reduction
