@@ -109,6 +109,14 @@ def nic_rate(node: int, base_mbit: float | None, faults: Sequence[BedFault]) -> 
     return min(rates) if rates else None
 
 
+def slowest_rate(nodes: int, base_mbit: float | None, faults: Sequence[BedFault]) -> float | None:
+    """The lowest rate any node's NIC or any slow path is held to (what bounds a ring through all the
+    nodes); None when nothing is shaped."""
+    rates = [r for node in range(nodes) if (r := nic_rate(node, base_mbit, faults)) is not None]
+    rates += [f.rate_mbit for f in faults if isinstance(f, SlowPath) and f.rate_mbit is not None]
+    return min(rates) if rates else None
+
+
 def _burst(rate_mbit: float) -> str:
     return f"{max(BURST_FLOOR_BYTES, int(rate_mbit * 1e6 / 8 * 0.005))}b"
 
