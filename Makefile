@@ -30,7 +30,7 @@ $(STAMP): $(BIN)/python pyproject.toml
 venv: $(STAMP)
 
 # OS packages the real-engine tests use (OpenMPI, Slurm + munge, headless Chromium, iproute2). The kernel's
-# qdiscs (sch_tbf, sch_htb, sch_netem) cannot be installed from here: a test needing a missing one skips
+# qdiscs and classifiers (sch_tbf, sch_htb, sch_netem, cls_bpf) cannot be installed from here: a test needing a missing one skips
 # with one line naming it (tests/testbed/conftest.py).
 os-deps:
 	@missing=""; for t in $(OS_TOOLS); do command -v $$t >/dev/null 2>&1 || missing="$$missing $$t"; done; \
