@@ -57,8 +57,10 @@ unit: $(STAMP) os-deps
 test: lint types unit
 
 # The network-namespace test beds alone (root; part of `unit` too, skipped in one line where not allowed).
+# Two at once: the beds wait on shaped links more than they compute (half a core over a serial run), and
+# each bed has names of its own (docs/testbed.md).
 netns-test: $(STAMP) os-deps
-	$(BIN)/pytest -m netns -q
+	$(BIN)/pytest -m netns -q -n 2
 
 # On a GPU host: the gpu-marked suite.
 gpu-test: $(STAMP)
