@@ -30,7 +30,7 @@ $(STAMP): $(BIN)/python pyproject.toml
 venv: $(STAMP)
 
 # OS packages the real-engine tests use (OpenMPI, Slurm + munge, headless Chromium, iproute2). The kernel's
-# qdiscs (sch_tbf, sch_htb, sch_netem) cannot be installed from here: a test needing a missing one skips
+# qdiscs and classifiers (sch_tbf, sch_htb, sch_netem, cls_bpf) cannot be installed from here: a test needing a missing one skips
 # with one line naming it (tests/testbed/conftest.py).
 os-deps:
 	@missing=""; for t in $(OS_TOOLS); do command -v $$t >/dev/null 2>&1 || missing="$$missing $$t"; done; \
@@ -57,8 +57,10 @@ unit: $(STAMP) os-deps
 test: lint types unit
 
 # The network-namespace test beds alone (root; part of `unit` too, skipped in one line where not allowed).
+# Two at once: the beds wait on shaped links more than they compute (half a core over a serial run), and
+# each bed has names of its own (docs/testbed.md).
 netns-test: $(STAMP) os-deps
-	$(BIN)/pytest -m netns -q
+	$(BIN)/pytest -m netns -q -n 2
 
 # On a GPU host: the gpu-marked suite.
 gpu-test: $(STAMP)

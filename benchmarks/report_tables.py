@@ -31,7 +31,7 @@ def main() -> int:
     write(log, runs(args.kb * 1000))
     tables = log.read_text(encoding="utf-8").count("# Avg bus bandwidth")
     start = time.perf_counter()
-    argv = [sys.executable, "-m", "gpufabric.cli", "report", str(log), "-o", str(args.dir / "r.html")]
+    argv = [sys.executable, "-m", "gpufabric.cli", "report", str(log), "--out", str(args.dir / "r.html")]
     done = subprocess.run(argv, capture_output=True, text=True, check=False)
     wall = time.perf_counter() - start
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)

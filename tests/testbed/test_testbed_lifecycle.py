@@ -20,11 +20,18 @@ pytestmark = pytest.mark.netns
 # A bed's owner in its own process: builds, starts a process inside node 1 that does not die with its
 # parent (as an escaped rank would), says so on stdout, then waits for stdin or a signal.
 OWNER = textwrap.dedent("""
-    import subprocess, sys
+    import subprocess, sys, time
     from gpufabric.testbed import BedSpec, StarvedNode, Testbed
     with Testbed(BedSpec(nodes=2)) as bed:
         bed.apply(StarvedNode(node=0, core=0))
         stray = subprocess.Popen(["ip", "netns", "exec", bed.names.namespace(1), "sleep", "300"])
+        # Popen returns at the fork; the child enters node 1 a moment later (a busy box once lost the race)
+        for _ in range(100):
+            pids = subprocess.run(["ip", "netns", "pids", bed.names.namespace(1)], capture_output=True,
+                                  text=True, timeout=10).stdout.split()
+            if str(stray.pid) in pids:
+                break
+            time.sleep(0.1)
         print(bed.names.run_id, stray.pid, flush=True)
         sys.stdin.readline()
 """)

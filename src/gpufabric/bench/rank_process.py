@@ -85,6 +85,12 @@ def join_world(
     store.set_timeout(timeout)
     kwargs["store"] = c10d.PrefixStore("default_pg", store)
     stages.enter("init")
+    if backend == "gloo":  # a tune's candidate: this rank's interface listed K times (bench.tune_gloo)
+        from gpufabric.bench.tune_gloo import gloo_interfaces
+
+        listed = gloo_interfaces(os.environ)
+        if listed is not None:
+            os.environ["GLOO_SOCKET_IFNAME"] = listed
     dist.init_process_group(
         backend=backend, rank=identity.rank, world_size=identity.world_size, timeout=timeout, **kwargs
     )

@@ -1,9 +1,11 @@
 """``tune``'s measuring side: search socket-transport settings within a budget of jobs.
 
-What is searched: ``NCCL_SOCKET_NTHREADS`` x ``NCCL_NSOCKS_PERTHREAD`` (NCCL allows at most 16 threads
-and a product of at most 64 sockets per connection), and, where the attestation says how many channels
-NCCL built, ``NCCL_MIN_NCHANNELS`` at 2x and 4x that, on top of the best socket setting. NCCL reads
-these once per process, so every candidate is its own job (as in the A/B).
+What is searched depends on the backend the ranks run (``Knobs``): NCCL ranks, here; gloo ranks, the
+number of gloo devices per interface (``bench.tune_gloo``). For NCCL: ``NCCL_SOCKET_NTHREADS`` x
+``NCCL_NSOCKS_PERTHREAD`` (NCCL allows at most 16 threads and a product of at most 64 sockets per
+connection), and, where the attestation says how many channels NCCL built, ``NCCL_MIN_NCHANNELS`` at
+2x and 4x that, on top of the best socket setting. NCCL reads these once per process, so every
+candidate is its own job (as in the A/B).
 
 How: coarse grid then refine, by successive halving. Round 0 measures NCCL's defaults and a coarse grid
 (powers of 4); each later round re-measures the defaults and the better half of the survivors, plus the
@@ -18,6 +20,7 @@ engine through the chosen launcher.
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -62,6 +65,7 @@ class Trial(BaseModel):
 class TuneRuns(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
+    backend: str = Field(default="nccl", description="the ranks' backend, whose knobs were searched")
     collective: str
     size_bytes: int
     path: str = Field(description="the transport tuned, e.g. socket")
@@ -74,6 +78,26 @@ class TuneRuns(BaseModel):
 
 
 Measure = Callable[[Candidate, int], Trial]
+
+
+@dataclasses.dataclass(frozen=True)
+class Knobs:
+    """What a tune searches for one backend: the grid its first round measures after the defaults, the
+    neighbours of a leader (with the channel count NCCL reported, when it did), the variables it owns
+    (unset in every job whose candidate does not set them, so "default" means the backend's own), and
+    how its defaults and a recommendation read to the user."""
+
+    backend: str
+    grid: Callable[[], list[Candidate]]
+    neighbours: Callable[[Candidate, int | None], list[Candidate]]
+    tuned_vars: tuple[str, ...]
+    defaults: str
+    export: Callable[[dict[str, str]], str]
+
+
+def export_pairs(env: dict[str, str]) -> str:
+    """``export NAME=VALUE ...``: the recommendation of knobs that are plain variables."""
+    return "export " + " ".join(f"{k}={v}" for k, v in sorted(env.items()))
 
 
 def socket_candidate(threads: int, socks: int) -> Candidate:
@@ -118,12 +142,14 @@ def score(trials: list[Trial]) -> float:
 
 
 def search(
-    measure: Measure, *, budget: int, repeats: int = 3, on_trial: Callable[[Trial, int], None] | None = None
-) -> tuple[list[Candidate], list[Trial], int]:
+    measure: Measure, *, budget: int, repeats: int = 3, on_trial: Callable[[Trial, int], None] | None = None,
+    knobs: Knobs | None = None,
+) -> tuple[list[Candidate], list[Trial], int]:  # fmt: skip
     """Successive halving over the coarse grid plus refinement; returns (candidates, trials, rounds)."""
+    knobs = knobs or NCCL_KNOBS
     if budget < 2:
         raise UsageError(f"--budget: {budget} job(s) cannot compare anything; use --budget 2 or more")
-    default, *survivors = round_zero()
+    default, *survivors = round_zero(knobs)
     known: dict[str, Candidate] = {c.name: c for c in (default, *survivors)}
     trials: list[Trial] = []
     round_no = 0
@@ -145,7 +171,7 @@ def search(
             refined = True
             leader = survivors[0]
             channels = next((t.nchannels for t in reversed(by_name[leader.name]) if t.nchannels), None)
-            fresh = [c for c in neighbours(leader, channels) if c.name not in known]
+            fresh = [c for c in knobs.neighbours(leader, channels) if c.name not in known]
             for c in fresh:
                 known[c.name] = c
             # The leader first, then its untried neighbours, then the rest of the better half: a tight
@@ -161,27 +187,43 @@ def search(
     return [c for c in known.values() if c.name in used], trials, round_no
 
 
-def round_zero() -> list[Candidate]:
+NCCL_KNOBS = Knobs(
+    backend="nccl", grid=coarse_grid, neighbours=neighbours, tuned_vars=TUNED_VARS,
+    defaults="NCCL's defaults", export=export_pairs,
+)  # fmt: skip
+
+
+def knobs_for(backend: str) -> Knobs:
+    """The knobs of ``backend``'s socket path: NCCL's, or gloo's (``bench.tune_gloo``)."""
+    if backend == "gloo":
+        from gpufabric.bench.tune_gloo import GLOO_KNOBS
+
+        return GLOO_KNOBS
+    return NCCL_KNOBS
+
+
+def round_zero(knobs: Knobs | None = None) -> list[Candidate]:
     """``search``'s first round, in its order: the defaults, then the coarse grid."""
-    return [Candidate(name=DEFAULT_NAME), *coarse_grid()]
+    return [Candidate(name=DEFAULT_NAME), *(knobs or NCCL_KNOBS).grid()]
 
 
-def first_round(budget: int) -> list[Candidate]:
+def first_round(budget: int, knobs: Knobs | None = None) -> list[Candidate]:
     """The jobs ``search`` runs first, up to ``budget``. Known before any number comes back, so they can
     be prepared (and printed by ``tune --dry-run``)."""
-    return round_zero()[: max(budget, 0)]
+    return round_zero(knobs)[: max(budget, 0)]
 
 
 def candidate_job(
     config: BenchConfig, path: FabricProfile, candidate: Candidate, round_no: int, *, root: Path,
-    execution: Execution,
+    execution: Execution, knobs: Knobs | None = None,
 ) -> tuple[BenchConfig, Execution]:  # fmt: skip
     """One candidate's job: its run directory under ``root`` and the path's env plus the candidate's
-    (every tuned variable the candidate does not set is unset, so the defaults are NCCL's own)."""
+    (every tuned variable the candidate does not set is unset, so the defaults are the backend's own)."""
+    tuned = (knobs or NCCL_KNOBS).tuned_vars
     run_dir = root / f"r{round_no}-{candidate.name}"
     job_config = config.model_copy(update={"run_dir": run_dir, "label": f"tune-{candidate.name}"})
-    unset = (set(execution.unset) | set(path.unset) | set(TUNED_VARS)) - set(candidate.env)
-    base = {k: v for k, v in path.apply(dict(execution.env)).items() if k not in TUNED_VARS}
+    unset = (set(execution.unset) | set(path.unset) | set(tuned)) - set(candidate.env)
+    base = {k: v for k, v in path.apply(dict(execution.env)).items() if k not in tuned}
     job = execution.replace(env={**base, **candidate.env}, unset=tuple(sorted(unset)), out=None,
                             on_progress=None)  # fmt: skip
     return job_config, job
@@ -195,6 +237,7 @@ def engine_measure(
     root: Path,
     execution: Execution,
     prepared: Mapping[str, PreparedSweep] | None = None,
+    knobs: Knobs | None = None,
 ) -> Measure:
     """A ``Measure`` that runs one engine job per call, with the path's env plus the candidate's; the first
     round's jobs run as ``prepared`` (by candidate name) when given."""
@@ -204,7 +247,8 @@ def engine_measure(
         if round_no == 0 and prepared is not None and candidate.name in prepared:
             sweep = prepared[candidate.name]
         else:
-            job_config, job = candidate_job(config, path, candidate, round_no, root=root, execution=execution)
+            job_config, job = candidate_job(config, path, candidate, round_no, root=root, execution=execution,
+                                            knobs=knobs)  # fmt: skip
             sweep = prepare_sweep(job_config, job)
         result = run_sweep(sweep)
         run_dir = str(sweep.config.run_dir)
@@ -247,15 +291,21 @@ def run_tune(
     execution: Execution | None = None,
     root: Path | None = None,
     prepared: Mapping[str, PreparedSweep] | None = None,
+    knobs: Knobs | None = None,
 ) -> TuneRuns:
     """Search, then return every trial; jobs run per ``execution`` (local by default) when ``measure``
     is None, under ``root`` (default: the config's run directory), the first round as ``prepared``."""
     root = root or resolved_run_dir(config.run_dir, config.label)
     if measure is None:
         measure = engine_measure(config, path, size_bytes=size_bytes, root=root,
-                                 execution=execution or Execution(), prepared=prepared)  # fmt: skip
-    candidates, trials, rounds = search(measure, budget=budget, repeats=repeats, on_trial=on_trial)
+                                 execution=execution or Execution(), prepared=prepared,
+                                 knobs=knobs)  # fmt: skip
+    knobs = knobs or NCCL_KNOBS
+    candidates, trials, rounds = search(
+        measure, budget=budget, repeats=repeats, on_trial=on_trial, knobs=knobs
+    )
     return TuneRuns(
+        backend=knobs.backend,
         collective=config.collectives[0],
         size_bytes=size_bytes,
         path=path_name,

@@ -21,6 +21,9 @@ def tune(
     max_bytes: str | None = typer.Option(None, "-e", "--max-bytes", help="largest size measured"),
     step_factor: int = typer.Option(4, "-f", "--step-factor", help="size multiplier per step"),
     collective: str = typer.Option("all_reduce", "-c", "--collective", help="collective to tune"),
+    backend: str | None = typer.Option(
+        None, "--backend", help="whose knobs: nccl (default, GPU ranks) or gloo (devices per interface)"
+    ),
     budget: int = typer.Option(16, "--budget", help="jobs to spend (each candidate run is one job)"),
     repeats: int = typer.Option(3, "--repeats", min=1, help="stop once the leader has this many jobs"),
     iters: int = typer.Option(5, "-n", "--iters", min=1, help="iterations per timed batch"),
@@ -58,6 +61,7 @@ def tune(
         path=path, size=size, min_bytes=min_bytes, max_bytes=max_bytes, step_factor=step_factor,
         collective=collective, budget=budget, repeats=repeats, iters=iters, warmup=warmup, batches=batches,
         instance_type=instance_type, run_dir=run_dir or Path("runs"), virtual_nodes=virtual_nodes, mps=mps,
+        backend=backend,
     )  # fmt: skip
     where = placement(on, hosts=hosts, hostfile=hostfile, virtual_nodes=virtual_nodes, mps=mps)
     execution = Execution(

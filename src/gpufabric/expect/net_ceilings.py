@@ -17,11 +17,15 @@ much of it a collective's busbw can use depends on how many times each byte cros
   busbw <= (n-1)/(n-G) x node NIC bandwidth.
 
 n = ranks, N = nodes, G = ranks per node, K = fabric NICs per node.
+
+A socket path can be held below its NIC's line rate by a shaper: ``tc`` on the interface (a test bed's
+NICs, a throttled tenant), or a cloud's per-flow cap. When that rate is known (``ShapedLink``), it is the
+rate the socket ceiling uses wherever it is the lower one; the shares above are the same.
 """
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from gpufabric.expect.ceilings import PERFORMANCE_MD, TUNING_CC, Bound, Fact
 from gpufabric.expect.regimes import Path, Regime
@@ -32,6 +36,16 @@ NET_SOCKET_CC = "https://github.com/NVIDIA/nccl/blob/master/src/transport/net_so
 # NIC's PCI vendor (net_socket.cc ncclNetSocketGetNsockNthread): AWS 2 threads x 8 sockets, GCP 4 x 1,
 # anything else 0 helper threads: the proxy thread sends on one socket itself.
 SOCKET_DEFAULTS = {"aws": (2, 8), "gcp": (4, 1)}
+
+
+class ShapedLink(BaseModel):
+    """A socket path whose rate a shaper holds: every node's link at ``rate_mbit`` per direction."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    rate_mbit: float = Field(gt=0, description="the shaped rate per node and direction, Mbit/s")
+    nodes: int = Field(ge=2, description="nodes the path joins")
+    shaper: str = Field(description="what holds the rate, e.g. tc tbf on each node's NIC")
 
 
 class SocketStreams(BaseModel):
@@ -132,12 +146,14 @@ def socket_bound(
     *,
     loopback: bool,
     streams: SocketStreams,
+    shaped: ShapedLink | None = None,
 ) -> Bound:
     """NCCL's Socket transport. Between hosts: one Ethernet NIC's line rate (the interface NCCL picks, as
-    for NET). Between ranks of one host (forced sockets, virtual nodes): the kernel's loopback carries the
-    bytes even when NCCL names eth0, so no NIC rate bounds them: the socket transport's CPU cost does
-    (copies through host memory, TCP, ``streams``), which no hardware fact of the shape gives: the bound
-    carries the collective's share of one connection's throughput (``Bound.share``) instead of a rate."""
+    for NET), or the ``shaped`` rate where that is known and lower. Between ranks of one host (forced
+    sockets, virtual nodes): the kernel's loopback carries the bytes even when NCCL names eth0, so no NIC
+    rate bounds them: the socket transport's CPU cost does (copies through host memory, TCP,
+    ``streams``), which no hardware fact of the shape gives: the bound carries the collective's share of
+    one connection's throughput (``Bound.share``) instead of a rate."""
     facts: dict[str, Fact] = {
         "nodes": nodes,
         "ranks per node": per_node,
@@ -162,6 +178,9 @@ def socket_bound(
         )
     ethernet = [n for n in shape.nics if n.kind is NicKind.ETHERNET and not n.virtual]
     fastest = max(ethernet, key=lambda n: n.rate_gbps or 0.0, default=None)
+    line = fastest.rate_gbps if fastest is not None else None
+    if shaped is not None and (line is None or shaped.rate_mbit / 1000 < line):
+        return shaped_bound(shaped, collective, regime, per_node, facts=facts, sources=sources)
     if fastest is None or fastest.rate_gbps is None:
         missing = ("Ethernet NIC line rate" if fastest else "Ethernet NIC of the node",)
         return Bound.unknown(
@@ -176,5 +195,23 @@ def socket_bound(
         gbps=factor * rate,
         formula=f"{why} x {fastest.name} {fastest.rate_gbps:g} Gbit/s / 8 = {factor * rate:.1f} GB/s",
         facts=facts,
+        sources=sources,
+    )
+
+
+def shaped_bound(
+    shaped: ShapedLink, collective: str, regime: Regime, per_node: int, *,
+    facts: dict[str, Fact] | None = None, sources: tuple[str, ...] = (PERFORMANCE_MD,),
+) -> Bound:  # fmt: skip
+    """The socket ceiling at a shaper's rate: the same share of it as of a NIC's line rate (any
+    backend's: the bytes a collective must move per node do not depend on who moves them)."""
+    factor, why = _share(collective, regime, shaped.nodes, per_node, 1)
+    gbit = shaped.rate_mbit / 1000
+    base = facts if facts is not None else {"nodes": shaped.nodes, "ranks per node": per_node}
+    return Bound(
+        path=Path.SOCKET,
+        gbps=factor * gbit / 8,
+        formula=f"{why} x {gbit:g} Gbit/s shaped ({shaped.shaper}) / 8 = {factor * gbit / 8:.3g} GB/s",
+        facts={**base, "shaped Gbit/s": gbit, "shaped by": shaped.shaper},
         sources=sources,
     )

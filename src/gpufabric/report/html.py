@@ -33,10 +33,11 @@ from gpufabric.report import html_sections as sections
 from gpufabric.report.compare_render import title as table_title
 from gpufabric.report.formats import Format
 from gpufabric.report.html_expected import expected_section
-from gpufabric.report.plots import comparison_charts, run_charts, to_svg
+from gpufabric.report.plots import comparison_charts, run_charts
 from gpufabric.report.renderers import render_document
 from gpufabric.report.run_documents import directory_document, document_title, show_directory
 from gpufabric.report.run_groups import group_runs
+from gpufabric.report.svg_chart import chart_svg
 from gpufabric.report.train_section import train_label, train_section
 from gpufabric.results.model import RunResult, Series, fault_text
 from gpufabric.results.readers import (
@@ -127,7 +128,7 @@ def build_report(
 def _comparison(comparison: Comparison) -> str:
     base = comparison.labels[comparison.baseline]
     charts = {
-        index: [to_svg(chart) for chart in comparison_charts(compare, table_title(compare))]
+        index: [chart_svg(chart) for chart in comparison_charts(compare, table_title(compare))]
         for index, compare in enumerate(comparison.tables)
     }
     return (
@@ -139,7 +140,7 @@ def _comparison(comparison: Comparison) -> str:
 def _results(run: RunResult, series: Series, placement: Placement, *, named: bool) -> str:
     """One run's series (charts and nccl-tests table), headed by its label when there are several runs."""
     used = effective_placement([series], placement)
-    svgs = [to_svg(chart) for chart in run_charts(run.label, series, used)]
+    svgs = [chart_svg(chart) for chart in run_charts(run.label, series, used)]
     heading = f"{run.label}: {series.display_name}" if named else series.display_name
     fault = f'<p class="fault">{escape(fault_text(run.metadata.fault))}</p>' if run.metadata.fault else ""
     return fault + sections.series_section(series, svgs, heading=heading)

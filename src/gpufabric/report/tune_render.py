@@ -12,6 +12,7 @@ from gpufabric.report.formats import Format
 from gpufabric.units import human_size
 
 TUNE_FORMATS: tuple[Format, ...] = (Format.TABLE, Format.MARKDOWN, Format.JSON)
+BACKEND_NAMES = {"nccl": "NCCL"}
 
 
 def tune_markdown(report: TuneReport) -> str:
@@ -22,13 +23,20 @@ def tune_markdown(report: TuneReport) -> str:
         f"- path forced with: {path_env}",
         f"- {report.jobs} job(s) of a budget of {report.budget}, {report.runs.rounds} round(s) of "
         "successive halving (defaults re-measured every round)",
+    ]
+    if report.ceiling is not None and report.ceiling.gbps is not None:
+        lines.append(f"- ceiling of the path's known rate: {report.ceiling.formula}")
+    lines += [
         "",
         "| candidate | env | jobs | busbw (GB/s, median) | spread p5–p95 | vs default |",
         "|-----------|-----|------|----------------------|---------------|------------|",
     ]
     base = report.default.busbw_gbs if report.default and report.default.busbw_gbs > 0 else None
     for s in report.ranking:
-        env = " ".join(f"{k}={v}" for k, v in sorted(s.env.items())) or "(NCCL defaults)"
+        env = (
+            " ".join(f"{k}={v}" for k, v in sorted(s.env.items()))
+            or f"({BACKEND_NAMES.get(report.backend, report.backend)} defaults)"
+        )
         ratio = f"{s.busbw_gbs / base:.2f}x" if base else "-"
         spread = f"{s.busbw_p5:.3g}–{s.busbw_p95:.3g}"
         lines.append(f"| {s.name} | {env} | {s.jobs} | {s.busbw_gbs:.3g} | {spread} | {ratio} |")

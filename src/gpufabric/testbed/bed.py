@@ -22,6 +22,7 @@ import signal
 import threading
 from collections.abc import Callable, Iterator
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -36,11 +37,15 @@ from gpufabric.testbed.faults import (
     fault_nodes,
     ingress_commands,
     link_down,
+    slowest_rate,
     starving_core,
 )
 from gpufabric.testbed.load import CpuLoad
 from gpufabric.testbed.names import DEFAULT_SUBNET, MAX_NODES, BedNames, check_subnet, new_run_id
 from gpufabric.testbed.sweep import RunLock, delete_namespaces, sweep_leftovers
+
+if TYPE_CHECKING:
+    from gpufabric.expect.net_ceilings import ShapedLink
 
 NAMED_HOST = ["unshare", "--uts", "sh", "-c", 'hostname "$0" && exec "$@"']
 """Put before ``NAME PROGRAM...``: runs PROGRAM (same process, via exec) with host name NAME."""
@@ -229,6 +234,16 @@ class Testbed:
         from gpufabric.testbed.mpirun import BedMpirun
 
         return BedMpirun(self, ranks_per_node)
+
+    def shaped_link(self) -> ShapedLink | None:
+        """The bed's path rate as the expected-performance model takes it (``tune``'s ceiling): the
+        slowest NIC or path the spec and the faults shape; None when nothing is shaped."""
+        from gpufabric.expect.net_ceilings import ShapedLink
+
+        rate = slowest_rate(self.spec.nodes, self.spec.nic_rate_mbit, self.faults)
+        if rate is None:
+            return None
+        return ShapedLink(rate_mbit=rate, nodes=self.spec.nodes, shaper="tc tbf/htb on the test bed's veths")
 
     def nic_bytes(self, node: int) -> NicBytes:
         return read_nic_bytes(self.names.namespace(node), self.names.interface(node))

@@ -3,8 +3,10 @@
     slow-nic      node K's NIC at a lower rate, both directions: ``tbf`` (or the default ``htb`` class)
                   on its veth for what it sends, ``tbf`` on the bridge-side peer for what it receives
     slow-path     the path between nodes J and K: an ``htb`` class on each end, chosen by a ``u32``
-                  filter on the other end's address, at a lower rate; delay and loss add a ``netem``
-                  leaf (needs sch_netem in the kernel)
+                  filter on the other end's address, at a lower rate; loss: on the bridge's port
+                  towards each end, a classic-BPF ``cls_bpf`` filter sends that share of the other
+                  end's packets, drawn at random, to a class whose ``pfifo`` holds none
+                  (``testbed.loss``); delay adds a ``netem`` leaf (needs sch_netem in the kernel)
     dead-link     node K's NIC down (``ip link set ... down``)
     starved-node  node K's ranks pinned (``taskset``) to one core that a busy loop also occupies
 
@@ -49,7 +51,9 @@ class SlowPath(_Fault):
     nodes: tuple[int, int]
     rate_mbit: float | None = Field(default=None, gt=0, description="the path's rate both ways")
     delay_ms: float = Field(default=0.0, ge=0, description="one-way delay added on each end (netem)")
-    loss_percent: float = Field(default=0.0, ge=0, le=100, description="packets lost each way (netem)")
+    loss_percent: float = Field(
+        default=0.0, ge=0, le=100, description="packets dropped each way, drawn at random (cls_bpf)"
+    )
 
     @model_validator(mode="after")
     def _two_nodes_and_an_effect(self) -> SlowPath:
@@ -61,7 +65,7 @@ class SlowPath(_Fault):
 
     @property
     def needs_netem(self) -> bool:
-        return bool(self.delay_ms or self.loss_percent)
+        return bool(self.delay_ms)
 
     @property
     def spec(self) -> str:
@@ -105,6 +109,14 @@ def nic_rate(node: int, base_mbit: float | None, faults: Sequence[BedFault]) -> 
     return min(rates) if rates else None
 
 
+def slowest_rate(nodes: int, base_mbit: float | None, faults: Sequence[BedFault]) -> float | None:
+    """The lowest rate any node's NIC or any slow path is held to (what bounds a ring through all the
+    nodes); None when nothing is shaped."""
+    rates = [r for node in range(nodes) if (r := nic_rate(node, base_mbit, faults)) is not None]
+    rates += [f.rate_mbit for f in faults if isinstance(f, SlowPath) and f.rate_mbit is not None]
+    return min(rates) if rates else None
+
+
 def _burst(rate_mbit: float) -> str:
     return f"{max(BURST_FLOOR_BYTES, int(rate_mbit * 1e6 / 8 * 0.005))}b"
 
@@ -119,6 +131,19 @@ def path_class(peer: int) -> str:
     return f"1:{peer + 16:x}"
 
 
+def htb_root(interface: str, rate_mbit: float) -> list[list[str]]:
+    """An ``htb`` root whose class 1:1 holds the whole NIC's rate; under it the default class 1:2, and
+    the caller's classes (slow paths, drops), so they never add to what the NIC can send."""
+    dev = ["dev", interface]
+    return [
+        ["tc", "qdisc", "add", *dev, "root", "handle", "1:", "htb", "default", "2"],
+        ["tc", "class", "add", *dev, "parent", "1:", "classid", "1:1", "htb",
+         "rate", f"{rate_mbit:g}mbit", "burst", _burst(rate_mbit), "cburst", _burst(rate_mbit)],
+        ["tc", "class", "add", *dev, "parent", "1:1", "classid", "1:2", "htb",
+         "rate", f"{rate_mbit:g}mbit", "burst", _burst(rate_mbit), "cburst", _burst(rate_mbit)],
+    ]  # fmt: skip
+
+
 def egress_commands(
     names: BedNames, node: int, base_mbit: float | None, faults: Sequence[BedFault]
 ) -> list[list[str]]:
@@ -131,15 +156,7 @@ def egress_commands(
         return [tbf(interface, rate)] if rate is not None else []
     default_rate = rate if rate is not None else LINE_RATE_MBIT
     dev = ["dev", interface]
-    # 1:1 holds the whole NIC's rate; under it the default class 1:2 and one class per slow path, so
-    # the paths never add to what the NIC can send.
-    commands = [
-        ["tc", "qdisc", "add", *dev, "root", "handle", "1:", "htb", "default", "2"],
-        ["tc", "class", "add", *dev, "parent", "1:", "classid", "1:1", "htb",
-         "rate", f"{default_rate:g}mbit", "burst", _burst(default_rate), "cburst", _burst(default_rate)],
-        ["tc", "class", "add", *dev, "parent", "1:1", "classid", "1:2", "htb",
-         "rate", f"{default_rate:g}mbit", "burst", _burst(default_rate), "cburst", _burst(default_rate)],
-    ]  # fmt: skip
+    commands = htb_root(interface, default_rate)
     for path in paths:
         peer = path.nodes[1] if path.nodes[0] == node else path.nodes[0]
         path_rate = min(x for x in (path.rate_mbit, rate, LINE_RATE_MBIT) if x is not None)
@@ -150,20 +167,32 @@ def egress_commands(
         commands.append(["tc", "filter", "add", *dev, "parent", "1:", "protocol", "ip", "prio", "1", "u32",
                          "match", "ip", "dst", f"{names.address(peer)}/32", "flowid", classid])  # fmt: skip
         if path.needs_netem:
-            netem = ["tc", "qdisc", "add", *dev, "parent", classid, "netem"]
-            netem += ["delay", f"{path.delay_ms:g}ms"] if path.delay_ms else []
-            netem += ["loss", f"{path.loss_percent:g}%"] if path.loss_percent else []
-            commands.append(netem)
+            commands.append(["tc", "qdisc", "add", *dev, "parent", classid, "netem",
+                             "delay", f"{path.delay_ms:g}ms"])  # fmt: skip
     return commands
 
 
 def ingress_commands(
     names: BedNames, node: int, base_mbit: float | None, faults: Sequence[BedFault]
 ) -> list[list[str]]:
-    """The ``tc`` commands (run in the bridge's namespace) that limit what node ``node`` receives: a
-    ``tbf`` on the bridge's port towards it, whose egress is the node's ingress."""
+    """The ``tc`` commands (run in the bridge's namespace) that limit what node ``node`` receives, on the
+    bridge's port towards it, whose egress is the node's ingress: a ``tbf`` at the NIC's rate; with a
+    lossy path, an ``htb`` at that rate instead, and the path's drop (``testbed.loss``). Loss is made
+    here, on the wire between the nodes, not in the sender's own qdisc: a packet its own qdisc drops is
+    reported to the sending socket, which sends it again as if it were new (no retransmission, no loss
+    as TCP knows it)."""
+    from gpufabric.testbed.loss import loss_commands
+
     rate = nic_rate(node, base_mbit, faults)
-    return [tbf(names.port(node), rate)] if rate is not None else []
+    port = names.port(node)
+    lossy = [f for f in faults if isinstance(f, SlowPath) and node in f.nodes and f.loss_percent]
+    if not lossy:
+        return [tbf(port, rate)] if rate is not None else []
+    commands = htb_root(port, rate if rate is not None else LINE_RATE_MBIT)
+    for path in lossy:
+        peer = path.nodes[1] if path.nodes[0] == node else path.nodes[0]
+        commands += loss_commands(port, names.address(peer), peer, path.loss_percent)
+    return commands
 
 
 def link_down(names: BedNames, node: int, faults: Sequence[BedFault]) -> bool:

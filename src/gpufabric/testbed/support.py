@@ -25,7 +25,13 @@ QDISC_TRIALS: dict[str, list[str]] = {
     "sch_netem": ["root", "netem", "delay", "1ms"],
 }
 """What each kernel module is tried with (``tc qdisc replace dev lo ...``); this kernel may build them in."""
-QDISC_USES = {"sch_tbf": "slow-nic", "sch_htb": "slow-path", "sch_netem": "slow-path delay/loss"}
+FILTER_TRIAL = ["filter", "replace", "dev", "lo", "parent", "1:", "protocol", "ip", "prio", "1", "bpf",
+                "bytecode", "1,6 0 0 0", "classid", "1:1"]  # fmt: skip
+"""cls_bpf with classic BPF (``tc ... bpf bytecode``: the lossy path's random drop), under the htb root."""
+QDISC_USES = {"sch_tbf": "slow-nic", "sch_htb": "slow-path", "sch_netem": "slow-path delay",
+              "cls_bpf": "slow-path loss"}  # fmt: skip
+KERNEL_OPTIONS = {"sch_tbf": "CONFIG_NET_SCH_TBF", "sch_htb": "CONFIG_NET_SCH_HTB",
+                  "sch_netem": "CONFIG_NET_SCH_NETEM", "cls_bpf": "CONFIG_NET_CLS_BPF"}  # fmt: skip
 TOOLS = ("ip", "tc", "taskset", "cat")
 
 
@@ -33,18 +39,20 @@ class BedSupport(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     reason: str | None = Field(description="why no bed can be built here; None: beds work")
-    missing_qdiscs: list[str] = Field(default_factory=list, description="kernel qdiscs that failed to load")
+    missing_qdiscs: list[str] = Field(
+        default_factory=list, description="kernel qdiscs (and cls_bpf) that failed to load"
+    )
 
     @property
     def ok(self) -> bool:
         return self.reason is None
 
     def qdisc_reason(self, module: str) -> str | None:
-        """One line when ``module`` (sch_tbf, sch_htb, sch_netem) is missing; None when it works."""
+        """One line when ``module`` (sch_tbf, sch_htb, sch_netem, cls_bpf) is missing; None when it works."""
         if module not in self.missing_qdiscs:
             return None
         return (f"{module} is not in this kernel ({QDISC_USES[module]} needs it): "
-                f"modprobe {module}, or a kernel with CONFIG_NET_SCH_{module[4:].upper()}")  # fmt: skip
+                f"modprobe {module}, or a kernel with {KERNEL_OPTIONS[module]}")  # fmt: skip
 
 
 def probe_support(lock_dir: Path = LOCK_DIR) -> BedSupport:
@@ -76,6 +84,12 @@ def probe_support(lock_dir: Path = LOCK_DIR) -> BedSupport:
             trial = in_namespace(namespace, ["tc", "qdisc", "replace", "dev", "lo", *args])
             if run_command(trial, check=False).returncode != 0:
                 missing.append(module)
+        # Last, under an htb root again (without htb there is no class to send packets to).
+        run_command(in_namespace(namespace, ["tc", "qdisc", "del", "dev", "lo", "root"]), check=False)
+        htb = in_namespace(namespace, ["tc", "qdisc", "add", "dev", "lo", *QDISC_TRIALS["sch_htb"]])
+        bpf = in_namespace(namespace, ["tc", *FILTER_TRIAL])
+        if "sch_htb" in missing or any(run_command(c, check=False).returncode for c in (htb, bpf)):
+            missing.append("cls_bpf")
         return BedSupport(reason=None, missing_qdiscs=missing)
     finally:
         delete_namespaces([namespace])
