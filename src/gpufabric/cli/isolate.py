@@ -124,8 +124,8 @@ def isolate(
         None,
         "--statistic",
         help="real: what a group test's batch times come to: median, mean, p95 or tail10 (the mean of the "
-        "slowest tenth: sees a GPU slow part of the time); default tail10 between GPUs, median on CPU ranks "
-        "and virtual nodes",
+        "slowest tenth, over 100 batches of 5 ms between GPUs: sees a GPU slow part of the time); default "
+        "median",
     ),
     backend: str | None = typer.Option(None, "--backend", help="real: nccl or gloo (default: by device)"),
     expected_gbps: float | None = typer.Option(

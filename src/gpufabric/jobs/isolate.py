@@ -50,7 +50,9 @@ from gpufabric.jobs.isolate_request import (
     GPU_BATCHES,
     GPU_ITERS,
     GPU_SIZE,
-    VNODE_BATCH_S,
+    TAIL_BATCH_S,
+    TAIL_BATCHES,
+    TAIL_ITERS,
     IsolateRequest,
 )
 from gpufabric.launch.base import LaunchPlan
@@ -166,18 +168,20 @@ def _prepare_measurement(
         raise UsageError(f"--size {request.size}: a group test moves 1 byte or more; e.g. --size 1M")
     if not round_timeout > 0:  # "not >" also refuses nan
         raise UsageError(f"--round-timeout {round_timeout}: give each round a positive number of seconds")
-    # Many short device-timed batches read by their slowest tenth only where GPUs talk directly
-    # (NVLink/PCIe, or a NIC between real nodes). Virtual nodes of one host talk over NET/Socket through
-    # its kernel and NCCL's proxy threads: host-scheduled batches, read as on CPU ranks by their median,
-    # with the batch lengths certify's GPU tests passed with (4x H200, 2026-11-27: 0 false failures).
+    # Many short batches read by an upper statistic only where GPUs talk directly (NVLink/PCIe, or a NIC
+    # between real nodes) and the user asked for it. Virtual nodes of one host talk over NET/Socket
+    # through its kernel and NCCL's proxy threads: host-scheduled batches, read by their median.
     device_timed = on_gpu and not vnodes
+    statistic = request.group_statistic(on_gpu=device_timed)
+    tail = device_timed and statistic in ("tail10", "p95")
     settings = RoundSettings(
         collective=request.collective,  # check_measurement checked it; pydantic checks it again
-        size_bytes=size_bytes, iters=request.iters or (GPU_ITERS if device_timed else CPU_ITERS),
-        batches=request.batches or (GPU_BATCHES if device_timed else CPU_BATCHES),
-        min_batch_s=request.batch_seconds or (
-            GPU_BATCH_S if device_timed else VNODE_BATCH_S if on_gpu else CPU_BATCH_S),
-        statistic=request.group_statistic(on_gpu=device_timed), backend=backend,
+        size_bytes=size_bytes,
+        iters=request.iters or (TAIL_ITERS if tail else GPU_ITERS if on_gpu else CPU_ITERS),
+        batches=request.batches or (TAIL_BATCHES if tail else GPU_BATCHES if on_gpu else CPU_BATCHES),
+        min_batch_s=request.batch_seconds
+        or (TAIL_BATCH_S if tail else GPU_BATCH_S if on_gpu else CPU_BATCH_S),
+        statistic=statistic, backend=backend,
         device="cuda" if on_gpu else "cpu", stage_timeouts=execution.stage_timeouts or StageTimeouts(),
         round_timeout_s=round_timeout,
         # Every rank on this host (local, virtual nodes): groups take turns, or a slowed group's ranks

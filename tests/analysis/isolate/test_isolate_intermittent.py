@@ -5,7 +5,7 @@ On 4x H200 the median of each group test's batches hid that load after the scree
 rounds). The simulator's intermittent node is slow (at 0.45, the heavy load's ratio there) in a fraction
 of its group tests' batches; 13% of the batches is what a 25% time duty at 2.2x slower comes to
 (``0.25/2.2 / (0.25/2.2 + 0.75)``). The searches run as real runs do (``EngineMeasurer``: the best screen
-group is the reference; ``REAL_MIN_DROP``) with GPU rounds' batches (``GPU_BATCHES``, 1% noise each) and
+group is the reference; ``REAL_MIN_DROP``) with GPU rounds' batches (``TAIL_BATCHES``, 1% noise each) and
 the noise of the other issue-33 trials (3% per group, 2% per round). Deterministic: seeded generators.
 """
 
@@ -31,14 +31,14 @@ from gpufabric.analysis.isolate import (
 from gpufabric.analysis.isolate.proof import apart_p
 from gpufabric.bench.fault import parse_fault, slowed_launch
 from gpufabric.bench.group_statistic import (
-    GPU_STATISTIC,
+    INTERMITTENT_STATISTIC,
     GroupStatistic,
     batch_time_us,
     busbw_under,
     parse_statistic,
 )
 from gpufabric.errors import UsageError
-from gpufabric.jobs.isolate_request import GPU_BATCHES, REAL_MIN_DROP
+from gpufabric.jobs.isolate_request import REAL_MIN_DROP, TAIL_BATCHES
 
 SEEDS = 60
 LOADED, BUSY_BATCHES = 0.45, 0.13
@@ -46,7 +46,7 @@ NOISE, ROUND_NOISE, BATCH_NOISE = 0.03, 0.02, 0.01
 
 
 def search(n: int, seed: int, statistic: GroupStatistic, loads: list[IntermittentNode]) -> IsolationReport:
-    model = ClusterModel(node_count=n, intermittent=loads, batches=GPU_BATCHES, batch_noise=BATCH_NOISE,
+    model = ClusterModel(node_count=n, intermittent=loads, batches=TAIL_BATCHES, batch_noise=BATCH_NOISE,
                          statistic=statistic, noise=NOISE, round_noise=ROUND_NOISE, seed=seed)  # fmt: skip
     sim = SimulatedMeasurer(model)
     measurer = EngineMeasurer(n, lambda groups: [m.busbw_gbps for m in sim.measure(groups)])
@@ -80,7 +80,7 @@ def test_batch_statistics() -> None:
 def test_a_node_slow_part_of_the_time_is_found_as_a_node_within_the_bound(n: int) -> None:
     for seed in range(SEEDS):
         node, loads = loaded_node(n, seed)
-        report = search(n, seed, GPU_STATISTIC, loads)
+        report = search(n, seed, INTERMITTENT_STATISTIC, loads)
         found = [(s.kind, s.nodes) for s in report.convicted]
         assert found == [("node", [f"node{node:04d}"])], (seed, report.suspects)
         assert report.rounds <= round_bound(n), (seed, report.round_log)
@@ -98,11 +98,11 @@ def test_the_median_and_the_mean_miss_it(statistic: GroupStatistic) -> None:
 @pytest.mark.parametrize("n", [4, 8])
 def test_a_clean_cluster_accuses_nobody_under_the_tail_statistic(n: int) -> None:
     for seed in range(SEEDS):
-        assert search(n, seed, GPU_STATISTIC, []).convicted == [], seed
+        assert search(n, seed, INTERMITTENT_STATISTIC, []).convicted == [], seed
         # Every node slow in 5% of its batches: the statistic is noisy for every group alike (a pair
         # holds 0-20 slow batches), which the controls of each round share, so nothing stands apart.
         everyone = [IntermittentNode(node=i, factor=0.5, busy_fraction=0.05) for i in range(n)]
-        assert search(n, seed, GPU_STATISTIC, everyone).convicted == [], seed
+        assert search(n, seed, INTERMITTENT_STATISTIC, everyone).convicted == [], seed
 
 
 def test_a_link_needs_its_pair_apart_from_each_end_with_others() -> None:
