@@ -33,6 +33,8 @@ from gpufabric.errors import UsageError
 from gpufabric.outputs import atomic_write_text
 from gpufabric.units import human_size
 
+ROUND_TIMEOUT_S = 600.0  # isolate's and certify's rounds: one job each (bench.groups)
+
 STAGE_TAG = "GPUFABRIC_STAGE "
 STAGES_DIR = "stages"
 StageKey = Literal["launch", "rendezvous", "init", "first", "size", "finish"]

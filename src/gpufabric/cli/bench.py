@@ -27,7 +27,6 @@ from pathlib import Path
 
 import typer
 
-from gpufabric.bench import parse_stage_timeouts
 from gpufabric.cli._common import choice, parse_env_pairs
 from gpufabric.report import AB_FORMATS, RUN_FORMATS, Format
 
@@ -148,7 +147,9 @@ def bench(
     image: str | None = typer.Option(None, "--image", help="kubernetes: container image for the pods"),
 ) -> None:
     """Measure NCCL collectives like nccl-tests (size, count, time, algbw, busbw, #wrong)."""
+    # Imported when the command runs, not when `gpufabric --help` lists it (benchmarks/import_time.py).
     from gpufabric.analysis.expected import given_shape
+    from gpufabric.bench import parse_stage_timeouts
     from gpufabric.cli import bench_modes
     from gpufabric.jobs import (
         ENGINES,

@@ -19,8 +19,9 @@ Importing this package imports nothing: a rank program imports it first and must
 nccl-tests driver's names (which bring the launchers' plan types) load on first use.
 """
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
+
+from gpufabric._lazy import lazy_package
 
 if TYPE_CHECKING:
     from gpufabric.engines.nccl_tests import (
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
         planned_binary,
         run_nccl_tests,
     )
+lazy_package(__name__)
 
 NCCL_LIB_ENV = "GPUFABRIC_NCCL_LIB"
 """The libnccl ``bench --nccl-lib`` names, as the direct engine's ranks (``engines.nccl.library``) and the
@@ -49,25 +51,6 @@ RANK_MODULES: dict[RankEngine, str] = {
 def rank_module(engine: str) -> str:
     """The rank program of a resolved engine: the NCCL engine's for ``nccl``, else torch.distributed's."""
     return RANK_MODULES["nccl"] if engine == "nccl" else RANK_MODULES["torch"]
-
-
-_LAZY = {
-    name: "gpufabric.engines.nccl_tests"
-    for name in (
-        "NcclTestsSettings",
-        "binary_supports_json",
-        "locate_binary",
-        "nccl_tests_program",
-        "planned_binary",
-        "run_nccl_tests",
-    )
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'gpufabric.engines' has no attribute {name!r}")
 
 
 __all__ = [
