@@ -19,8 +19,8 @@ from gpufabric.bench.config import BenchConfig
 from gpufabric.bench.identity import RankIdentity
 from gpufabric.bench.metadata import devices_from, relevant_env
 from gpufabric.bench.node_facts import NodeRecords
-from gpufabric.bench.rundir import NCCL_LOG_DIR, RESULT_NAME, STREAM_NAME
 from gpufabric.bench.rank_engines import RANK_MODULES
+from gpufabric.bench.rundir import NCCL_LOG_DIR, RESULT_NAME, STREAM_NAME
 from gpufabric.hardware.snapshot import save_snapshot
 from gpufabric.redact import redact_env
 from gpufabric.results.io import StreamWriter, node_file, write_result

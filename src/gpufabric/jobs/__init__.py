@@ -32,7 +32,8 @@ if TYPE_CHECKING:  # the public names, each imported on first use (gpufabric._la
     from gpufabric.jobs.bench_request import ENGINES, BenchRequest, host_gpus, self_test_shape
     from gpufabric.jobs.certify import PreparedCertify, certify_plan_notes, prepare_certify
     from gpufabric.jobs.certify_request import ACTION_TARGETS, CertifyRequest
-    from gpufabric.jobs.certify_run import CertifyProgress, run_certify_job
+    from gpufabric.jobs.certify_run import run_certify_job
+    from gpufabric.jobs.certify_state import CertifyProgress
     from gpufabric.jobs.isolate import (
         IsolateDocument,
         PreparedIsolate,

@@ -23,7 +23,8 @@ if TYPE_CHECKING:  # the public names, each imported on first use (gpufabric._la
         placement,
     )
     from gpufabric.launch.hosts import parse_hostfile, parse_hosts
-    from gpufabric.launch.kubernetes import KubernetesLauncher, KubernetesOptions
+    from gpufabric.launch.kubernetes import KubernetesLauncher
+    from gpufabric.launch.kubernetes_options import KubernetesOptions
     from gpufabric.launch.mpirun import MpirunLauncher, MpirunOptions
     from gpufabric.launch.names import LAUNCHER_NAMES
     from gpufabric.launch.ports import free_port
@@ -35,7 +36,8 @@ if TYPE_CHECKING:  # the public names, each imported on first use (gpufabric._la
     )
     from gpufabric.launch.signals import Interrupted, stopping_on_signals
     from gpufabric.launch.skypilot import SkyPilotLauncher, SkyPilotOptions
-    from gpufabric.launch.slurm import SlurmLauncher, SlurmOptions
+    from gpufabric.launch.slurm import SlurmLauncher
+    from gpufabric.launch.slurm_options import SlurmOptions
     from gpufabric.launch.task_program import task_program
 lazy_package(__name__)
 

@@ -27,13 +27,10 @@ from collections.abc import Mapping, Sequence
 
 from gpufabric.errors import UsageError
 from gpufabric.launch.base import LaunchOutcome, LaunchPlan, OutputSink, PlannedCommand, RankProgram
-from gpufabric.launch.identity import LAUNCHER_ENV, NODE_RANK_ENV, NUM_NODES_ENV
+from gpufabric.launch.identity import LOOPBACK, rank_env
 from gpufabric.launch.ports import free_port
 from gpufabric.launch.processes import run_commands
 from gpufabric.launch.seats import NodeSeat, seated_commands
-
-LOOPBACK = "127.0.0.1"
-
 
 WARNING_PREFIX = "warning: "
 """Plan notes that start with this are said on stderr when the plan runs, not only in ``--dry-run``."""
@@ -54,34 +51,6 @@ def host_gpu_ids(environ: Mapping[str, str]) -> list[str]:
     if out.returncode != 0:
         return []
     return [str(i) for i, line in enumerate(x for x in out.stdout.splitlines() if x.startswith("GPU "))]
-
-
-def rank_env(
-    program: RankProgram,
-    *,
-    rank: int,
-    node: int,
-    local: int,
-    local_size: int,
-    port: int,
-    launcher: str,
-    nodes: int,
-) -> dict[str, str]:
-    """The variables every rank started here gets: torchrun's names, the rendezvous, our node facts."""
-    return {
-        **program.env,
-        "RANK": str(rank),
-        "WORLD_SIZE": str(program.nranks),
-        "LOCAL_RANK": str(local),
-        "LOCAL_WORLD_SIZE": str(local_size),
-        "NODE_RANK": str(node),
-        "GROUP_RANK": str(node),
-        "MASTER_ADDR": LOOPBACK,
-        "MASTER_PORT": str(port),
-        LAUNCHER_ENV: launcher,
-        NODE_RANK_ENV: str(node),
-        NUM_NODES_ENV: str(nodes),
-    }
 
 
 def virtual_gpus_warning(nodes: int, gpus_per_node: int) -> str:

@@ -11,11 +11,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from gpufabric.errors import UsageError
 from gpufabric.launch.base import Launcher, LaunchPlan
-from gpufabric.launch.kubernetes import KubernetesOptions
+from gpufabric.launch.kubernetes_options import KubernetesOptions
 from gpufabric.launch.mpirun import MpirunOptions
 from gpufabric.launch.names import LAUNCHER_NAMES, LauncherName
 from gpufabric.launch.skypilot import SkyPilotOptions
-from gpufabric.launch.slurm import SlurmOptions
+from gpufabric.launch.slurm_options import SlurmOptions
 from gpufabric.launch.task_program import task_program
 from gpufabric.task.model import Task
 
