@@ -20,6 +20,7 @@ Supervision (prefixed output, stop-all on the first failure, timeout, exit repor
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import subprocess
@@ -42,15 +43,23 @@ def host_gpu_ids(environ: Mapping[str, str]) -> list[str]:
     visible = environ.get("CUDA_VISIBLE_DEVICES")
     if visible is not None:
         return [d.strip() for d in visible.split(",") if d.strip() and d.strip() != "-1"]
-    if shutil.which("nvidia-smi") is None:
-        return []
+    return list(_listed_gpus(shutil.which("nvidia-smi")))
+
+
+@functools.cache
+def _listed_gpus(nvidia_smi: str | None) -> tuple[str, ...]:
+    """``nvidia-smi -L``'s GPUs, asked once per process (and per nvidia-smi found): preparing one run asks
+    for the host's GPUs four times or more, and each ``nvidia-smi`` starts NVML anew while the ranks wait
+    to be started (issue 36)."""
+    if nvidia_smi is None:
+        return ()
     try:
-        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=20, check=False)
+        out = subprocess.run([nvidia_smi, "-L"], capture_output=True, text=True, timeout=20, check=False)
     except (OSError, subprocess.SubprocessError):
-        return []
+        return ()
     if out.returncode != 0:
-        return []
-    return [str(i) for i, line in enumerate(x for x in out.stdout.splitlines() if x.startswith("GPU "))]
+        return ()
+    return tuple(str(i) for i, line in enumerate(x for x in out.stdout.splitlines() if x.startswith("GPU ")))
 
 
 def virtual_gpus_warning(nodes: int, gpus_per_node: int) -> str:
