@@ -40,8 +40,9 @@ HELP_PROBE = (
 NOT_FOR_HELP = ("numpy", "matplotlib", "torch", "yaml", "nccl", "cuda")
 # The layers that do a command's work: none is needed to print its flags.
 WORK_LAYERS = (
-    "gpufabric.analysis.", "gpufabric.engines.", "gpufabric.results.", "gpufabric.jobs.", "gpufabric.hardware.",
-    "gpufabric.report.renderers", "gpufabric.launch.registry", "gpufabric.bench.runner",
+    "gpufabric.analysis.", "gpufabric.engines.", "gpufabric.results.", "gpufabric.jobs.",
+    "gpufabric.hardware.", "gpufabric.report.renderers", "gpufabric.launch.registry",
+    "gpufabric.bench.runner",
 )  # fmt: skip
 
 

@@ -63,7 +63,11 @@ def imports_of(path: Path) -> Iterator[tuple[str, str]]:
                 for statement in child.orelse:
                     yield from walk(ast.Module(body=[statement], type_ignores=[]), kind)
             else:
-                inner = "function" if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) else kind
+                inner = (
+                    "function"
+                    if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
+                    else kind
+                )
                 yield from walk(child, "typing" if kind == "typing" else inner)
 
     yield from walk(ast.parse(path.read_text(encoding="utf-8")), "top")
@@ -132,7 +136,9 @@ def test_the_graph_is_read() -> None:
     kinds = {kind for found in edges.values() for kind in found}
     assert kinds == {"top", "function", "typing"}
     assert "top" in edges["gpufabric.engines.torch.rank", "gpufabric.bench.config"]
-    assert cycles({("a", "b"): {"top"}, ("b", "c"): {"function"}, ("c", "a"): {"typing"}}) == [["a", "b", "c"]]
+    assert cycles({("a", "b"): {"top"}, ("b", "c"): {"function"}, ("c", "a"): {"typing"}}) == [
+        ["a", "b", "c"]
+    ]
 
 
 def test_no_cycle_between_packages() -> None:
