@@ -221,12 +221,11 @@ def run_sweep(prepared: PreparedSweep) -> RunResult:
         raise error
     ranks_exited = now()
     result = read_result(run_dir / RESULT_NAME)
-    # This process's phases join rank 0's in the returned result; the CLI's write of the judged result
-    # keeps them in the file (no write of its own here, which would delay the exit: issue 36).
+    # This process's phases join rank 0's, in the returned result and in the file alike.
     result.metadata.phases = (result.metadata.phases or RunPhases()).model_copy(
         update={"command_start": process_start(), "spawn": spawn, "ranks_exited": ranks_exited}
     )
-    rewrite = False
+    rewrite = True
     if attest is not None and result.metadata.log_files:
         result.attestation = attest([Path(p) for p in result.metadata.log_files])
         rewrite = True

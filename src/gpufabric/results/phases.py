@@ -4,9 +4,8 @@ last row goes, read from any run's result, a GPU machine's included (issue 36).
 Every field is a time in seconds since the epoch (``time.time()``), so stamps taken by different processes
 on one host line up; each is None when nobody recorded it (a run of an older version, a launcher whose
 ranks start elsewhere, a system without ``/proc``). Rank 0 records what it sees; the command that started
-the ranks adds its own (``command_start``, ``spawn``, ``ranks_exited``) to the result it returns and, from
-the CLI, to the result file. ``durations`` turns them into the breakdown ``benchmarks/gpu_startup.sh``
-prints.
+the ranks adds its own (``command_start``, ``spawn``, ``ranks_exited``) to the result file
+(``bench.runner``). ``durations`` turns them into the breakdown ``benchmarks/gpu_startup.sh`` prints.
 """
 
 from __future__ import annotations
