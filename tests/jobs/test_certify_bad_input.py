@@ -20,6 +20,7 @@ from gpufabric.errors import UsageError
 from gpufabric.jobs import CertifyRequest, Execution, prepare_certify, run_certify_job
 from gpufabric.jobs.certify_finish import finish
 from gpufabric.jobs.certify_run import CertifyState, preflight_stage
+from gpufabric.report import certify_html
 
 
 @pytest.mark.slow
@@ -32,7 +33,7 @@ def test_a_hung_node_fails_at_the_stage_deadline_and_the_other_keeps_its_verdict
     # A 1 KB gloo all_reduce takes milliseconds; 15 s a size leaves a loaded 2-core box room for the
     # healthy node and still stops the hung one well inside the test's time.
     execution = Execution(stage_timeouts=parse_stage_timeouts("size=15"))
-    report = run_certify_job(prepare_certify(request, execution))
+    report = run_certify_job(prepare_certify(request, execution), html_page=certify_html)
     reasons = {node: [r.text for r in cert.reasons] for node, cert in report.certificates.items()}
     assert report.summary.nodes == {"node0000": "pass", "node0001": "fail"}, reasons
     (reason,) = report.certificates["node0001"].reasons
@@ -66,7 +67,7 @@ def test_a_full_disk_keeps_the_verdicts_and_says_which_files_it_lost(tmp_path: P
                     filler.write(b"\0" * 65536)
             except OSError:
                 pass
-        report = finish(state, interrupted=None, signal_exit=None)
+        report = finish(state, interrupted=None, signal_exit=None, html_page=certify_html)
         assert set(report.summary.nodes) == {"node0000", "node0001"}
         assert report.write_errors and all("No space left on device" in e for e in report.write_errors)
         assert report.exit_code == 1

@@ -15,6 +15,7 @@ import pytest
 from slurm_harness import SlurmCluster
 
 from gpufabric.jobs import CertifyRequest, Execution, prepare_certify, run_certify_job
+from gpufabric.report import certify_html
 
 
 def _state(cluster: SlurmCluster) -> str:
@@ -42,7 +43,7 @@ def _certify(cluster: SlurmCluster, tmp_path: Path, name: str, node: str, fault:
     request = CertifyRequest(
         node_list=node_list, on="slurm", run_dir=tmp_path / name, node_max_bytes="1K", apply=True
     )
-    return run_certify_job(prepare_certify(request, Execution(environ=environ)))
+    return run_certify_job(prepare_certify(request, Execution(environ=environ)), html_page=certify_html)
 
 
 @pytest.mark.slow

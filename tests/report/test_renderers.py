@@ -149,3 +149,11 @@ def test_a_rich_table_renders_as_plain_text_at_the_fixed_width() -> None:
     assert "\x1b[" not in text  # no colour codes, whatever terminal runs the tests
     assert max(len(line) for line in text.splitlines()) <= TEXT_WIDTH
     assert text.rstrip().endswith(f"doctor: {report.verdict.label}")
+
+
+def test_plan_formats_are_the_whole_plan_its_table_and_each_export_kind() -> None:
+    """``PLAN_FORMATS`` is written out in ``report.formats`` (``--help`` reads it without the planner):
+    it must still name every kind the planner exports alone, and nothing else."""
+    from gpufabric.planner import EXPORT_KINDS
+
+    assert [f.value for f in PLAN_FORMATS] == ["yaml", "table", *EXPORT_KINDS]

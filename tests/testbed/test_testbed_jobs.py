@@ -113,6 +113,7 @@ def test_certify_fails_exactly_the_shaped_node(tmp_path: Path) -> None:
 
     from gpufabric.jobs import CertifyRequest, prepare_certify, run_certify_job
     from gpufabric.launch.local import LocalLauncher
+    from gpufabric.report import certify_html
 
     # By name: ruff sorts an import of a module that does not exist yet differently by where it runs.
     Where = importlib.import_module("gpufabric.jobs.certify_where").Where
@@ -142,7 +143,7 @@ def test_certify_fails_exactly_the_shaped_node(tmp_path: Path) -> None:
         launcher = where.probe_launcher()
         prepared = dataclasses.replace(prepared, where=where, probe_launcher=launcher,
                                        probe=launcher.render(prepared.program))  # fmt: skip
-        report = run_certify_job(prepared)
+        report = run_certify_job(prepared, html_page=certify_html)
     statuses = {name: status.value for name, status in report.summary.nodes.items()}
     reasons = {n: [(r.code, r.status.value) for r in c.reasons] for n, c in report.certificates.items()}
     expected = {"node0000": "pass", "node0001": "pass", "node0002": "fail", "node0003": "pass"}

@@ -6,13 +6,19 @@ The documents they return (``DoctorReport``, ``Comparison``, ``TuneReport``, ``A
 ``IsolationReport``, exported by ``analysis.isolate``) render through ``gpufabric.report``.
 """
 
-from gpufabric.analysis.ab_judge import ABReport
-from gpufabric.analysis.compare import compare_runs, without_empty_tables
-from gpufabric.analysis.compare_files import FileComparison, compare_files
-from gpufabric.analysis.compare_model import PLACEMENT_NAMES, Comparison, Placement
-from gpufabric.analysis.doctor import EXPECT_CHOICES, DoctorReport, Verdict, doctor
-from gpufabric.analysis.preflight import preflight
-from gpufabric.analysis.tune_judge import TuneReport, judge_tune
+from typing import TYPE_CHECKING
+
+from gpufabric._lazy import lazy_package
+
+if TYPE_CHECKING:  # the public names, each imported on first use (gpufabric._lazy)
+    from gpufabric.analysis.ab_judge import ABReport
+    from gpufabric.analysis.compare import compare_runs, without_empty_tables
+    from gpufabric.analysis.compare_files import FileComparison, compare_files
+    from gpufabric.analysis.compare_model import PLACEMENT_NAMES, Comparison, Placement
+    from gpufabric.analysis.doctor import EXPECT_CHOICES, DoctorReport, Verdict, doctor
+    from gpufabric.analysis.preflight import preflight
+    from gpufabric.analysis.tune_judge import TuneReport, judge_tune
+lazy_package(__name__)
 
 __all__ = [
     "EXPECT_CHOICES",

@@ -24,7 +24,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from gpufabric.analysis.stats import Interval, speedup_interval
 from gpufabric.bench.ab import pool_measurements
-from gpufabric.bench.tune_search import DEFAULT_NAME, TuneRuns, knobs_for, round_zero
+from gpufabric.bench.tune_knobs import knobs_for
+from gpufabric.bench.tune_search import DEFAULT_NAME, TuneRuns, round_zero
 from gpufabric.expect.ceilings import Bound
 from gpufabric.results.model import Measurement
 from gpufabric.units import human_size

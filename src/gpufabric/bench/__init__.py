@@ -8,41 +8,21 @@ directory's layout is ``bench.rundir``; the per-collective arithmetic ``bench.se
 run sweeps (bench, ``--ab``, tune, nccl-tests) are ``gpufabric.jobs``.
 """
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from gpufabric.bench.config import BenchConfig, normalize_collectives, normalize_dtype, normalize_op
-from gpufabric.bench.rundir import RESULT_NAME, STREAM_NAME, check_fresh_run_dir, check_output_file
-from gpufabric.bench.stages import parse_stage_timeouts
+from gpufabric._lazy import lazy_package
 
+# Each name is imported on first use (gpufabric._lazy): a rank program imports this package for its config
+# and must start fast, without the runner's launchers and failure readers.
 if TYPE_CHECKING:
+    from gpufabric.bench.config import BenchConfig, normalize_collectives, normalize_dtype, normalize_op
     from gpufabric.bench.execution import Attester, Execution, LauncherFactory, ProgressSink
+    from gpufabric.bench.rundir import RESULT_NAME, STREAM_NAME, check_fresh_run_dir, check_output_file
     from gpufabric.bench.runner import PreparedSweep, prepare_sweep, run_bench, run_sweep
     from gpufabric.bench.self_test import SELF_TEST_NOTE, check_instance, self_test_lines
+    from gpufabric.bench.stages import parse_stage_timeouts
     from gpufabric.bench.world import visible_gpu_count
-
-# Loaded on first use: a rank program imports this package for its config and must start fast, without
-# the runner's launchers and failure readers.
-_LAZY = {
-    "Attester": "gpufabric.bench.execution",
-    "Execution": "gpufabric.bench.execution",
-    "LauncherFactory": "gpufabric.bench.execution",
-    "ProgressSink": "gpufabric.bench.execution",
-    "PreparedSweep": "gpufabric.bench.runner",
-    "prepare_sweep": "gpufabric.bench.runner",
-    "run_bench": "gpufabric.bench.runner",
-    "run_sweep": "gpufabric.bench.runner",
-    "visible_gpu_count": "gpufabric.bench.world",
-    "SELF_TEST_NOTE": "gpufabric.bench.self_test",
-    "check_instance": "gpufabric.bench.self_test",
-    "self_test_lines": "gpufabric.bench.self_test",
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'gpufabric.bench' has no attribute {name!r}")
+lazy_package(__name__)
 
 
 __all__ = [

@@ -28,13 +28,12 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from gpufabric.bench.config import BenchConfig
 from gpufabric.bench.group_statistic import GroupStatistic
-from gpufabric.bench.stages import StageTimeouts
+from gpufabric.bench.stages import ROUND_TIMEOUT_S, StageTimeouts
 from gpufabric.outputs import atomic_write_text
 
 GroupCollective = Literal["alltoall", "all_reduce"]
 ROUND_CONFIG = "round-config.json"
 ROUND_RESULT = "round.json"
-ROUND_TIMEOUT_S = 600.0
 """Each round's whole job, at most, unless told otherwise (``isolate --round-timeout``)."""
 
 

@@ -40,13 +40,45 @@ class NodeRecords:
     notes: list[str] = field(default_factory=list)
 
 
+class HostReading:
+    """One reading of this host (``detect``) on a daemon thread: started, then joined with a wait."""
+
+    def __init__(
+        self, environ: Mapping[str, str], sysfs_root: Path = Path("/sys"), detect: Detect = detect_node
+    ):
+        self.answer: dict[str, Any] | None = None
+        environ = dict(environ)
+        asked = environ.get(ASK_ENV, "") not in ("", "0")
+
+        def read() -> None:
+            try:
+                snapshot = detect(environ=environ, sysfs_root=sysfs_root, metadata=asked)
+                self.answer = snapshot.model_dump(mode="json")
+            except Exception as exc:  # any failure to read a node is a note, never a failed run
+                self.answer = {"error": " ".join(f"{type(exc).__name__}: {exc}".split())[:300]}
+
+        self.thread = threading.Thread(target=read, name="gpufabric-node-snapshot", daemon=True)
+        self.thread.start()
+
+    def result(self, wait_s: float) -> dict[str, Any]:
+        self.thread.join(wait_s)
+        return self.answer or {"error": f"still reading after {wait_s:g} s"}
+
+
+def read_ahead(local_rank: int, environ: Mapping[str, str]) -> HostReading | None:
+    """This host's reading started before the ranks meet, so that ``nvidia-smi`` runs while CUDA and NCCL
+    start (issue 36), on the rank that will read the host: the lowest rank of a host is its local rank 0
+    under every launcher of ours. ``NodeFacts.begin`` uses it, or leaves it unused on a rank that turns
+    out not to read its host (virtual nodes share one)."""
+    return HostReading(environ) if local_rank == 0 else None
+
+
 class NodeFacts:
     """This rank's part in reading the hosts: a reading on the lowest rank of each host, nothing elsewhere."""
 
     def __init__(self, hosts: RankHosts) -> None:
         self.hosts = hosts
-        self._answer: dict[str, Any] | None = None
-        self._thread: threading.Thread | None = None
+        self._reading: HostReading | None = None
 
     @classmethod
     def begin(
@@ -56,31 +88,20 @@ class NodeFacts:
         *,
         sysfs_root: Path = Path("/sys"),
         detect: Detect = detect_node,
+        ahead: HostReading | None = None,
     ) -> NodeFacts:
-        """Start reading this host when this rank reads it (every rank calls it; it returns at once)."""
+        """Start reading this host when this rank reads it (every rank calls it; it returns at once), or
+        take the reading ``read_ahead`` started."""
         facts = cls(hosts)
         if hosts.reads_host:
-            environ = dict(environ)
-            asked = environ.get(ASK_ENV, "") not in ("", "0")
-
-            def read() -> None:
-                try:
-                    snapshot = detect(environ=environ, sysfs_root=sysfs_root, metadata=asked)
-                    facts._answer = snapshot.model_dump(mode="json")
-                except Exception as exc:  # any failure to read a node is a note, never a failed run
-                    facts._answer = {"error": " ".join(f"{type(exc).__name__}: {exc}".split())[:300]}
-
-            facts._thread = threading.Thread(target=read, name="gpufabric-node-snapshot", daemon=True)
-            facts._thread.start()
+            facts._reading = ahead or HostReading(environ, sysfs_root, detect)
         return facts
 
     def collect(self, exchange: Exchange, wait_s: float = DETECT_WAIT_S) -> NodeRecords | None:
         """Every host's reading on rank 0 (None on the other ranks). Every rank calls it once."""
         payload: dict[str, Any] | None = None
-        if self._thread is not None:
-            self._thread.join(wait_s)
-            payload = self._answer or {"error": f"still reading after {wait_s:g} s"}
-            payload = {**payload, "host": self.hosts.host}
+        if self._reading is not None:
+            payload = {**self._reading.result(wait_s), "host": self.hosts.host}
         gathered = exchange.gather(payload)
         if gathered is None:
             return None

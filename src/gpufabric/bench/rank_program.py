@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from gpufabric.bench.config import BenchConfig
+from gpufabric.bench.rank_engines import rank_module as engine_rank_module
 from gpufabric.bench.rundir import NCCL_LOG_DIR
-from gpufabric.engines import rank_module as engine_rank_module
 from gpufabric.launch.base import RankProgram
 from gpufabric.redact import redact_argv
 

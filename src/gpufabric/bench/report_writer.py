@@ -19,12 +19,14 @@ from gpufabric.bench.config import BenchConfig
 from gpufabric.bench.identity import RankIdentity
 from gpufabric.bench.metadata import devices_from, relevant_env
 from gpufabric.bench.node_facts import NodeRecords
+from gpufabric.bench.rank_engines import RANK_MODULES
 from gpufabric.bench.rundir import NCCL_LOG_DIR, RESULT_NAME, STREAM_NAME
-from gpufabric.engines import RANK_MODULES
+from gpufabric.bench.stages import StageReporter
 from gpufabric.hardware.snapshot import save_snapshot
 from gpufabric.redact import redact_env
 from gpufabric.results.io import StreamWriter, node_file, write_result
 from gpufabric.results.model import Row, RunMetadata, RunResult, Series
+from gpufabric.results.phases import RunPhases, now, process_start
 
 
 def settings_of(config: BenchConfig, backend: str) -> dict[str, str | int | float | bool | None]:
@@ -76,12 +78,21 @@ def settings_of(config: BenchConfig, backend: str) -> dict[str, str | int | floa
 
 
 class RankReporter:
-    """Lives on rank 0 only."""
+    """Lives on rank 0 only. ``stages`` (rank 0's) gives the start-up phases their times (``RunPhases``)."""
 
     def __init__(
-        self, config: BenchConfig, identity: RankIdentity, backend: str, device: Any, static: dict[str, Any]
+        self,
+        config: BenchConfig,
+        identity: RankIdentity,
+        backend: str,
+        device: Any,
+        static: dict[str, Any],
+        stages: StageReporter | None = None,
     ) -> None:
         self.static = static
+        self.stages = stages
+        self.first_row: float | None = None
+        self.last_row: float | None = None
         self.config = config
         self.run_dir = Path(config.run_dir)
         self.identity = identity
@@ -134,6 +145,8 @@ class RankReporter:
 
     def row(self, collective: str, row: Row) -> None:
         self.stream.row(collective, self.identity.world_size, row)
+        self.last_row = now()
+        self.first_row = self.first_row or self.last_row
 
     def series(self, series: Series) -> None:
         self.all_series.append(series)
@@ -147,11 +160,26 @@ class RankReporter:
         found = {p for p in self.metadata.log_files if Path(p).exists()}
         found.update(str(p) for p in (self.run_dir / NCCL_LOG_DIR).glob("*.log") if p.stat().st_size > 0)
         self.metadata.log_files = sorted(found)
+        self.metadata.phases = self._phases()
         result = RunResult(label=self.config.label, metadata=self.metadata, series=self.all_series)
         self.stream.end(complete=True)
         self.stream.close()
         write_result(result, self.run_dir / RESULT_NAME)
         return result
+
+    def _phases(self) -> RunPhases:
+        """Rank 0's phases, up to the write of the result (the command that started the ranks adds its own:
+        ``bench.runner``)."""
+        entered = self.stages.entered if self.stages is not None else {}
+        return RunPhases(
+            rank_start=process_start(),
+            rendezvous=entered.get("rendezvous"),
+            init=entered.get("init"),
+            first_collective=entered.get("first"),
+            first_row=self.first_row,
+            last_row=self.last_row,
+            result_write=now(),
+        )
 
 
 def _hold_note(config: BenchConfig) -> str:

@@ -54,6 +54,7 @@ from gpufabric.outputs import FULL_DISK_ERRNOS, free_space, full_disk_error
 from gpufabric.redact import redact_argv
 from gpufabric.results.io import read_result, write_result
 from gpufabric.results.model import RunResult
+from gpufabric.results.phases import RunPhases, now, process_start
 
 __all__ = [
     "Attester", "Execution", "PreparedSweep", "ProgressSink", "default_run_dir", "nccl_debug_env",
@@ -191,6 +192,7 @@ def run_sweep(prepared: PreparedSweep) -> RunResult:
             on_output(prefix, line)
 
     watchdog.started = watchdog.clock()  # the launch stage starts now, not when the config was written
+    spawn = now()
     with watching(watchdog.check):
         try:
             outcome = prepared.launcher.execute(prepared.plan, on_output=sink, timeout_s=timeout_s)
@@ -217,8 +219,13 @@ def run_sweep(prepared: PreparedSweep) -> RunResult:
                 f"{kept}; {RESULT_NAME} not written ({exc.strerror or exc}, {free_space(run_dir)} there)"
             ) from None
         raise error
+    ranks_exited = now()
     result = read_result(run_dir / RESULT_NAME)
-    rewrite = False
+    # This process's phases join rank 0's, in the returned result and in the file alike.
+    result.metadata.phases = (result.metadata.phases or RunPhases()).model_copy(
+        update={"command_start": process_start(), "spawn": spawn, "ranks_exited": ranks_exited}
+    )
+    rewrite = True
     if attest is not None and result.metadata.log_files:
         result.attestation = attest([Path(p) for p in result.metadata.log_files])
         rewrite = True

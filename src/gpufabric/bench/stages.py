@@ -33,6 +33,8 @@ from gpufabric.errors import UsageError
 from gpufabric.outputs import atomic_write_text
 from gpufabric.units import human_size
 
+ROUND_TIMEOUT_S = 600.0  # isolate's and certify's rounds: one job each (bench.groups)
+
 STAGE_TAG = "GPUFABRIC_STAGE "
 STAGES_DIR = "stages"
 StageKey = Literal["launch", "rendezvous", "init", "first", "size", "finish"]
@@ -114,8 +116,10 @@ class StageReporter:
         self.seq = 0
         self.host = socket.gethostname()
         self.emit = emit or (lambda line: print(line, flush=True))
+        self.entered: dict[str, float] = {}  # each stage key's first entry, seconds since the epoch
 
     def enter(self, key: StageKey, *, collective: str | None = None, size: int | None = None) -> None:
+        self.entered.setdefault(key, time.time())  # rank 0's start-up phases (results.phases)
         self.seq += 1
         name = stage_name(collective, size) if collective and size is not None else key
         if key == "first":

@@ -193,15 +193,6 @@ NCCL_KNOBS = Knobs(
 )  # fmt: skip
 
 
-def knobs_for(backend: str) -> Knobs:
-    """The knobs of ``backend``'s socket path: NCCL's, or gloo's (``bench.tune_gloo``)."""
-    if backend == "gloo":
-        from gpufabric.bench.tune_gloo import GLOO_KNOBS
-
-        return GLOO_KNOBS
-    return NCCL_KNOBS
-
-
 def round_zero(knobs: Knobs | None = None) -> list[Candidate]:
     """``search``'s first round, in its order: the defaults, then the coarse grid."""
     return [Candidate(name=DEFAULT_NAME), *(knobs or NCCL_KNOBS).grid()]

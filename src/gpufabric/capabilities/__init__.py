@@ -11,7 +11,13 @@ The extras and ``require`` (the one-line error of a command whose extra is missi
 
 from __future__ import annotations
 
-from gpufabric.capabilities.libnccl import FoundLibrary, find_libnccl
-from gpufabric.capabilities.probe import Capability, EnvironmentReport, probe_environment
+from typing import TYPE_CHECKING
+
+from gpufabric._lazy import lazy_package
+
+if TYPE_CHECKING:  # the public names, each imported on first use (gpufabric._lazy)
+    from gpufabric.capabilities.libnccl import FoundLibrary, find_libnccl
+    from gpufabric.capabilities.probe import Capability, EnvironmentReport, probe_environment
+lazy_package(__name__)
 
 __all__ = ["Capability", "EnvironmentReport", "FoundLibrary", "find_libnccl", "probe_environment"]

@@ -37,34 +37,39 @@ Sources
 
 from __future__ import annotations
 
-from gpufabric.catalog.baselines import expected_busbw, list_baseline_curves
-from gpufabric.catalog.lookup import (
-    detect_node_shape,
-    fabric_spellings,
-    find_by_accelerator,
-    get_fabric,
-    get_instance,
-    list_fabrics,
-    list_instances,
-    match_node_labels,
-    resolve_fabric,
-)
-from gpufabric.catalog.model import (
-    Baseline,
-    BaselineCurve,
-    BaselinePoint,
-    Cloud,
-    Collective,
-    Fabric,
-    FabricName,
-    InstanceListing,
-    InstanceType,
-    LogMarker,
-    NodeDetection,
-    NodeLabelRule,
-    Provenance,
-    public_data,
-)
+from typing import TYPE_CHECKING
+
+from gpufabric._lazy import lazy_package
+
+if TYPE_CHECKING:  # the public names, each imported on first use (gpufabric._lazy)
+    from gpufabric.catalog.baselines import expected_busbw, list_baseline_curves
+    from gpufabric.catalog.lookup import (
+        detect_node_shape,
+        fabric_spellings,
+        find_by_accelerator,
+        get_fabric,
+        get_instance,
+        list_fabrics,
+        list_instances,
+        match_node_labels,
+        resolve_fabric,
+    )
+    from gpufabric.catalog.model import (
+        Baseline,
+        BaselineCurve,
+        BaselinePoint,
+        Collective,
+        Fabric,
+        InstanceListing,
+        InstanceType,
+        LogMarker,
+        NodeDetection,
+        NodeLabelRule,
+        Provenance,
+        public_data,
+    )
+    from gpufabric.catalog.names import Cloud, FabricName
+lazy_package(__name__)
 
 __all__ = [
     "Baseline",

@@ -15,7 +15,8 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from gpufabric.catalog.model import BaselineCurve, Fabric, FabricName, InstanceType, NodeLabelRule
+from gpufabric.catalog.model import BaselineCurve, Fabric, InstanceType, NodeLabelRule
+from gpufabric.catalog.names import FabricName
 from gpufabric.errors import CatalogError, UsageError
 from gpufabric.units import parse_size
 from gpufabric.yaml_input import load_yaml

@@ -6,7 +6,8 @@ import difflib
 from collections.abc import Mapping
 
 from gpufabric.catalog.loader import load_catalog
-from gpufabric.catalog.model import Cloud, Fabric, FabricName, InstanceType, NodeDetection, NodeLabelRule
+from gpufabric.catalog.model import Fabric, InstanceType, NodeDetection, NodeLabelRule
+from gpufabric.catalog.names import Cloud, FabricName
 from gpufabric.errors import CatalogError
 
 GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"

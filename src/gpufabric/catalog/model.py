@@ -8,39 +8,12 @@ page, a reference implementation, or one of our own measurements), so a reader c
 from __future__ import annotations
 
 import re
-from enum import StrEnum
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from gpufabric.catalog.names import Cloud, FabricName
 from gpufabric.collectives import EngineCollective
-
-
-class Cloud(StrEnum):
-    """Who sells the shape. ``aws``/``gcp`` have VM renderers; the others are InfiniBand/RoCE providers."""
-
-    AWS = "aws"
-    GCP = "gcp"
-    AZURE = "azure"
-    NEBIUS = "nebius"
-    COREWEAVE = "coreweave"
-    TOGETHER = "together"
-    OCI = "oci"
-
-
-class FabricName(StrEnum):
-    """Transport technologies: inter-node first, then the intra-node ones."""
-
-    EFA = "efa"
-    GPUDIRECT_TCPX = "gpudirect-tcpx"
-    GPUDIRECT_TCPXO = "gpudirect-tcpxo"
-    GPUDIRECT_RDMA = "gpudirect-rdma"
-    INFINIBAND = "infiniband"
-    ROCE = "roce"
-    SOCKET = "socket"
-    NVLINK = "nvlink"
-    PCIE = "pcie"
-
 
 NetworkFamily = Literal["socket", "ib", "ofi", "tcpx", "tcpxo", "gib"]
 """NCCL's network as the doctor classifies a log (results.attestation.NetworkKind without 'other')."""

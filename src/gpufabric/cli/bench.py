@@ -27,7 +27,6 @@ from pathlib import Path
 
 import typer
 
-from gpufabric.bench import parse_stage_timeouts
 from gpufabric.cli._common import choice, parse_env_pairs
 from gpufabric.report import AB_FORMATS, RUN_FORMATS, Format
 
@@ -148,19 +147,13 @@ def bench(
     image: str | None = typer.Option(None, "--image", help="kubernetes: container image for the pods"),
 ) -> None:
     """Measure NCCL collectives like nccl-tests (size, count, time, algbw, busbw, #wrong)."""
-    from gpufabric.analysis.expected import given_shape
+    # Imported when the command runs, not when `gpufabric --help` lists it (benchmarks/import_time.py);
+    # what only --ab, --dry-run or a given shape needs is imported there: every import here delays the
+    # ranks' start (issue 36).
+    from gpufabric.bench import parse_stage_timeouts
     from gpufabric.cli import bench_modes
-    from gpufabric.jobs import (
-        ENGINES,
-        BenchRequest,
-        Execution,
-        bench_failure,
-        prepare_ab,
-        prepare_bench,
-        self_test_shape,
-    )
+    from gpufabric.jobs import ENGINES, BenchRequest, Execution, bench_failure, prepare_bench, self_test_shape
     from gpufabric.launch import placement
-    from gpufabric.report import render_document
 
     choice("--engine", engine, ENGINES)
     if self_test:
@@ -170,7 +163,7 @@ def bench(
         bench_modes.print_self_test_note()
     bench_modes.refuse_flag_combinations(ab=ab, engine=engine, configs=bool(ab_a or ab_b))
     choice("--format", fmt, AB_FORMATS if ab else RUN_FORMATS)
-    given = given_shape(instance_type, snapshot)
+    given = bench_modes.given_shape_of(instance_type, snapshot)
     request = BenchRequest(
         collectives=collective, min_bytes=min_bytes, max_bytes=max_bytes, step_factor=step_factor,
         dtype=dtype, op=op, root=root, iters=iters, warmup=warmup, batches=batches, precision=precision,
@@ -195,6 +188,8 @@ def bench(
     )
     if ab:
         from gpufabric.cli.bench_ab import show_ab
+        from gpufabric.jobs import prepare_ab
+        from gpufabric.report import render_document
 
         sides = (parse_env_pairs(ab_a), parse_env_pairs(ab_b)) if ab_a or ab_b else None
         prepared_ab = prepare_ab(request, execution, rounds=rounds, instance_type=instance_type, sides=sides)
@@ -205,6 +200,8 @@ def bench(
         return
     prepared = prepare_bench(request, execution)
     if dry_run:  # exactly the plan a run of this request executes; nothing started, nothing written
+        from gpufabric.report import render_document
+
         typer.echo(render_document(prepared, Format.TEXT), nl=False)
         if self_test:
             bench_modes.print_self_test_figures(instance_type, prepared.config, None)

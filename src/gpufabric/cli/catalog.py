@@ -9,10 +9,9 @@ import sys
 
 import typer
 
-from gpufabric.catalog import Cloud, InstanceListing, get_instance, list_instances
 from gpufabric.cli._common import choice
 from gpufabric.errors import UsageError
-from gpufabric.report import CATALOG_FORMATS, Format, render_instance, render_listing
+from gpufabric.report import CATALOG_FORMATS, Format
 
 
 def catalog_command(
@@ -24,6 +23,10 @@ def catalog_command(
     fmt: str = typer.Option("table", "--format", help="table, yaml or json"),
 ) -> None:
     """List the catalog's instance shapes, or show one with its fabric facts and provenance."""
+    # Imported when the command runs, not when `gpufabric --help` lists it (benchmarks/import_time.py).
+    from gpufabric.catalog import Cloud, InstanceListing, get_instance, list_instances
+    from gpufabric.report import render_instance, render_listing
+
     output = Format(choice("--format", fmt, CATALOG_FORMATS))
     choice("catalog ACTION", action, ("list", "show"))
     if action == "show":

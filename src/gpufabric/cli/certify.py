@@ -87,7 +87,7 @@ def certify(
     """Certify every node: a verdict (pass, degraded, fail) with evidence, that a scheduler can act on."""
     from gpufabric.cli._common import choice
     from gpufabric.jobs import ACTION_TARGETS, CertifyRequest, Execution, prepare_certify, run_certify_job
-    from gpufabric.report import render_certify, render_document
+    from gpufabric.report import certify_html, render_certify, render_document
 
     choice("--format", fmt, FORMATS)
     choice("--actions", actions, ACTION_TARGETS)
@@ -125,7 +125,7 @@ def certify(
     from gpufabric.cli.certify_progress import StageProgress
 
     with StageProgress(enabled=progress if progress is not None else sys.stderr.isatty()) as shown:
-        report = run_certify_job(prepared, on_progress=shown.update)
+        report = run_certify_job(prepared, html_page=certify_html, on_progress=shown.update)
     typer.echo(render_certify(report, Format(fmt)), nl=False)
     if report.summary.interrupted:
         print(

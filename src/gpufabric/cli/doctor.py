@@ -11,10 +11,10 @@ from pathlib import Path
 
 import typer
 
-from gpufabric.analysis import EXPECT_CHOICES, doctor, preflight
+from gpufabric.catalog import FabricName
 from gpufabric.cli._common import choice
 from gpufabric.errors import UsageError
-from gpufabric.report import DOCTOR_FORMATS, TEXT_WIDTH, Format, doctor_view, render_doctor
+from gpufabric.report import DOCTOR_FORMATS, Format
 
 
 def doctor_command(
@@ -24,7 +24,7 @@ def doctor_command(
     expect: str | None = typer.Option(
         None,
         "--expect",
-        help=f"fabric to expect: {', '.join(EXPECT_CHOICES)} or an alias (tcpx, ib, rdma, gib, ...)",
+        help=f"fabric to expect: {', '.join(FabricName)} or an alias (tcpx, ib, rdma, gib, ...)",
     ),
     instance_type: str | None = typer.Option(
         None, "--instance-type", help="catalog shape, e.g. p4d.24xlarge (default: the run's own hardware)"
@@ -41,6 +41,10 @@ def doctor_command(
 
     Exit codes: exit 0 PASS/WARN, 1 FAIL (or WARN with --strict), 2 bad input.
     """
+    # Imported when the command runs, not when `gpufabric --help` lists it (benchmarks/import_time.py).
+    from gpufabric.analysis import doctor, preflight
+    from gpufabric.report import TEXT_WIDTH, doctor_view, render_doctor
+
     output = Format(choice("--format", fmt, DOCTOR_FORMATS))
     if run_preflight:
         if snapshot is not None:

@@ -10,13 +10,16 @@ import os
 
 import typer
 
-from gpufabric.capabilities import probe_environment
 from gpufabric.cli._common import choice
-from gpufabric.report import CAPABILITIES_FORMATS, Format, capabilities_view, render_capabilities
+from gpufabric.report import CAPABILITIES_FORMATS, Format
 
 
 def env(fmt: str = typer.Option("table", "--format", help="table or json")) -> None:
     """List what this install can do: each engine and client, installed or not, and how to add it."""
+    # Imported when the command runs, not when `gpufabric --help` lists it (benchmarks/import_time.py).
+    from gpufabric.capabilities import probe_environment
+    from gpufabric.report import capabilities_view, render_capabilities
+
     output = Format(choice("--format", fmt, CAPABILITIES_FORMATS))
     report = probe_environment(os.environ)
     if output is Format.TABLE:  # the rich table, at the terminal's width

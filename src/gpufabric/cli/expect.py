@@ -13,9 +13,7 @@ import typer
 from gpufabric.cli._common import choice, formats_metavar
 from gpufabric.collectives import ALL_COLLECTIVES, CollectiveName
 from gpufabric.errors import UsageError
-from gpufabric.expect import detected_shape, expectation_table, load_shape, no_gpu_read, shape_from_instance
-from gpufabric.report import EXPECT_FORMATS, Format, choices, render_document
-from gpufabric.units import parse_size
+from gpufabric.report import EXPECT_FORMATS, Format, choices
 
 # alltoallv's busbw is its busiest rank's bytes (nccl-tests' AlltoAllvGetBw): no ceiling compares to it.
 EXPECTED: tuple[CollectiveName, ...] = tuple(c for c in ALL_COLLECTIVES if c != "alltoallv")
@@ -58,6 +56,17 @@ def expect_command(
     size: str | None = typer.Option(None, "--size", help="Message size, e.g. 1G (default: large sizes)."),
     fmt: str = typer.Option("text", "--format", metavar=formats_metavar(choices(*EXPECT_FORMATS))),
 ) -> None:
+    # Imported when the command runs, not when `gpufabric --help` lists it (benchmarks/import_time.py).
+    from gpufabric.expect import (
+        detected_shape,
+        expectation_table,
+        load_shape,
+        no_gpu_read,
+        shape_from_instance,
+    )
+    from gpufabric.report import render_document
+    from gpufabric.units import parse_size
+
     output = Format(choice("--format", fmt, choices(*EXPECT_FORMATS)))
     wanted = _collectives(collective)
     size_bytes = parse_size(size, flag="--size") if size is not None else None

@@ -10,9 +10,9 @@ import typer
 
 from gpufabric.cli._common import choice, formats_metavar
 from gpufabric.errors import UsageError
-from gpufabric.inventory import Scheduler, list_nodes
+from gpufabric.inventory import Scheduler
 from gpufabric.planner import Platform
-from gpufabric.report import NODES_FORMATS, Format, parse_columns, render_nodes
+from gpufabric.report import NODES_FORMATS, Format
 
 HELP = (
     "List the cluster's nodes: instance type, zone, GPUs, the fabric resources each node advertises "
@@ -50,6 +50,10 @@ def nodes(
         None, "--platform", help="Platform to plan for with --plan (default: where the nodes are)."
     ),
 ) -> None:
+    # Imported when the command runs, not when `gpufabric --help` lists it (benchmarks/import_time.py).
+    from gpufabric.inventory import list_nodes
+    from gpufabric.report import parse_columns, render_nodes
+
     output = Format(choice("--format", fmt, NODES_FORMATS))
     if columns is not None and output is not Format.TABLE:
         raise UsageError(

@@ -11,33 +11,16 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
-from pydantic import ValidationError
 
-from gpufabric.catalog import Cloud, resolve_fabric
 from gpufabric.cli._common import choice
 from gpufabric.errors import UsageError
-from gpufabric.inventory import ClusterPlanOptions, Scheduler, plan_cluster
-from gpufabric.planner import (
-    PlanRequest,
-    Platform,
-    Tier,
-    parse_accelerator,
-    parse_node_labels,
-    plan,
-    read_pod_config,
-    write_plan_files,
-)
-from gpufabric.report import (
-    CLUSTER_PLAN_FORMATS,
-    PLAN_FORMATS,
-    Format,
-    cluster_plan_notices,
-    render_cluster_plan,
-    render_plan,
-)
+from gpufabric.report import CLUSTER_PLAN_FORMATS, PLAN_FORMATS, Format
+
+if TYPE_CHECKING:
+    from gpufabric.planner import PlanRequest
 
 # PlanRequest fields -> the flag that sets them, for validation errors pydantic raises.
 _FIELD_FLAGS = {"cluster_name": "--cluster-name", "accelerator_count": "--accelerator", "nodes": "--nodes"}
@@ -45,6 +28,11 @@ _FIELD_FLAGS = {"cluster_name": "--cluster-name", "accelerator_count": "--accele
 
 def _request(**fields: Any) -> PlanRequest:
     """``PlanRequest(**fields)``; a value its schema rejects is one line naming the flag, not a traceback."""
+    # Imported when the command runs, not when `gpufabric --help` lists it (benchmarks/import_time.py).
+    from pydantic import ValidationError
+
+    from gpufabric.planner import PlanRequest
+
     try:
         return PlanRequest(**fields)
     except ValidationError as exc:
@@ -115,6 +103,20 @@ def plan_command(
     selector: str | None = typer.Option(None, "--selector", help="with --from-cluster: label selector"),
 ) -> None:
     """Plan the network tier: fabric, NICs, env, platform config, prerequisites and warnings."""
+    # Imported when the command runs, not when `gpufabric --help` lists it (benchmarks/import_time.py).
+    from gpufabric.catalog import Cloud, resolve_fabric
+    from gpufabric.inventory import ClusterPlanOptions, Scheduler, plan_cluster
+    from gpufabric.planner import (
+        Platform,
+        Tier,
+        parse_accelerator,
+        parse_node_labels,
+        plan,
+        read_pod_config,
+        write_plan_files,
+    )
+    from gpufabric.report import cluster_plan_notices, render_cluster_plan, render_plan
+
     output = Format(choice("--format", fmt, PLAN_FORMATS))
     if platform is not None:
         choice("--platform", platform, tuple(p.value for p in Platform))

@@ -12,30 +12,10 @@ from enum import Enum
 from pathlib import Path
 
 import typer
-from rich.console import Console
 
-from gpufabric.analysis import PLACEMENT_NAMES, compare_files
 from gpufabric.cli._common import choice, formats_metavar
 from gpufabric.errors import UsageError
-from gpufabric.nccl_native import inspector_files, read_inspector
-from gpufabric.outputs import describe_write_error, is_stdout, write_output
-from gpufabric.report import (
-    COMPARE_FORMATS,
-    INSPECTOR_FORMATS,
-    RUN_FORMATS,
-    Format,
-    choices,
-    comparison_view,
-    render_compare,
-    render_inspector,
-    render_run,
-    report_from_files,
-    show_directory,
-    write_comparison_plots,
-    write_report,
-)
-from gpufabric.results import is_single_run
-from gpufabric.results.readers import read_run, result_file
+from gpufabric.report import COMPARE_FORMATS, INSPECTOR_FORMATS, RUN_FORMATS, Format, choices
 
 
 class PlacementChoice(str, Enum):
@@ -64,6 +44,9 @@ def _baseline(value: str | None) -> str | int | None:
 def _writing(flag: str, path: Path, *, directory: bool = False) -> Iterator[None]:
     """An OSError while writing an output becomes one line naming the flag, the path, the cause and the fix
     (the library writers only raise; choosing words for a flag is this layer's job)."""
+    # Imported when the command runs, not when `gpufabric --help` lists it (benchmarks/import_time.py).
+    from gpufabric.outputs import describe_write_error
+
     try:
         yield
     except OSError as exc:
@@ -110,6 +93,13 @@ def compare(
 
     The layout of the speed-up tables in SkyPilot's EFA and GCP networking guides. Exits 2 when the runs
     have no size in common (nothing to compare)."""
+    # Imported when the command runs, not when `gpufabric --help` lists it (benchmarks/import_time.py).
+    from rich.console import Console
+
+    from gpufabric.analysis import PLACEMENT_NAMES, compare_files
+    from gpufabric.outputs import is_stdout, write_output
+    from gpufabric.report import comparison_view, render_compare, write_comparison_plots
+
     output_format = Format(choice("--format", fmt, COMPARE_FORMATS))
     compared = compare_files(
         files,
@@ -160,6 +150,13 @@ def report(
     Benchmark runs, `bench --ab` documents (ab.json) and train-bench results (train.json, A/B documents)
     may be mixed in one call.
     """
+    # Imported when the command runs, not when `gpufabric --help` lists it (benchmarks/import_time.py).
+    from rich.console import Console
+
+    from gpufabric.analysis import PLACEMENT_NAMES
+    from gpufabric.outputs import is_stdout
+    from gpufabric.report import report_from_files, write_report
+
     html_text = report_from_files(
         files,
         label,
@@ -186,6 +183,12 @@ def show(
     """Read one result file in any supported format and print it as an nccl-tests table (or md/csv/json).
 
     NCCL Inspector output (a dump directory, <host>-pid<pid>.log, *.prom) prints as its summary."""
+    # Imported when the command runs, not when `gpufabric --help` lists it (benchmarks/import_time.py).
+    from gpufabric.nccl_native import inspector_files, read_inspector
+    from gpufabric.report import render_inspector, render_run
+    from gpufabric.results import is_single_run
+    from gpufabric.results.readers import read_run, result_file
+
     inspector = inspector_files(file) if file.exists() else []
     single_run = file.is_dir() and is_single_run(file)
     if inspector and not single_run and (file.is_dir() or file in inspector):
@@ -193,6 +196,8 @@ def show(
         typer.echo(render_inspector(read_inspector([file]), output), nl=False)
         return
     if file.is_dir() and not single_run:  # an A/B, tune, isolate, training run: its document
+        from gpufabric.report import show_directory  # every document type: only for such a directory
+
         typer.echo(show_directory(file, fmt), nl=False)
         return
     output_format = Format(choice("--format", fmt, RUN_FORMATS))

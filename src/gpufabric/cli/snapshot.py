@@ -11,8 +11,7 @@ from pathlib import Path
 import typer
 
 from gpufabric.cli._common import choice
-from gpufabric.hardware import detect_node, save_snapshot
-from gpufabric.report import SNAPSHOT_FORMATS, Format, render_snapshot
+from gpufabric.report import SNAPSHOT_FORMATS, Format
 
 
 def snapshot_command(
@@ -23,6 +22,10 @@ def snapshot_command(
     ),
 ) -> None:
     """Read this node's GPUs, NVLink, PCIe links and NICs (and its cloud instance type) into a snapshot."""
+    # Imported when the command runs, not when `gpufabric --help` lists it (benchmarks/import_time.py).
+    from gpufabric.hardware import detect_node, save_snapshot
+    from gpufabric.report import render_snapshot
+
     output = Format(choice("--format", fmt, SNAPSHOT_FORMATS))
     snapshot = detect_node(environ=os.environ, metadata=not no_metadata)
     if out is not None:

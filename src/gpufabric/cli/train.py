@@ -18,7 +18,6 @@ import typer
 
 from gpufabric.cli._common import choice, parse_env_pairs
 from gpufabric.errors import InputError
-from gpufabric.outputs import is_stdout
 from gpufabric.report import TRAIN_FORMATS, Format, choices
 from gpufabric.train import AUTO_MODEL, CPU_DEFAULT_MODEL, GPU_DEFAULT_MODEL, MODEL_PRESETS
 
@@ -83,7 +82,9 @@ def train_bench(
     ),
 ) -> None:
     """Train a GPT-style model data-parallel on synthetic data: tokens/s, MFU, exposed comm vs busbw."""
+    # Imported when the command runs, not when `gpufabric --help` lists it (benchmarks/import_time.py).
     from gpufabric.jobs import Execution, TrainRequest, prepare_train, run_train_job, train_placement
+    from gpufabric.outputs import is_stdout
     from gpufabric.report import render_document, render_train, what_runs
     from gpufabric.train import read_train_document
 

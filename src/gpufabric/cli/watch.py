@@ -15,7 +15,7 @@ from pathlib import Path
 import typer
 
 from gpufabric.cli._common import choice
-from gpufabric.report import TEXT_WIDTH, WATCH_FORMATS, Format, choices, render_watch, watch_view
+from gpufabric.report import WATCH_FORMATS, Format, choices
 
 FORMATS = choices(*WATCH_FORMATS)
 
@@ -49,8 +49,10 @@ def watch(
 
     Exit codes: 0 every rank answered, 1 ranks missing/dead/in error (or RAS unreachable), 2 bad flags.
     """
+    # Imported when the command runs, not when `gpufabric --help` lists it (benchmarks/import_time.py).
     from gpufabric.nccl_native import ras_address, watch_job
     from gpufabric.outputs import write_output
+    from gpufabric.report import TEXT_WIDTH, render_watch, watch_view
 
     output = Format(choice("--format", fmt, FORMATS))
     want = choice("--raw-format", raw_format, ("json", "text"))

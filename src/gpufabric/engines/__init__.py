@@ -15,14 +15,17 @@ the stopping rules, rows, stages and faults, the rank identity and exit protocol
 the runner that prepares and executes a sweep. The modes (bench, nccl-tests, A/B, tune) are
 ``gpufabric.jobs``.
 
-Importing this package imports nothing: a rank program imports it first and must start fast, so the
-nccl-tests driver's names (which bring the launchers' plan types) load on first use.
+Importing this package imports nothing: a rank program imports it first and must start fast, so its
+names (the nccl-tests driver's bring the launchers' plan types) load on first use (``gpufabric._lazy``).
+The rank programs' registry is ``bench.rank_engines``, below the engines, re-exported here.
 """
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING
+
+from gpufabric._lazy import lazy_package
 
 if TYPE_CHECKING:
+    from gpufabric.bench.rank_engines import RANK_MODULES, RankEngine, rank_module
     from gpufabric.engines.nccl_tests import (
         NcclTestsSettings,
         binary_supports_json,
@@ -31,44 +34,11 @@ if TYPE_CHECKING:
         planned_binary,
         run_nccl_tests,
     )
+lazy_package(__name__)
 
 NCCL_LIB_ENV = "GPUFABRIC_NCCL_LIB"
 """The libnccl ``bench --nccl-lib`` names, as the direct engine's ranks (``engines.nccl.library``) and the
 install check (``capabilities.libnccl``) read it."""
-
-RankEngine = Literal["nccl", "torch"]
-"""The engines that are a rank program of ours (nccl-tests runs NVIDIA's binaries instead)."""
-
-RANK_MODULES: dict[RankEngine, str] = {
-    "nccl": "gpufabric.engines.nccl.rank",
-    "torch": "gpufabric.engines.torch.rank",
-}
-"""The module each rank runs (``python -m <module> --config <run_dir>/config.json``), per engine."""
-
-
-def rank_module(engine: str) -> str:
-    """The rank program of a resolved engine: the NCCL engine's for ``nccl``, else torch.distributed's."""
-    return RANK_MODULES["nccl"] if engine == "nccl" else RANK_MODULES["torch"]
-
-
-_LAZY = {
-    name: "gpufabric.engines.nccl_tests"
-    for name in (
-        "NcclTestsSettings",
-        "binary_supports_json",
-        "locate_binary",
-        "nccl_tests_program",
-        "planned_binary",
-        "run_nccl_tests",
-    )
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'gpufabric.engines' has no attribute {name!r}")
-
 
 __all__ = [
     "NCCL_LIB_ENV",

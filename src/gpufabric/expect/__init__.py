@@ -23,20 +23,26 @@ corpus), ``figures`` (a published figure as the model sees it), ``calibration`` 
 ``model`` (``expect``), ``judge``, ``instances``, ``gpus`` (NVLink facts by GPU model), ``table``.
 """
 
-from gpufabric.expect.calibration import Band, Calibration, default_calibration, fit
-from gpufabric.expect.conditions import RunConditions
-from gpufabric.expect.instances import shape_from_instance
-from gpufabric.expect.judge import Evidence, Judgement, judge
-from gpufabric.expect.model import Expectation, ExpectedBand, expect
-from gpufabric.expect.published import PublishedFigure, load_published, parse_published
-from gpufabric.expect.regimes import Path, Regime
-from gpufabric.expect.table import (
-    ExpectationTable,
-    detected_shape,
-    expectation_table,
-    load_shape,
-    no_gpu_read,
-)
+from typing import TYPE_CHECKING
+
+from gpufabric._lazy import lazy_package
+
+if TYPE_CHECKING:  # the public names, each imported on first use (gpufabric._lazy)
+    from gpufabric.expect.calibration import Band, Calibration, default_calibration, fit
+    from gpufabric.expect.conditions import RunConditions
+    from gpufabric.expect.instances import shape_from_instance
+    from gpufabric.expect.judge import Evidence, Judgement, judge
+    from gpufabric.expect.model import Expectation, ExpectedBand, expect
+    from gpufabric.expect.published import PublishedFigure, load_published, parse_published
+    from gpufabric.expect.regimes import Path, Regime
+    from gpufabric.expect.table import (
+        ExpectationTable,
+        detected_shape,
+        expectation_table,
+        load_shape,
+        no_gpu_read,
+    )
+lazy_package(__name__)
 
 __all__ = [
     "Band",

@@ -13,31 +13,37 @@ metadata services), ``detect`` (all of them into a ``snapshot.NodeSnapshot``), `
 counters) and ``attribution`` (which NIC carried the bytes).
 """
 
-from gpufabric.hardware.attribution import (
-    HostTraffic,
-    NicShare,
-    TrafficAttribution,
-    attribute,
-    attribute_host,
-    attribute_moved,
-)
-from gpufabric.hardware.cloud import CloudIdentity, MetadataEndpoints, cloud_identity
-from gpufabric.hardware.counters import CounterSample, NicBytes, moved, read_counters
-from gpufabric.hardware.detect import build_shape, detect_node, gpu_model, with_affinity
-from gpufabric.hardware.nics import read_nics
-from gpufabric.hardware.nvlink import NvLinkRecord, facts_from_pairs, nvlink_facts
-from gpufabric.hardware.shape import (
-    GpuFacts,
-    LinkKind,
-    NicFacts,
-    NicKind,
-    NodeShape,
-    NvLinkFacts,
-    PcieFacts,
-    ShapeSource,
-)
-from gpufabric.hardware.snapshot import NodeSnapshot, load_snapshot, save_snapshot
-from gpufabric.hardware.topo_matrix import TopoMatrix, parse_topo_matrix
+from typing import TYPE_CHECKING
+
+from gpufabric._lazy import lazy_package
+
+if TYPE_CHECKING:  # the public names, each imported on first use (gpufabric._lazy)
+    from gpufabric.hardware.attribution import (
+        HostTraffic,
+        NicShare,
+        TrafficAttribution,
+        attribute,
+        attribute_host,
+        attribute_moved,
+    )
+    from gpufabric.hardware.cloud import CloudIdentity, MetadataEndpoints, cloud_identity
+    from gpufabric.hardware.counters import CounterSample, NicBytes, moved, read_counters
+    from gpufabric.hardware.detect import build_shape, detect_node, gpu_model, with_affinity
+    from gpufabric.hardware.nics import read_nics
+    from gpufabric.hardware.nvlink import NvLinkRecord, facts_from_pairs, nvlink_facts
+    from gpufabric.hardware.shape import (
+        GpuFacts,
+        LinkKind,
+        NicFacts,
+        NicKind,
+        NodeShape,
+        NvLinkFacts,
+        PcieFacts,
+        ShapeSource,
+    )
+    from gpufabric.hardware.snapshot import NodeSnapshot, load_snapshot, save_snapshot
+    from gpufabric.hardware.topo_matrix import TopoMatrix, parse_topo_matrix
+lazy_package(__name__)
 
 __all__ = [
     "CloudIdentity",

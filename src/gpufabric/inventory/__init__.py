@@ -18,20 +18,27 @@ Public API (the CLI's ``gpufabric nodes`` and ``plan --from-cluster`` call only 
 
 from __future__ import annotations
 
-from gpufabric.inventory.cluster import build_inventory
-from gpufabric.inventory.documents import ClusterPlan, NodeListing, list_nodes, plan_cluster
-from gpufabric.inventory.kube_nodes import node_info
-from gpufabric.inventory.model import (
-    FabricExpectation,
-    Finding,
-    Inventory,
-    NodeGroup,
-    NodeInfo,
-    NodeReport,
-)
-from gpufabric.inventory.planning import ClusterPlanOptions, GroupPlan, plan_groups, plan_request
-from gpufabric.inventory.slurm import parse_scontrol_nodes
-from gpufabric.inventory.sources import Scheduler, kubernetes_inventory, read_inventory, slurm_inventory
+from typing import TYPE_CHECKING
+
+from gpufabric._lazy import lazy_package
+
+if TYPE_CHECKING:  # the public names, each imported on first use (gpufabric._lazy)
+    from gpufabric.inventory.cluster import build_inventory
+    from gpufabric.inventory.documents import ClusterPlan, NodeListing, list_nodes, plan_cluster
+    from gpufabric.inventory.kube_nodes import node_info
+    from gpufabric.inventory.model import (
+        FabricExpectation,
+        Finding,
+        Inventory,
+        NodeGroup,
+        NodeInfo,
+        NodeReport,
+        Scheduler,
+    )
+    from gpufabric.inventory.planning import ClusterPlanOptions, GroupPlan, plan_groups, plan_request
+    from gpufabric.inventory.slurm import parse_scontrol_nodes
+    from gpufabric.inventory.sources import kubernetes_inventory, read_inventory, slurm_inventory
+lazy_package(__name__)
 
 __all__ = [
     "ClusterPlan",

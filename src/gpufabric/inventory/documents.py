@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from gpufabric.inventory.model import Inventory
+from gpufabric.inventory.model import Inventory, Scheduler
 from gpufabric.inventory.planning import ClusterPlanOptions, GroupPlan, plan_groups
-from gpufabric.inventory.sources import Scheduler, read_inventory
+from gpufabric.inventory.sources import read_inventory
 from gpufabric.planner import Platform
 
 

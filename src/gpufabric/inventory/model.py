@@ -9,11 +9,20 @@ cluster (``verdicts.py``); ``NodeGroup`` gathers nodes of one shape and fabric s
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpufabric.catalog import FabricName
+
+
+class Scheduler(StrEnum):
+    """Where the nodes are (``--on``)."""
+
+    KUBERNETES = "kubernetes"
+    SLURM = "slurm"
+
 
 NodeSource = Literal["kubernetes", "slurm"]
 Status = Literal["ok", "info", "warn", "fail"]

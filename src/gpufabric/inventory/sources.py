@@ -9,21 +9,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from enum import StrEnum
 
 from gpufabric.errors import UsageError
 from gpufabric.inventory.cluster import build_inventory
 from gpufabric.inventory.kube_client import connect, list_nodes
 from gpufabric.inventory.kube_nodes import node_info
-from gpufabric.inventory.model import Inventory
+from gpufabric.inventory.model import Inventory, Scheduler
 from gpufabric.inventory.slurm import list_slurm_nodes
-
-
-class Scheduler(StrEnum):
-    """Where the nodes are (``--on``)."""
-
-    KUBERNETES = "kubernetes"
-    SLURM = "slurm"
 
 
 def kubernetes_inventory(

@@ -10,45 +10,52 @@ and the rest as they ask for it: ``isolate`` (on a simulated cluster or on real 
 defaults and the coarse grid first).
 """
 
-from gpufabric.bench.execution import Execution, LauncherFactory
-from gpufabric.bench.groups import ROUND_TIMEOUT_S
-from gpufabric.jobs.ab import AB_ENGINES, PreparedAB, ab_failure, prepare_ab, run_ab_job
-from gpufabric.jobs.bench import (
-    PreparedBench,
-    bench_failure,
-    ensure_engine,
-    notes_of,
-    plans_of,
-    prepare_bench,
-    run_bench_job,
-    with_attester,
-    with_progress,
-)
-from gpufabric.jobs.bench_request import ENGINES, BenchRequest, host_gpus, self_test_shape
-from gpufabric.jobs.certify import PreparedCertify, certify_plan_notes, prepare_certify
-from gpufabric.jobs.certify_request import ACTION_TARGETS, CertifyRequest
-from gpufabric.jobs.certify_run import CertifyProgress, run_certify_job
-from gpufabric.jobs.isolate import (
-    IsolateDocument,
-    PreparedIsolate,
-    PreparedMeasurement,
-    PreparedSimulation,
-    isolate_plan_notes,
-    prepare_isolate,
-    run_isolate_job,
-)
-from gpufabric.jobs.isolate_launch import LauncherChooser
-from gpufabric.jobs.isolate_request import IsolateRequest
-from gpufabric.jobs.launch import LaunchRequest, PreparedLaunch, prepare_launch, run_launch_job
-from gpufabric.jobs.train import (
-    PreparedTrain,
-    TrainRequest,
-    prepare_train,
-    run_train_job,
-    train_launcher,
-    train_placement,
-)
-from gpufabric.jobs.tune import PATHS, PreparedTune, TuneRequest, prepare_tune, run_tune_job
+from typing import TYPE_CHECKING
+
+from gpufabric._lazy import lazy_package
+
+if TYPE_CHECKING:  # the public names, each imported on first use (gpufabric._lazy)
+    from gpufabric.bench.execution import Execution, LauncherFactory
+    from gpufabric.bench.stages import ROUND_TIMEOUT_S
+    from gpufabric.jobs.ab import AB_ENGINES, PreparedAB, ab_failure, prepare_ab, run_ab_job
+    from gpufabric.jobs.bench import (
+        PreparedBench,
+        bench_failure,
+        ensure_engine,
+        notes_of,
+        plans_of,
+        prepare_bench,
+        run_bench_job,
+        with_attester,
+        with_progress,
+    )
+    from gpufabric.jobs.bench_request import ENGINES, BenchRequest, host_gpus, self_test_shape
+    from gpufabric.jobs.certify import PreparedCertify, certify_plan_notes, prepare_certify
+    from gpufabric.jobs.certify_request import ACTION_TARGETS, CertifyRequest
+    from gpufabric.jobs.certify_run import run_certify_job
+    from gpufabric.jobs.certify_state import CertifyProgress
+    from gpufabric.jobs.isolate import (
+        IsolateDocument,
+        PreparedIsolate,
+        PreparedMeasurement,
+        PreparedSimulation,
+        isolate_plan_notes,
+        prepare_isolate,
+        run_isolate_job,
+    )
+    from gpufabric.jobs.isolate_launch import LauncherChooser
+    from gpufabric.jobs.isolate_request import IsolateRequest
+    from gpufabric.jobs.launch import LaunchRequest, PreparedLaunch, prepare_launch, run_launch_job
+    from gpufabric.jobs.train import (
+        PreparedTrain,
+        TrainRequest,
+        prepare_train,
+        run_train_job,
+        train_launcher,
+        train_placement,
+    )
+    from gpufabric.jobs.tune import PATHS, PreparedTune, TuneRequest, prepare_tune, run_tune_job
+lazy_package(__name__)
 
 __all__ = [
     "AB_ENGINES",

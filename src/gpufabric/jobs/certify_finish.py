@@ -8,6 +8,7 @@ returned and printed, so no node's verdict is lost with the file.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from gpufabric.analysis.certify import CertifyReport, NodeCertificate, certificate, summary
@@ -17,7 +18,11 @@ from gpufabric.jobs.certify_actions import apply_kubernetes, apply_slurm, plan_a
 from gpufabric.outputs import describe_write_error, write_output
 
 if TYPE_CHECKING:
-    from gpufabric.jobs.certify_run import CertifyState
+    from gpufabric.jobs.certify_state import CertifyState
+
+HtmlPage = Callable[[CertifyReport], str]
+"""The run's HTML report page: ``report.certify_html``, handed in by the caller (the CLI) because the
+jobs sit below ``report`` (``report.prepared_render`` reads the jobs; ``tests/test_import_graph.py``)."""
 
 
 def _settings(state: CertifyState) -> dict[str, Any]:
@@ -37,13 +42,15 @@ def _apply(
         return apply_slurm(actions, prepared.environ)
     from kubernetes import client
 
-    from gpufabric.launch.kubernetes import KubernetesOptions
+    from gpufabric.launch.kubernetes_options import KubernetesOptions
     from gpufabric.launch.kubernetes_run import load_api_client
 
     return apply_kubernetes(actions, certificates, client.CoreV1Api(load_api_client(KubernetesOptions())))
 
 
-def finish(state: CertifyState, *, interrupted: str | None, signal_exit: int | None) -> CertifyReport:
+def finish(
+    state: CertifyState, *, interrupted: str | None, signal_exit: int | None, html_page: HtmlPage
+) -> CertifyReport:
     prepared = state.prepared
     settings, run_dir = _settings(state), str(prepared.run_dir)
     if interrupted:  # every stage a node did not reach says why
@@ -99,10 +106,8 @@ def finish(state: CertifyState, *, interrupted: str | None, signal_exit: int | N
         signal_exit=signal_exit,
         write_errors=errors,
     )
-    from gpufabric.report.certify_render import certify_html
-
     summary_json = document.model_dump_json(indent=2, by_alias=True) + "\n"
-    for path, text in ((html_path, certify_html(report)), (prepared.run_dir / SUMMARY_NAME, summary_json)):
+    for path, text in ((html_path, html_page(report)), (prepared.run_dir / SUMMARY_NAME, summary_json)):
         try:
             write_output(path, text)
         except OSError as exc:

@@ -38,7 +38,7 @@ from gpufabric.results.model import RunResult
 from gpufabric.units import human_size, parse_size
 
 if TYPE_CHECKING:
-    from gpufabric.jobs.certify_run import CertifyState
+    from gpufabric.jobs.certify_state import CertifyState
     from gpufabric.launch.slurm_steps import SlurmAllocation
 
 STOPPING = "certify is stopping: every node's own sweep still running was stopped"
@@ -141,7 +141,7 @@ def _held(state: CertifyState, indexes: list[int]) -> Iterator[SlurmAllocation |
     if prepared.where.launcher != "slurm" or not indexes:
         yield None
         return
-    from gpufabric.launch.slurm import SlurmOptions
+    from gpufabric.launch.slurm_options import SlurmOptions
     from gpufabric.launch.slurm_steps import slurm_allocation
 
     names = [prepared.names[i] for i in indexes]

@@ -12,9 +12,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from gpufabric.analysis.isolate import SLURM_NODELIST
 from gpufabric.errors import UsageError
 from gpufabric.jobs.isolate_request import IsolateRequest
+from gpufabric.launch.hostlist import SLURM_NODELIST
 
 ACTION_TARGETS: tuple[str, ...] = ("auto", "slurm", "kubernetes", "none")
 """Where --apply's changes go: auto is Slurm for --on slurm, else none."""

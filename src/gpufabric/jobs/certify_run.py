@@ -10,12 +10,9 @@ where the run stopped. A stage that would start after ``--budget`` is spent is n
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
-from datetime import datetime, timezone
 
 from gpufabric.analysis.certify import (
-    STAGES,
     CertifyReport,
     Finding,
     NodeFacts,
@@ -26,60 +23,12 @@ from gpufabric.analysis.certify import (
 from gpufabric.analysis.certify.probe_rank import facts_path
 from gpufabric.errors import GpufabricError
 from gpufabric.jobs.certify import PreparedCertify
-from gpufabric.jobs.certify_finish import finish
+from gpufabric.jobs.certify_finish import HtmlPage, finish
 from gpufabric.jobs.certify_nodes import node_stage
 from gpufabric.jobs.certify_stages import between_stage
+from gpufabric.jobs.certify_state import CertifyProgress, CertifyState
 from gpufabric.launch.signals import Interrupted
 from gpufabric.outputs import write_output
-
-CertifyProgress = Callable[[str, str | None, float], None]
-"""Called with (stage, node or None, seconds of --budget left) as each stage and node starts."""
-
-
-class CertifyState:
-    """What the run knows so far: every node's facts and findings, why a node skipped a stage."""
-
-    def __init__(self, prepared: PreparedCertify, on_progress: CertifyProgress | None) -> None:
-        self.prepared = prepared
-        self.started = time.monotonic()
-        self.created = datetime.now(timezone.utc)
-        self.facts: dict[str, NodeFacts] = {}
-        self.findings: dict[str, list[Finding]] = {name: [] for name in prepared.names}
-        self.not_run: dict[str, dict[str, str]] = {name: {} for name in prepared.names}
-        self.stages_run: list[str] = []
-        self.notes: list[str] = []
-        self.on_progress = on_progress
-
-    def left_s(self) -> float:
-        return self.prepared.plan.budget_s - (time.monotonic() - self.started)
-
-    def progress(self, stage: str, node: str | None = None) -> None:
-        if self.on_progress is not None:
-            self.on_progress(stage, node, self.left_s())
-
-    def add(self, node: str, findings: list[Finding]) -> None:
-        self.findings[node].extend(findings)
-
-    def failed(self, node: str) -> bool:
-        return any(f.status is NodeStatus.FAIL for f in self.findings[node])
-
-    def still_in(self) -> list[str]:
-        return [name for name in self.prepared.names if not self.failed(name)]
-
-    def skip(self, stage: str, nodes: list[str], why: str) -> None:
-        for node in nodes:
-            self.not_run[node].setdefault(stage, why)
-
-    def skip_all(self, node: str, why: str) -> None:
-        """Every stage ``node`` has not been through, with ``why`` (the run was cut short)."""
-        done = {f.stage for f in self.findings[node]}
-        for stage in STAGES:
-            if stage not in done:
-                self.not_run[node].setdefault(stage, why)
-
-    def limit(self, stage_timeout: float) -> float:
-        """A job's time limit: its stage's, cut to what is left of the budget (at least a second)."""
-        return max(1.0, min(stage_timeout, self.left_s()))
 
 
 def _stage_timeout(prepared: PreparedCertify, stage: str) -> float:
@@ -137,9 +86,10 @@ def _run_stage(state: CertifyState, stage: str, body: Callable[[], None]) -> Non
 
 
 def run_certify_job(
-    prepared: PreparedCertify, *, on_progress: CertifyProgress | None = None
+    prepared: PreparedCertify, *, html_page: HtmlPage, on_progress: CertifyProgress | None = None
 ) -> CertifyReport:
-    """Run every stage of ``prepared`` and write what it found (see the module's docstring)."""
+    """Run every stage of ``prepared`` and write what it found (see the module's docstring); ``html_page``
+    renders the HTML report (``gpufabric.report.certify_html``)."""
     state = CertifyState(prepared, on_progress)
     prepared.run_dir.mkdir(parents=True, exist_ok=True)
     write_output(prepared.run_dir / "certify-plan.json", prepared.plan.model_dump_json(indent=2) + "\n")
@@ -159,4 +109,4 @@ def run_certify_job(
         interrupted, signal_exit = f"stage {stage}: {exc.signal_name}", exc.exit_code
     except GpufabricError as exc:  # a stage's own error (not one node's): the nodes it left keep theirs
         interrupted = f"stage {stage}: {' '.join(str(exc).split())}"
-    return finish(state, interrupted=interrupted, signal_exit=signal_exit)
+    return finish(state, interrupted=interrupted, signal_exit=signal_exit, html_page=html_page)

@@ -17,7 +17,7 @@ from gpufabric.errors import GpufabricError
 from gpufabric.jobs.isolate import PreparedMeasurement, prepare_isolate, run_isolate_job
 
 if TYPE_CHECKING:
-    from gpufabric.jobs.certify_run import CertifyState
+    from gpufabric.jobs.certify_state import CertifyState
 
 
 def _one_line(exc: BaseException) -> str:

@@ -35,9 +35,9 @@ from gpufabric.bench.config import BenchConfig
 from gpufabric.bench.execution import Execution
 from gpufabric.bench.fault import FAULT_ENV, Fault, check_world, fault_from_env
 from gpufabric.bench.group_runner import GroupRunner, PreparedRound, prepare_round, round_spec
-from gpufabric.bench.groups import ROUND_TIMEOUT_S, NodeRanks, RoundSettings
+from gpufabric.bench.groups import NodeRanks, RoundSettings
 from gpufabric.bench.runner import default_run_dir
-from gpufabric.bench.stages import StageTimeouts
+from gpufabric.bench.stages import ROUND_TIMEOUT_S, StageTimeouts
 from gpufabric.bench.world import resolve_world, visible_gpu_count
 from gpufabric.errors import UsageError
 from gpufabric.jobs.isolate_launch import HostRecorder, LauncherChooser, pin_slurm_nodes

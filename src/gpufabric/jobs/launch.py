@@ -23,7 +23,7 @@ from gpufabric.errors import BenchTimeout, LaunchError, RankFailure, UsageError
 from gpufabric.launch.base import Launcher, LaunchOutcome, LaunchPlan
 from gpufabric.launch.mpirun import SEED_MCA_PRESETS
 from gpufabric.launch.registry import LauncherSettings
-from gpufabric.launch.slurm import SlurmMpi
+from gpufabric.launch.slurm_options import SlurmMpi
 from gpufabric.task.model import Task
 
 SLURM_MPI_TYPES: tuple[str, ...] = get_args(SlurmMpi)

@@ -91,7 +91,7 @@ def tune_knobs(config: BenchConfig, ranks: int | None, gpus: int) -> Knobs:
 
     Without ``--backend`` a tune is NCCL's, and ranks that would run gloo are refused instead of
     "tuning" NCCL variables gloo never reads for minutes; ``--backend gloo`` tunes gloo's own knobs."""
-    from gpufabric.bench.tune_search import knobs_for
+    from gpufabric.bench.tune_knobs import knobs_for
     from gpufabric.bench.world import resolve_world
 
     _, backend, _ = resolve_world(config, ranks, gpus)

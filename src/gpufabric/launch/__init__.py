@@ -7,31 +7,39 @@ Imports are light: the kubernetes client loads only when a Kubernetes plan execu
 file end to end is ``gpufabric.jobs.launch``'s; printing a plan is ``gpufabric.report.render_launch_plan``.
 """
 
-from gpufabric.launch.base import Launcher, LaunchPlan, OutputSink, RankProgram
-from gpufabric.launch.factory import (
-    RUNNING_LAUNCHERS,
-    VIRTUAL_NODE_LAUNCHERS,
-    Placement,
-    host_count,
-    launcher_chooser,
-    launcher_factory,
-    placement,
-)
-from gpufabric.launch.hosts import parse_hostfile, parse_hosts
-from gpufabric.launch.kubernetes import KubernetesLauncher, KubernetesOptions
-from gpufabric.launch.mpirun import MpirunLauncher, MpirunOptions
-from gpufabric.launch.ports import free_port
-from gpufabric.launch.registry import (
-    LAUNCHER_NAMES,
-    LauncherSettings,
-    check_launcher_name,
-    make_launcher,
-    plan_task,
-)
-from gpufabric.launch.signals import Interrupted, stopping_on_signals
-from gpufabric.launch.skypilot import SkyPilotLauncher, SkyPilotOptions
-from gpufabric.launch.slurm import SlurmLauncher, SlurmOptions
-from gpufabric.launch.task_program import task_program
+from typing import TYPE_CHECKING
+
+from gpufabric._lazy import lazy_package
+
+if TYPE_CHECKING:  # the public names, each imported on first use (gpufabric._lazy)
+    from gpufabric.launch.base import Launcher, LaunchPlan, OutputSink, RankProgram
+    from gpufabric.launch.factory import (
+        RUNNING_LAUNCHERS,
+        VIRTUAL_NODE_LAUNCHERS,
+        Placement,
+        host_count,
+        launcher_chooser,
+        launcher_factory,
+        placement,
+    )
+    from gpufabric.launch.hosts import parse_hostfile, parse_hosts
+    from gpufabric.launch.kubernetes import KubernetesLauncher
+    from gpufabric.launch.kubernetes_options import KubernetesOptions
+    from gpufabric.launch.mpirun import MpirunLauncher, MpirunOptions
+    from gpufabric.launch.names import LAUNCHER_NAMES
+    from gpufabric.launch.ports import free_port
+    from gpufabric.launch.registry import (
+        LauncherSettings,
+        check_launcher_name,
+        make_launcher,
+        plan_task,
+    )
+    from gpufabric.launch.signals import Interrupted, stopping_on_signals
+    from gpufabric.launch.skypilot import SkyPilotLauncher, SkyPilotOptions
+    from gpufabric.launch.slurm import SlurmLauncher
+    from gpufabric.launch.slurm_options import SlurmOptions
+    from gpufabric.launch.task_program import task_program
+lazy_package(__name__)
 
 __all__ = [
     "LAUNCHER_NAMES",

@@ -18,6 +18,8 @@ import re
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from gpufabric.launch.base import RankProgram
+
 DEFAULT_MASTER_PORT = 29500
 
 # Our node facts, as every launcher exports them to its ranks and nodes. The rank side (bench and train
@@ -102,3 +104,35 @@ def dns_label(text: str, *, max_length: int = 52) -> str:
     """``nccl_test.EFA`` -> ``nccl-test-efa``: a valid Kubernetes/Slurm name (RFC 1123 label)."""
     label = re.sub(r"[^a-z0-9-]+", "-", text.lower()).strip("-")[:max_length].strip("-")
     return label or "gpufabric"
+
+
+LOOPBACK = "127.0.0.1"
+"""The rendezvous address of ranks that all run on this machine (``local``, ``virtual_nodes``)."""
+
+
+def rank_env(
+    program: RankProgram,
+    *,
+    rank: int,
+    node: int,
+    local: int,
+    local_size: int,
+    port: int,
+    launcher: str,
+    nodes: int,
+) -> dict[str, str]:
+    """The variables every rank started here gets: torchrun's names, the rendezvous, our node facts."""
+    return {
+        **program.env,
+        "RANK": str(rank),
+        "WORLD_SIZE": str(program.nranks),
+        "LOCAL_RANK": str(local),
+        "LOCAL_WORLD_SIZE": str(local_size),
+        "NODE_RANK": str(node),
+        "GROUP_RANK": str(node),
+        "MASTER_ADDR": LOOPBACK,
+        "MASTER_PORT": str(port),
+        LAUNCHER_ENV: launcher,
+        NODE_RANK_ENV: str(node),
+        NUM_NODES_ENV: str(nodes),
+    }

@@ -13,46 +13,17 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from gpufabric.errors import UsageError
 from gpufabric.launch.base import LaunchOutcome, LaunchPlan, OutputSink, PlannedCommand, RankProgram
-from gpufabric.launch.identity import DEFAULT_MASTER_PORT, NodeLayout, dns_label, layout_env, new_task_id
+from gpufabric.launch.identity import NodeLayout, dns_label, layout_env, new_task_id
+from gpufabric.launch.kubernetes_options import JOB_NAME_LABEL, MAIN_CONTAINER, KubernetesOptions
 from gpufabric.launch.task_program import TASK_ID_VAR, is_task_program
 from gpufabric.planner.merge import merge_pod_config
 from gpufabric.redact import is_secret
 
-JOB_NAME_LABEL = "gpufabric.io/job"
-MAIN_CONTAINER = "main"
 COMPLETION_INDEX_FIELD = "metadata.annotations['batch.kubernetes.io/job-completion-index']"
 # kubernetes_validate ships the schemas of these versions; manifests are checked against the newest.
 SCHEMA_VERSION = "1.37.0"
-
-
-class KubernetesOptions(BaseModel):
-    """Where and how the pods run."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    namespace: str = "default"
-    image: str | None = Field(default=None, description="container image; default: the task's image_id")
-    job_name: str | None = Field(default=None, description="default: the program label")
-    plan_patch: dict[str, Any] = Field(default_factory=dict, description="the planner's pod patch")
-    pod_config: dict[str, Any] = Field(
-        default_factory=dict, description="the user's config.kubernetes.pod_config"
-    )
-    gpu_resource: str = "nvidia.com/gpu"
-    master_port: int = DEFAULT_MASTER_PORT
-    kubeconfig: str | None = None
-    context: str | None = None
-    keep: bool = Field(default=False, description="leave the objects in place after the run (for debugging)")
-    poll_interval_s: float = Field(default=2.0, gt=0)
-    start_timeout_s: float = Field(
-        default=3600.0,
-        gt=0,
-        description="without --timeout, delete the Job when no pod has started after this long "
-        "(unschedulable pods must not hang the caller forever)",
-    )
 
 
 class KubernetesLauncher:

@@ -27,7 +27,7 @@ from typing import Any
 from gpufabric._optional import require
 from gpufabric.errors import LaunchError
 from gpufabric.launch.base import LaunchOutcome, LaunchPlan, OutputSink, RankExit
-from gpufabric.launch.kubernetes import JOB_NAME_LABEL, MAIN_CONTAINER, KubernetesOptions
+from gpufabric.launch.kubernetes_options import JOB_NAME_LABEL, MAIN_CONTAINER, KubernetesOptions
 from gpufabric.launch.output import last_output_clause
 from gpufabric.launch.processes import LAST_LINES, current_watchdog, describe_returncode
 from gpufabric.launch.signals import Interrupted

@@ -20,6 +20,7 @@ Supervision (prefixed output, stop-all on the first failure, timeout, exit repor
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import subprocess
@@ -27,13 +28,10 @@ from collections.abc import Mapping, Sequence
 
 from gpufabric.errors import UsageError
 from gpufabric.launch.base import LaunchOutcome, LaunchPlan, OutputSink, PlannedCommand, RankProgram
-from gpufabric.launch.identity import LAUNCHER_ENV, NODE_RANK_ENV, NUM_NODES_ENV
+from gpufabric.launch.identity import LOOPBACK, rank_env
 from gpufabric.launch.ports import free_port
 from gpufabric.launch.processes import run_commands
 from gpufabric.launch.seats import NodeSeat, seated_commands
-
-LOOPBACK = "127.0.0.1"
-
 
 WARNING_PREFIX = "warning: "
 """Plan notes that start with this are said on stderr when the plan runs, not only in ``--dry-run``."""
@@ -45,43 +43,23 @@ def host_gpu_ids(environ: Mapping[str, str]) -> list[str]:
     visible = environ.get("CUDA_VISIBLE_DEVICES")
     if visible is not None:
         return [d.strip() for d in visible.split(",") if d.strip() and d.strip() != "-1"]
-    if shutil.which("nvidia-smi") is None:
-        return []
+    return list(_listed_gpus(shutil.which("nvidia-smi")))
+
+
+@functools.cache
+def _listed_gpus(nvidia_smi: str | None) -> tuple[str, ...]:
+    """``nvidia-smi -L``'s GPUs, asked once per process (and per nvidia-smi found): preparing one run asks
+    for the host's GPUs four times or more, and each ``nvidia-smi`` starts NVML anew while the ranks wait
+    to be started (issue 36)."""
+    if nvidia_smi is None:
+        return ()
     try:
-        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=20, check=False)
+        out = subprocess.run([nvidia_smi, "-L"], capture_output=True, text=True, timeout=20, check=False)
     except (OSError, subprocess.SubprocessError):
-        return []
+        return ()
     if out.returncode != 0:
-        return []
-    return [str(i) for i, line in enumerate(x for x in out.stdout.splitlines() if x.startswith("GPU "))]
-
-
-def rank_env(
-    program: RankProgram,
-    *,
-    rank: int,
-    node: int,
-    local: int,
-    local_size: int,
-    port: int,
-    launcher: str,
-    nodes: int,
-) -> dict[str, str]:
-    """The variables every rank started here gets: torchrun's names, the rendezvous, our node facts."""
-    return {
-        **program.env,
-        "RANK": str(rank),
-        "WORLD_SIZE": str(program.nranks),
-        "LOCAL_RANK": str(local),
-        "LOCAL_WORLD_SIZE": str(local_size),
-        "NODE_RANK": str(node),
-        "GROUP_RANK": str(node),
-        "MASTER_ADDR": LOOPBACK,
-        "MASTER_PORT": str(port),
-        LAUNCHER_ENV: launcher,
-        NODE_RANK_ENV: str(node),
-        NUM_NODES_ENV: str(nodes),
-    }
+        return ()
+    return tuple(str(i) for i, line in enumerate(x for x in out.stdout.splitlines() if x.startswith("GPU ")))
 
 
 def virtual_gpus_warning(nodes: int, gpus_per_node: int) -> str:

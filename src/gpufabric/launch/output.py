@@ -7,6 +7,7 @@ failure report) and passed to the caller's sink with its prefix.
 from __future__ import annotations
 
 import collections
+import contextlib
 import os
 import queue
 import re
@@ -94,6 +95,14 @@ class OutputStreams:
         else:
             self._deliver(index, text)
         return True
+
+    def wait_exit(self, timeout: float) -> None:
+        """Return as soon as one process still running exits, or after ``timeout``."""
+        for item in self.started:
+            if item.proc.poll() is None:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    item.proc.wait(timeout)
+                return
 
     def settle(self, seconds: float) -> None:
         """Keep reading output for up to ``seconds`` while any process still runs."""

@@ -162,7 +162,11 @@ def _wait(
         if remaining is not None and remaining <= 0:
             timed_out = True
             break
-        streams.read_one(0.2 if remaining is None else min(0.2, remaining))
+        step = 0.2 if remaining is None else min(0.2, remaining)
+        if streams.open:
+            streams.read_one(step)
+        else:  # every output has ended: wait on the exits themselves, not on lines that will not come
+            streams.wait_exit(step)
         first_failed = _first_failure(running)
         if first_failed is not None:
             break

@@ -6,21 +6,18 @@ from __future__ import annotations
 
 import difflib
 from pathlib import Path
-from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpufabric.errors import UsageError
 from gpufabric.launch.base import Launcher, LaunchPlan
-from gpufabric.launch.kubernetes import KubernetesOptions
+from gpufabric.launch.kubernetes_options import KubernetesOptions
 from gpufabric.launch.mpirun import MpirunOptions
+from gpufabric.launch.names import LAUNCHER_NAMES, LauncherName
 from gpufabric.launch.skypilot import SkyPilotOptions
-from gpufabric.launch.slurm import SlurmOptions
+from gpufabric.launch.slurm_options import SlurmOptions
 from gpufabric.launch.task_program import task_program
 from gpufabric.task.model import Task
-
-LauncherName = Literal["local", "mpirun", "slurm", "kubernetes", "skypilot"]
-LAUNCHER_NAMES: tuple[str, ...] = get_args(LauncherName)
 
 
 class LauncherSettings(BaseModel):

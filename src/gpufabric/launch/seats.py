@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from gpufabric.errors import UsageError
 from gpufabric.launch.base import PlannedCommand, RankProgram
+from gpufabric.launch.identity import rank_env
 
 
 class NodeSeat(BaseModel):
@@ -34,8 +35,6 @@ def seated_commands(
     program: RankProgram, seats: Sequence[NodeSeat], port: int, launcher: str
 ) -> tuple[list[PlannedCommand], list[str]]:
     """One command per rank, rank r on seat ``r // ceil(nranks / seats)``; the plan's notes."""
-    from gpufabric.launch.local import rank_env
-
     nodes = len(seats)
     if nodes < 1 or nodes > program.nranks:
         raise UsageError(

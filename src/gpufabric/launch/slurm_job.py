@@ -26,7 +26,7 @@ from gpufabric.launch.base import LaunchOutcome, LaunchPlan, OutputSink, RankExi
 from gpufabric.launch.output import last_output_clause
 from gpufabric.launch.processes import current_watchdog, describe_returncode
 from gpufabric.launch.signals import Interrupted
-from gpufabric.launch.slurm import SlurmOptions
+from gpufabric.launch.slurm_options import SlurmOptions
 from gpufabric.launch.slurm_output import SlurmOutputFollower
 from gpufabric.launch.slurm_queue import PendingWatch
 from gpufabric.launch.slurm_reasons import PendingReason, slurm_error, translate_slurm_error

@@ -20,10 +20,11 @@ from pydantic import BaseModel, ConfigDict
 
 from gpufabric.errors import LaunchError
 from gpufabric.launch.base import LaunchOutcome, LaunchPlan, OutputSink, PlannedCommand, RankExit, RankProgram
+from gpufabric.launch.hostlist import SLURM_NODELIST, expand_nodelist
 from gpufabric.launch.identity import NodeLayout, layout_env, new_task_id
 from gpufabric.launch.processes import run_commands
-from gpufabric.launch.slurm import SlurmOptions
 from gpufabric.launch.slurm_job import cancel, slurm_command
+from gpufabric.launch.slurm_options import SlurmOptions
 from gpufabric.launch.task_program import TASK_ID_VAR
 
 _GRANTED = re.compile(r"Granted job allocation (\d+)")
@@ -43,8 +44,6 @@ class SlurmAllocation(BaseModel):
 
 def _running_in(nodes: Sequence[str], environ: Mapping[str, str]) -> str | None:
     """The allocation this process runs in, when it holds every one of ``nodes``."""
-    from gpufabric.analysis.isolate import SLURM_NODELIST, expand_nodelist
-
     job = environ.get("SLURM_JOB_ID")
     held = environ.get(SLURM_NODELIST)
     if job and held and set(nodes) <= set(expand_nodelist(held, SLURM_NODELIST)):

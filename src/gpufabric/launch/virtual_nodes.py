@@ -25,7 +25,7 @@ from pathlib import Path
 
 from gpufabric.errors import UsageError
 from gpufabric.launch.base import PlannedCommand, RankProgram
-from gpufabric.launch.identity import NODE_RANK_ENV, NUM_NODES_ENV
+from gpufabric.launch.identity import LOOPBACK, NODE_RANK_ENV, NUM_NODES_ENV, rank_env
 
 RANK_VARIABLE = "OMPI_COMM_WORLD_RANK"
 """The variable the mpirun wrapper reads its row by (OpenMPI sets it in every rank it starts)."""
@@ -102,7 +102,6 @@ def virtual_node_commands(
 ) -> tuple[list[PlannedCommand], list[str]]:
     """The local launcher's plan: one command per rank, its variables set here."""
     check_nodes(program.nranks, nodes)
-    from gpufabric.launch.local import LOOPBACK, rank_env
 
     commands = []
     for rank in range(program.nranks):

@@ -9,8 +9,20 @@ A/B, tune, isolate and every bench run call ``attest_files`` on the logs their r
   (``multi_host``, ``virtual_only``) the doctor's checks read.
 """
 
-from gpufabric.nccl_logs.attest import attest_files, attest_lines
-from gpufabric.nccl_logs.claims import build_claims, multi_host, physical_hosts, plugin_state, virtual_only
+from typing import TYPE_CHECKING
+
+from gpufabric._lazy import lazy_package
+
+if TYPE_CHECKING:  # the public names, each imported on first use (gpufabric._lazy)
+    from gpufabric.nccl_logs.attest import attest_files, attest_lines
+    from gpufabric.nccl_logs.claims import (
+        build_claims,
+        multi_host,
+        physical_hosts,
+        plugin_state,
+        virtual_only,
+    )
+lazy_package(__name__)
 
 __all__ = [
     "attest_files",

@@ -20,12 +20,18 @@ Modules: ``resolve`` (shape, tier, fabric, NIC count, env, off profile), one ren
 
 from __future__ import annotations
 
-from gpufabric.planner.ab import CONFIG_FABRIC, ABProfiles, FabricProfile, ab_profiles, config_profiles
-from gpufabric.planner.api import plan
-from gpufabric.planner.export import EXPORT_KINDS, export_files, export_kind, write_plan_files
-from gpufabric.planner.inputs import parse_accelerator, parse_node_labels, read_pod_config
-from gpufabric.planner.merge import merge_pod_config
-from gpufabric.planner.model import Plan, PlanRequest, Platform, Privilege, Tier
+from typing import TYPE_CHECKING
+
+from gpufabric._lazy import lazy_package
+
+if TYPE_CHECKING:  # the public names, each imported on first use (gpufabric._lazy)
+    from gpufabric.planner.ab import CONFIG_FABRIC, ABProfiles, FabricProfile, ab_profiles, config_profiles
+    from gpufabric.planner.api import plan
+    from gpufabric.planner.export import EXPORT_KINDS, export_files, export_kind, write_plan_files
+    from gpufabric.planner.inputs import parse_accelerator, parse_node_labels, read_pod_config
+    from gpufabric.planner.merge import merge_pod_config
+    from gpufabric.planner.model import Plan, PlanRequest, Platform, Privilege, Tier
+lazy_package(__name__)
 
 __all__ = [
     "CONFIG_FABRIC",

@@ -13,39 +13,65 @@ Rich views for a terminal (``comparison_view``, ``doctor_view``, ``capabilities_
 (``write_comparison_plots``) complete it.
 """
 
-from gpufabric.report.ab_render import AB_FORMATS, render_ab
-from gpufabric.report.capabilities_render import CAPABILITIES_FORMATS, capabilities_view, render_capabilities
-from gpufabric.report.catalog_render import CATALOG_FORMATS, render_instance, render_listing
-from gpufabric.report.certify_render import CERTIFY_FORMATS, certify_html, render_certify
-from gpufabric.report.compare_render import COMPARE_FORMATS, comparison_view, render_compare
-from gpufabric.report.doctor_render import DOCTOR_FORMATS, doctor_view, render_doctor
-from gpufabric.report.expect_render import EXPECT_FORMATS, render_expect
-from gpufabric.report.expected_lines import ab_expected_lines, expected_line, expected_lines
-from gpufabric.report.formats import Format, choices
-from gpufabric.report.html import build_report, report_from_files, write_report
-from gpufabric.report.inspector_render import INSPECTOR_FORMATS, render_inspector
-from gpufabric.report.isolate_render import ISOLATE_FORMATS, render_isolate
-from gpufabric.report.launch_plan_render import LAUNCH_PLAN_FORMATS, render_launch_plan
-from gpufabric.report.nccl_table import RUN_FORMATS, render_run
-from gpufabric.report.nodes_render import (
-    CLUSTER_PLAN_FORMATS,
-    NODES_FORMATS,
-    cluster_plan_notices,
-    parse_columns,
-    render_cluster_plan,
-    render_nodes,
-)
-from gpufabric.report.plan_render import PLAN_FORMATS, render_plan
-from gpufabric.report.plots import write_comparison_plots
-from gpufabric.report.prepared_render import PREPARED_FORMATS, render_prepared
-from gpufabric.report.ras_render import WATCH_FORMATS, render_watch, watch_view
-from gpufabric.report.renderers import Renderer, formats_of, register, render_document
-from gpufabric.report.run_documents import register_run_document, show_directory
-from gpufabric.report.snapshot_render import SNAPSHOT_FORMATS, render_snapshot
-from gpufabric.report.terminal import TEXT_WIDTH
-from gpufabric.report.train_lines import what_runs
-from gpufabric.report.train_render import TRAIN_FORMATS, render_train
-from gpufabric.report.tune_render import TUNE_FORMATS, render_tune
+from typing import TYPE_CHECKING
+
+from gpufabric._lazy import lazy_package
+
+if TYPE_CHECKING:  # the public names, each imported on first use (gpufabric._lazy)
+    from gpufabric.report.ab_render import render_ab
+    from gpufabric.report.capabilities_render import capabilities_view, render_capabilities
+    from gpufabric.report.catalog_render import render_instance, render_listing
+    from gpufabric.report.certify_render import certify_html, render_certify
+    from gpufabric.report.compare_render import comparison_view, render_compare
+    from gpufabric.report.doctor_render import doctor_view, render_doctor
+    from gpufabric.report.expect_render import render_expect
+    from gpufabric.report.expected_lines import ab_expected_lines, expected_line, expected_lines
+    from gpufabric.report.formats import (
+        AB_FORMATS,
+        CAPABILITIES_FORMATS,
+        CATALOG_FORMATS,
+        CERTIFY_FORMATS,
+        CLUSTER_PLAN_FORMATS,
+        COMPARE_FORMATS,
+        DOCTOR_FORMATS,
+        EXPECT_FORMATS,
+        INSPECTOR_FORMATS,
+        ISOLATE_FORMATS,
+        LAUNCH_PLAN_FORMATS,
+        NODES_FORMATS,
+        PLAN_FORMATS,
+        PREPARED_FORMATS,
+        RUN_FORMATS,
+        SNAPSHOT_FORMATS,
+        TRAIN_FORMATS,
+        TUNE_FORMATS,
+        WATCH_FORMATS,
+        Format,
+        choices,
+    )
+    from gpufabric.report.html import build_report, report_from_files, write_report
+    from gpufabric.report.inspector_render import render_inspector
+    from gpufabric.report.isolate_render import render_isolate
+    from gpufabric.report.launch_plan_render import render_launch_plan
+    from gpufabric.report.nccl_table import render_run
+    from gpufabric.report.nodes_render import (
+        cluster_plan_notices,
+        parse_columns,
+        render_cluster_plan,
+        render_nodes,
+    )
+    from gpufabric.report.plan_render import render_plan
+    from gpufabric.report.plots import write_comparison_plots
+    from gpufabric.report.prepared_render import render_prepared
+    from gpufabric.report.ras_render import render_watch, watch_view
+    from gpufabric.report.renderers import Renderer, formats_of, register, render_document
+    from gpufabric.report.run_documents import register_run_document, show_directory
+    from gpufabric.report.snapshot_render import render_snapshot
+    from gpufabric.report.terminal import TEXT_WIDTH
+    from gpufabric.report.train_lines import what_runs
+    from gpufabric.report.train_render import render_train
+    from gpufabric.report.tune_render import render_tune
+lazy_package(__name__)
 
 __all__ = [
     "AB_FORMATS",

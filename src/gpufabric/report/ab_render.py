@@ -12,8 +12,6 @@ from gpufabric.report.compare_render import to_markdown
 from gpufabric.report.expected_lines import ab_expected_lines
 from gpufabric.report.formats import Format
 
-AB_FORMATS: tuple[Format, ...] = (Format.TABLE, Format.MARKDOWN, Format.JSON)
-
 
 def ab_markdown(report: ABReport) -> str:
     runs = report.runs

@@ -12,8 +12,6 @@ from gpufabric.capabilities import EnvironmentReport
 from gpufabric.report.formats import Format
 from gpufabric.report.terminal import plain_text
 
-CAPABILITIES_FORMATS: tuple[Format, ...] = (Format.TABLE, Format.JSON)
-
 
 def capabilities_view(report: EnvironmentReport) -> Table:
     table = Table(title=f"gpufabric {report.gpufabric}, Python {report.python} ({report.executable})")

@@ -9,8 +9,6 @@ from gpufabric.catalog import InstanceListing, InstanceType, public_data
 from gpufabric.report.formats import Format
 from gpufabric.report.plain import dump_public, pipe_table
 
-CATALOG_FORMATS: tuple[Format, ...] = (Format.TABLE, Format.YAML, Format.JSON)
-
 
 def _cell(value: object) -> str:
     if value is None:

@@ -18,7 +18,6 @@ from gpufabric.analysis.certify import CertifyReport, Figure, Finding, NodeCerti
 from gpufabric.report import html_sections as sections
 from gpufabric.report.formats import Format
 
-CERTIFY_FORMATS: tuple[Format, ...] = (Format.TABLE, Format.JSON)
 SHOWN_REASONS = 3
 
 

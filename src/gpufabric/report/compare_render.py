@@ -34,7 +34,6 @@ from gpufabric.report.formats import Format
 from gpufabric.results.model import fault_text
 from gpufabric.units import human_size
 
-COMPARE_FORMATS: tuple[Format, ...] = (Format.TABLE, Format.MARKDOWN, Format.CSV, Format.JSON)
 _PLACEMENT_TEXT = {"out_of_place": "out-of-place", "in_place": "in-place"}
 
 

@@ -21,7 +21,6 @@ from gpufabric.report.formats import Format
 from gpufabric.report.terminal import plain_text
 from gpufabric.results import TransportClaims
 
-DOCTOR_FORMATS: tuple[Format, ...] = (Format.TABLE, Format.JSON)
 _STYLE = {
     Verdict.PASS: "green",
     Verdict.WARN: "yellow",

@@ -14,7 +14,6 @@ from gpufabric.expect.table import ExpectationTable
 from gpufabric.report.formats import Format
 from gpufabric.units import human_size
 
-EXPECT_FORMATS: tuple[Format, ...] = (Format.TEXT, Format.JSON, Format.MARKDOWN)
 HEADER = ("collective", "path", "regime", "ceiling GB/s", "expected GB/s (low - centre - high)")
 
 

@@ -12,8 +12,6 @@ from gpufabric.nccl_native.inspector import InspectorSummary
 from gpufabric.report.formats import Format
 from gpufabric.report.terminal import plain_text
 
-INSPECTOR_FORMATS: tuple[Format, ...] = (Format.TABLE, Format.JSON)
-
 
 def inspector_view(summary: InspectorSummary) -> RenderableType:
     """The rich view: one row per collective and size."""

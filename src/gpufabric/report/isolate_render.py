@@ -16,10 +16,9 @@ from collections.abc import Mapping
 
 from gpufabric.analysis.isolate import IsolationReport, MeasuredIsolation, NodeVerdict
 from gpufabric.bench.fault import FAULT_ENV
-from gpufabric.report.formats import Format
+from gpufabric.report.formats import ISOLATE_FORMATS, Format
 from gpufabric.units import human_size
 
-ISOLATE_FORMATS: tuple[Format, ...] = (Format.TABLE, Format.JSON)
 MAX_EVIDENCE_ROWS = 8
 
 

@@ -16,8 +16,6 @@ import yaml
 from gpufabric.launch.base import LaunchPlan
 from gpufabric.report.formats import Format
 
-LAUNCH_PLAN_FORMATS: tuple[Format, ...] = (Format.TEXT, Format.JSON)
-
 
 def plan_text(plan: LaunchPlan) -> str:
     """The plan as people read it: notes, commands with their added environment, files, manifests."""

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from typing import Literal
 
 from gpufabric.report.expected_lines import expected_lines
-from gpufabric.report.formats import Format
+from gpufabric.report.formats import RUN_FORMATS, Format
 from gpufabric.report.iteration_columns import (
     iteration_cells,
     iteration_header,
@@ -29,8 +29,6 @@ from gpufabric.report.iteration_columns import (
 )
 from gpufabric.report.traffic_lines import traffic_lines
 from gpufabric.results.model import Measurement, Row, RunResult, Series, fault_text
-
-RUN_FORMATS: tuple[Format, ...] = (Format.TABLE, Format.JSON, Format.CSV, Format.MARKDOWN)
 
 
 def format_time(time_us: float) -> str:

@@ -24,10 +24,6 @@ from gpufabric.inventory.model import Inventory, NodeGroup, NodeReport
 from gpufabric.inventory.planning import GroupPlan
 from gpufabric.report.formats import Format
 
-NODES_FORMATS: tuple[Format, ...] = (Format.TABLE, Format.JSON, Format.YAML)
-CLUSTER_PLAN_FORMATS: tuple[Format, ...] = (Format.YAML, Format.TABLE, Format.JSON, Format.ENV)
-
-
 NONE = "<none>"
 MIN_WIDTH, PADDING = 6, 3
 

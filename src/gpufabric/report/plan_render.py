@@ -6,11 +6,9 @@ its facts, or one kind of document alone, ready for its tool (``sky``, ``k8s``, 
 from __future__ import annotations
 
 from gpufabric.errors import UsageError
-from gpufabric.planner import EXPORT_KINDS, Plan, export_kind
+from gpufabric.planner import Plan, export_kind
 from gpufabric.report.formats import Format
 from gpufabric.report.plain import dump_public, pipe_table
-
-PLAN_FORMATS: tuple[Format, ...] = (Format.YAML, Format.TABLE, *(Format(kind) for kind in EXPORT_KINDS))
 
 
 def plan_table(result: Plan) -> str:

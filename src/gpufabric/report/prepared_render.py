@@ -50,8 +50,6 @@ if TYPE_CHECKING:
         | PreparedCertify
     )
 
-PREPARED_FORMATS: tuple[Format, ...] = (Format.TEXT, Format.JSON)
-
 
 def prepared_types() -> tuple[type, ...]:
     """Every prepared job this module renders. Imported when first rendered, not with the report

@@ -14,8 +14,6 @@ from gpufabric.redact import scrub_model
 from gpufabric.report.formats import Format
 from gpufabric.report.terminal import plain_text
 
-WATCH_FORMATS: tuple[Format, ...] = (Format.TABLE, Format.JSON)
-
 
 def _communicators(watch: RasWatch) -> Table:
     status = watch.status

@@ -34,30 +34,49 @@ from gpufabric.launch.base import LaunchPlan
 from gpufabric.nccl_native.inspector import InspectorSummary
 from gpufabric.nccl_native.watch import RasWatch
 from gpufabric.planner import Plan
-from gpufabric.report.ab_render import AB_FORMATS, render_ab
-from gpufabric.report.capabilities_render import CAPABILITIES_FORMATS, render_capabilities
-from gpufabric.report.catalog_render import CATALOG_FORMATS, render_instance, render_listing
-from gpufabric.report.certify_render import CERTIFY_FORMATS, render_certify
-from gpufabric.report.compare_render import COMPARE_FORMATS, render_compare
-from gpufabric.report.doctor_render import DOCTOR_FORMATS, render_doctor
-from gpufabric.report.expect_render import EXPECT_FORMATS, render_expect
-from gpufabric.report.formats import Format
-from gpufabric.report.inspector_render import INSPECTOR_FORMATS, render_inspector
-from gpufabric.report.isolate_render import ISOLATE_FORMATS, render_isolate
-from gpufabric.report.launch_plan_render import LAUNCH_PLAN_FORMATS, render_launch_plan
-from gpufabric.report.nccl_table import RUN_FORMATS, render_run
-from gpufabric.report.nodes_render import (
+from gpufabric.report.ab_render import render_ab
+from gpufabric.report.capabilities_render import render_capabilities
+from gpufabric.report.catalog_render import render_instance, render_listing
+from gpufabric.report.certify_render import render_certify
+from gpufabric.report.compare_render import render_compare
+from gpufabric.report.doctor_render import render_doctor
+from gpufabric.report.expect_render import render_expect
+from gpufabric.report.formats import (
+    AB_FORMATS,
+    CAPABILITIES_FORMATS,
+    CATALOG_FORMATS,
+    CERTIFY_FORMATS,
     CLUSTER_PLAN_FORMATS,
+    COMPARE_FORMATS,
+    DOCTOR_FORMATS,
+    EXPECT_FORMATS,
+    INSPECTOR_FORMATS,
+    ISOLATE_FORMATS,
+    LAUNCH_PLAN_FORMATS,
     NODES_FORMATS,
+    PLAN_FORMATS,
+    PREPARED_FORMATS,
+    RUN_FORMATS,
+    SNAPSHOT_FORMATS,
+    TRAIN_FORMATS,
+    TUNE_FORMATS,
+    WATCH_FORMATS,
+    Format,
+)
+from gpufabric.report.inspector_render import render_inspector
+from gpufabric.report.isolate_render import render_isolate
+from gpufabric.report.launch_plan_render import render_launch_plan
+from gpufabric.report.nccl_table import render_run
+from gpufabric.report.nodes_render import (
     render_cluster_plan,
     render_nodes,
 )
-from gpufabric.report.plan_render import PLAN_FORMATS, render_plan
-from gpufabric.report.prepared_render import PREPARED_FORMATS, prepared_types, render_prepared
-from gpufabric.report.ras_render import WATCH_FORMATS, render_watch
-from gpufabric.report.snapshot_render import SNAPSHOT_FORMATS, render_snapshot
-from gpufabric.report.train_render import TRAIN_FORMATS, render_train
-from gpufabric.report.tune_render import TUNE_FORMATS, render_tune
+from gpufabric.report.plan_render import render_plan
+from gpufabric.report.prepared_render import prepared_types, render_prepared
+from gpufabric.report.ras_render import render_watch
+from gpufabric.report.snapshot_render import render_snapshot
+from gpufabric.report.train_render import render_train
+from gpufabric.report.tune_render import render_tune
 from gpufabric.results import RunResult
 from gpufabric.train.result import TrainAB, TrainResult
 

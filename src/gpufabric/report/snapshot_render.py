@@ -7,8 +7,6 @@ from gpufabric.hardware.shape import NicFacts, PcieFacts
 from gpufabric.hardware.snapshot import NodeSnapshot
 from gpufabric.report.formats import Format
 
-SNAPSHOT_FORMATS: tuple[Format, ...] = (Format.TEXT, Format.JSON)
-
 
 def _pcie(link: PcieFacts) -> str:
     if link.generation is None and link.width is None:

@@ -22,8 +22,6 @@ from gpufabric.train.ab import ab_caveat, fabric_label
 from gpufabric.train.result import TrainAB, TrainDocument, TrainResult
 from gpufabric.units import human_size
 
-TRAIN_FORMATS: tuple[Format, ...] = (Format.TABLE, Format.JSON, Format.MARKDOWN)
-
 METHOD = (
     "step = forward + backward with gradient sync + optimizer step; compute = the same step in the "
     "communication-free twin; exposed comm = end of backward with sync - end of backward in the twin; "

@@ -11,7 +11,6 @@ from gpufabric.analysis.tune_judge import TuneReport
 from gpufabric.report.formats import Format
 from gpufabric.units import human_size
 
-TUNE_FORMATS: tuple[Format, ...] = (Format.TABLE, Format.MARKDOWN, Format.JSON)
 BACKEND_NAMES = {"nccl": "NCCL"}
 
 

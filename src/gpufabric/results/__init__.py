@@ -1,34 +1,40 @@
 """Results: the one model, our JSON/JSONL files, and (in readers/) everything we can read into it."""
 
-from gpufabric.results.attestation import Attestation, ChannelTransport, TransportClaims
-from gpufabric.results.expected import RunExpectation, SeriesExpectation, SizeJudgement
-from gpufabric.results.io import (
-    NODES_DIR,
-    RESULT_NAME,
-    STREAM_NAME,
-    StreamWriter,
-    node_file,
-    read_result,
-    read_stream,
-    write_result,
-)
-from gpufabric.results.model import (
-    ENGINE_COLLECTIVES,
-    SCHEMA_VERSION,
-    Device,
-    Measurement,
-    Row,
-    RunMetadata,
-    RunResult,
-    Series,
-)
-from gpufabric.results.run_dirs import (
-    RunDirectory,
-    describe_run_directory,
-    is_single_run,
-    register_run_directory,
-)
-from gpufabric.results.run_nodes import load_run_shapes
+from typing import TYPE_CHECKING
+
+from gpufabric._lazy import lazy_package
+
+if TYPE_CHECKING:  # the public names, each imported on first use (gpufabric._lazy)
+    from gpufabric.results.attestation import Attestation, ChannelTransport, TransportClaims
+    from gpufabric.results.expected import RunExpectation, SeriesExpectation, SizeJudgement
+    from gpufabric.results.io import (
+        NODES_DIR,
+        RESULT_NAME,
+        STREAM_NAME,
+        StreamWriter,
+        node_file,
+        read_result,
+        read_stream,
+        write_result,
+    )
+    from gpufabric.results.model import (
+        ENGINE_COLLECTIVES,
+        SCHEMA_VERSION,
+        Device,
+        Measurement,
+        Row,
+        RunMetadata,
+        RunResult,
+        Series,
+    )
+    from gpufabric.results.run_dirs import (
+        RunDirectory,
+        describe_run_directory,
+        is_single_run,
+        register_run_directory,
+    )
+    from gpufabric.results.run_nodes import load_run_shapes
+lazy_package(__name__)
 
 __all__ = [
     "ENGINE_COLLECTIVES",

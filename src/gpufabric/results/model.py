@@ -23,6 +23,7 @@ from gpufabric.hardware.shape import NodeShape
 from gpufabric.redact import redact_argv
 from gpufabric.results.attestation import Attestation
 from gpufabric.results.expected import RunExpectation
+from gpufabric.results.phases import RunPhases
 
 SCHEMA_VERSION = 1
 
@@ -212,6 +213,9 @@ class RunMetadata(_Model):
     fault: str | None = Field(default=None, description="GPUFABRIC_FAULT in force during the run, if any")
     log_files: list[str] = Field(default_factory=list, description="per-rank NCCL debug logs of this run")
     notes: list[str] = Field(default_factory=list)
+    phases: RunPhases | None = Field(
+        default=None, description="when each phase of the run began: start-up, rows, teardown (our engines)"
+    )
 
     def rank_place(self, rank: int) -> str | None:
         """Where ``rank`` ran, in words (``host a3-node-2, GPU 5 NVIDIA H100 80GB HBM3``); None when the

@@ -15,12 +15,18 @@ mode's jobs (bench, tune, isolate) run there unchanged: ``Execution(launcher=bed
 ``testbed.rsh_agent``). Why this lives in the library and not in the tests: docs/testbed.md.
 """
 
-from gpufabric.testbed.bed import BedSpec, Testbed
-from gpufabric.testbed.counters import NicBytes, must_move, read_nic_bytes
-from gpufabric.testbed.faults import BedFault, DeadLink, SlowNic, SlowPath, StarvedNode
-from gpufabric.testbed.names import PREFIX, BedNames
-from gpufabric.testbed.support import BedSupport, probe_support
-from gpufabric.testbed.sweep import sweep_leftovers
+from typing import TYPE_CHECKING
+
+from gpufabric._lazy import lazy_package
+
+if TYPE_CHECKING:  # the public names, each imported on first use (gpufabric._lazy)
+    from gpufabric.testbed.bed import BedSpec, Testbed
+    from gpufabric.testbed.counters import NicBytes, must_move, read_nic_bytes
+    from gpufabric.testbed.faults import BedFault, DeadLink, SlowNic, SlowPath, StarvedNode
+    from gpufabric.testbed.names import PREFIX, BedNames
+    from gpufabric.testbed.support import BedSupport, probe_support
+    from gpufabric.testbed.sweep import sweep_leftovers
+lazy_package(__name__)
 
 __all__ = [
     "PREFIX",

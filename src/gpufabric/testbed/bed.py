@@ -233,7 +233,7 @@ class Testbed:
         """OpenMPI's mpirun over the bed's nodes (``testbed.mpirun``)."""
         from gpufabric.testbed.mpirun import BedMpirun
 
-        return BedMpirun(self, ranks_per_node)
+        return BedMpirun(self.names, self.spec.nodes, ranks_per_node)
 
     def shaped_link(self) -> ShapedLink | None:
         """The bed's path rate as the expected-performance model takes it (``tune``'s ceiling): the

@@ -10,25 +10,24 @@ works when each node's NIC has its own name). Everything else is the ``mpirun`` 
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
 
 from gpufabric.launch.base import LaunchOutcome, LaunchPlan, OutputSink, RankProgram
 from gpufabric.launch.mpirun import MpirunLauncher, MpirunOptions
 from gpufabric.testbed.commands import in_namespace
-
-if TYPE_CHECKING:
-    from gpufabric.testbed.bed import Testbed
+from gpufabric.testbed.names import BedNames
 
 
 class BedMpirun:
-    """The mpirun launcher on ``bed``'s nodes, ``ranks_per_node`` ranks each."""
+    """The mpirun launcher on a bed's ``nodes`` (named by ``names``), ``ranks_per_node`` ranks each.
+
+    It takes the bed's names and node count, not the bed: ``Testbed.mpirun_launcher`` builds it, and this
+    module does not import the bed's back."""
 
     name = "mpirun"
 
-    def __init__(self, bed: Testbed, ranks_per_node: int = 1) -> None:
-        names, nodes = bed.names, bed.spec.nodes
+    def __init__(self, names: BedNames, nodes: int, ranks_per_node: int = 1) -> None:
         agent = f"{sys.executable} -m gpufabric.testbed.rsh_agent {names.run_id} --subnet {names.subnet}"
-        self.bed = bed
+        self.names, self.nodes = names, nodes
         self.inner = MpirunLauncher(
             MpirunOptions(
                 hosts=[f"{names.address(k)}:{ranks_per_node}" for k in range(nodes)],
@@ -42,8 +41,8 @@ class BedMpirun:
         )
 
     def render(self, program: RankProgram) -> LaunchPlan:
-        plan = self.inner.render(program.model_copy(update={"nodes": self.bed.spec.nodes}))
-        node0, nic = self.bed.names.namespace(0), self.bed.names.interface(0)
+        plan = self.inner.render(program.model_copy(update={"nodes": self.nodes}))
+        node0, nic = self.names.namespace(0), self.names.interface(0)
         # Node 0's ranks are mpirun's own children: they get its NIC here (not through -x, which would
         # give every node node 0's interface name).
         commands = [

@@ -10,18 +10,24 @@ rendering is ``gpufabric.report.train_render``'s. The rank side is ``python -m g
 torch is imported only there and in the modules it uses.
 """
 
-from gpufabric.train.ab import GLOO_FABRIC, ab_caveat, ab_document, fabric_label
-from gpufabric.train.config import MODEL_PRESETS, STRATEGIES, ModelSpec, TrainConfig, model_spec
-from gpufabric.train.model_shape import AUTO_MODEL, CPU_DEFAULT_MODEL, GPU_DEFAULT_MODEL
-from gpufabric.train.predict import busbw_at, predict, read_busbw_table
-from gpufabric.train.result import (
-    TrainAB,
-    TrainDocument,
-    TrainResult,
-    read_train_document,
-    write_train_document,
-)
-from gpufabric.train.runner import PreparedTrainRun, prepare_train_run, run_train_run
+from typing import TYPE_CHECKING
+
+from gpufabric._lazy import lazy_package
+
+if TYPE_CHECKING:  # the public names, each imported on first use (gpufabric._lazy)
+    from gpufabric.train.ab import GLOO_FABRIC, ab_caveat, ab_document, fabric_label
+    from gpufabric.train.config import MODEL_PRESETS, STRATEGIES, ModelSpec, TrainConfig, model_spec
+    from gpufabric.train.model_shape import AUTO_MODEL, CPU_DEFAULT_MODEL, GPU_DEFAULT_MODEL
+    from gpufabric.train.predict import busbw_at, predict, read_busbw_table
+    from gpufabric.train.result import (
+        TrainAB,
+        TrainDocument,
+        TrainResult,
+        read_train_document,
+        write_train_document,
+    )
+    from gpufabric.train.runner import PreparedTrainRun, prepare_train_run, run_train_run
+lazy_package(__name__)
 
 __all__ = [
     "AUTO_MODEL",

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from gpufabric.analysis.isolate import read_node_list
-from gpufabric.analysis.isolate.nodes import expand_hostlist
 from gpufabric.cli.app import main
+from gpufabric.launch.hostlist import expand_hostlist
 
 
 def cli(

@@ -14,10 +14,11 @@ import pytest
 
 from gpufabric.analysis.isolate import ClusterModel, read_node_list, simulate
 from gpufabric.analysis.isolate.hosts import shared_host_note, shared_hosts
-from gpufabric.analysis.isolate.nodes import expand_nodelist, numbered_nodes
+from gpufabric.analysis.isolate.nodes import numbered_nodes
 from gpufabric.cli.app import main
 from gpufabric.jobs.isolate_launch import HostRecorder, pin_slurm_nodes
 from gpufabric.launch.base import RankProgram
+from gpufabric.launch.hostlist import expand_nodelist
 from gpufabric.launch.local import LocalLauncher
 from gpufabric.launch.slurm import SlurmLauncher
 from gpufabric.report.isolate_render import host_verdicts

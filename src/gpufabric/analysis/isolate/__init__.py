@@ -28,9 +28,7 @@ from gpufabric.analysis.isolate.hosts import shared_host_note, shared_hosts
 from gpufabric.analysis.isolate.measurer import GroupMeasurement, GroupMeasurer, NodeId
 from gpufabric.analysis.isolate.model import Evidence, IsolationReport, NodeVerdict, Suspect
 from gpufabric.analysis.isolate.nodes import (
-    SLURM_NODELIST,
     build_simulation,
-    expand_nodelist,
     numbered_nodes,
     read_hostfile,
     read_node_list,
@@ -45,6 +43,7 @@ from gpufabric.analysis.isolate.simulator import (
     SimulatedMeasurer,
 )
 from gpufabric.analysis.isolate.stats import JudgeSettings, Reference
+from gpufabric.launch.hostlist import SLURM_NODELIST, expand_nodelist
 
 
 def run_isolation(

@@ -19,20 +19,40 @@ retests of a slow node among 4 usually have).
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
+import numpy.typing as npt
 
+from gpufabric.analysis.isolate.measurer import GroupMeasurer
+from gpufabric.analysis.isolate.model import RoundPurpose
 from gpufabric.analysis.isolate.tasks import Finding, Nodes, Record, Split, Suspicion, Task
 
-if TYPE_CHECKING:
-    from gpufabric.analysis.isolate.search import _Scheduler
+
+class _GroupSize(Protocol):
+    @property
+    def group_size(self) -> int: ...
+
+
+class Scheduler(Protocol):
+    """What a sweep asks of the search's scheduler (``search._Scheduler``), named here so that the
+    search imports the sweep and not the other way round."""
+
+    @property
+    def measurer(self) -> GroupMeasurer: ...
+    @property
+    def options(self) -> _GroupSize: ...
+    @property
+    def passed_together(self) -> npt.NDArray[np.bool_] | None: ...
+    def run_round(self, groups: list[tuple[Nodes, int, RoundPurpose]]) -> list[Record]: ...
+    def confirm(self, suspicion: Suspicion) -> Task: ...
+
 
 PAIR_ROUNDS = 2
 """Pair rounds the sweep may take instead of one all-node group (4 nodes need 2)."""
 
 
-def sweep_links(sched: _Scheduler, findings: list[Finding], screen: list[Nodes]) -> list[Task]:
+def sweep_links(sched: Scheduler, findings: list[Finding], screen: list[Nodes]) -> list[Task]:
     """Measure the pairs no group has covered yet; a ``Split`` for every group that fell short."""
     convicted = [f for f in findings if f.verdict == "convicted"]
     excluded = {f.nodes[0] if f.kind == "node" else max(f.nodes) for f in convicted}
@@ -57,7 +77,7 @@ def sweep_links(sched: _Scheduler, findings: list[Finding], screen: list[Nodes])
     return [Split(members, "link-search", (record,))] if record.short else []
 
 
-def after_pair_rounds(sched: _Scheduler, short: list[Record]) -> list[Task]:
+def after_pair_rounds(sched: Scheduler, short: list[Record]) -> list[Task]:
     """The short pairs' next step: a node short beside two different partners is a node suspect (a link
     fault slows one partner only); any other short pair is split (its ends tested with others)."""
     count = Counter(node for record in short for node in record.group)

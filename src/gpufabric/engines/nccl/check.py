@@ -12,8 +12,6 @@ device; only 16 bytes come back. Where the kernels cannot load, the same segment
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from gpufabric.bench.rows import Mismatch
@@ -22,19 +20,7 @@ from gpufabric.engines.nccl import values
 from gpufabric.engines.nccl.collectives import Buffers, Workload
 from gpufabric.engines.nccl.cuda import Stream, copy_to_device
 from gpufabric.engines.nccl.device_check import DeviceChecker
-
-
-@dataclass(frozen=True)
-class Segment:
-    """``count`` elements starting at element ``start`` of a buffer region: ``period`` (bytes of
-    ``values.period`` elements) repeated from its first byte."""
-
-    start: int
-    count: int
-    period: np.ndarray
-
-    def materialize(self, width: int) -> np.ndarray:
-        return values.repeat_bytes(self.period, self.count * width)
+from gpufabric.engines.nccl.values import Segment
 
 
 def _input(src: int, nranks: int, op: str, start: int, count: int, dtype: str, at: int) -> Segment:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ctypes
 from collections.abc import Sequence
 from importlib.resources import files
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -21,10 +21,8 @@ from gpufabric.bench.config import FLOAT_DTYPES
 from gpufabric.bench.rows import Mismatch
 from gpufabric.engines.nccl import values
 from gpufabric.engines.nccl.cuda import DeviceBuffer, Stream, checked, copy_from_device, copy_to_device
+from gpufabric.engines.nccl.values import Segment
 from gpufabric.errors import GpufabricError
-
-if TYPE_CHECKING:
-    from gpufabric.engines.nccl.check import Segment
 
 THREADS = 256
 MAX_BLOCKS = 4096  # grid-stride loops: enough blocks to fill any GPU, few enough atomics

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import ctypes
 import os
-import sys
 from typing import Any
 
 import numpy as np
@@ -21,8 +20,8 @@ from gpufabric.bench.fault import check_world, fault_from_env, timing_under, tri
 from gpufabric.bench.hosts import RankHosts
 from gpufabric.bench.identity import RankIdentity
 from gpufabric.bench.metadata import driver_version, node_name, topology
-from gpufabric.bench.node_facts import NodeFacts
-from gpufabric.bench.rank_process import announce_progress, bench_rank_main, own_nccl_log
+from gpufabric.bench.node_facts import NodeFacts, read_ahead
+from gpufabric.bench.rank_process import announce_progress, bench_rank_main, exit_rank, own_nccl_log
 from gpufabric.bench.stages import StageReporter
 from gpufabric.bench.traffic import SizeTraffic
 from gpufabric.engines import RANK_MODULES
@@ -73,6 +72,7 @@ def _device_index(identity: RankIdentity) -> int:
 def run_rank(config: BenchConfig, identity: RankIdentity) -> int:
     """Join, sweep, write; returns the process exit status."""
     validate(config, nranks=identity.world_size, backend="nccl", on_gpu=True)
+    ahead = read_ahead(identity.local_rank, os.environ)  # nvidia-smi runs while CUDA and NCCL start
     nccl_lib = library.load()
     check_library(config, nccl_lib)  # what this NCCL cannot do is refused before anything starts
     # Before the communicator exists: NCCL reads NCCL_RUN_DIAGNOSTICS at init (2.31+; else a note).
@@ -87,7 +87,7 @@ def run_rank(config: BenchConfig, identity: RankIdentity) -> int:
     try:
         stages.enter("first")
         hosts = RankHosts.learn(identity.rank, control)
-        nodes = NodeFacts.begin(hosts, os.environ)  # read on a thread while the facts are gathered
+        nodes = NodeFacts.begin(hosts, os.environ, ahead=ahead)
         facts = control.allgather(
             {
                 "rank": identity.rank,
@@ -104,7 +104,7 @@ def run_rank(config: BenchConfig, identity: RankIdentity) -> int:
             from gpufabric.bench.report_writer import RankReporter
 
             static = _static_metadata(info, nccl_lib, node_records.snapshots.get(hosts.host))
-            reporter = RankReporter(config, identity, "nccl", _CudaDevice(), static)
+            reporter = RankReporter(config, identity, "nccl", _CudaDevice(), static, stages)
             reporter.start(facts, node_records)
         notes: list[str] = [f"engine: {ENGINE_NAME}; {nccl_lib.describe()}", diagnostics] if reporter else []
         if identity.world_size == 1 and reporter is not None:
@@ -207,4 +207,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_rank(main())

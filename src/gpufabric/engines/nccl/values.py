@@ -8,6 +8,7 @@ bfloat16 and the two fp8 formats have no numpy type: they are written and read a
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -204,3 +205,17 @@ def epsilon(dtype: str) -> float:
     if dtype in NUMPY_TYPES:
         return float(np.finfo(NUMPY_TYPES[dtype]).eps)
     return {"bfloat16": 2.0**-7, "f8e4m3": 2.0**-3, "f8e5m2": 2.0**-2}[dtype]
+
+
+@dataclass(frozen=True)
+class Segment:
+    """``count`` elements starting at element ``start`` of a buffer region: ``period`` (the bytes of
+    ``period(nranks)`` elements) repeated from its first byte. ``check`` builds them; ``device_check``
+    compares a GPU buffer against them."""
+
+    start: int
+    count: int
+    period: np.ndarray
+
+    def materialize(self, width: int) -> np.ndarray:
+        return repeat_bytes(self.period, self.count * width)

@@ -15,7 +15,6 @@ Every rank announces the stages it enters (rendezvous, init, first collective, e
 from __future__ import annotations
 
 import os
-import sys
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
@@ -23,10 +22,11 @@ from gpufabric.bench.config import BenchConfig, validate
 from gpufabric.bench.fault import Fault, check_world, fault_from_env, timing_under, trigger
 from gpufabric.bench.hosts import RankHosts
 from gpufabric.bench.identity import RankIdentity
-from gpufabric.bench.node_facts import NodeFacts
+from gpufabric.bench.node_facts import NodeFacts, read_ahead
 from gpufabric.bench.rank_process import (
     announce_progress,
     bench_rank_main,
+    exit_rank,
     join_world,
     own_nccl_log,
     rank_device,
@@ -70,6 +70,7 @@ def _translate_runtime_error(exc: Exception, config: BenchConfig, backend: str) 
 
 def run_rank(config: BenchConfig, identity: RankIdentity) -> int:
     """Join, sweep, write; returns the process exit status."""
+    ahead = read_ahead(identity.local_rank, os.environ)  # nvidia-smi runs while torch and the world start
     import torch.distributed as dist
 
     from gpufabric.bench.metadata import nccl_version, static_metadata
@@ -102,11 +103,11 @@ def run_rank(config: BenchConfig, identity: RankIdentity) -> int:
     try:
         reporter = None
         if static is not None:
-            reporter = RankReporter(config, identity, backend, device, static.result(timeout=60))
+            reporter = RankReporter(config, identity, backend, device, static.result(timeout=60), stages)
         stages.enter("first")
         exchange = ObjectExchange(identity.rank, identity.world_size)
         hosts = RankHosts.learn(identity.rank, exchange)
-        nodes = NodeFacts.begin(hosts, os.environ)  # read on a thread while the facts are gathered
+        nodes = NodeFacts.begin(hosts, os.environ, ahead=ahead)  # read while the facts are gathered
         facts = _gather_facts(identity, device)
         node_records = nodes.collect(exchange)
         if reporter is not None:
@@ -212,4 +213,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_rank(main())

@@ -19,10 +19,9 @@ line reader, so results are the same; the pattern only decides how fast they com
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from gpufabric.results.readers.nccl_columns import Layout
-from gpufabric.results.readers.nccl_series import Cycles, RowKey, Table
+from gpufabric.results.readers.nccl_series import CyclePattern, RowKey, Table
 from gpufabric.results.readers.sweep_order import Variant
 
 # nccl-tests pads with spaces; a tab (an edited log) is left to the line-by-line reader. Spaces alone
@@ -40,18 +39,6 @@ _UNREAD = rb"(?:[0-9.eE+-]{1,40}+%?+|N/A)"
 # An -S timestamp is split off before the columns are counted; its value matters only to kept rows.
 _STAMP = rb"(?:" + _GAP + rb"\d{4}-\d\d-\d\d" + _GAP + rb"\d\d:\d\d:\d\d)?+"
 _PARAMS = ("size", "count", "type", "redop", "root")
-
-
-@dataclass(frozen=True)
-class CyclePattern:
-    """One whole cycle of a full sweep: its regex, its rows' ``Cycles`` and how many lines it spans."""
-
-    regex: re.Pattern[bytes]
-    cycles: tuple[Cycles, ...]
-
-    @property
-    def lines(self) -> int:
-        return len(self.cycles)
 
 
 def _row_pattern(key: RowKey, layout: Layout) -> bytes | None:

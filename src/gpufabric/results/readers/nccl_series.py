@@ -11,11 +11,11 @@ by ``size / count`` (``count_rule``).
 
 from __future__ import annotations
 
+import re
 import statistics
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from gpufabric.results.model import UNKNOWN_COLLECTIVE, Row, Series
 from gpufabric.results.readers import gpufabric_lines as ours
@@ -23,9 +23,6 @@ from gpufabric.results.readers.collective_names import CollectiveName, infer_fro
 from gpufabric.results.readers.count_rule import CountRule, count_rule
 from gpufabric.results.readers.nccl_columns import Layout, TextRow
 from gpufabric.results.readers.sweep_order import SweepOrder, Variant
-
-if TYPE_CHECKING:
-    from gpufabric.results.readers.nccl_cycles import CyclePattern
 
 MAX_CYCLES = 4096  # -N cycles kept per size: enough for any median, bounded for any log
 MAX_TABLES = 256  # tables kept per rank: a log of a test looped all night must not hold every run
@@ -67,6 +64,19 @@ class Cycles:
         median = statistics.median_low(_time(r) for r in every)
         typical = next(r for r in every if _time(r) == median)
         return typical.to_row((oop, ip), iters)
+
+
+@dataclass(frozen=True)
+class CyclePattern:
+    """One whole cycle of a full sweep (``nccl_cycles`` finds it): its regex, its rows' ``Cycles`` and how
+    many lines it spans."""
+
+    regex: re.Pattern[bytes]
+    cycles: tuple[Cycles, ...]
+
+    @property
+    def lines(self) -> int:
+        return len(self.cycles)
 
 
 @dataclass

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Start-up and exit (issue 36 item 1) on a 4-GPU machine (nvidia-h100-x4 or nvidia-h200-x4): the default
+# `gpufabric bench` (8 B - 128 MB, x2, the direct NCCL engine) against nccl-tests built there,
+# `mpirun -np 4 all_reduce_perf -b 8 -e 128M -f 2 -g 1`, alternated, one untimed warm-up each then 3 timed
+# runs each: the whole command, the time to the first row, last row to exit (benchmarks/first_row.py), and
+# our phase breakdown from each result's RunMetadata.phases (benchmarks/startup_summary.py).
+#   benchmarks/gpu_startup.sh     # ~3 min (the nccl-tests build is most of it); needs .whl/ and .gpurun/nccl-tests
+# What comes back: summary.txt, startup.log, startup-runs.tgz (every command's output, run directories).
+set -u
+LOG="${OUT:-/tmp/gpufabric-out}/startup.log"
+source "$(dirname "$0")/gpu_lib.sh"
+: > "$LOG"
+gpu_python_setup
+say "host $(hostname) $(date -u +%FT%TZ): $(timeout 30 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1) x $(timeout 30 nvidia-smi -L | wc -l)"
+R="$OUT/runs"; mkdir -p "$R"
+build_nccl_tests
+record "nccl-tests build: exit $? ($(ls $NT/build/*_perf 2>/dev/null | wc -l) binaries)"
+B=$NT/build
+NTCMD=(mpirun --allow-run-as-root -np 4 -x NCCL_NVLS_ENABLE=0 -x LD_LIBRARY_PATH "$B/all_reduce_perf" -b 8 -e 128M -f 2 -g 1)
+FR="python3 benchmarks/first_row.py"
+JSONL="$R/runs.jsonl"; : > "$JSONL"
+DIRS=()
+for i in 0 1 2 3; do  # run 0 warms the page cache and the byte-compiled files; 1-3 are timed
+  if [ -x "$B/all_reduce_perf" ]; then
+    line=$(timeout 60 $FR --label nccl-tests --log "$R/nt-$i.txt" -- "${NTCMD[@]}")
+    say "nccl-tests run $i: $line"
+    [ "$i" -gt 0 ] && echo "$line" >> "$JSONL"
+  fi
+  line=$(timeout 90 $FR --label gpufabric --log "$R/gf-$i.txt" -- $GF bench --run-dir "$R/gf-$i")
+  say "gpufabric run $i: $line"
+  if [ "$i" -gt 0 ]; then echo "$line" >> "$JSONL"; DIRS+=("$R/gf-$i"); fi
+done
+timeout 60 python3 benchmarks/startup_summary.py "$JSONL" "${DIRS[@]}" > "$R/summary.md" 2>&1
+record "startup summary: exit $?"
+while IFS= read -r l; do record "$l"; done < "$R/summary.md"
+tar -czf "$OUT/startup-runs.tgz" -C "$OUT" runs 2>/dev/null && rm -rf "$R"
+print_summary

@@ -1,0 +1,73 @@
+"""When each phase of a run began (``RunMetadata.phases``): where the time to the first row and after the
+last row goes, read from any run's result, a GPU machine's included (issue 36).
+
+Every field is a time in seconds since the epoch (``time.time()``), so stamps taken by different processes
+on one host line up; each is None when nobody recorded it (a run of an older version, a launcher whose
+ranks start elsewhere, a system without ``/proc``). Rank 0 records what it sees; the command that started
+the ranks adds its own (``command_start``, ``spawn``, ``ranks_exited``) to the result file
+(``bench.runner``). ``durations`` turns them into the breakdown ``benchmarks/gpu_startup.sh`` prints.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import time
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+# The phases in the order they happen, each with what takes the time until the next one (``durations``).
+PHASE_ORDER: tuple[tuple[str, str], ...] = (
+    ("command_start", "parent start-up (interpreter, imports, prepare)"),
+    ("spawn", "rank process start"),
+    ("rank_start", "rank imports and device set-up"),
+    ("rendezvous", "rendezvous"),
+    ("init", "communicator init"),
+    ("first_collective", "hosts, node snapshots, check kernels, first size"),
+    ("first_row", "the sweep"),
+    ("last_row", "last series and notes"),
+    ("result_write", "result write, barrier, communicator teardown, rank exit"),
+    ("ranks_exited", ""),
+)
+
+
+class RunPhases(BaseModel):
+    """Seconds since the epoch at which each phase began (see the module's docstring)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    command_start: float | None = Field(default=None, description="the command that started the ranks began")
+    spawn: float | None = Field(default=None, description="it started the ranks")
+    rank_start: float | None = Field(default=None, description="rank 0's process began")
+    rendezvous: float | None = Field(default=None, description="rank 0, set up, went to meet the others")
+    init: float | None = Field(default=None, description="the ranks met; the communicator's init began")
+    first_collective: float | None = Field(default=None, description="the communicator was up")
+    first_row: float | None = Field(default=None, description="rank 0 recorded the first row")
+    last_row: float | None = Field(default=None, description="rank 0 recorded the last row")
+    result_write: float | None = Field(default=None, description="rank 0 began writing the result file")
+    ranks_exited: float | None = Field(default=None, description="the command saw every rank exit")
+
+    def durations(self) -> list[tuple[str, float]]:
+        """(what, seconds) from each recorded phase to the next recorded one, in order."""
+        known = [(getattr(self, name), what) for name, what in PHASE_ORDER if getattr(self, name) is not None]
+        return [(what, round(after - at, 3)) for (at, what), (after, _) in itertools.pairwise(known)]
+
+
+def process_start(pid: int | str = "self", proc: Path = Path("/proc")) -> float | None:
+    """When process ``pid`` began, in seconds since the epoch, to about 10 ms: its age (``/proc/uptime`` less
+    ``/proc/<pid>/stat``'s start time, field 22, in clock ticks after boot) taken from now. None where there
+    is no ``/proc``. (``/proc/stat``'s ``btime`` is whole seconds: too coarse to line up with ``now``.)"""
+    try:
+        stat = (proc / str(pid) / "stat").read_text(encoding="ascii")
+        uptime = float((proc / "uptime").read_text(encoding="ascii").split()[0])
+        fields = stat[stat.rindex(")") + 2 :].split()  # the name in parentheses may hold spaces
+        started = int(fields[19]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, UnicodeDecodeError):
+        return None
+    return time.time() - (uptime - started)
+
+
+def now() -> float:
+    """A phase's stamp: seconds since the epoch, comparable across the processes of one host."""
+    return time.time()

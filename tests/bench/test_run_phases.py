@@ -1,0 +1,65 @@
+"""A run records when each of its phases began (``RunMetadata.phases``), read back from real gloo ranks.
+
+Which phases and their order are checked, never how long they took (timing is benchmarks/'s:
+``benchmarks/gpu_startup.sh``).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from gpufabric.results import read_result
+from gpufabric.results.phases import PHASE_ORDER, RunPhases, process_start
+
+
+def test_a_cli_run_keeps_every_phase_in_order_in_its_result(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    env = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "GPUFABRIC_NO_METADATA": "1"}
+    command = [sys.executable, "-m", "gpufabric.cli", "bench", "--ranks", "2", "-e", "64"]
+    done = subprocess.run(
+        [*command, "--run-dir", str(run_dir)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    phases = read_result(run_dir / "result.json").metadata.phases
+    assert phases is not None
+    stamps = [getattr(phases, name) for name, _ in PHASE_ORDER]
+    assert None not in stamps, phases  # the CLI's write of the judged result keeps the command's own three
+    assert stamps == sorted(stamps), phases
+    assert [what for what, _ in phases.durations()] == [what for _, what in PHASE_ORDER[:-1]]
+
+
+def test_durations_skip_what_was_not_recorded() -> None:
+    """A launcher whose ranks start elsewhere records no spawn: the breakdown joins the phases around it."""
+    phases = RunPhases(command_start=100.0, rank_start=101.5, first_row=104.0, ranks_exited=110.25)
+    assert phases.durations() == [
+        ("parent start-up (interpreter, imports, prepare)", 1.5),
+        ("rank imports and device set-up", 2.5),
+        ("the sweep", 6.25),
+    ]
+
+
+def test_process_start_is_this_process_s_start() -> None:
+    started = process_start()
+    assert started is not None  # Linux: /proc is there
+    assert started <= time.time()
+    child = subprocess.run(
+        [sys.executable, "-c", "from gpufabric.results.phases import process_start; print(process_start())"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ},
+    )
+    assert started <= float(child.stdout) <= time.time()  # the child began after this process
+
+
+def test_process_start_without_proc_is_none(tmp_path: Path) -> None:
+    assert process_start(proc=tmp_path) is None
