@@ -1,16 +1,11 @@
 #!/usr/bin/env bash
-# Small messages (8 B - 64 KB all_reduce) on a machine of several GPUs, three times each way: the exact
-# mode at -n 20 (nccl-tests' loop, one batch), our default mode (-n 20, batches until stable), and
-# nccl-tests -n 20 under mpirun (one process per GPU), to tell run-to-run noise from a systematic gap.
-#   benchmarks/gpu_small_repeat.sh   # ~2 min on 4 GPUs; needs .whl/ and .gpurun/nccl-tests carried
-set -u
-LOG="${OUT:-/tmp/gpufabric-out}/small.log"
-source "$(dirname "$0")/gpu_lib.sh"
-: > "$LOG"
-gpu_python_setup
+# Small messages (8 B - 64 KB all_reduce) on several GPUs, three times each way: run-to-run noise or a gap.
+# The exact mode at -n 20 (nccl-tests' loop, one batch), our default mode (-n 20, batches until stable),
+# and nccl-tests -n 20 under mpirun (one process per GPU).
+#   benchmarks/gpu.sh small-repeat   # ~2 min on 4 GPUs; needs .whl/ and .gpurun/nccl-tests carried
+# What comes back: summary.txt, small-sbs.md, small-runs.tgz. (Was gpu_small_repeat.sh.)
 G=$(timeout 30 nvidia-smi -L | wc -l)
 build_nccl_tests  # first: a build beside the runs makes the host's launches noisy
-record "nccl-tests build: exit $?"
 R="$OUT/small"; mkdir -p "$R"
 failed=0
 for i in 1 2 3; do
@@ -30,4 +25,3 @@ for i in 1 2 3; do
 done >"$OUT/small-sbs.md" 2>&1
 record "$(grep -h summary "$OUT/small-sbs.md" | cut -c1-90 | tr '\n' ' ')"
 tar -czf "$OUT/small-runs.tgz" -C "$OUT" small && rm -rf "$R"
-print_summary

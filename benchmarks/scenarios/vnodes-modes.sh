@@ -1,13 +1,11 @@
 #!/usr/bin/env bash
-# Virtual nodes on a lent one-GPU machine, beyond the bench suite (issue 16 item 4): bench --ab,
-# tune, train-bench, launch of a task, the self-test with the catalog's figures, SIGTERM to a run on
-# NCCL ranks, isolate with one slowed rank, and doctor on the real logs. Every step under `timeout`.
-#   benchmarks/gpu_vnodes_suite.sh      # ~6 min on one H100; needs .whl/ carried
-set -u
-LOG="${OUT:-/tmp/gpufabric-out}/vnodes.log"
-source "$(dirname "$0")/gpu_lib.sh"
-: > "$LOG"
-gpu_python_setup
+# Every mode on 2-4 virtual nodes of one GPU: --ab, tune, train-bench, launch, self-test, SIGTERM, isolate, doctor.
+# Issue 16 item 4, beyond the bench suite: the self-test with the catalog's figures, SIGTERM to a run on
+# NCCL ranks (no rank left), isolate with one slowed rank and with none, and doctor on the real logs.
+#   benchmarks/gpu.sh vnodes-modes      # ~6 min on one H100; needs .whl/ carried
+#   ISOLATE_DELAY_MS=50 benchmarks/gpu.sh vnodes-modes   # the slowed rank's delay per call (default 5 ms)
+# What comes back: summary.txt, vnodes-modes.log, vnode-runs.tgz. (Was gpu_vnodes_suite.sh; with
+# ISOLATE_DELAY_MS=50, `memory check vnodes-modes` covers what gpu_final.sh measured.)
 R="$OUT/runs"; mkdir -p "$R"
 
 say "bench --ab on 2 virtual nodes (MPS): the across-nodes A/B (net plugin vs NCCL_NET=Socket)"
@@ -46,8 +44,8 @@ P=$!; sleep 12; kill -TERM $P; wait $P; rc=$?; sleep 2
 left=$(pgrep -f "engines.nccl.rank" | wc -l)
 record "SIGTERM mid-sweep: exit $rc, ranks left $left, partial rows $(grep -c '"record":"row"' "$R/term/result.jsonl" 2>/dev/null)"
 
-say "isolate --nodes 4 on virtual nodes with one slowed rank (GPUFABRIC_FAULT=slow:rank=2)"
-GPUFABRIC_FAULT="slow:rank=2:delay_ms=5" timeout 300 $GF isolate --nodes 4 --virtual-nodes --mps --run-dir "$R/isolate" \
+say "isolate --nodes 4 on virtual nodes with one slowed rank (GPUFABRIC_FAULT=slow:rank=2, ${ISOLATE_DELAY_MS:-5} ms per call)"
+GPUFABRIC_FAULT="slow:rank=2:delay_ms=${ISOLATE_DELAY_MS:-5}" timeout 300 $GF isolate --nodes 4 --virtual-nodes --mps --run-dir "$R/isolate" \
   >"$R/isolate.txt" 2>"$R/isolate.err"
 record "isolate slowed rank 2: exit $? | $(grep -m2 -iE 'convict|slow|suspect|node' "$R/isolate.txt" | tr '\n' ' ' | cut -c1-240) | err: $(tail -1 "$R/isolate.err" | cut -c1-160)"
 timeout 300 $GF isolate --nodes 4 --virtual-nodes --mps --run-dir "$R/isolate-healthy" >"$R/isolate-healthy.txt" 2>"$R/isolate-healthy.err"
@@ -60,4 +58,3 @@ for d in ab/on ab tune train selftest; do
   record "doctor $d: exit $? | $(grep -m2 -iE 'verdict|virtual nodes|FAIL|PASS|WARN' "$R/doctor-${d//\//-}.txt" | tr '\n' ' ' | cut -c1-200)"
 done
 tar -czf "$OUT/vnode-runs.tgz" -C "$OUT" runs 2>/dev/null && rm -rf "$R"
-print_summary

@@ -1,17 +1,12 @@
 #!/usr/bin/env bash
-# Issue 32 (and the GPU tests of issues 33/40-era code) on a lent machine of several GPUs: the node
-# snapshot, the expected-performance model against nccl-tests built there (NVLink and the forced socket
-# path, >= 256 MB), NIC counters on the socket path, a verdict from bench / --self-test / --ab / doctor with
-# no --instance-type, and every new gpu-marked test.
-#   benchmarks/gpu_expect.sh            # ~8 min on 4 GPUs; needs .whl/ and .gpurun/nccl-tests carried
-# What comes back: summary.txt, expect.log, expect-runs.tgz, node_snapshot.json.
-#   benchmarks/gpu_expect.sh model      # ~4 min: the snapshot and the model against nccl-tests only
-set -u
+# The expected-performance model against nccl-tests (NVLink, forced socket), and every result judged (issue 32).
+# On a lent machine of several GPUs: the node snapshot, the model against nccl-tests built there (NVLink and
+# the forced socket path, >= 256 MB), NIC counters on the socket path, a verdict from bench / --self-test /
+# --ab / doctor with no --instance-type, and every new gpu-marked test.
+#   benchmarks/gpu.sh expect            # ~8 min on 4 GPUs; needs .whl/ and .gpurun/nccl-tests carried
+#   benchmarks/gpu.sh expect:model      # ~4 min: the snapshot and the model against nccl-tests only
+# What comes back: summary.txt, expect.log, expect-runs.tgz, node_snapshot.json. (Was gpu_expect.sh.)
 MODE="${1:-full}"
-LOG="${OUT:-/tmp/gpufabric-out}/expect.log"
-source "$(dirname "$0")/gpu_lib.sh"
-: > "$LOG"
-gpu_python_setup
 G=$(timeout 30 nvidia-smi -L | wc -l)
 say "host $(hostname) $(date -u +%FT%TZ), $G GPUs: $(timeout 30 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
 R="$OUT/runs"; mkdir -p "$R"
@@ -22,7 +17,6 @@ GPUFABRIC_SNAPSHOT_OUT="$R/pytest_snapshot.json" timeout 120 python3 -m pytest -
   -o addopts="-ra" tests/hardware >"$R/pytest-hardware.log" 2>&1
 record "pytest -m gpu tests/hardware: exit $? | $(tail -1 "$R/pytest-hardware.log")"
 build_nccl_tests
-record "nccl-tests build: exit $? ($(ls $NT/build/*_perf 2>/dev/null | wc -l) binaries)"
 B=$NT/build
 MPI="mpirun --allow-run-as-root -np $G -x NCCL_NVLS_ENABLE=0 -x LD_LIBRARY_PATH"
 COLLS="all_reduce all_gather reduce_scatter alltoall broadcast"
@@ -52,7 +46,7 @@ if [ "$MODE" = model ]; then
     --run-dir "$R/b-socket-torch" >"$R/b-socket-torch.txt" 2>&1
   record "bench forced socket (torch): exit $? | $(grep -m1 -i 'NIC traffic' "$R/b-socket-torch.txt" | cut -c1-220)"
   tar -czf "$OUT/expect-runs.tgz" -C "$OUT" runs nccl-tests-build.log 2>/dev/null && rm -rf "$R" "$OUT/nccl-tests-build.log"
-  print_summary; exit 0
+  exit 0
 fi
 say "our bench with no --instance-type: NVLink, forced socket (NIC counters), self-test, A/B, doctor"
 timeout 150 $GF bench --ranks "$G" -c all_reduce -b 256M -e 1G -f 4 -n 20 -w 5 --run-dir "$R/b-nvlink" >"$R/b-nvlink.txt" 2>&1
@@ -76,4 +70,3 @@ NEW=$(ls tests/hardware/test_*gpu*.py tests/expect/test_*gpu*.py tests/analysis/
 timeout 300 python3 -m pytest -m gpu -q -p no:cacheprovider -o addopts="-ra" $NEW >"$R/pytest-new.log" 2>&1
 record "pytest -m gpu (new: $NEW): exit $? | $(tail -1 "$R/pytest-new.log")"
 tar -czf "$OUT/expect-runs.tgz" -C "$OUT" runs nccl-tests-build.log 2>/dev/null && rm -rf "$R" "$OUT/nccl-tests-build.log"
-print_summary

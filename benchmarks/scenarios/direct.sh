@@ -1,41 +1,18 @@
 #!/usr/bin/env bash
-# The direct NCCL engine on a lent GPU machine, side by side with nccl-tests built there.
-#   benchmarks/gpu_direct.sh smoke   # ~4 min: install, 1 rank, 2 virtual nodes, every collective --check
-#   benchmarks/gpu_direct.sh full    # ~9 min: + nccl-tests side by side, graph mode, every collective, spread, faults, doctor
-#   benchmarks/gpu_direct.sh final   # ~9 min: smoke + all_reduce side by side + pytest -m gpu + tune/--ab/isolate on virtual nodes
-# Needs: .whl/ (pydantic, typer, rich, nccl4py, cuda-core, cuda-pathfinder ... as wheels for Python 3.12)
-# and .gpurun/nccl-tests (NVIDIA/nccl-tests source), both carried. Every step is bounded by `timeout`;
-# logs go under $OUT; a short summary is printed LAST.
-set -u
+# The direct NCCL engine: 1 rank and 2/4 virtual nodes, every collective --check, beside nccl-tests (modes below).
+#   benchmarks/gpu.sh direct:smoke   # ~4 min: 1 rank, 2 virtual nodes, every collective --check
+#   benchmarks/gpu.sh direct:full    # ~9 min: + nccl-tests side by side, graph mode, every collective, spread, faults, doctor
+#   benchmarks/gpu.sh direct:final   # ~9 min: smoke + all_reduce side by side + pytest -m gpu + tune/--ab/isolate on virtual nodes
+#   benchmarks/gpu.sh direct:verify  # ~4 min: pytest -m gpu + 2 virtual nodes 8 B - 256 MB, --check and --no-check, beside nccl-tests
+# One H100; needs .whl/ and .gpurun/nccl-tests carried. What comes back: summary.txt, direct.log, runs*.tgz.
+# (Was benchmarks/gpu_direct.sh MODE.)
 MODE="${1:-smoke}"
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
-OUT="${OUT:-/tmp/gpufabric-out}"
-mkdir -p "$OUT"
 LOG="$OUT/direct.log"
 : > "$LOG"
-SUMMARY=()
-say() { echo "== $*" | tee -a "$LOG"; }
-record() { SUMMARY+=("$1"); echo "-> $1" | tee -a "$LOG"; }
-
-timeout 120 python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl >>"$LOG" 2>&1
-export PYTHONPATH="/tmp/site:$PWD/src"
-GF="python3 -m gpufabric.cli"
-NCCL_DIR=$(python3 -c "import nvidia.nccl, os; print(os.path.dirname(nvidia.nccl.__file__) if nvidia.nccl.__file__ else list(nvidia.nccl.__path__)[0])" 2>/dev/null)
-export LD_LIBRARY_PATH="$NCCL_DIR/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-
+build_nccl_tests
 say "host $(hostname) $(date -u +%FT%TZ) mode $MODE"
 timeout 30 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | tee -a "$LOG"
 timeout 60 python3 -c "import torch, nccl, cuda.core; print('torch', torch.__version__, 'torch-nccl', torch.cuda.nccl.version(), 'cuda.core', cuda.core.__version__)" 2>&1 | tee -a "$LOG"
-
-# nccl-tests, built in the background while the engine runs (NCCL from torch's wheel, MPI=1).
-NT=.gpurun/nccl-tests
-( mkdir -p /tmp/ncclhome/lib && ln -sf "$NCCL_DIR/include" /tmp/ncclhome/include \
-  && ln -sf "$NCCL_DIR/lib/libnccl.so.2" /tmp/ncclhome/lib/libnccl.so.2 \
-  && ln -sf libnccl.so.2 /tmp/ncclhome/lib/libnccl.so \
-  && cd $NT && timeout 300 make -j16 MPI=1 MPI_HOME=/usr/lib/x86_64-linux-gnu/openmpi NCCL_HOME=/tmp/ncclhome \
-     CUDA_HOME=/usr/local/cuda NVCC_GENCODE="-gencode=arch=compute_90,code=sm_90" \
-     CPPFLAGS="-I/usr/lib/x86_64-linux-gnu/openmpi/include" ) >"$OUT/nccl-tests-build.log" 2>&1 &
-BUILD=$!
 
 if [ "$MODE" != verify ]; then
 say "1 rank, direct engine, every collective, both columns"
@@ -54,7 +31,6 @@ tail -40 "$OUT/v2.txt" | tee -a "$LOG"
 grep -h "NCCL_HOSTID\|via NET" "$OUT"/v2/nccl/*.log 2>/dev/null | head -4 | tee -a "$LOG"
 
 fi
-wait $BUILD; record "nccl-tests build: exit $? | $(ls $NT/build/*_perf 2>/dev/null | wc -l) binaries"
 tail -3 "$OUT/nccl-tests-build.log" >> "$LOG"
 
 if [ -x $NT/build/all_reduce_perf ]; then
@@ -77,26 +53,19 @@ if { [ "$MODE" = full ] || [ "$MODE" = final ]; } && [ -x $NT/build/all_reduce_p
   record "1 rank: $(grep -h summary "$OUT/sbs.md" | tr '\n' ' ')"
 
   say "2 virtual nodes (MPS), all_reduce 8 B - 256 MB, nccl-tests then gpufabric, whole-command wall time"
-  cat > /tmp/vnode.sh <<'W'
-#!/bin/bash
-export NCCL_HOSTID=vnode$OMPI_COMM_WORLD_RANK
-exec "$@"
-W
-  chmod +x /tmp/vnode.sh
-  export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps/pipe CUDA_MPS_LOG_DIRECTORY=/tmp/mps/log
-  mkdir -p $CUDA_MPS_PIPE_DIRECTORY $CUDA_MPS_LOG_DIRECTORY; nvidia-cuda-mps-control -d
-  MPI="mpirun --allow-run-as-root --oversubscribe -np 2 -x NCCL_TESTS_DEVICE=0 -x NCCL_NVLS_ENABLE=0 -x LD_LIBRARY_PATH -x CUDA_MPS_PIPE_DIRECTORY -x CUDA_MPS_LOG_DIRECTORY /tmp/vnode.sh"
-  t0=$(date +%s.%N); timeout 120 $MPI $B/all_reduce_perf -b 8 -e 256M -f 2 -n 20 -w 5 -c 1 -g 1 >"$OUT/nt2.txt" 2>&1; rc=$?; t1=$(date +%s.%N)
-  record "nccl-tests 2 vnodes 8B-256MB: exit $rc wall $(python3 -c "print(round($t1-$t0,2))") s"
+  mps_start
+  MPI=$(mpirun_vnodes 2)
+  t0=$(now); timeout 120 $MPI $B/all_reduce_perf -b 8 -e 256M -f 2 -n 20 -w 5 -c 1 -g 1 >"$OUT/nt2.txt" 2>&1; rc=$?
+  record "nccl-tests 2 vnodes 8B-256MB: exit $rc wall $(since "$t0") s"
   timeout 60 $MPI $B/all_reduce_perf -b 8 -e 64K -f 2 -n 1000 -w 50 -c 0 -g 1 >"$OUT/nt2s.txt" 2>&1
   timeout 60 $MPI $B/all_reduce_perf -b 8 -e 64K -f 2 -n 1000 -w 50 -c 0 -g 1 -G 1 >"$OUT/nt2g.txt" 2>&1
   for c in ${COLLS:-all_gather reduce_scatter alltoall broadcast reduce sendrecv gather scatter alltoallv}; do
     timeout 60 $MPI $B/${c}_perf -b 1M -e 64M -f 4 -n 20 -w 5 -c 0 -g 1 >"$OUT/nt2-$c.txt" 2>&1
   done
   [ "$MODE" = full ] && for i in 1 2 3 4 5; do timeout 60 $MPI $B/all_reduce_perf -b 1M -e 64M -f 64 -n 20 -w 5 -c 0 -g 1 2>&1 | grep -E '^ +[0-9]' >> "$OUT/nt2-spread.txt"; done
-  echo quit | nvidia-cuda-mps-control; unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
-  t0=$(date +%s.%N); timeout 180 $GF bench --engine nccl --virtual-nodes 2 --mps -b 8 -e 256M -f 2 -n 20 -w 5 --batches 1 --run-dir "$OUT/o2" >/dev/null 2>>"$LOG"; rc=$?; t1=$(date +%s.%N)
-  record "gpufabric 2 vnodes 8B-256MB --batches 1: exit $rc wall $(python3 -c "print(round($t1-$t0,2))") s"
+  mps_stop
+  t0=$(now); timeout 180 $GF bench --engine nccl --virtual-nodes 2 --mps -b 8 -e 256M -f 2 -n 20 -w 5 --batches 1 --run-dir "$OUT/o2" >/dev/null 2>>"$LOG"; rc=$?
+  record "gpufabric 2 vnodes 8B-256MB --batches 1: exit $rc wall $(since "$t0") s"
   timeout 120 $GF bench --engine nccl --virtual-nodes 2 --mps -b 8 -e 64K -f 2 -n 1000 -w 50 --batches 3 --no-check --run-dir "$OUT/o2s" >/dev/null 2>>"$LOG"
   timeout 120 $GF bench --engine nccl --virtual-nodes 2 --mps -b 8 -e 64K -f 2 -n 1000 -w 50 --batches 3 --no-check --graph --run-dir "$OUT/o2g" >/dev/null 2>>"$LOG"
   timeout 240 $GF bench --engine nccl --virtual-nodes 2 --mps -c ${OCOLLS:-all,gather,scatter,alltoallv} -b 1M -e 64M -f 4 -n 20 -w 5 --batches 1 --no-check --run-dir "$OUT/o2c" >/dev/null 2>>"$LOG"
@@ -136,7 +105,7 @@ W
   timeout 60 $GF doctor "$OUT/o2" >"$OUT/doctor-v2.txt" 2>&1
   record "doctor 2 vnodes: exit $? | $(grep -m1 -i 'verdict\|PASS\|FAIL\|WARN' "$OUT/doctor-v2.txt" | cut -c1-160)"
   tar -czf "$OUT/runs-full.tgz" -C "$OUT" o1s o1g o2 o2s o2g o2c v4 ntd fh fc ft nt1s.txt nt1g.txt nt2.txt nt2s.txt nt2g.txt nt2-*.txt doctor-v2.txt v4.txt ntd.txt fh.txt fc.txt ft.txt 2>/dev/null
-  rm -rf "$OUT"/o1s "$OUT"/o1g "$OUT"/o2 "$OUT"/o2s "$OUT"/o2g "$OUT"/o2c "$OUT"/v4 "$OUT"/ntd "$OUT"/fh "$OUT"/fc "$OUT"/ft "$OUT"/nt*.txt "$OUT"/fh.txt "$OUT"/fc.txt "$OUT"/ft.txt "$OUT"/v4.txt "$OUT"/ntd.txt "$OUT"/doctor-v2.txt "$OUT"/o2-spread.csv "$OUT"/nccl-tests-build.log "$OUT"/overhead.json
+  rm -rf "$OUT"/o1s "$OUT"/o1g "$OUT"/o2 "$OUT"/o2s "$OUT"/o2g "$OUT"/o2c "$OUT"/v4 "$OUT"/ntd "$OUT"/fh "$OUT"/fc "$OUT"/ft "$OUT"/nt*.txt "$OUT"/fh.txt "$OUT"/fc.txt "$OUT"/ft.txt "$OUT"/v4.txt "$OUT"/ntd.txt "$OUT"/doctor-v2.txt "$OUT"/o2-spread.csv "$OUT"/overhead.json
 fi
 
 
@@ -172,22 +141,15 @@ if [ "$MODE" = verify ] && [ -x $NT/build/all_reduce_perf ]; then
     tests/engines/nccl/test_gpu_direct.py tests/engines/nccl_tests/test_nccl_tests_engine.py >"$OUT/pytest-gpu.log" 2>&1
   record "pytest -m gpu (direct, nccl-tests engine): exit $? | $(tail -1 "$OUT/pytest-gpu.log")"
   grep -E "^(FAILED|E )" "$OUT/pytest-gpu.log" | head -8 | tee -a "$LOG"
-  cat > /tmp/vnode.sh <<'W'
-#!/bin/bash
-export NCCL_HOSTID=vnode$OMPI_COMM_WORLD_RANK
-exec "$@"
-W
-  chmod +x /tmp/vnode.sh
-  export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps/pipe CUDA_MPS_LOG_DIRECTORY=/tmp/mps/log
-  mkdir -p $CUDA_MPS_PIPE_DIRECTORY $CUDA_MPS_LOG_DIRECTORY; nvidia-cuda-mps-control -d
-  MPI="mpirun --allow-run-as-root --oversubscribe -np 2 -x NCCL_TESTS_DEVICE=0 -x NCCL_NVLS_ENABLE=0 -x LD_LIBRARY_PATH -x CUDA_MPS_PIPE_DIRECTORY -x CUDA_MPS_LOG_DIRECTORY /tmp/vnode.sh"
-  t0=$(date +%s.%N); timeout 120 $MPI $B/all_reduce_perf -b 8 -e 256M -f 2 -n 20 -w 5 -c 1 -g 1 >"$OUT/nt2.txt" 2>&1; rc=$?; t1=$(date +%s.%N)
-  record "nccl-tests 2 vnodes 8B-256MB -c 1: exit $rc wall $(python3 -c "print(round($t1-$t0,2))") s"
-  echo quit | nvidia-cuda-mps-control; unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
-  t0=$(date +%s.%N); timeout 180 $GF bench --engine nccl --virtual-nodes 2 --mps -b 8 -e 256M -f 2 -n 20 -w 5 --batches 1 --run-dir "$OUT/o2" >/dev/null 2>>"$LOG"; rc=$?; t1=$(date +%s.%N)
-  record "gpufabric 2 vnodes 8B-256MB --batches 1 --check: exit $rc wall $(python3 -c "print(round($t1-$t0,2))") s"
-  t0=$(date +%s.%N); timeout 180 $GF bench --engine nccl --virtual-nodes 2 --mps -b 8 -e 256M -f 2 -n 20 -w 5 --batches 1 --no-check --run-dir "$OUT/o2n" >/dev/null 2>>"$LOG"; rc=$?; t1=$(date +%s.%N)
-  record "gpufabric 2 vnodes 8B-256MB --batches 1 --no-check: exit $rc wall $(python3 -c "print(round($t1-$t0,2))") s"
+  mps_start
+  MPI=$(mpirun_vnodes 2)
+  t0=$(now); timeout 120 $MPI $B/all_reduce_perf -b 8 -e 256M -f 2 -n 20 -w 5 -c 1 -g 1 >"$OUT/nt2.txt" 2>&1; rc=$?
+  record "nccl-tests 2 vnodes 8B-256MB -c 1: exit $rc wall $(since "$t0") s"
+  mps_stop
+  t0=$(now); timeout 180 $GF bench --engine nccl --virtual-nodes 2 --mps -b 8 -e 256M -f 2 -n 20 -w 5 --batches 1 --run-dir "$OUT/o2" >/dev/null 2>>"$LOG"; rc=$?
+  record "gpufabric 2 vnodes 8B-256MB --batches 1 --check: exit $rc wall $(since "$t0") s"
+  t0=$(now); timeout 180 $GF bench --engine nccl --virtual-nodes 2 --mps -b 8 -e 256M -f 2 -n 20 -w 5 --batches 1 --no-check --run-dir "$OUT/o2n" >/dev/null 2>>"$LOG"; rc=$?
+  record "gpufabric 2 vnodes 8B-256MB --batches 1 --no-check: exit $rc wall $(since "$t0") s"
   python3 benchmarks/side_by_side.py "$OUT/nt2.txt" "$OUT/o2/result.json" > "$OUT/sbs-verify.md" 2>&1
   record "$(grep -h summary "$OUT/sbs-verify.md")"
   tar -czf "$OUT/runs-verify.tgz" -C "$OUT" o2 o2n nt2.txt pytest-gpu.log 2>/dev/null
@@ -195,5 +157,4 @@ W
 fi
 
 tar -czf "$OUT/runs.tgz" -C "$OUT" r1 v2 2>/dev/null && rm -rf "$OUT/r1" "$OUT/v2"
-echo "================ summary"
-printf '%s\n' "${SUMMARY[@]}"
+rm -f "$OUT/nccl-tests-build.log"

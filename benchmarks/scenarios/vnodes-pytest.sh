@@ -1,16 +1,13 @@
 #!/usr/bin/env bash
-# Issue 16's virtual-node suite as pytest `gpu` tests on a lent one-GPU machine: every collective with
-# --check on 2 and 4 virtual nodes, the hang watchdog and a killed rank (test_gpu_direct.py), then
-# bench --ab, tune, SIGTERM, doctor on the real logs, and isolate with one slowed rank
-# (test_gpu_vnodes_modes.py). The NCCL logs of those runs come back in $OUT/vnode-logs.tgz.
-#   benchmarks/gpu_vnodes_pytest.sh modes     # ~5 min on one H100; needs .whl/ carried
-#   benchmarks/gpu_vnodes_pytest.sh isolate   # ~3-8 min
-set -u
+# Issue 16's virtual-node suite as pytest gpu tests on one GPU: --check on 2/4 vnodes, faults, A/B, tune, isolate.
+# Every collective with --check on 2 and 4 virtual nodes, the hang watchdog and a killed rank
+# (test_gpu_direct.py), then bench --ab, tune, SIGTERM, doctor on the real logs, and isolate with one
+# slowed rank (test_gpu_vnodes_modes.py). The NCCL logs of those runs come back in $OUT/vnode-logs-PART.tgz.
+#   benchmarks/gpu.sh vnodes-pytest:modes     # ~5 min on one H100; needs .whl/ carried
+#   benchmarks/gpu.sh vnodes-pytest:isolate   # ~3-8 min
+# (Was gpu_vnodes_pytest.sh.)
 PART="${1:-modes}"
-LOG="${OUT:-/tmp/gpufabric-out}/vnodes-pytest-$PART.log"
-source "$(dirname "$0")/gpu_lib.sh"
-: > "$LOG"
-gpu_python_setup
+LOG="$OUT/vnodes-pytest-$PART.log"
 export GPUFABRIC_GPU_LOGS="$OUT/vnode-logs"
 PYTEST=(python3 -m pytest -m gpu -v -p no:cacheprovider -o addopts="-ra")
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee -a "$LOG"
@@ -29,4 +26,3 @@ else
   grep -E "PASSED|FAILED|ERROR|^E |slowest|s call" "$OUT/pytest-isolate.log" | cut -c1-300 | head -30 | tee -a "$LOG"
 fi
 tar -czf "$OUT/vnode-logs-$PART.tgz" -C "$OUT" vnode-logs && rm -rf "$OUT/vnode-logs"; record "kept logs: $(tar tzf "$OUT/vnode-logs-$PART.tgz" | grep -c "\.log$") NCCL logs"
-print_summary

@@ -1,15 +1,10 @@
 #!/usr/bin/env bash
-# What a lent GPU machine is, read raw (nvidia-smi, NVML through nvidia-ml-py, sysfs), and nccl-tests'
-# busbw at >= 256 MB on the NVLink path and on the forced socket path, with every interface's byte
+# What the lent machine is, read raw (nvidia-smi, NVML, sysfs), and nccl-tests' busbw on NVLink and sockets (issue 32).
+# nccl-tests at >= 256 MB on the NVLink path and on the forced socket path, with every interface's byte
 # counters read around each socket run: the facts the expected-performance model and the node snapshot
-# are checked against (issue 32). No metadata service is asked (nothing outside the machine is reached).
-#   benchmarks/gpu_node_facts.sh     # ~4 min on 4 GPUs; needs .whl/ and .gpurun/nccl-tests carried
-# What comes back: summary.txt, facts.log, node-facts.tgz (raw files).
-set -u
-LOG="${OUT:-/tmp/gpufabric-out}/facts.log"
-source "$(dirname "$0")/gpu_lib.sh"
-: > "$LOG"
-gpu_python_setup
+# are checked against. No metadata service is asked (nothing outside the machine is reached).
+#   benchmarks/gpu.sh node-facts     # ~4 min on 4 GPUs; needs .whl/ and .gpurun/nccl-tests carried
+# What comes back: summary.txt, node-facts.log, node-facts.tgz (raw files). (Was gpu_node_facts.sh.)
 F="$OUT/facts"; mkdir -p "$F"
 G=$(timeout 30 nvidia-smi -L | wc -l)
 say "host $(hostname) $(date -u +%FT%TZ), $G GPUs"
@@ -51,7 +46,6 @@ record "nvml dump: exit $? ($(wc -c <"$F/nvml.json") bytes)"
 } >"$F/sysfs.txt" 2>&1
 cat /proc/net/dev >"$F/proc-net-dev-start.txt"
 build_nccl_tests
-record "nccl-tests build: exit $? ($(ls $NT/build/*_perf 2>/dev/null | wc -l) binaries)"
 B=$NT/build
 MPI="mpirun --allow-run-as-root -np $G -x NCCL_NVLS_ENABLE=0 -x LD_LIBRARY_PATH"
 for c in all_reduce all_gather reduce_scatter alltoall broadcast; do
@@ -66,4 +60,3 @@ for c in all_reduce all_gather reduce_scatter alltoall broadcast; do
   record "socket $c: exit $rc | $(grep -E '^ +268435456' "$F/nt-socket-$c.txt" | tr -s ' ' | cut -c1-110)"
 done
 tar -czf "$OUT/node-facts.tgz" -C "$OUT" facts nccl-tests-build.log 2>/dev/null && rm -rf "$F" "$OUT/nccl-tests-build.log"
-print_summary

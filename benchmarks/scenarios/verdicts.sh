@@ -1,17 +1,12 @@
 #!/usr/bin/env bash
-# The GPU tests of issues 32 and 33 on a lent machine of 4 GPUs, each bounded, logs under $OUT:
-#   benchmarks/gpu_verdicts.sh judge     # ~5 min: node snapshot, every result judged with no --instance-type
+# The GPU tests of issues 32 and 33 on 4 GPUs: every result judged (judge), isolate and certify beside a load (localise).
+#   benchmarks/gpu.sh verdicts:judge     # ~5 min: node snapshot, every result judged with no --instance-type
 #                                        # (bench + doctor, --self-test, --ab), NIC traffic in the nccl engine,
 #                                        # the direct engine's regression tests
-#   benchmarks/gpu_verdicts.sh localise  # ~8 min: isolate beside a real matmul load (heavy, light), certify of
+#   benchmarks/gpu.sh verdicts:localise  # ~8 min: isolate beside a real matmul load (heavy, light), certify of
 #                                        # 4 one-GPU nodes (clean, loaded GPU, one misconfigured node)
-# Needs .whl/ carried. What comes back: summary.txt, verdicts.log, pytest logs.
-set -u
+# Needs .whl/ carried. What comes back: summary.txt, verdicts.log, pytest logs. (Was gpu_verdicts.sh.)
 MODE="${1:-judge}"
-LOG="${OUT:-/tmp/gpufabric-out}/verdicts.log"
-source "$(dirname "$0")/gpu_lib.sh"
-: > "$LOG"
-gpu_python_setup
 say "host $(hostname) $(date -u +%FT%TZ) mode $MODE: $(timeout 30 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1), $(timeout 30 nvidia-smi -L | wc -l) GPUs"
 gpu_pytest() {  # NAME TIMEOUT FILES...: one pytest run, its log kept, its last line recorded
   local name=$1 limit=$2; shift 2
@@ -32,4 +27,3 @@ else
   gpu_pytest certify 400 tests/engines/nccl/test_gpu_certify.py
   grep -hE "elapsed|certif|pass|fail|slow|parity" "$OUT/pytest-certify.log" | tail -20 >>"$OUT/summary.txt"
 fi
-print_summary

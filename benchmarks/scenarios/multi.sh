@@ -1,18 +1,12 @@
 #!/usr/bin/env bash
-# The direct NCCL engine on a lent machine of several GPUs (NVLink), side by side with nccl-tests built
-# there: the multi-GPU measurement the one-GPU sessions could not make (issue 22).
-#   benchmarks/gpu_multi.sh              # ~5 min on 4 GPUs; needs .whl/ and .gpurun/nccl-tests carried
-#   benchmarks/gpu_multi.sh collectives  # ~3 min: every collective 1 MB - 1 GB only, both engines, and
+# Several GPUs (NVLink): the direct engine beside nccl-tests, every collective, small sizes, spread, A/B, tune (issue 22).
+#   benchmarks/gpu.sh multi              # ~5 min on 4 GPUs; needs .whl/ and .gpurun/nccl-tests carried
+#   benchmarks/gpu.sh multi:collectives  # ~3 min: every collective 1 MB - 1 GB only, both engines, and
 #                                        # the direct engine's gpu tests
 # nccl-tests runs one process per GPU under mpirun (`-g 1`, the process model of our engine) and, for
 # the anchors' shape, one process driving every GPU (`-g N`). Same sizes and iterations on both sides.
-# Every step is bounded by `timeout`; what comes back: summary.txt, multi.log, sbs.md, runs-multi.tgz.
-set -u
+# What comes back: summary.txt, multi.log, sbs.md, runs-multi.tgz. (Was gpu_multi.sh.)
 MODE="${1:-full}"
-LOG="${OUT:-/tmp/gpufabric-out}/multi.log"
-source "$(dirname "$0")/gpu_lib.sh"
-: > "$LOG"
-gpu_python_setup
 G=$(timeout 30 nvidia-smi -L | wc -l)
 timeout 30 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1 | tee -a "$LOG"
 timeout 30 nvidia-smi topo -m >>"$LOG" 2>&1
@@ -20,7 +14,6 @@ say "host $(hostname) $(date -u +%FT%TZ), $G GPUs"
 # Built first, not beside the measurements: 16 compilers sharing the host's cores with our ranks is a
 # confounder nccl-tests' own runs (after the build) did not have.
 build_nccl_tests
-record "nccl-tests build: exit $? ($(ls $NT/build/*_perf 2>/dev/null | wc -l) binaries)"
 R="$OUT/runs"; mkdir -p "$R"
 SBS="$OUT/sbs.md"; : > "$SBS"
 ours() { timeout "$1" $GF bench --engine nccl --ranks "$G" "${@:2}" 2>>"$LOG"; }
@@ -102,4 +95,3 @@ timeout 60 $GF doctor "$R/vn2" >"$R/doctor-vn2.txt" 2>&1
 record "doctor on 2 virtual nodes: exit $? | $(grep -m1 -i 'between\|NVLink\|socket' "$R/doctor-vn2.txt" | cut -c1-160)"
 fi
 tar -czf "$OUT/runs-multi.tgz" -C "$OUT" runs nccl-tests-build.log 2>/dev/null && rm -rf "$R" "$OUT/nccl-tests-build.log"
-print_summary

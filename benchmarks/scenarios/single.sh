@@ -1,28 +1,12 @@
 #!/usr/bin/env bash
-# What one GPU can prove (nvidia-h100-x1 / nvidia-h200): the gpu-marked suite (multi-GPU cases skip
-# themselves), `gpufabric bench` with no arguments on real NCCL, the up-front memory check against the
-# GPU's memory, Ctrl-C/SIGTERM on NCCL ranks (no rank left behind), and the doctor on a real one-host
-# NCCL log with a fabric expected (must WARN, not FAIL). Every step is bounded by `timeout`; logs go
-# under $OUT and a short summary is printed LAST.
-#
-#   benchmarks/gpu_single.sh          # ~5 min
-set -u
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-
-OUT="${OUT:-/tmp/gpufabric-out}"
-mkdir -p "$OUT"
+# What one GPU proves on the torch engine: gpu tests, bench with no arguments, the memory check, SIGTERM, doctor.
+# The gpu-marked suite's one-GPU files (multi-GPU cases skip themselves), `gpufabric bench` with no arguments
+# on real NCCL, the up-front memory check against the GPU's memory, SIGTERM on NCCL ranks (no rank left
+# behind), and the doctor on a real one-host NCCL log with a fabric expected (must WARN, not FAIL).
+#   benchmarks/gpu.sh single          # ~5 min on nvidia-h100-x1 / nvidia-h200; needs .whl/ carried
+# What comes back: summary.txt, single.log, pytest-gpu.log, runs.tgz. (Was gpu_single.sh.)
 LOG="$OUT/single.log"
 : > "$LOG"
-SUMMARY=()
-say() { echo "== $*" | tee -a "$LOG"; }
-record() { SUMMARY+=("$1"); echo "-> $1" | tee -a "$LOG"; }
-
-if ls .whl/*.whl >/dev/null 2>&1; then
-  timeout 120 python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl >>"$LOG" 2>&1
-fi
-export PYTHONPATH="/tmp/site:$PWD/src${PYTHONPATH:+:$PYTHONPATH}"
-GF="python3 -m gpufabric.cli"
-
 say "host $(hostname) $(date -u +%FT%TZ)"
 timeout 30 nvidia-smi -L 2>&1 | tee -a "$LOG"
 timeout 60 python3 -c "import torch; print('torch', torch.__version__, 'nccl', torch.cuda.nccl.version(), \
@@ -63,5 +47,3 @@ record "doctor: exit $?"
 # One archive of the run directories (NCCL logs become fixtures), within the 8-file limit of $OUT.
 tar -czf "$OUT/runs.tgz" -C "$OUT" noargs sigterm 2>/dev/null && rm -rf "$OUT/noargs" "$OUT/sigterm"
 
-echo "================ summary"
-printf '%s\n' "${SUMMARY[@]}"
