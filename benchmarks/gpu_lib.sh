@@ -9,6 +9,7 @@ OUT="${OUT:-/tmp/gpufabric-out}"; mkdir -p "$OUT"
 SUMMARY=()
 # One summary for every scenario of a harness run (the harness names the file and the scenario).
 SUMMARY_FILE="${SUMMARY_FILE:-$OUT/summary.txt}"
+# shellcheck disable=SC2034  # GF and NT are the scenarios' (sourced after this file)
 GF="python3 -m gpufabric.cli"
 NT=.gpurun/nccl-tests
 

@@ -62,14 +62,14 @@ if { [ "$MODE" = full ] || [ "$MODE" = final ]; } && [ -x $NT/build/all_reduce_p
   for c in ${COLLS:-all_gather reduce_scatter alltoall broadcast reduce sendrecv gather scatter alltoallv}; do
     timeout 60 $MPI $B/${c}_perf -b 1M -e 64M -f 4 -n 20 -w 5 -c 0 -g 1 >"$OUT/nt2-$c.txt" 2>&1
   done
-  [ "$MODE" = full ] && for i in 1 2 3 4 5; do timeout 60 $MPI $B/all_reduce_perf -b 1M -e 64M -f 64 -n 20 -w 5 -c 0 -g 1 2>&1 | grep -E '^ +[0-9]' >> "$OUT/nt2-spread.txt"; done
+  [ "$MODE" = full ] && for _ in 1 2 3 4 5; do timeout 60 $MPI $B/all_reduce_perf -b 1M -e 64M -f 64 -n 20 -w 5 -c 0 -g 1 2>&1 | grep -E '^ +[0-9]' >> "$OUT/nt2-spread.txt"; done
   mps_stop
   t0=$(now); timeout 180 $GF bench --engine nccl --virtual-nodes 2 --mps -b 8 -e 256M -f 2 -n 20 -w 5 --batches 1 --run-dir "$OUT/o2" >/dev/null 2>>"$LOG"; rc=$?
   record "gpufabric 2 vnodes 8B-256MB --batches 1: exit $rc wall $(since "$t0") s"
   timeout 120 $GF bench --engine nccl --virtual-nodes 2 --mps -b 8 -e 64K -f 2 -n 1000 -w 50 --batches 3 --no-check --run-dir "$OUT/o2s" >/dev/null 2>>"$LOG"
   timeout 120 $GF bench --engine nccl --virtual-nodes 2 --mps -b 8 -e 64K -f 2 -n 1000 -w 50 --batches 3 --no-check --graph --run-dir "$OUT/o2g" >/dev/null 2>>"$LOG"
   timeout 240 $GF bench --engine nccl --virtual-nodes 2 --mps -c ${OCOLLS:-all,gather,scatter,alltoallv} -b 1M -e 64M -f 4 -n 20 -w 5 --batches 1 --no-check --run-dir "$OUT/o2c" >/dev/null 2>>"$LOG"
-  [ "$MODE" = full ] && for i in 1 2 3 4 5; do timeout 60 $GF bench --engine nccl --virtual-nodes 2 --mps -b 1M -e 64M -f 64 -n 20 -w 5 --batches 1 --no-check --format csv 2>/dev/null | grep -v '^#' >> "$OUT/o2-spread.csv"; done
+  [ "$MODE" = full ] && for _ in 1 2 3 4 5; do timeout 60 $GF bench --engine nccl --virtual-nodes 2 --mps -b 1M -e 64M -f 64 -n 20 -w 5 --batches 1 --no-check --format csv 2>/dev/null | grep -v '^#' >> "$OUT/o2-spread.csv"; done
   { echo "### 2 vnodes 8B-256MB"; python3 benchmarks/side_by_side.py "$OUT/nt2.txt" "$OUT/o2/result.json"
     echo "### 2 vnodes small eager"; python3 benchmarks/side_by_side.py "$OUT/nt2s.txt" "$OUT/o2s/result.json"
     echo "### 2 vnodes small graph"; python3 benchmarks/side_by_side.py "$OUT/nt2g.txt" "$OUT/o2g/result.json"

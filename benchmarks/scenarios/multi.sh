@@ -65,7 +65,7 @@ if [ -x "$B/all_reduce_perf" ] && [ "$MODE" = full ]; then
   timeout 60 $MPI $B/all_reduce_perf -b 8 -e 64K -f 2 -n 1000 -w 50 -c 0 -g 1 >"$R/nt-se.txt" 2>&1
   timeout 60 $MPI $B/all_reduce_perf -b 8 -e 64K -f 2 -n 1000 -w 50 -c 0 -g 1 -G 1 >"$R/nt-sg.txt" 2>&1
   say "spread: 5 separate runs at 1 MB and 64 MB, each tool"
-  for i in 1 2 3 4 5; do
+  for _ in 1 2 3 4 5; do
     timeout 60 $MPI $B/all_reduce_perf -b 1M -e 64M -f 64 -n 20 -w 5 -c 0 -g 1 2>&1 | grep -E '^ +[0-9]' >>"$R/nt-spread.txt"
     ours 60 -b 1M -e 64M -f 64 -n 20 -w 5 --batches 1 --no-check --format csv | grep -v '^#' >>"$R/o-spread.csv"
   done

@@ -14,6 +14,7 @@ if [ "$MARK" = gpu ]; then
 fi
 export GPUFABRIC_GPU_LOGS="$OUT/vnode-logs"
 say "pytest -m \"$MARK\""
+# shellcheck disable=SC2046  # the file list is split on purpose
 PATH="$PWD/$NT/build:$PATH" timeout "${PYTEST_TIMEOUT:-480}" python3 -m pytest -m "$MARK" -v -p no:cacheprovider -o addopts="-ra" \
   --durations=15 $(grep -rl "mark.gpu" tests --include="test_*.py") >"$OUT/pytest-gpu-suite.log" 2>&1
 record "pytest -m $MARK: exit $? | $(tail -1 "$OUT/pytest-gpu-suite.log")"
