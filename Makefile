@@ -52,7 +52,7 @@ types: $(STAMP)
 	$(BIN)/mypy
 
 unit: $(STAMP) os-deps
-	$(BIN)/pytest -m "not gpu" -q
+	$(BIN)/pytest -m "not gpu" -q --durations=25
 
 test: lint types unit
 

@@ -71,15 +71,30 @@ def local_result(tmp_path_factory: pytest.TempPathFactory) -> RunResult:
 
 
 def test_mpirun_gives_the_same_document_as_local(local_result: RunResult, tmp_path: Path) -> None:
-    done = _bench(
-        ["--on", "mpirun", *SWEEP, "--format", "json", "--run-dir", str(tmp_path / "run")], tmp_path
-    )
+    """Through real mpirun, as an A/B of one round: both sides run there (one mpirun path for both the
+    plain bench and --ab, instead of a run of each), and each side's document has the local run's shape."""
+    args = [
+        "--ab",
+        "--rounds",
+        "1",
+        "--on",
+        "mpirun",
+        *SWEEP,
+        "--format",
+        "json",
+        "--run-dir",
+        str(tmp_path / "ab"),
+    ]
+    done = _bench(args, tmp_path)
     assert done.returncode == 0, done.stderr
-    result = RunResult.model_validate_json(done.stdout)
-    assert result.metadata.launcher == "mpirun" and local_result.metadata.launcher == "local"
-    assert _shape(result) == _shape(local_result)
-    assert result.metadata.world_size == local_result.metadata.world_size == 2
-    assert [s.wrong_total for s in result.series] == [0, 0]
+    report = json.loads(done.stdout)
+    on, off = (RunResult.model_validate(report["runs"][side]) for side in ("on", "off"))
+    for result in (on, off):
+        assert result.metadata.launcher == "mpirun" and local_result.metadata.launcher == "local"
+        assert _shape(result) == _shape(local_result)
+        assert result.metadata.world_size == local_result.metadata.world_size == 2
+        assert [s.wrong_total for s in result.series] == [0, 0]
+    assert off.metadata.env["NCCL_SHM_DISABLE"] == "1" and "NCCL_SHM_DISABLE" not in on.metadata.env
 
 
 def test_mpirun_with_hosts_names_this_host(local_result: RunResult, tmp_path: Path) -> None:
@@ -112,16 +127,6 @@ def test_slurm_gives_the_same_document_as_local(
     assert _shape(result) == _shape(local_result)
     assert [s.wrong_total for s in result.series] == [0, 0]
     assert (tmp_path / "run" / "gpufabric-job.sbatch").exists()
-
-
-def test_ab_through_mpirun(tmp_path: Path) -> None:
-    args = ["--ab", "--rounds", "1", "--on", "mpirun", "--ranks", "2", "-e", "64", "-f", "8", "--iters", "2",
-            "--batches", "2", "--format", "json", "--run-dir", str(tmp_path / "ab")]  # fmt: skip
-    done = _bench(args, tmp_path)
-    assert done.returncode == 0, done.stderr
-    report = json.loads(done.stdout)
-    assert report["runs"]["on"]["metadata"]["launcher"] == "mpirun"
-    assert report["runs"]["off"]["metadata"]["env"]["NCCL_SHM_DISABLE"] == "1"
 
 
 def _replaying_binary(directory: Path) -> Path:

@@ -1,4 +1,4 @@
-"""Hostile input: property-based fuzzing of every reader, >= 100k generated cases (``slow``).
+"""Hostile input: property-based fuzzing of every reader, >= 100k generated cases at full scale (``slow``).
 
 Readers: nccl-tests text and -J JSON, NCCL debug logs (attestation), our result JSON and JSONL stream,
 what ``show``/``bench`` print (table, csv, markdown), the sniffing ``read_run`` on raw bytes and on
@@ -8,8 +8,11 @@ tokens, JSON nodes replaced, deleted or retyped) with raw text and bytes from hy
 property: a reader returns a result or raises a ``GpufabricError`` whose message is one line naming
 the source; any other exception is a bug.
 
-``FUZZ_SCALE`` (env, default 1.0) scales every test's ``max_examples``; the sum at 1.0 is printed by
-``test_the_suite_adds_up_to_100k`` and must stay >= 100 000.
+``FUZZ_SCALE`` (env) scales every test's ``max_examples``; the sum at 1.0 is printed by
+``test_the_suite_adds_up_to_100k`` and must stay >= 100 000. ``make test`` runs a quarter of it (about
+27,000 cases; CI's examples are derandomized, so every run draws the same ones and a larger count buys no
+new inputs from run to run): ``FUZZ_SCALE=1`` runs all 109,000, and ``benchmarks/fuzz_long.py`` explores
+fresh seeds by the million (docs/reliability.md).
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ from gpufabric.task.load import task_from_text
 pytestmark = pytest.mark.slow
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-SCALE = float(os.environ.get("FUZZ_SCALE", "1.0"))
+SCALE = float(os.environ.get("FUZZ_SCALE", "0.25"))
 EXAMPLES = {
     "nccl_text": 24_000,
     "nccl_text_raw": 3_000,
