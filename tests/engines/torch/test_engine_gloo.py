@@ -83,17 +83,11 @@ def test_results_on_disk_match_the_returned_result(all_collectives: RunResult) -
     assert all_collectives.metadata.notes  # the skipped 0-element sizes are explained
 
 
-@pytest.mark.parametrize(
-    ("dtype", "op"),
-    [
-        ("half", "sum"),
-        ("bfloat16", "max"),
-        ("int8", "prod"),
-        ("double", "avg"),
-        ("int64", "min"),
-        ("uint8", "sum"),
-    ],
-)
+# Real ranks for one 16-bit float, one integer and one floating avg (the tolerance path): the values'
+# arithmetic for every op, dtype and rank count is checked without processes in
+# tests/engines/nccl/test_values.py (against this engine's gpufabric.engines.torch.data); these runs
+# prove the dtype and op reach gloo's ranks and come back exact.
+@pytest.mark.parametrize(("dtype", "op"), [("bfloat16", "max"), ("int8", "prod"), ("double", "avg")])
 def test_dtypes_and_ops_are_exact(tmp_path: Path, dtype: str, op: str) -> None:
     config = BenchConfig(
         collectives=["all_reduce", "reduce_scatter", "reduce"],
