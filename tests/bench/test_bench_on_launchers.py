@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from gpufabric.report.nccl_table import render_run
+from gpufabric.results.io import read_result
 from gpufabric.results.model import RunResult
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "launch"))
@@ -67,6 +69,8 @@ def local_result(tmp_path_factory: pytest.TempPathFactory) -> RunResult:
     cwd = tmp_path_factory.mktemp("local")
     done = _bench([*SWEEP, "--format", "json", "--run-dir", str(cwd / "run")], cwd)
     assert done.returncode == 0, done.stderr
+    # JSON is printed once, at the end: exactly the saved document, nothing streamed before it.
+    assert done.stdout == render_run(read_result(cwd / "run" / "result.json"), "json")
     return RunResult.model_validate_json(done.stdout)
 
 

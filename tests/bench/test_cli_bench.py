@@ -98,9 +98,10 @@ def test_table_and_json_formats(tmp_path: Path) -> None:
 
 
 def test_wrong_data_prints_the_table_then_exits_3_naming_the_rank(tmp_path: Path) -> None:
+    out = tmp_path / "copy.json"
     proc = _run(
         ["-c", "all_reduce", "-b", "1K", "-e", "4K", "-f", "4", "--ranks", "2", "-n", "2", "--batches", "1",
-         "--check", "--run-dir", str(tmp_path / "run")],
+         "--check", "--run-dir", str(tmp_path / "run"), "--out", str(out)],
         env={"GPUFABRIC_FAULT": "corrupt:rank=1"},
     )  # fmt: skip
     assert proc.returncode == 3, proc.stderr
@@ -110,7 +111,12 @@ def test_wrong_data_prints_the_table_then_exits_3_naming_the_rank(tmp_path: Path
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("Error: --check: "), proc.stderr
     assert "rank 1" in lines[0] and "Traceback" not in proc.stderr
-    assert (tmp_path / "run" / "result.json").exists()
+    for path in (tmp_path / "run" / "result.json", out):
+        document = json.loads(path.read_text())
+        assert document["complete"] is True  # every size ran ...
+        failure = document["failure"]  # ... but the numbers are wrong, and the document says so
+        assert failure.startswith("--check: ") and "wrong element(s); first: " in failure
+        assert "rank 1" in failure
 
 
 def test_one_rank_says_why_busbw_is_zero(tmp_path: Path) -> None:

@@ -1,5 +1,6 @@
 """``gpufabric bench`` prints each row as its size finishes (like nccl-tests), and a stopped run prints
-what it measured and where the partial result is kept. Real ranks on gloo; faults from GPUFABRIC_FAULT."""
+what it measured and where the partial result is kept. Real ranks on gloo; faults from GPUFABRIC_FAULT.
+(JSON, printed once at the end: the local run of tests/bench/test_bench_on_launchers.py.)"""
 
 from __future__ import annotations
 
@@ -78,16 +79,6 @@ def test_a_failed_rank_still_prints_the_sizes_it_finished_as_csv(tmp_path: Path)
     assert [int(r.split(",")[2]) for r in rows] == [8, 64]
     assert "partial result: 2 sizes measured" in proc.stderr
     assert str(run_dir / "result.jsonl") in proc.stderr
-
-
-def test_json_is_printed_once_at_the_end_as_before(tmp_path: Path) -> None:
-    run_dir = tmp_path / "run"
-    proc = subprocess.run(
-        [*CLI, "-e", "512", "--format", "json", "--run-dir", str(run_dir)],
-        capture_output=True, text=True, timeout=180, check=False, env=_env(),
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout == render_run(read_result(run_dir / "result.json"), "json")
 
 
 def test_with_the_progress_bar_on_stderr_stdout_is_still_exactly_the_csv(tmp_path: Path) -> None:
