@@ -5,7 +5,7 @@ arrival, and prints one JSON line: ``wall_s`` (start to exit), ``first_row_s`` (
 ``last_row_to_exit_s``, the row count, and the start and end in seconds since the epoch. A row is a table
 line of nccl-tests' layout, which ``gpufabric bench`` prints too: it starts with the size in bytes, then
 the element count (two integers), then the type. The command's output is kept in ``--log`` when given.
-Used by benchmarks/gpu_startup.sh:
+Used by benchmarks/gpu.sh startup:
 
     python benchmarks/first_row.py --log nt.txt -- mpirun -np 4 all_reduce_perf -b 8 -e 128M -f 2 -g 1
 """

@@ -1,4 +1,4 @@
-"""Summarise benchmarks/gpu_startup.sh: start-up and exit of ``gpufabric bench`` against nccl-tests.
+"""Summarise benchmarks/gpu.sh startup: start-up and exit of ``gpufabric bench`` against nccl-tests.
 
 Reads the JSON lines ``benchmarks/first_row.py`` printed (one per run, labelled ``gpufabric`` or
 ``nccl-tests``) and, for our runs, each run directory's ``result.json`` phases (``RunMetadata.phases``).

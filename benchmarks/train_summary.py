@@ -1,4 +1,4 @@
-"""The summary lines of benchmarks/gpu_train.sh (issue 37), from the documents its steps left in one folder.
+"""The summary lines of benchmarks/gpu.sh train (issue 37), from the documents its steps left in one folder.
 
     python3 benchmarks/train_summary.py RUNS_DIR
 

@@ -1,7 +1,7 @@
 """A run records when each of its phases began (``RunMetadata.phases``), read back from real gloo ranks.
 
 Which phases and their order are checked, never how long they took (timing is benchmarks/'s:
-``benchmarks/gpu_startup.sh``).
+``benchmarks/gpu.sh startup``).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """RAS output built from NCCL's own printf formats (src/ras/client_support.cc, tag v2.28.9-1; line numbers
 cited), for the states the user guide shows no full example of: a job with one process stopped, in text and
-in 2.28.9's JSON. Not a capture: the GPU script (benchmarks/gpu_nccl_native.sh) captures the real thing,
+in 2.28.9's JSON. Not a capture: the GPU script (benchmarks/gpu.sh nccl_native) captures the real thing,
 which then sits beside these in tests/fixtures/nccl_native."""
 
 # ruff: noqa: UP031  -- printf-style on purpose: each line is NCCL's C format, kept comparable

@@ -1,7 +1,7 @@
 """train-bench on real GPUs with NCCL (the lent GPU machine: ``pytest -m gpu tests/train``).
 
 bf16 gradients counted from DDP's buckets, NCCL logs captured, FSDP2 on NCCL, and the fabric A/B with the
-planner's one-host profiles reaching the ranks in ABBA rounds. Speed is recorded by benchmarks/gpu_train.sh.
+planner's one-host profiles reaching the ranks in ABBA rounds. Speed is recorded by benchmarks/gpu.sh train.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ Every field is a time in seconds since the epoch (``time.time()``), so stamps ta
 on one host line up; each is None when nobody recorded it (a run of an older version, a launcher whose
 ranks start elsewhere, a system without ``/proc``). Rank 0 records what it sees; the command that started
 the ranks adds its own (``command_start``, ``spawn``, ``ranks_exited``) to the result file
-(``bench.runner``). ``durations`` turns them into the breakdown ``benchmarks/gpu_startup.sh`` prints.
+(``bench.runner``). ``durations`` turns them into the breakdown ``benchmarks/gpu.sh startup`` prints.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 # Issue 33 on a 4-GPU machine: why certify of 4 virtual nodes misses its 2 minutes and why the GPU test
 # failed. The plan (--dry-run), one clean certify with progress on stderr (every stage's time), the node
 # stage's run directories kept, then the GPU test file with -s (each node's reasons printed).
-#   benchmarks/gpu_certify_probe.sh      # nvidia-h100-x4; ~7 min
+#   benchmarks/gpu.sh certify_probe      # nvidia-h100-x4; ~7 min
 set -u
 LOG="${OUT:-/tmp/gpufabric-out}/certify-probe.log"
 source "$(dirname "$0")/gpu_lib.sh"

@@ -4,7 +4,7 @@
 # `mpirun -np 4 all_reduce_perf -b 8 -e 128M -f 2 -g 1`, alternated, one untimed warm-up each then 3 timed
 # runs each: the whole command, the time to the first row, last row to exit (benchmarks/first_row.py), and
 # our phase breakdown from each result's RunMetadata.phases (benchmarks/startup_summary.py).
-#   benchmarks/gpu_startup.sh     # ~3 min (the nccl-tests build is most of it); needs .whl/ and .gpurun/nccl-tests
+#   benchmarks/gpu.sh startup     # ~3 min (the nccl-tests build is most of it); needs .whl/ and .gpurun/nccl-tests
 # What comes back: summary.txt, startup.log, startup-runs.tgz (every command's output, run directories).
 set -u
 LOG="${OUT:-/tmp/gpufabric-out}/startup.log"

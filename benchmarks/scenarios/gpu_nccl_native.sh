@@ -2,11 +2,11 @@
 # Issue 41 on a 4-GPU machine (nvidia-h100-x4): NCCL's own diagnostics read by gpufabric, with every raw
 # capture kept for CPU-test fixtures. Three phases, each one call under 10 minutes on the same warm
 # machine (the builds under .gpurun/ are kept between calls):
-#   benchmarks/gpu_nccl_native.sh build   # NCCL 2.31 from .gpurun/nccl (sm_90 only), its Inspector plugin,
+#   benchmarks/gpu.sh nccl_native:build   # NCCL 2.31 from .gpurun/nccl (sm_90 only), its Inspector plugin,
 #                                         # nccl-tests against torch's NCCL 2.28.9 (~6-8 min)
-#   benchmarks/gpu_nccl_native.sh ras     # RAS of a 4-rank nccl-tests job, clean and with one rank stopped
+#   benchmarks/gpu.sh nccl_native:ras     # RAS of a 4-rank nccl-tests job, clean and with one rank stopped
 #                                         # (SIGSTOP), on 2.28.9 and 2.31: our client and raw socket dumps
-#   benchmarks/gpu_nccl_native.sh rest    # Inspector (JSON, Prometheus), NCCL_RUN_DIAGNOSTICS (and with
+#   benchmarks/gpu.sh nccl_native:rest    # Inspector (JSON, Prometheus), NCCL_RUN_DIAGNOSTICS (and with
 #                                         # NCCL_P2P_DISABLE=1), bench on 2.31, bench --ab 2.28.9 vs 2.31
 # Needs carried: .whl/ (our wheels), .gpurun/nccl-tests, .gpurun/nccl (NCCL v2.31.2-1 source:
 # `git archive --prefix=nccl/ v2.31.2-1 | tar x -C .gpurun`). What comes back: summary.txt,

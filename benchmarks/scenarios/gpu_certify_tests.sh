@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 33's certify GPU tests on a 4-GPU machine (tests/engines/nccl/test_gpu_certify.py: clean twice, a
 # real matmul load on one GPU, one node's environment misconfigured), each certify's wall time printed.
-#   benchmarks/gpu_certify_tests.sh      # nvidia-h100-x4; ~7 min
+#   benchmarks/gpu.sh certify_tests      # nvidia-h100-x4; ~7 min
 set -u
 LOG="${OUT:-/tmp/gpufabric-out}/certify-tests.log"
 source "$(dirname "$0")/gpu_lib.sh"

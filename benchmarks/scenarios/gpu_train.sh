@@ -4,7 +4,7 @@
 # the reference loop (benchmarks/train_reference.py: torchtitan's FSDP2 layout, plain DDP) on 1 and 4
 # GPUs for the scaling efficiency side by side, and --ab (DDP, 2 ABBA rounds; its fabric-off side is DDP
 # on sockets). Predicted vs measured exposed communication for each run is in the summary, last.
-#   benchmarks/gpu_train.sh        # ~7 min on 4x H100; needs .whl/ carried (pydantic etc.)
+#   benchmarks/gpu.sh train        # ~7 min on 4x H100; needs .whl/ carried (pydantic etc.)
 # Every step runs under `timeout`, cut to what is left of BUDGET_S (default 480 s) after the set-up, so
 # the whole script ends inside one 10-minute device command; a step with under 40 s left is skipped and
 # says so. What comes back: summary.txt, train.log, train-runs.tgz (every train.json, the reference's lines).

@@ -3,7 +3,7 @@
 # side by side with nccl-tests built there (3 runs each, median of 3 vs median of 3, default mode), one
 # collective alone against the same after the nine others, the warm-up note in the 3 clean runs and with
 # a matmul started on one GPU mid-run, and a --per-iteration run. Raw outputs kept; the ratio summary last.
-#   benchmarks/gpu_timing.sh     # ~7 min on 4x H200; needs .whl/ and .gpurun/nccl-tests carried
+#   benchmarks/gpu.sh timing     # ~7 min on 4x H200; needs .whl/ and .gpurun/nccl-tests carried
 # What comes back: summary.txt, timing.log, ratios.md, alone.md, timing-runs.tgz.
 set -u
 START=$(date +%s)

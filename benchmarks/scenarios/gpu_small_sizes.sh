@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Issue 36 item 2, a short look (after benchmarks/gpu_startup.sh in the same call, which built nccl-tests):
+# Issue 36 item 2, a short look (after benchmarks/gpu.sh startup in the same call, which built nccl-tests):
 # all_reduce, reduce and broadcast at 8 B - 64 KB (-n 20 -w 5, default mode), ours beside nccl-tests
 # (`mpirun -np 4`, -c 0), once each, alternated; benchmarks/side_by_side.py's summary lines.
-#   benchmarks/gpu_startup.sh; benchmarks/gpu_small_sizes.sh     # nvidia-h100-x4; ~1 min after the build
+#   benchmarks/gpu.sh startup; benchmarks/gpu.sh small_sizes     # nvidia-h100-x4; ~1 min after the build
 set -u
 LOG="${OUT:-/tmp/gpufabric-out}/small-sizes.log"
 source "$(dirname "$0")/gpu_lib.sh"

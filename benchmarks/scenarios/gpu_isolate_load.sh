@@ -2,7 +2,7 @@
 # Issue 33's isolate target on a 4-GPU machine: a matmul loop on one GPU (heavy: always busy; light: busy
 # 50 ms of every 200 ms), 4 one-GPU nodes over NVLink, one clean search and 3 runs of each load
 # (tests/analysis/isolate/test_isolate_gpu_load.py prints each run's record as it ends).
-#   benchmarks/gpu_isolate_load.sh      # nvidia-h100-x4; ~6 min
+#   benchmarks/gpu.sh isolate_load      # nvidia-h100-x4; ~6 min
 set -u
 LOG="${OUT:-/tmp/gpufabric-out}/isolate-load.log"
 source "$(dirname "$0")/gpu_lib.sh"
