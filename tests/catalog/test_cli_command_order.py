@@ -10,5 +10,5 @@ def test_commands_are_listed_in_their_documented_order() -> None:
     names = [command.name for command in app.registered_commands]
     assert names == [
         "bench", "compare", "report", "show", "catalog", "plan", "doctor", "launch", "nodes", "isolate",
-        "certify", "train-bench", "tune", "env", "snapshot", "expect",
+        "certify", "train-bench", "tune", "env", "snapshot", "expect", "watch",
     ]  # fmt: skip

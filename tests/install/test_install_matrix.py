@@ -43,7 +43,7 @@ PLAIN_RUNS: dict[str, tuple[list[str], str]] = {
     "show a nccl-tests log": (["show", str(NCCL_TESTS_LOG)], "all_gather"),
     "compare": (["compare", str(NVLINK), str(SOCKET)], "Speed-up"),
     "report": (["report", str(NVLINK), str(SOCKET), "--out", "report.html"], ""),
-    "train-bench --show": (["train-bench", "--show", str(TRAIN_AB)], "samples/s"),
+    "train-bench --show": (["train-bench", "--show", str(TRAIN_AB)], "tokens/s"),
     "catalog": (["catalog"], "p4d.24xlarge"),
     "catalog one shape": (["catalog", "show", "p5.48xlarge"], "efa"),
     "plan": (["plan", "-t", "p4d.24xlarge", "--platform", "kubernetes"], "vpc.amazonaws.com/efa"),

@@ -168,7 +168,9 @@ def test_a_lossy_path_drops_its_share_of_packets_between_its_two_nodes_only(
         assert clean == count  # node 0 -> node 2 is not on the lossy path
         # TCP over the lossy path still delivers every byte, by retransmitting what the filter dropped
         before = retransmitted(bed, 0)
-        assert tcp_bytes_delivered(bed, 0, 1, 1 << 20) == 1 << 20
+        # 8 MiB: veth segments offload into 64 KB packets, so 1 MiB was only ~16 of them, none dropped in
+        # about one run in five at 10% (0.9^16); 128 of them all pass once in a million
+        assert tcp_bytes_delivered(bed, 0, 1, 8 << 20) == 8 << 20
         assert retransmitted(bed, 0) > before
 
 

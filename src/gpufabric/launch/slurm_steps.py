@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import signal
 import subprocess
 from collections.abc import Iterator, Mapping, Sequence
 
@@ -29,7 +30,10 @@ from gpufabric.launch.task_program import TASK_ID_VAR
 
 _GRANTED = re.compile(r"Granted job allocation (\d+)")
 _LABEL = re.compile(r"^\s*(\d+): ?(.*)$")
-_TASK_EXIT = re.compile(r"srun: error: \S+: tasks? ([\d,\-]+): Exited with exit code (\d+)")
+# srun's word for each failed task: an exit code, or "Killed" for a task killed by a signal (SIGKILL: the
+# OOM killer, our crash fault). A killed task must read as killed: its peers then fail with errors of
+# their own ("connection closed by peer"), and the killed one, not they, is the cause.
+_TASK_EXIT = re.compile(r"srun: error: \S+: tasks? ([\d,\-]+): (?:Exited with exit code (\d+)|Killed)")
 
 
 class SlurmAllocation(BaseModel):
@@ -149,9 +153,8 @@ class SrunStepLauncher:
             if failed:
                 for part in failed.group(1).split(","):
                     low, _, high = part.partition("-")
-                    codes.update(
-                        {task: int(failed.group(2)) for task in range(int(low), int(high or low) + 1)}
-                    )
+                    code = int(failed.group(2)) if failed.group(2) else -signal.SIGKILL
+                    codes.update({task: code for task in range(int(low), int(high or low) + 1)})
             return "[srun]", None, line
 
         def exits(index: int, returncode: int) -> list[RankExit]:
