@@ -27,7 +27,7 @@ from gpufabric.launch.output import last_output_clause
 from gpufabric.launch.processes import current_watchdog, describe_returncode
 from gpufabric.launch.signals import Interrupted
 from gpufabric.launch.slurm_options import SlurmOptions
-from gpufabric.launch.slurm_output import SlurmOutputFollower
+from gpufabric.launch.slurm_output import SlurmOutputFollower, exit_code_of
 from gpufabric.launch.slurm_queue import PendingWatch
 from gpufabric.launch.slurm_reasons import PendingReason, slurm_error, translate_slurm_error
 from gpufabric.launch.task_program import is_task_program
@@ -47,7 +47,6 @@ TERMINAL_STATES = frozenset(
         "REVOKED",
     }
 )
-_EXIT_CODE = re.compile(r"Exited with exit code (\d+)")
 _FIELD = re.compile(r"(\w+)=(\S*)")
 
 
@@ -220,8 +219,7 @@ def _outcome(
         code: int | None = 0 if state == "COMPLETED" else None
         if rank in follower.task_exits:
             host, what = follower.task_exits[rank]
-            exit_match = _EXIT_CODE.search(what)
-            code = int(exit_match.group(1)) if exit_match else (-9 if "Killed" in what else None)
+            code = exit_code_of(what)
         if rank in follower.launch_failures:
             code = None  # srun never started it, whatever the job's state says
         tail = list(follower.tails.get(rank) or follower.tails.get(None) or [])

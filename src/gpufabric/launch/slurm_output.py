@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import collections
 import re
+import signal
 from pathlib import Path
 
 from gpufabric.launch.base import OutputSink
@@ -18,6 +19,25 @@ from gpufabric.launch.processes import LAST_LINES
 _LABEL = re.compile(r"^\s*(\d+): ?(.*)$")
 _TASK_EXIT = re.compile(r"srun: error: (?P<host>\S+): tasks? (?P<tasks>[\d,\-]+): (?P<what>.*)$")
 _LAUNCH_FAILED = re.compile(r"srun: error: task (?P<task>\d+) launch failed: (?P<what>.*)$")
+_EXIT_CODE = re.compile(r"Exited with exit code (\d+)")
+
+
+def task_exit(line: str) -> tuple[str, list[int], str] | None:
+    """srun's line for tasks that ran and failed: (host, the tasks, srun's words), else None."""
+    failed = _TASK_EXIT.search(line)
+    if failed is None:
+        return None
+    return failed.group("host"), _expand(failed.group("tasks")), failed.group("what")
+
+
+def exit_code_of(what: str) -> int | None:
+    """srun's words for a failed task as an exit status: its exit code, ``-SIGKILL`` for "Killed" (a
+    task killed by a signal: the OOM killer, our crash fault; its peers then fail with errors of their
+    own, "connection closed by peer", and the killed one, not they, is the cause), else None."""
+    code = _EXIT_CODE.search(what)
+    if code is not None:
+        return int(code.group(1))
+    return -signal.SIGKILL if "Killed" in what else None
 
 
 class SlurmOutputFollower:
@@ -57,10 +77,11 @@ class SlurmOutputFollower:
             prefix = f"(node {rank})" if self.node_tags else f"[rank {rank}]"
         else:
             body, prefix = line, "[slurm]"
-            failed = _TASK_EXIT.search(line)
-            if failed:
-                for task in _expand(failed.group("tasks")):
-                    self.task_exits[task] = (failed.group("host"), failed.group("what"))
+            failed = task_exit(line)
+            if failed is not None:
+                host, tasks, what = failed
+                for task in tasks:
+                    self.task_exits[task] = (host, what)
             unlaunched = _LAUNCH_FAILED.search(line)
             if unlaunched:
                 self.launch_failures[int(unlaunched.group("task"))] = unlaunched.group("what").strip()

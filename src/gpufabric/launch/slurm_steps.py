@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import signal
 import subprocess
 from collections.abc import Iterator, Mapping, Sequence
 
@@ -26,14 +25,11 @@ from gpufabric.launch.identity import NodeLayout, layout_env, new_task_id
 from gpufabric.launch.processes import run_commands
 from gpufabric.launch.slurm_job import cancel, slurm_command
 from gpufabric.launch.slurm_options import SlurmOptions
+from gpufabric.launch.slurm_output import exit_code_of, task_exit
 from gpufabric.launch.task_program import TASK_ID_VAR
 
 _GRANTED = re.compile(r"Granted job allocation (\d+)")
 _LABEL = re.compile(r"^\s*(\d+): ?(.*)$")
-# srun's word for each failed task: an exit code, or "Killed" for a task killed by a signal (SIGKILL: the
-# OOM killer, our crash fault). A killed task must read as killed: its peers then fail with errors of
-# their own ("connection closed by peer"), and the killed one, not they, is the cause.
-_TASK_EXIT = re.compile(r"srun: error: \S+: tasks? ([\d,\-]+): (?:Exited with exit code (\d+)|Killed)")
 
 
 class SlurmAllocation(BaseModel):
@@ -149,12 +145,10 @@ class SrunStepLauncher:
             label = _LABEL.match(line)
             if label:
                 return f"[rank {label.group(1)}]", int(label.group(1)), label.group(2)
-            failed = _TASK_EXIT.search(line)
-            if failed:
-                for part in failed.group(1).split(","):
-                    low, _, high = part.partition("-")
-                    code = int(failed.group(2)) if failed.group(2) else -signal.SIGKILL
-                    codes.update({task: code for task in range(int(low), int(high or low) + 1)})
+            failed = task_exit(line)
+            code = exit_code_of(failed[2]) if failed is not None else None
+            if failed is not None and code is not None:
+                codes.update(dict.fromkeys(failed[1], code))
             return "[srun]", None, line
 
         def exits(index: int, returncode: int) -> list[RankExit]:
