@@ -8,7 +8,7 @@ from __future__ import annotations
 from gpufabric.analysis.doctor.evidence import Evidence, Expectation
 from gpufabric.analysis.doctor.model import CheckResult, Verdict
 from gpufabric.catalog import Baseline, expected_busbw, list_baseline_curves
-from gpufabric.results.model import Row, Series
+from gpufabric.results.model import Row, RunResult, Series
 from gpufabric.units import human_size
 
 # Below this fraction of the baseline a shortfall is a failure, not noise or a tuning gap.
@@ -74,19 +74,22 @@ def _matching_variant(
     return ""
 
 
+def unmeasured(check_id: str, title: str, result: RunResult | None) -> CheckResult:
+    """The SKIP of a bandwidth check whose inputs hold no measured series (only NCCL logs, or none)."""
+    return CheckResult(
+        id=check_id,
+        title=title,
+        verdict=Verdict.SKIP,
+        cause="no measured numbers in the inputs "
+        + ("(only NCCL logs)" if result is None else f"({result.label} holds no measured series)"),
+    )
+
+
 def check_busbw_baseline(ev: Evidence, exp: Expectation) -> list[CheckResult]:
     title = "busbw against the catalog baseline"
     result = ev.result
     if result is None or not result.series:
-        return [
-            CheckResult(
-                id="busbw-baseline",
-                title=title,
-                verdict=Verdict.SKIP,
-                cause="no measured numbers in the inputs "
-                + ("(only NCCL logs)" if result is None else f"({result.label} holds no measured series)"),
-            )
-        ]
+        return [unmeasured("busbw-baseline", title, result)]
     if exp.instance is None:
         return [
             CheckResult(

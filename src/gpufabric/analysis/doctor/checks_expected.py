@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from gpufabric.analysis.doctor.checks_bandwidth import unmeasured
 from gpufabric.analysis.doctor.evidence import Evidence, Expectation
 from gpufabric.analysis.doctor.model import CheckResult, Verdict
 from gpufabric.analysis.expected import expect_run
@@ -110,15 +111,7 @@ def check_busbw_expected(ev: Evidence, exp: Expectation) -> list[CheckResult]:
     """One check per collective of the run (one SKIP when there is nothing to judge)."""
     result = ev.result
     if result is None or not result.series:
-        return [
-            CheckResult(
-                id="busbw-expected",
-                title=TITLE,
-                verdict=Verdict.SKIP,
-                cause="no measured numbers in the inputs "
-                + ("(only NCCL logs)" if result is None else f"({result.label} holds no measured series)"),
-            )
-        ]
+        return [unmeasured("busbw-expected", TITLE, result)]
     judged = expect_run(result, _run_dir(ev), environ=os.environ, given=exp.given, attestation=ev.attestation)
     logged = ev.attestation is not None and ev.attestation.has_nccl_output
     checks = [_check(series, judged, logged) for series in judged.series]
