@@ -168,19 +168,22 @@ def _prepare_measurement(
         raise UsageError(f"--size {request.size}: a group test moves 1 byte or more; e.g. --size 1M")
     if not round_timeout > 0:  # "not >" also refuses nan
         raise UsageError(f"--round-timeout {round_timeout}: give each round a positive number of seconds")
-    # Many short batches read by an upper statistic only where GPUs talk directly (NVLink/PCIe, or a NIC
-    # between real nodes) and the user asked for it. Virtual nodes of one host talk over NET/Socket
-    # through its kernel and NCCL's proxy threads: host-scheduled batches, read by their median.
-    device_timed = on_gpu and not vnodes
-    statistic = request.group_statistic(on_gpu=device_timed)
-    tail = device_timed and statistic in ("tail10", "p95")
+    # Many short batches, read by an upper statistic, only where the user asked for one and GPUs talk
+    # directly (NVLink/PCIe, or a NIC between real nodes). Virtual nodes of one host talk over NET/Socket
+    # through its kernel and NCCL's proxy threads: host-scheduled batches, as on CPU ranks.
+    statistic = request.group_statistic()
+    tail = on_gpu and not vnodes and statistic in ("tail10", "p95")
+    iters, batches, batch_s = (
+        (TAIL_ITERS, TAIL_BATCHES, TAIL_BATCH_S)
+        if tail
+        else (GPU_ITERS, GPU_BATCHES, GPU_BATCH_S)
+        if on_gpu
+        else (CPU_ITERS, CPU_BATCHES, CPU_BATCH_S)
+    )
     settings = RoundSettings(
         collective=request.collective,  # check_measurement checked it; pydantic checks it again
-        size_bytes=size_bytes,
-        iters=request.iters or (TAIL_ITERS if tail else GPU_ITERS if on_gpu else CPU_ITERS),
-        batches=request.batches or (TAIL_BATCHES if tail else GPU_BATCHES if on_gpu else CPU_BATCHES),
-        min_batch_s=request.batch_seconds
-        or (TAIL_BATCH_S if tail else GPU_BATCH_S if on_gpu else CPU_BATCH_S),
+        size_bytes=size_bytes, iters=request.iters or iters, batches=request.batches or batches,
+        min_batch_s=request.batch_seconds or batch_s,
         statistic=statistic, backend=backend,
         device="cuda" if on_gpu else "cpu", stage_timeouts=execution.stage_timeouts or StageTimeouts(),
         round_timeout_s=round_timeout,

@@ -25,7 +25,7 @@ from gpufabric.analysis.isolate import (
     read_hostfile,
     read_node_list,
 )
-from gpufabric.bench.group_statistic import CPU_STATISTIC, GPU_STATISTIC, GroupStatistic, parse_statistic
+from gpufabric.bench.group_statistic import DEFAULT_STATISTIC, GroupStatistic, parse_statistic
 from gpufabric.bench.groups import GroupCollective
 from gpufabric.errors import UsageError
 
@@ -187,13 +187,13 @@ class IsolateRequest(BaseModel):
                 f"--iters {self.iters} / --batches {self.batches} / --batch-seconds "
                 f"{self.batch_seconds}: iterations and batches 1 or more, seconds in (0, 60]"
             )
-        self.group_statistic(on_gpu=False)  # a misspelt --statistic is refused before any round
+        self.group_statistic()  # a misspelt --statistic is refused before any round
         if self.expected_gbps is not None and self.expected_gbps <= 0:
             raise UsageError(f"--expected-gbps {self.expected_gbps}: give a positive busbw, e.g. 180")
 
-    def group_statistic(self, *, on_gpu: bool) -> GroupStatistic:
+    def group_statistic(self) -> GroupStatistic:
         """What each group test's batch times are reduced to (``bench.group_statistic``): ``statistic``,
         else the median (``TAIL_*`` settings go with tail10 and p95 between GPUs)."""
         if self.statistic is not None:
             return parse_statistic("--statistic", self.statistic)
-        return GPU_STATISTIC if on_gpu else CPU_STATISTIC
+        return DEFAULT_STATISTIC
