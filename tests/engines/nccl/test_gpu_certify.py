@@ -99,7 +99,8 @@ def loaded_gpu(four_gpus: None) -> Iterator[None]:
 
 
 def test_clean_runs_certify_every_node(tmp_path: Path, four_gpus: None) -> None:
-    for attempt in range(2):
+    # GPUFABRIC_CERTIFY_CLEAN_RUNS: more clean runs in one call (the issue asks for 5 in all).
+    for attempt in range(int(os.environ.get("GPUFABRIC_CERTIFY_CLEAN_RUNS", "2"))):
         code, report, _ = _certify(tmp_path, f"clean{attempt}", {})
         assert code == 0, report["summary"]
         assert "fail" not in set(report["summary"]["nodes"].values()), report["summary"]
