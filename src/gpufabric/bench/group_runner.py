@@ -19,7 +19,7 @@ from pathlib import Path
 
 from gpufabric.bench.config import BenchConfig
 from gpufabric.bench.failure import diagnose_failure
-from gpufabric.bench.group_statistic import busbw_under
+from gpufabric.bench.group_statistic import group_readings
 from gpufabric.bench.groups import (
     ROUND_CONFIG,
     ROUND_RESULT,
@@ -158,7 +158,8 @@ def read_round(path: Path, spec: GroupRound) -> RoundResult:
 
 class GroupRunner:
     """Runs rounds of node groups as jobs; ``__call__(groups) -> busbw per group`` (GB/s) at the
-    settings' statistic of each group's batch times (``bench.group_statistic``).
+    settings' statistic of each group's batch times (``bench.group_statistic``; ``median+tail10``: the
+    pair of readings that ``analysis.isolate.blend`` makes one).
 
     ``launcher`` makes a fresh launcher per round (a new rendezvous port each time); ``env`` is added to
     every rank (``GPUFABRIC_FAULT`` only when the caller passes it); ``first_round``, when given, is run
@@ -206,7 +207,7 @@ class GroupRunner:
         return prepare_round(spec, launcher=self.launcher(), nranks=self.node_ranks.world_size,
                              on_gpu=self.on_gpu, env=self.env, environ=self.environ)  # fmt: skip
 
-    def __call__(self, groups: Sequence[Sequence[int]]) -> list[float]:
+    def __call__(self, groups: Sequence[Sequence[int]]) -> list[float | tuple[float, float]]:
         number = len(self.rounds) + 1
         prepared = self.first_round if number == 1 and self.first_round else self.prepare(number, groups)
         asked = [self.node_ranks.of_group(g) for g in groups]
@@ -224,4 +225,4 @@ class GroupRunner:
         )
         self.rounds.append(result)
         statistic = self.settings.statistic
-        return [busbw_under(g.busbw_gbps, g.time_us, g.samples_us, statistic) for g in result.groups]
+        return [group_readings(g.busbw_gbps, g.time_us, g.samples_us, statistic) for g in result.groups]

@@ -18,14 +18,19 @@ a fraction ``d`` of the time:
   healthy and slow from one test to the next (the simulator convicted healthy partners so).
 - ``tail10`` (the mean of the slowest tenth): the slow part at full depth above 10% slow batches, in
   proportion below, without the flip.
+- ``median+tail10`` (the default between GPUs): both, each against its own healthy level, the lower
+  counting (``analysis.isolate.blend``). On 4x H200 (2026-11-27) tail10 alone found the light load (1 of
+  2 runs) but read the heavy one healthy. The healthy groups' own slowest tenth was about as deep as
+  the heavy load: clean tail10 runs' best group read 128-130 GB/s where the morning's median runs read
+  237-239 (0.55), and the heavy load reads 0.45-0.53 at the median. A tail judged against healthy tails
+  cannot see a load no deeper than the healthy tail that slows every batch alike; the median sees
+  exactly that one, and the tail the load the median drops.
 
-With ``--statistic tail10`` GPU rounds use many short batches (``TAIL_BATCHES`` of ``TAIL_BATCH_S``:
-100 batches of 5 ms, a window of about 0.5 s, so a 50 ms burst every 200 ms is in it two or three
-times, each time over 4-5 whole batches). Measured on 4x H200 (2026-11-27): the light load convicted in 1
-of 2 runs, the heavy one not seen in 1 run, so the median stays the default. Their batches are
-device-timed (the stream held while the host enqueues), so a slow
-batch is the GPU's or its link's own, and healthy ones agree within about 1%. CPU rounds keep the
-``median``: a CPU batch includes the host's scheduler, whose preemptions on a shared host an upper
+GPU rounds use many short batches (``TAIL_BATCHES`` of ``TAIL_BATCH_S``: 100 batches of 5 ms, a window
+of about 0.5 s, so a 50 ms burst every 200 ms is in it two or three times, each time over 4-5 whole
+batches); the median of 100 is as steady as the median of 5 long ones. Their batches are device-timed
+(the stream held while the host enqueues), so a slow batch is the GPU's or its link's own. CPU rounds
+keep the ``median``: a CPU batch includes the host's scheduler, whose preemptions on a shared host an upper
 quantile would read as a slow node (healthy pairs' batches ranged 0.7-3.6 ms here). Either way the
 confirm stage compares a suspect only with control groups of the same round under the same statistic,
 so its rank test stays exact and its scaled test's noise is the spread of that statistic.
@@ -40,12 +45,13 @@ from typing import Literal
 
 from gpufabric.errors import UsageError
 
-GroupStatistic = Literal["median", "mean", "p95", "tail10"]
-GROUP_STATISTICS: tuple[GroupStatistic, ...] = ("median", "mean", "p95", "tail10")
-# The default on CPU ranks, virtual nodes and GPUs alike (GPUs: measured on 4x H200, see
-# jobs.isolate_request); tail10 is asked for with --statistic.
+GroupStatistic = Literal["median", "mean", "p95", "tail10", "median+tail10"]
+GROUP_STATISTICS: tuple[GroupStatistic, ...] = ("median", "mean", "p95", "tail10", "median+tail10")
+# CPU ranks and virtual nodes (host-scheduled batches): the median. GPUs talking directly: both.
 DEFAULT_STATISTIC: GroupStatistic = "median"
-INTERMITTENT_STATISTIC: GroupStatistic = "tail10"  # --statistic tail10: a GPU slow part of the time
+GPU_STATISTIC: GroupStatistic = "median+tail10"
+BLENDED: GroupStatistic = "median+tail10"
+"""Read twice (the median and tail10); ``group_readings`` gives both, ``analysis.isolate.blend`` one."""
 TAIL_FRACTION = 0.10
 """``tail10``: the mean of this slowest fraction of the batches (at least one)."""
 
@@ -64,7 +70,7 @@ def batch_time_us(samples_us: Sequence[float], statistic: GroupStatistic) -> flo
     5th and 6th slowest."""
     if not samples_us:
         raise ValueError("a group test without timed batches")
-    if statistic == "median":
+    if statistic in ("median", BLENDED):  # the blend's first reading; ``group_readings`` gives both
         return statistics.median(samples_us)
     if statistic == "mean":
         return statistics.fmean(samples_us)
@@ -85,3 +91,14 @@ def busbw_under(
     bytes over time, so it scales inversely)."""
     chosen = batch_time_us(samples_us, statistic)
     return busbw_gbps * time_us / chosen if chosen > 0 else 0.0
+
+
+def group_readings(
+    busbw_gbps: float, time_us: float, samples_us: Sequence[float], statistic: GroupStatistic
+) -> float | tuple[float, float]:
+    """What a group test reports to isolate: its busbw at ``statistic``, or for ``median+tail10`` the
+    pair (busbw at the median, busbw at tail10) that ``analysis.isolate.blend`` turns into one."""
+    if statistic == BLENDED:
+        return (busbw_under(busbw_gbps, time_us, samples_us, "median"),
+                busbw_under(busbw_gbps, time_us, samples_us, "tail10"))  # fmt: skip
+    return busbw_under(busbw_gbps, time_us, samples_us, statistic)

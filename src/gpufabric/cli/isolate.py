@@ -123,9 +123,10 @@ def isolate(
     statistic: str | None = typer.Option(
         None,
         "--statistic",
-        help="real: what a group test's batch times come to: median, mean, p95 or tail10 (the mean of the "
-        "slowest tenth, over 100 batches of 5 ms between GPUs: sees a GPU slow part of the time); default "
-        "median",
+        help="real: what a group test's batch times come to: median, mean, p95, tail10 (the mean of the "
+        "slowest tenth) or median+tail10 (both, each against its healthy level, the lower counting: a GPU "
+        "slow all or part of the time); default median+tail10 between GPUs, median on CPU ranks and "
+        "virtual nodes",
     ),
     backend: str | None = typer.Option(None, "--backend", help="real: nccl or gloo (default: by device)"),
     expected_gbps: float | None = typer.Option(

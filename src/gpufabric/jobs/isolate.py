@@ -168,11 +168,11 @@ def _prepare_measurement(
         raise UsageError(f"--size {request.size}: a group test moves 1 byte or more; e.g. --size 1M")
     if not round_timeout > 0:  # "not >" also refuses nan
         raise UsageError(f"--round-timeout {round_timeout}: give each round a positive number of seconds")
-    # Many short batches, read by an upper statistic, only where the user asked for one and GPUs talk
-    # directly (NVLink/PCIe, or a NIC between real nodes). Virtual nodes of one host talk over NET/Socket
-    # through its kernel and NCCL's proxy threads: host-scheduled batches, as on CPU ranks.
-    statistic = request.group_statistic()
-    tail = on_gpu and not vnodes and statistic in ("tail10", "p95")
+    # Many short batches, read at median+tail10 by default, where GPUs talk directly (NVLink/PCIe, or a
+    # NIC between real nodes). Virtual nodes of one host talk over NET/Socket through its kernel and
+    # NCCL's proxy threads: host-scheduled batches, read at the median as on CPU ranks.
+    statistic = request.group_statistic(direct_gpus=on_gpu and not vnodes)
+    tail = on_gpu and not vnodes and statistic != "median"
     iters, batches, batch_s = (
         (TAIL_ITERS, TAIL_BATCHES, TAIL_BATCH_S)
         if tail
@@ -271,6 +271,7 @@ def run_isolate_job(prepared: PreparedIsolate) -> IsolateDocument:
         node_ranks=node_map, rank_hosts=hosts.rank_hosts, shared_hosts=shared,
         node_source=prepared.node_source,
         expected_gbps=measurer.expected_gbps, expected_source=measurer.expected_source,
+        tail_scale=measurer.tail_scale,
         fault=prepared.fault.spec if prepared.fault else None, link_sweep=prepared.options.link_sweep,
         run_dir=str(prepared.run_dir),
         round_dirs=[str(runner.round_dir(r.round)) for r in runner.rounds], notes=notes,

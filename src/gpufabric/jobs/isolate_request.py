@@ -25,7 +25,7 @@ from gpufabric.analysis.isolate import (
     read_hostfile,
     read_node_list,
 )
-from gpufabric.bench.group_statistic import DEFAULT_STATISTIC, GroupStatistic, parse_statistic
+from gpufabric.bench.group_statistic import DEFAULT_STATISTIC, GPU_STATISTIC, GroupStatistic, parse_statistic
 from gpufabric.bench.groups import GroupCollective
 from gpufabric.errors import UsageError
 
@@ -44,17 +44,17 @@ MAX_ALPHA, MAX_REPEATS = 0.2, 30
 # Bytes per group test when --size is not given: GPUs need a size that reaches their bandwidth.
 CPU_SIZE, GPU_SIZE = "1M", "64M"
 # Seconds per timed batch: a shared CPU host needs long batches to average out its scheduler (healthy
-# pairs' 200 ms batches ranged 0.7-3.6 ms per iteration here); GPUs are steady, and rounds stay short.
-# These are the settings measured on 4x H200 (2026-11-27): a GPU always busy with a matmul loop found
-# as a node in 4 rounds; certify's GPU tests (virtual nodes) with 0 false failures.
-CPU_BATCH_S, GPU_BATCH_S = 0.1, 0.02
-CPU_BATCHES, GPU_BATCHES = 5, 5
-CPU_ITERS, GPU_ITERS = 20, 20
-# --statistic tail10 or p95 between GPUs (a GPU slow part of the time): many short batches, so that a
-# load busy part of the time fills whole batches and the window (100 x 5 ms, about 0.5 s) spans several
-# of its cycles (bench.group_statistic: a 50 ms burst every 200 ms); 1 iteration at least, the batch's
-# seconds set the count. Not the default: on 4x H200 (2026-11-27) it convicted the light load in 1 of 2
-# runs but found no short group under the heavy load in 1 run (docs/benchmarks.md §8).
+# pairs' 200 ms batches ranged 0.7-3.6 ms per iteration here). CPU rounds and virtual nodes (NET/Socket
+# through the host's kernel) read the median of 5; both measured (certify's GPU tests on virtual nodes:
+# 0 false failures).
+CPU_BATCH_S, CPU_BATCHES, CPU_ITERS = 0.1, 5, 20
+GPU_BATCH_S, GPU_BATCHES, GPU_ITERS = 0.02, 5, 20
+# GPUs talking directly read median+tail10 (bench.group_statistic) of many short batches, so that a load
+# busy part of the time fills whole batches and the window (100 x 5 ms, about 0.5 s) spans several of
+# its cycles (a 50 ms burst every 200 ms); 1 iteration at least, the batch's seconds set the count. Also
+# what --statistic tail10 or p95 between GPUs use. On 4x H200 (2026-11-27) tail10 alone convicted the
+# light load in 1 of 2 runs and missed the heavy one; the median alone found the heavy one and missed
+# the light one (docs/benchmarks.md §7, §8): the blend reads each at the statistic that sees it.
 TAIL_BATCH_S, TAIL_BATCHES, TAIL_ITERS = 0.005, 100, 1
 
 
@@ -92,8 +92,8 @@ class IsolateRequest(BaseModel):
     statistic: str | None = Field(
         default=None,
         description=(
-            "median, mean, p95 or tail10 (bench.group_statistic); None: median; tail10 with 100 short "
-            "batches reads a GPU slow part of the time"
+            "median, mean, p95, tail10 or median+tail10 (bench.group_statistic); None: median+tail10 "
+            "between GPUs (not virtual nodes), else the median"
         ),
     )
     backend: str | None = None
@@ -191,9 +191,10 @@ class IsolateRequest(BaseModel):
         if self.expected_gbps is not None and self.expected_gbps <= 0:
             raise UsageError(f"--expected-gbps {self.expected_gbps}: give a positive busbw, e.g. 180")
 
-    def group_statistic(self) -> GroupStatistic:
+    def group_statistic(self, direct_gpus: bool = False) -> GroupStatistic:
         """What each group test's batch times are reduced to (``bench.group_statistic``): ``statistic``,
-        else the median (``TAIL_*`` settings go with tail10 and p95 between GPUs)."""
+        else median+tail10 between GPUs that talk directly (``direct_gpus``: not virtual nodes), else the
+        median (``TAIL_*`` settings go with every statistic but the median between GPUs)."""
         if self.statistic is not None:
             return parse_statistic("--statistic", self.statistic)
-        return DEFAULT_STATISTIC
+        return GPU_STATISTIC if direct_gpus else DEFAULT_STATISTIC

@@ -1,7 +1,9 @@
 """The search's measurer on real ranks: rounds of group tests run as jobs, judged against a reference.
 
 ``EngineMeasurer`` implements ``GroupMeasurer`` over any ``RoundRunner``: a callable that runs one round
-of disjoint node groups at once and returns each group's busbw in GB/s. The engine provides it
+of disjoint node groups at once and returns each group's busbw in GB/s, or each group's pair of readings
+(at the median, at the slowest tenth), which ``blend`` turns into one busbw with the scale it learns
+from the screen. The engine provides it
 (``gpufabric.bench.group_runner.GroupRunner``: one job per round, one sub-communicator per group); the
 jobs layer (``gpufabric.jobs.isolate``) wires the two, so this layer never imports the engine or a launcher.
 
@@ -19,12 +21,14 @@ from collections.abc import Callable, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from gpufabric.analysis.isolate.blend import Reading, blended, tail_scale
 from gpufabric.analysis.isolate.measurer import GroupMeasurement, NodeId
 from gpufabric.analysis.isolate.model import IsolationReport
 from gpufabric.analysis.isolate.stats import MIN_PEERS_FOR_MAD
 
-RoundRunner = Callable[[Sequence[Sequence[NodeId]]], list[float]]
-"""Runs one round (disjoint groups of node ids, all at once); returns busbw per group, GB/s."""
+RoundRunner = Callable[[Sequence[Sequence[NodeId]]], Sequence[Reading]]
+"""Runs one round (disjoint groups of node ids, all at once); returns busbw per group, GB/s (or the
+median and tail readings of ``blend``)."""
 
 
 class EngineMeasurer:
@@ -41,6 +45,7 @@ class EngineMeasurer:
         self.expected_source = "given" if expected_gbps is not None else "peers' median"
         self.rounds = 0
         self.groups_measured = 0
+        self.tail_scale: float | None = None  # healthy median / healthy tail, from the screen (``blend``)
 
     @property
     def node_count(self) -> int:
@@ -52,9 +57,12 @@ class EngineMeasurer:
         for group in groups:
             if len(group) < 2 or min(group) < 0 or max(group) >= self._node_count:
                 raise ValueError(f"group {list(group)}: 2 or more node ids in 0..{self._node_count - 1}")
-        busbw = self._run_round(groups)
-        if len(busbw) != len(groups):
-            raise ValueError(f"the round runner answered {len(busbw)} values for {len(groups)} groups")
+        readings = self._run_round(groups)
+        if len(readings) != len(groups):
+            raise ValueError(f"the round runner answered {len(readings)} values for {len(groups)} groups")
+        if self.rounds == 0:
+            self.tail_scale = tail_scale(readings)
+        busbw = [blended(r, self.tail_scale) for r in readings]
         if self.rounds == 0 and self.expected_gbps is None and len(groups) < MIN_PEERS_FOR_MAD:
             best = max(busbw)
             if best > 0:
@@ -90,6 +98,9 @@ class MeasuredIsolation(BaseModel):
     node_source: str = Field(default="", description="where the node names came from")
     expected_gbps: float | None = Field(description="the busbw groups were judged against, when fixed")
     expected_source: str
+    tail_scale: float | None = Field(
+        default=None, description="median+tail10: the screen's healthy median / healthy tail (``blend``)"
+    )
     fault: str | None = Field(default=None, description="GPUFABRIC_FAULT as the ranks saw it (tests)")
     link_sweep: bool
     run_dir: str

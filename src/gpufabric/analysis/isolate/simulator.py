@@ -13,7 +13,14 @@ Timed batches (``batches`` > 1, or an ``intermittent`` node): each group test is
 each with its own ``batch_noise``, and a batch of a group holding an intermittent node is slowed to that
 node's ``factor`` with the chance ``busy_fraction`` (a GPU that someone else's work holds part of the
 time, issue 33); the group's busbw is then read at ``statistic`` of its batch times, the same
-``bench.group_statistic.batch_time_us`` the real rounds use.
+``bench.group_statistic.batch_time_us`` the real rounds use (``median+tail10``: both, blended as
+``blend`` does for real rounds, with the scale learned from the first round).
+
+Stalls (``stall_fraction``): any group's batch is held up to ``stall_factor`` times a healthy batch's
+time with that chance, whatever the group, and a stalled batch of a busy node takes the longer of the
+two, not their product. That is one model (not a measured mechanism) under which a healthy tail as deep
+as a steady load hides the load from the tail: on 4x H200 the clean groups' slowest tenth read 0.55 of
+their median and tail10 read the heavy load (0.45-0.53 at the median) as healthy (issue 33).
 """
 
 from __future__ import annotations
@@ -23,8 +30,9 @@ from collections.abc import Sequence
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from gpufabric.analysis.isolate.blend import blended, tail_scale
 from gpufabric.analysis.isolate.measurer import GroupMeasurement, NodeId
-from gpufabric.bench.group_statistic import GroupStatistic, batch_time_us
+from gpufabric.bench.group_statistic import BLENDED, GroupStatistic, batch_time_us
 
 
 class LinkDegradation(BaseModel):
@@ -66,6 +74,8 @@ class ClusterModel(BaseModel):
     batches: int = Field(default=1, ge=1, le=10_000, description="timed batches per group test")
     batch_noise: float = Field(default=0.0, ge=0, le=0.5, description="sigma of each batch's own noise")
     statistic: GroupStatistic = Field(default="median", description="what the batch times come to")
+    stall_fraction: float = Field(default=0.0, ge=0, le=1, description="chance a batch of any group stalls")
+    stall_factor: float = Field(default=1.0, ge=1, description="a stalled batch's time over a healthy one's")
     seed: int = 0
 
     @model_validator(mode="after")
@@ -90,6 +100,7 @@ class SimulatedMeasurer:
         self.model = model
         self.rounds = 0
         self.groups_measured = 0
+        self.tail_scale: float | None = None  # median+tail10: learned from the first round, as real runs do
         self._rng = np.random.default_rng(model.seed)
         self._node_factor = np.ones(model.node_count)
         for node, factor in model.slow_nodes.items():
@@ -97,6 +108,7 @@ class SimulatedMeasurer:
         self._link_a = np.array([link.a for link in model.slow_links], dtype=np.int64)
         self._link_b = np.array([link.b for link in model.slow_links], dtype=np.int64)
         self._link_factor = np.array([link.factor for link in model.slow_links], dtype=float)
+        self._tail_over_median = np.ones(0)  # per group of the last round: tail busbw / median busbw
 
     @property
     def node_count(self) -> int:
@@ -130,16 +142,25 @@ class SimulatedMeasurer:
         noise = np.exp(self.model.noise * self._rng.standard_normal(len(groups)))
         if self.model.round_noise:  # load on the whole cluster for this round: moves every group alike
             noise *= np.exp(self.model.round_noise * self._rng.standard_normal())
-        if self.model.batches > 1 or self.model.intermittent:
+        batched = self.model.batches > 1 or bool(self.model.intermittent)
+        if batched:
             noise /= self._batch_times(group_of, len(groups))
         busbw = self.model.nominal_busbw_gbps * factor * noise
+        if batched and self.model.statistic == BLENDED:
+            readings = [
+                (float(m), float(t)) for m, t in zip(busbw, busbw * self._tail_over_median, strict=True)
+            ]
+            if self.rounds == 0:
+                self.tail_scale = tail_scale(readings)
+            busbw = np.array([blended(r, self.tail_scale) for r in readings])
         self.rounds += 1
         self.groups_measured += len(groups)
         expected = self.model.nominal_busbw_gbps
         return [GroupMeasurement(busbw_gbps=float(v), expected_gbps=expected) for v in busbw]
 
     def _batch_times(self, group_of: np.ndarray, group_count: int) -> np.ndarray:
-        """Each group's time at the model's statistic of its batches, relative to a healthy batch."""
+        """Each group's time at the model's statistic of its batches, relative to a healthy batch
+        (``median+tail10``: the median's, with ``_tail_over_median`` kept for the tail)."""
         model = self.model
         times = np.exp(model.batch_noise * self._rng.standard_normal((group_count, model.batches)))
         speed = np.ones_like(times)  # the slowest busy member's factor, batch by batch
@@ -148,5 +169,13 @@ class SimulatedMeasurer:
             if group >= 0:
                 busy = self._rng.random(model.batches) < load.busy_fraction
                 speed[group] = np.where(busy, np.minimum(speed[group], load.factor), speed[group])
-        times /= speed
-        return np.array([batch_time_us(row.tolist(), model.statistic) for row in times])
+        slowdown = 1 / speed
+        if model.stall_fraction:
+            stalled = self._rng.random(times.shape) < model.stall_fraction
+            slowdown = np.where(stalled, np.maximum(slowdown, model.stall_factor), slowdown)
+        times *= slowdown
+        rows = [row.tolist() for row in times]
+        median = np.array([batch_time_us(row, model.statistic) for row in rows])
+        if model.statistic == BLENDED:
+            self._tail_over_median = median / np.array([batch_time_us(row, "tail10") for row in rows])
+        return median

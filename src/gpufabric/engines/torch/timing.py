@@ -265,6 +265,13 @@ class BatchTimer:
                 unheld += 1
                 hold_s = min(hold_s * 2, _SLEEP_CAP_S)
                 keep = False
+            elif hold and batch.held:
+                # The first hold is sized from the warm-up's enqueue time, which on a fresh communicator
+                # (isolate makes new sub-communicators every round) can hold NCCL's lazy connection
+                # set-up: a hold at its 0.2 s cap before each of 100 batches is 20 s a group. Held
+                # batches say what enqueuing takes; the hold shrinks towards twice that, at most by
+                # half a batch (a miss still doubles it), so it never drops under the host's need.
+                hold_s = max(min(hold_s, 2 * batch.host_enqueue_s + 200e-6), hold_s / 2)
             seconds, detail = self.reduce_batch(batch)
             if keep:  # every rank keeps the (identical) reduced times; only rank 0's become rows
                 log.add(seconds * 1e6, detail)
