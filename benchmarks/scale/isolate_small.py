@@ -3,8 +3,9 @@
 The search runs as real runs do (``EngineMeasurer``: the best screen group is the reference; the real
 runs' ``--min-drop`` 0.25) over the simulator, 200 seeds per case, the fault placed at random: a node
 at 0.5 (heavy) or ``--light`` (0.65), a link at 0.5, or nothing; and as GPU rounds measure (100 batches
-a group test, 1% noise each, read at the slowest tenth): a node at 0.45 in ``--busy`` (13%) of its
-batches ("intermittent", issue 33's matmul loop busy 50 ms of 200), or nothing ("clean-batches").
+a group test, 1% noise each, read at the GPU default, median+tail10): a node at 0.45 in ``--busy``
+(13%) of its batches ("intermittent", issue 33's matmul loop busy 50 ms of 200), or nothing
+("clean-batches").
 Prints per case: right verdicts, searches over the bound, healthy nodes accused, rounds max / median.
 
     PYTHONPATH=src .venv/bin/python benchmarks/scale/isolate_small.py [--noise 0.03] [--round-noise 0.02]
@@ -31,7 +32,7 @@ from gpufabric.analysis.isolate import (
     run_isolation,
 )
 from gpufabric.bench.group_statistic import GPU_STATISTIC
-from gpufabric.jobs.isolate_request import GPU_BATCHES, REAL_MIN_DROP
+from gpufabric.jobs.isolate_request import REAL_MIN_DROP, TAIL_BATCHES
 
 
 def case(n: int, fault: str, args: argparse.Namespace) -> dict[str, object]:
@@ -46,7 +47,7 @@ def case(n: int, fault: str, args: argparse.Namespace) -> dict[str, object]:
             if fault == "intermittent"
             else []
         )
-        batched = {"batches": GPU_BATCHES, "batch_noise": 0.01, "statistic": GPU_STATISTIC}
+        batched = {"batches": TAIL_BATCHES, "batch_noise": 0.01, "statistic": GPU_STATISTIC}
         model = ClusterModel(node_count=n, slow_nodes=slow, slow_links=links, noise=args.noise,
                              round_noise=args.round_noise, seed=seed, intermittent=loads,
                              **(batched if fault in ("intermittent", "clean-batches") else {}))  # fmt: skip
