@@ -12,11 +12,12 @@ Public API:
     node sources: ``numbered_nodes``, ``read_hostfile``, ``read_node_list``, ``expand_nodelist``
 
 Modules: ``measurer`` (the seam), ``simulator`` (cluster model), ``engine_measurer`` (real rounds' seam),
-``stats`` (median/MAD reference), ``proof`` (the retests' rank and scaled tests), ``tasks`` (split / cross
-investigations), ``confirm`` (node or link, proven beside controls), ``sweep`` (links between groups),
-``search`` (rounds and scheduling), ``plan`` (the cost up front), ``report`` + ``model`` (typed output),
-``nodes`` (node sources, fault flags), ``hosts`` (nodes sharing a machine). Running real rounds is
-``gpufabric.jobs.isolate``'s; the text and JSON are ``gpufabric.report.isolate_render``'s.
+``stats`` (median/MAD reference), ``blend`` (a group's median and tail readings as one busbw), ``proof``
+(the retests' rank and scaled tests), ``tasks`` (split / cross investigations), ``confirm`` (node or
+link, proven beside controls), ``sweep`` (links between groups), ``search`` (rounds and scheduling),
+``plan`` (the cost up front), ``report`` + ``model`` (typed output), ``nodes`` (node sources, fault
+flags), ``hosts`` (nodes sharing a machine). Running real rounds is ``gpufabric.jobs.isolate``'s; the
+text and JSON are ``gpufabric.report.isolate_render``'s.
 """
 
 from __future__ import annotations
