@@ -50,3 +50,20 @@ def test_hosts_apart_with_no_nic_known_name_the_network_as_unknown(monkeypatch: 
     assert skipped.verdict is Verdict.SKIP
     assert "the network between the nodes: no NIC of the node is known" in skipped.cause
     assert "socket" not in skipped.cause
+
+
+def test_compare_says_why_a_run_has_no_percent_of_expected() -> None:
+    """compare of the a3-ultra all_gather outputs (GCP's test pods and SkyPilot's): no % column, and a note
+    per run naming the facts missing, instead of silence."""
+    from gpufabric.analysis import compare_files
+
+    compared = compare_files(
+        [
+            FIXTURES / "seed003_gib_rdma_h200_all_gather.log",
+            FIXTURES / "seed003_skypilot_rdma_h200_all_gather.log",
+        ]
+    )
+    (table,) = compared.comparison.tables
+    assert all(value is None for row in table.rows for value in row.of_expected)
+    notes = [n for n in compared.comparison.notes if "no % of expected: missing" in n]
+    assert len(notes) == 2 and all("the network between the nodes" in n for n in notes)

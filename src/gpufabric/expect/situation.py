@@ -110,7 +110,7 @@ def _unknown_network(nodes: int, per_node: int) -> Bound:
         "factor x sum of the NICs' Gbit/s / 8 (NET), or one Ethernet NIC's (sockets)",
         (
             "the network between the nodes: no NIC of the node is known (NCCL_DEBUG=INFO logs name the one "
-            "NCCL used; --instance-type or --snapshot give the node's NICs)",
+            "NCCL used; doctor's --instance-type or --snapshot give the node's NICs)",
         ),
         facts={"nodes": nodes, "ranks per node": per_node},
     )
