@@ -152,3 +152,13 @@ def test_an_unknown_instance_type_is_one_line_naming_the_catalog() -> None:
     assert done.returncode == 2
     [line] = done.stderr.strip().splitlines()
     assert "'p9.bogus' is not in the catalog" in line and "gpufabric catalog list" in line
+
+
+def test_a_size_in_the_latency_regime_prints_no_band_numbers() -> None:
+    """At 4 KB latency sets busbw and the size curve is not fitted there: the row says so instead of an
+    extrapolated 0.1 - 0.1 - 0.1."""
+    done = _run("--instance-type", "p5.48xlarge", "--nodes", "2", "-c", "all_gather", "--size", "4K")
+    assert done.returncode == 0, done.stderr
+    row = next(line for line in done.stdout.splitlines() if line.startswith("all_gather"))
+    assert row.endswith("not judged: latency regime (the band applies from 512 MB)")
+    assert "0.1" not in row

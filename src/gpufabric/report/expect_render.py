@@ -25,6 +25,9 @@ def _band(row: Expectation) -> str:
     band = row.band
     if band is None:
         return "unknown"
+    if not row.judged_by_bandwidth:
+        # Below the band's start latency sets busbw: the size curve is not fitted there, so no number.
+        return f"not judged: latency regime (the band applies from {human_size(row.band_from_bytes)})"
     text = f"{band.low_gbps:.1f} - {band.centre_gbps:.1f} - {band.high_gbps:.1f}"
     return text + (" (published hosts)" if band.basis == "absolute" else "")
 
