@@ -67,3 +67,21 @@ def test_compare_says_why_a_run_has_no_percent_of_expected() -> None:
     assert all(value is None for row in table.rows for value in row.of_expected)
     notes = [n for n in compared.comparison.notes if "no % of expected: missing" in n]
     assert len(notes) == 2 and all("the network between the nodes" in n for n in notes)
+
+
+def test_doctor_on_an_ab_directory_judges_each_sides_measured_numbers() -> None:
+    """A `bench --ab` directory holds each round's side as a run directory (result.json and its NCCL
+    logs): both sides are judged against their own ceilings, not only their logs read."""
+    from gpufabric.analysis.doctor import doctor
+
+    reports = doctor([FIXTURES.parent / "gpu_h100x4" / "ab_nvlink"]).subjects
+    judged = {
+        report.subject: check
+        for report in reports
+        for check in report.checks
+        if check.id == "busbw-expected:all_reduce"
+    }
+    assert len(judged) == 2, [r.subject for r in reports]
+    causes = sorted(check.cause for check in judged.values())
+    assert any("NVLink 18 x 25 GB/s" in cause and "% of expected" in cause for cause in causes)
+    assert any("sockets on one host over loopback" in cause for cause in causes)
