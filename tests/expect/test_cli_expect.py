@@ -162,3 +162,12 @@ def test_a_size_in_the_latency_regime_prints_no_band_numbers() -> None:
     row = next(line for line in done.stdout.splitlines() if line.startswith("all_gather"))
     assert row.endswith("not judged: latency regime (the band applies from 512 MB)")
     assert "0.1" not in row
+
+
+def test_an_instance_type_without_nvidia_gpus_is_one_line() -> None:
+    """dl1.24xlarge carries Gaudi accelerators: no NVLink fact is 'missing', the model does not cover it."""
+    done = _run("--instance-type", "dl1.24xlarge", "--nodes", "2")
+    assert done.returncode == 2
+    [line] = done.stderr.strip().splitlines()
+    assert "dl1.24xlarge has Gaudi accelerators" in line and "NCCL on NVIDIA GPUs" in line
+    assert "NVLink" not in line
