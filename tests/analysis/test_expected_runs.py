@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -309,6 +310,39 @@ def test_compare_puts_each_runs_percent_of_its_own_expected_beside_the_speedup()
     assert f"| Speed-up | {on_label} % of expected | {off_label} % of expected |" in markdown
     last_line = [line for line in markdown.splitlines() if line.startswith("| 256 MB |")]
     assert last_line[0].endswith(f"| {on.percent_of_expected:.0f}% | {off.percent_of_expected:.0f}% |")
+
+
+def _expected_table(page: str) -> list[dict[str, str]]:
+    """The "Against expected" table as one {header: cell} per row."""
+    section = page[page.index("<h2>Against expected</h2>") :]
+    body = section[: section.index("</table>")]
+    head = re.findall(r"<th>(.*?)</th>", body)
+    rows = re.findall(r"<tr>(.*?)</tr>", body.split("<tbody>", 1)[1])
+    return [dict(zip(head, re.findall(r"<td[^>]*>(.*?)</td>", row), strict=True)) for row in rows]
+
+
+def test_the_against_expected_cells_sit_under_their_headers() -> None:
+    """Each cell under its own header: the path under path, the verdict under verdict, GB/s under busbw
+    (the header once listed size, busbw ... before path and verdict while the cells came the other way)."""
+    rows = _expected_table(report_from_files([H100X4_ON, H100X4_VNODES]))
+    assert len(rows) == 2
+    on = rows[0]
+    assert on["path"] == "NVLink 18 x 25 GB/s, ring"
+    assert on["verdict"].split(";")[0] in ("within", "below", "above-band", "above-ceiling")
+    assert float(on["busbw (GB/s)"]) > 100 and on["of expected"].endswith("%")
+    assert on["size"].endswith("MB") or on["size"].endswith("GB")
+    assert float(on["ceiling"]) == 450
+
+
+def test_the_report_of_an_ab_judges_each_side_against_its_own_ceiling() -> None:
+    """``report`` on a ``bench --ab`` directory whose sides carry no judgement (written before they did):
+    fabric-on against NVLink's expected, fabric-off against the loopback sockets' band."""
+    rows = _expected_table(report_from_files([FIXTURES / "gpu_h100x4" / "ab_nvlink"]))
+    by_side = {row["run"]: row for row in rows}
+    assert by_side["fabric-on"]["path"] == "NVLink 18 x 25 GB/s, ring"
+    assert by_side["fabric-off"]["path"].startswith("sockets on one host over loopback")
+    for row in rows:
+        assert row["of expected"].endswith("%") and row["size"] == "256 MB", row
 
 
 def test_the_html_report_has_an_against_expected_section() -> None:

@@ -66,10 +66,8 @@ def test_duplicate_ids_bad_urls_and_non_lists_are_one_line_each() -> None:
 
 RESULTS = {result.id: result for result in evaluate(FIGURES)}
 KNOWN_MISSES = {  # docs/benchmarks.md §6 prints the same; a miss fixed (or a new one) fails here
-    "lambda-b200-2n-all_reduce-ib": "neither NIC count nor rate on the page: no ceiling (not judged)",
-    "crusoe-a100-2n-all_reduce-ib": "the page gives no NIC rate: no ceiling (not judged)",
-    "a3high-2n-all_gather-tcpx": "TCPX's one fitted figure is SkyPilot's all_reduce (66% of 4 x 200G); "
-    "dstack's all_gather reads 50%, 4% under the band",
+    "lambda-b200-2n-all_reduce-ib": "neither the page nor a Lambda page we can cite gives the HCA count and "
+    "rate of its B200 nodes: no ceiling (not judged)",
 }
 
 

@@ -59,5 +59,12 @@ def with_expected_percents(
     notes = [
         f"{run.label}: {note}" for run, judged in zip(runs, expected, strict=True) for note in judged.notes
     ]
+    # A collective with no band at any size has no % column: say which fact is missing instead.
+    notes += [
+        f"{run.label}: {series.collective}: no % of expected: missing {'; '.join(series.missing)}"
+        for run, judged in zip(runs, expected, strict=True)
+        for series in judged.series
+        if series.band_centre_gbps is None and series.missing
+    ]
     tables = [_percents(table, expected) for table in comparison.tables]
     return comparison.model_copy(update={"tables": tables, "notes": [*comparison.notes, *notes]})

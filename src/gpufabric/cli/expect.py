@@ -12,7 +12,7 @@ import typer
 
 from gpufabric.cli._common import choice, formats_metavar
 from gpufabric.collectives import ALL_COLLECTIVES, CollectiveName
-from gpufabric.errors import UsageError
+from gpufabric.errors import InputError, UsageError
 from gpufabric.report import EXPECT_FORMATS, Format, choices
 
 # alltoallv's busbw is its busiest rank's bytes (nccl-tests' AlltoAllvGetBw): no ceiling compares to it.
@@ -84,12 +84,12 @@ def expect_command(
     else:
         shape, shape_from = detected_shape(os.environ), "this node (detected)"
     unread = no_gpu_read(shape)
-    headline = None
     if unread is not None:
+        # Nothing below could be known: one line and exit 2 ("no shape to use"), not a table of unknowns.
         where = "on this host" if snapshot is None and not instance_type else f"in {shape_from}"
-        headline = (
+        raise InputError(
             f"no GPU read {where} ({unread}): no path, ceiling or band can be known; give the shape with "
-            "--instance-type TYPE (`gpufabric catalog` lists them) or --snapshot FILE (`gpufabric snapshot "
+            "--instance-type TYPE (`gpufabric catalog list`) or --snapshot FILE (`gpufabric snapshot "
             "--out FILE` on the GPU node), or run this on the GPU node with its NVIDIA driver readable"
         )
     per_node = None
@@ -105,7 +105,6 @@ def expect_command(
         hosts=1 if virtual_nodes else None,
         ranks_per_node=per_node,
         transport="socket" if fabric_off else "auto",
-        headline=headline,
     )
     typer.echo(render_document(table, output), nl=False)
 

@@ -10,6 +10,9 @@ at every coarser level of it (``net/tree``, ``net``), from the healthy figures n
 sizes where the band applies (``band_from_bytes``): centre = median, low = lowest x (1 - MARGIN),
 high = highest x (1 + MARGIN), never above the ceiling. ``band_for`` takes the finest level that has
 figures. Nothing here is typed in: every number comes from ``published.yaml``.
+
+A NET collective with no figure of its own on its transport takes the transport's band scaled by a
+collective ratio (``transfer``).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from gpufabric.expect.figures import Basis, figure_situation, figure_value, meas
 from gpufabric.expect.published import PublishedFigure, load_published
 from gpufabric.expect.regimes import Path, Regime
 from gpufabric.expect.size_curve import fit_half_size, group_half_size, plateau_factor
+from gpufabric.expect.transfer import transferred
 
 MARGIN = 0.10
 """How far outside the fitted figures a healthy result may still fall: the model's stated tolerance for
@@ -57,6 +61,11 @@ class Band(BaseModel):
         description="S_half of busbw(S) = plateau x S / (S + S_half) (size_curve); None: no series, flat",
     )
     series_fitted: tuple[str, ...] = Field(default=(), description="the series S_half was fitted on")
+    transfer: str | None = Field(
+        default=None,
+        description="set where the band is another collective's on this transport, scaled by the ratio "
+        "of the two collectives' efficiencies on transports that have both (module docstring)",
+    )
 
     def at_size(self, size_bytes: int | None) -> tuple[float, float, float]:
         """(low, centre, high) at ``size_bytes`` (None: the plateau): low, centre and high x S/(S+S_half)."""
@@ -91,7 +100,10 @@ class Calibration(BaseModel):
     skipped: dict[str, str] = Field(default_factory=dict, description="figure id -> why it was not fitted")
 
     def band_for(self, group: str) -> Band | None:
-        return next((self.bands[level] for level in group_levels(group) if level in self.bands), None)
+        found = next((self.bands[level] for level in group_levels(group) if level in self.bands), None)
+        if found is None or found.group == group:
+            return found
+        return transferred(self.bands, group, found) or found
 
 
 class _Value(BaseModel):

@@ -8,6 +8,7 @@ NVIDIA's HGX layout), so the model names it as missing.
 from __future__ import annotations
 
 from gpufabric.catalog import FabricName, InstanceType, get_instance
+from gpufabric.errors import CatalogError
 from gpufabric.expect.gpus import gpu_model_facts
 from gpufabric.hardware import NicFacts, NicKind, NodeShape, NvLinkFacts
 
@@ -58,6 +59,13 @@ def _nics(inst: InstanceType) -> tuple[NicFacts, ...]:
 def shape_from_instance(instance_type: str) -> NodeShape:
     """The shape of ``instance_type`` as the catalog and NVIDIA's published NVLink facts give it."""
     inst = get_instance(instance_type)
+    if inst.accelerator_kind != "nvidia-gpu":
+        # Gaudi runs HCCL, Trainium the Neuron runtime: no NCCL path, ceiling or band to state for them.
+        raise CatalogError(
+            f"{inst.name} has {inst.accelerator} accelerators ({inst.accelerator_kind}): gpufabric's "
+            "expected-performance model covers NCCL on NVIDIA GPUs, so it has no path, ceiling or band for "
+            "this instance type; pick an NVIDIA one (`gpufabric catalog list`)"
+        )
     nvlink, notes = _nvlink(inst)
     if inst.nic_count is None and inst.fabric is not FabricName.SOCKET:
         notes.append(f"the catalog does not know how many {inst.fabric.value} NICs {inst.name} has")

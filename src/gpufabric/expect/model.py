@@ -45,6 +45,10 @@ class ExpectedBand(BaseModel):
         default=None,
         description="S_half of centre(S) = plateau x S / (S + S_half); None: no fitted curve (flat band)",
     )
+    transfer: str | None = Field(
+        default=None,
+        description="where the band is another collective's on this transport, scaled (calibration)",
+    )
 
 
 class AlternativeExpectation(BaseModel):
@@ -116,6 +120,7 @@ def _band(
         fitted_on=band.fitted_on,
         plateau_centre_gbps=scale * band.centre,
         half_size_bytes=band.half_size_bytes,
+        transfer=band.transfer,
     )
 
 
@@ -165,6 +170,8 @@ def expect(
             f"size curve: centre = {band.plateau_centre_gbps:.1f} GB/s x S / (S + "
             f"{human_size(round(band.half_size_bytes))}), at {where}"
         )
+    if band is not None and band.transfer:
+        notes.append(f"band: {band.transfer}")
     if situation.loopback:
         notes.append(
             "ranks of one host: the kernel's loopback carries the bytes even when NCCL names eth0; busbw is "

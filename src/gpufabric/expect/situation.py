@@ -97,6 +97,25 @@ def _inter_path(shape: NodeShape, transport: Transport, loopback: bool) -> Path:
     return Path.NET if fabric is not None and fabric != "socket" else Path.SOCKET
 
 
+def _network_unknown(shape: NodeShape, transport: Transport, loopback: bool) -> bool:
+    """Hosts apart, nothing forced, and no NIC of the node known at all (a shape read from nccl-tests'
+    output, not from the node): NCCL's network or its Socket transport are equally possible; a node that
+    was read has at least its Ethernet NIC."""
+    return not loopback and transport == "auto" and not shape.nics and _catalog_fabric(shape) is None
+
+
+def _unknown_network(nodes: int, per_node: int) -> Bound:
+    return Bound.unknown(
+        Path.NET,
+        "factor x sum of the NICs' Gbit/s / 8 (NET), or one Ethernet NIC's (sockets)",
+        (
+            "the network between the nodes: no NIC of the node is known (NCCL_DEBUG=INFO logs name the one "
+            "NCCL used; doctor's --instance-type or --snapshot give the node's NICs)",
+        ),
+        facts={"nodes": nodes, "ranks per node": per_node},
+    )
+
+
 def _group(
     path: Path,
     regime: Regime,
@@ -179,7 +198,9 @@ def assess(
         bounds.append(_intra_bound(shape, collective, chosen, per_node))
     if nodes > 1 or transport == "socket":
         inter = _inter_path(shape, transport, loopback)
-        if inter is Path.NET:
+        if _network_unknown(shape, transport, loopback):
+            bounds.append(_unknown_network(nodes, per_node))
+        elif inter is Path.NET:
             bounds.append(net_bound(shape, collective, chosen, nodes, per_node))
         else:
             socket_nodes = nodes if nodes > 1 else per_node  # one host, forced sockets: every rank a "node"

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path as FilePath
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from gpufabric.collectives import CollectiveName
 from gpufabric.errors import InputError
@@ -32,9 +32,6 @@ class ExpectationTable(BaseModel):
     size_bytes: int | None
     transport: Transport
     rows: tuple[Expectation, ...]
-    headline: str | None = Field(
-        default=None, description="what to know before the rows (no GPU read: nothing below can be judged)"
-    )
 
     @property
     def missing(self) -> list[str]:
@@ -52,9 +49,8 @@ def expectation_table(
     hosts: int | None = None,
     ranks_per_node: int | None = None,
     transport: Transport = "auto",
-    headline: str | None = None,
 ) -> ExpectationTable:
-    """One ``Expectation`` per collective, same shape, nodes and size; ``headline`` is printed first."""
+    """One ``Expectation`` per collective, same shape, nodes and size."""
     rows = tuple(
         expect(shape, c, nodes, size_bytes, ranks_per_node=ranks_per_node, hosts=hosts, transport=transport)
         for c in collectives
@@ -67,7 +63,6 @@ def expectation_table(
         size_bytes=size_bytes,
         transport=transport,
         rows=rows,
-        headline=headline,
     )
 
 

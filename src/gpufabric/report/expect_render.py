@@ -25,14 +25,15 @@ def _band(row: Expectation) -> str:
     band = row.band
     if band is None:
         return "unknown"
+    if not row.judged_by_bandwidth:
+        # Below the band's start latency sets busbw: the size curve is not fitted there, so no number.
+        return f"not judged: latency regime (the band applies from {human_size(row.band_from_bytes)})"
     text = f"{band.low_gbps:.1f} - {band.centre_gbps:.1f} - {band.high_gbps:.1f}"
     return text + (" (published hosts)" if band.basis == "absolute" else "")
 
 
-def _cells(row: Expectation, known_gpus: bool = True) -> tuple[str, ...]:
-    # With no GPU read, the path is not known either: say so rather than print the placeholder's path.
-    path = row.path.value if known_gpus or row.ceiling_gbps is not None else "unknown"
-    return (row.collective, path, row.regime.value, _gbps(row.ceiling_gbps), _band(row))
+def _cells(row: Expectation) -> tuple[str, ...]:
+    return (row.collective, row.path.value, row.regime.value, _gbps(row.ceiling_gbps), _band(row))
 
 
 def _title(table: ExpectationTable) -> str:
@@ -70,17 +71,17 @@ def _details(table: ExpectationTable, bullet: str) -> list[str]:
 
 
 def _text(table: ExpectationTable) -> str:
-    rows = [HEADER, *(_cells(row, table.headline is None) for row in table.rows)]
+    rows = [HEADER, *(_cells(row) for row in table.rows)]
     widths = [max(len(r[i]) for r in rows) for i in range(len(HEADER))]
-    lines = ([table.headline, ""] if table.headline else []) + [_title(table), ""]
+    lines = [_title(table), ""]
     lines += ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in rows]
     return "\n".join(lines + _details(table, "  ")) + "\n"
 
 
 def _markdown(table: ExpectationTable) -> str:
-    lines = ([f"**{table.headline}**", ""] if table.headline else []) + [f"## {_title(table)}", ""]
+    lines = [f"## {_title(table)}", ""]
     lines += ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
-    lines += ["| " + " | ".join(_cells(row, table.headline is None)) + " |" for row in table.rows]
+    lines += ["| " + " | ".join(_cells(row)) + " |" for row in table.rows]
     return "\n".join(lines + _details(table, "- ")) + "\n"
 
 

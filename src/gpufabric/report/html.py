@@ -16,6 +16,7 @@ gpufabric command writes (``results.run_dirs``): its runs, its verdict or its do
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime, timezone
 from html import escape
 from importlib.resources import files
@@ -206,7 +207,14 @@ def report_from_files(
         if (train_doc := sniff_train_document(path)) is not None:
             training.append(train_doc)
         elif (ab_doc := sniff_ab_document(path)) is not None:
-            ab.append(ab_doc)
+            # Each side against its own hardware's expectation, as for a run (an A/B written before the
+            # sides carried one included): "fabric-on at 92% of NVLink's expected, fabric-off at 95% of
+            # one socket's".
+            on, off = (
+                side if side.expected is not None else with_expected(side, None, environ={})
+                for side in (ab_doc.on, ab_doc.off)
+            )
+            ab.append(replace(ab_doc, on=on, off=off))
         elif kind is not None and not kind.runs_in(given):
             # a run directory without benchmark series (isolate): its document as ``show`` prints it
             documents.append((document_title(given), show_directory(given, Format.TABLE)))

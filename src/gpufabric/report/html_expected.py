@@ -13,16 +13,17 @@ from gpufabric.report.html_sections import table
 from gpufabric.results.model import RunResult
 from gpufabric.units import human_size
 
+# Text columns first, numbers from "size" on (``numeric_from=4``): the order every row's cells are in.
 HEAD = [
     "run",
     "collective",
+    "path",
+    "verdict",
     "size",
     "busbw (GB/s)",
     "of expected",
     "band there (GB/s)",
     "ceiling",
-    "path",
-    "verdict",
 ]
 
 

@@ -91,6 +91,10 @@ def _check(series: SeriesExpectation, judged: RunExpectation, logged: bool) -> C
     evidence += [f"unknown: {fact}" for fact in series.missing]
     evidence += [f"source: {source}" for source in series.sources[:3]]
     size = series.headline()
+    if size is None and series.band_centre_gbps is None and series.missing:
+        # No band at any size (one rank, an unknown link rate): a larger size would not judge it either.
+        cause = f"not judged at any size: missing {'; '.join(series.missing)}"
+        return CheckResult(id=check_id, title=TITLE, verdict=Verdict.SKIP, cause=cause, evidence=evidence)
     if size is None:
         largest = max((s.size_bytes for s in series.sizes), default=0)
         cause = (

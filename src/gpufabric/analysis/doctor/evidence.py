@@ -39,6 +39,7 @@ from gpufabric.results.readers import read_run, sniff
 # The catalog's one fabric vocabulary: every name and alias (tcpx, gpudirect-tcpx, ib, rdma, gib ...).
 EXPECT_CHOICES: tuple[str, ...] = tuple(f.value for f in FabricName)
 ExpectChoice = str
+_MAX_NESTED_RESULTS = 256  # a tune root holds one job per candidate and round: a few dozen
 
 
 # Read from the catalog on first use, not at import: loading its data costs every CLI start ~0.7 s.
@@ -200,10 +201,13 @@ def _expand(paths: Sequence[Path]) -> list[tuple[Path, bool]]:
         if path.is_dir() and (path / RESULT_NAME).is_file():
             files.append((path / RESULT_NAME, True))  # our run directory: the result, which names its logs
         elif path.is_dir():
+            # A directory of runs (bench --ab's rounds, tune's candidates, certify's nodes): each run's
+            # result with its measured numbers, and every NCCL log (a run's own logs join it below).
+            results = sorted(path.rglob(RESULT_NAME))[:_MAX_NESTED_RESULTS]
             found = sorted(path.rglob("*.log"))
-            if not found:
+            if not found and not results:
                 raise InputError(f"{path} is a directory without *.log files; pass result or NCCL log files")
-            files.extend((f, False) for f in found)
+            files.extend((f, False) for f in [*results, *found])
         elif not path.exists():
             raise InputError(f"{path}: no such file")
         else:

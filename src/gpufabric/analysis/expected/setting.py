@@ -120,6 +120,22 @@ def _ranks_per_process(result: RunResult | None) -> int | None:
     return None
 
 
+def _ranks_sharing_a_gpu(attestation: Attestation | None) -> tuple[int, str]:
+    """The most ranks on one GPU (same host and PCI bus id), and which. NCCL refuses two ranks of one node
+    on one GPU (init.cc: "Duplicate GPU detected"), so that many ranks are in as many NCCL nodes: virtual
+    nodes (NCCL_HOSTID) even when no NCCL log says so (nccl-tests' "Using devices" block alone)."""
+    if attestation is None:
+        return 1, ""
+    by_gpu: dict[tuple[str, str], list[int]] = {}
+    for rank in attestation.ranks:
+        if rank.host is not None and rank.bus_id is not None:
+            by_gpu.setdefault((rank.host, rank.bus_id), []).append(rank.rank)
+    if not by_gpu:
+        return 1, ""
+    (host, bus), ranks = max(by_gpu.items(), key=lambda item: len(item[1]))
+    return len(ranks), f"ranks {', '.join(map(str, sorted(ranks)))} share GPU {bus} on {host}"
+
+
 def run_setting(result: RunResult | None, attestation: Attestation | None = None) -> RunSetting:
     """The layout of the run that ``result`` (and/or NCCL's log) describes."""
     meta_hosts = result.metadata.hosts if result is not None else []
@@ -131,6 +147,10 @@ def run_setting(result: RunResult | None, attestation: Attestation | None = None
         nodes = max(nodes, len(attestation.virtual_nodes))
     ranks = _ranks(result, attestation)
     notes: list[str] = []
+    sharing, which = _ranks_sharing_a_gpu(attestation)
+    if sharing > nodes:
+        nodes = sharing
+        notes.append(f"{which}: NCCL puts ranks of one GPU in different nodes, so {sharing} virtual nodes")
     per_node: int | None = None
     if ranks is not None and ranks % nodes == 0:
         per_node = ranks // nodes
