@@ -264,7 +264,9 @@ def judge_ab(
     equivalence = None
     verdict = [*([GLOO_CAVEAT] if gloo else []), *(judge(t) for t in comparison.tables)]
     if config:
-        equivalence = judge_equivalence(comparison, a=runs.on_description, b=runs.off_description)
+        equivalence = judge_equivalence(
+            comparison, a=runs.on_description, b=runs.off_description, names=(runs.on.label, runs.off.label)
+        )
         verdict = equivalence.lines()
     return ABReport(
         fabric=GLOO_FABRIC if gloo else runs.fabric,

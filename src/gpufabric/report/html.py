@@ -29,6 +29,7 @@ from gpufabric.analysis.compare_model import Comparison, Placement
 from gpufabric.analysis.expected import with_expected
 from gpufabric.errors import InputError
 from gpufabric.outputs import write_output
+from gpufabric.planner.ab import CONFIG_FABRIC
 from gpufabric.report import html_sections as sections
 from gpufabric.report.compare_render import title as table_title
 from gpufabric.report.formats import Format
@@ -168,7 +169,11 @@ def _nothing_in_common(runs: Sequence[RunResult]) -> str:
 def _ab_verdicts(documents: Sequence[ABDocument]) -> list[str]:
     parts = []
     for document in documents:
-        parts.append(f"<h3>Fabric A/B: {escape(document.fabric)}</h3>")
+        if document.fabric == CONFIG_FABRIC:
+            title = f"A/B of two configurations: {document.on.label} vs {document.off.label}"
+        else:
+            title = f"Fabric A/B: {document.fabric}"
+        parts.append(f"<h3>{escape(title)}</h3>")
         lines = document.verdict or ["no verdict recorded"]
         parts.append("<ul>" + "".join(f"<li>{escape(line)}</li>" for line in lines) + "</ul>")
     return parts

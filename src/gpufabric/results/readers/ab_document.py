@@ -57,7 +57,8 @@ def sniff_ab_document(path: Path) -> ABDocument | None:
 def not_a_single_run(path: Path) -> InputError:
     """The one line for an A/B document given where one benchmark run is expected."""
     return InputError(
-        f"{path} is a `bench --ab` document holding two runs (fabric-on and fabric-off); render it with "
-        f"`gpufabric report {path}`, or compare the pooled sides: `gpufabric compare ROOT/fabric-on.json "
-        "ROOT/fabric-off.json` (ROOT: the A/B's run directory, named in the document)"
+        f"{path} is a `bench --ab` document holding two runs (fabric-on and fabric-off, or sides A and B); "
+        f"render it with `gpufabric report {path}`, or compare the pooled sides: `gpufabric compare "
+        "ROOT/fabric-on.json ROOT/fabric-off.json` (ROOT: the A/B's run directory, named in the document; "
+        "an A/B of two configurations names its files after its sides, A.json and B.json by default)"
     )
