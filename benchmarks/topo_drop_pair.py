@@ -1,13 +1,16 @@
 """One GPU pair without a direct NVLink, for NCCL through ``NCCL_TOPO_FILE``: P2P off for that pair only.
 
-NCCL 2.31 has no variable that disables P2P for one pair (``NCCL_P2P_DISABLE`` is all pairs). What it does
-take from the environment is its topology: ``NCCL_TOPO_FILE`` replaces what it would detect, and a GPU
-node that already has ``<nvlink>`` children is not asked NVML for links (``ncclTopoGetXmlFromGpu``,
-src/graph/xml.cc). This rewrites a topology NCCL dumped itself (``NCCL_TOPO_DUMP_FILE``) so that every GPU
-pair has a direct NVLink except the one named; with ``NCCL_P2P_LEVEL=NVL`` that pair's path (NVLink
-through a third GPU, NVB) is above the P2P level, so NCCL connects it without P2P and its P2P diagnostics
-skip it, while every other pair keeps P2P. The links to the NVSwitch are replaced, not kept: through a
-switch every pair is one hop apart.
+NCCL 2.31 has no variable that disables P2P for one pair: the NCCL_P2P_* names in the 2.31.2 library's
+strings are DISABLE (all pairs), LEVEL (by path type), DIRECT_DISABLE, READ_ENABLE, USE_CUDA_MEMCPY and
+chunk/channel sizes. What it does take from the environment is its topology: ``NCCL_TOPO_FILE``
+replaces what it would detect, a GPU node that already has ``<nvlink>`` children is not asked NVML for
+links, and a link's ``tclass`` (the target's PCI class) says whether it reaches a GPU or an NVSwitch
+(``ncclTopoGetXmlFromGpu``, src/graph/xml.cc, read at v2.30.7-1, the newest tag this project could
+read). This rewrites a topology NCCL dumped itself (``NCCL_TOPO_DUMP_FILE``) so that every GPU pair has
+a direct NVLink except the one named; with ``NCCL_P2P_LEVEL=NVL`` that pair's path (NVLink through a
+third GPU, NVB) is above the P2P level, so NCCL should connect it without P2P and its P2P diagnostics
+skip it, while every other pair keeps P2P (the GPU run of benchmarks/scenarios/nccl231.sh shows whether
+it does). The links to the NVSwitch are replaced, not kept: through a switch every pair is one hop apart.
 
     python3 benchmarks/topo_drop_pair.py DUMPED.xml EDITED.xml 0 3      # GPU dev 0 <-> dev 3 loses P2P
 """

@@ -59,8 +59,8 @@ timeout 200 $GF bench --ab --ab-a "GPUFABRIC_NCCL_LIB=$TORCH_NCCL_LIB" --ab-b "G
   --ab-names nccl-2.28.9,nccl-2.31.2 --ranks 4 -b 8 -e 256M -f 4 -n 20 --no-check --rounds 2 --format json \
   --run-dir "$R/ab-nccl" >"$R/ab-nccl.json" 2>"$R/ab-nccl.err"
 record "bench --ab 2.28.9 vs 2.31.2: exit $? wall $(since "$t0") s | $(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(' | '.join(d['verdict'])); print('sizes judged:', len(d['equivalence']['sizes']) if d.get('equivalence') else 'none')" "$R/ab-nccl.json" 2>&1 | tr '\n' ' ' | cut -c1-300)"
-timeout 60 $GF report "$R/ab-nccl" --format markdown >"$R/ab-nccl-report.md" 2>&1
-record "report of the A/B: exit $? | $(grep -m1 -i 'nccl-2.31.2' "$R/ab-nccl-report.md" | cut -c1-140)"
+timeout 60 $GF report "$R/ab-nccl" --out "$R/ab-nccl-report.html" >"$R/ab-nccl-report.txt" 2>&1
+record "report of the A/B: exit $? | $(grep -o -m1 'A/B of two configurations: [^<]*' "$R/ab-nccl-report.html")"
 
 # 4. RAS on 2.28.9: a clean 4-GPU job, then one rank stopped (named within 10 s), handed to isolate; the
 # Inspector's dumps of a short job (its plugin built against 2.28.9's headers).
