@@ -208,6 +208,10 @@ def report_from_files(
         label = labels[index] if labels else None
         kind = identify(given) if given.is_dir() else None
         path = given / kind.marker if kind is not None and kind.marker in _DOCUMENT_MARKERS else given
+        inspector = _inspector_document(given)
+        documents += [inspector] if inspector is not None else []
+        if inspector is not None and kind is None:  # an Inspector dump alone: its summary is the document
+            continue
         if (train_doc := sniff_train_document(path)) is not None:
             training.append(train_doc)
         elif (ab_doc := sniff_ab_document(path)) is not None:
@@ -233,6 +237,19 @@ def report_from_files(
         collective_of=collective_of,
         documents=documents,
     )
+
+
+def _inspector_document(given: Path) -> tuple[str, str] | None:
+    """NCCL's Inspector plugin output at ``given`` (a dump, or a run directory holding one) as the
+    (title, text) ``gpufabric show`` prints for it: per collective and size, each rank's median time and
+    busbw, and the ranks far from their peers."""
+    from gpufabric.nccl_native import inspector_files, read_inspector
+    from gpufabric.report.inspector_render import render_inspector
+
+    found = inspector_files(given) if given.exists() else []
+    if not found or not (given.is_dir() or given in found):
+        return None
+    return f"NCCL Inspector: {given.name}", render_inspector(read_inspector([given]), Format.TABLE)
 
 
 # Markers whose document the report reads itself (A/B verdicts, training sections), not as series.
