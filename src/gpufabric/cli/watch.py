@@ -23,7 +23,7 @@ from gpufabric.errors import UsageError
 from gpufabric.report import WATCH_FORMATS, Format, choices
 
 if TYPE_CHECKING:
-    from gpufabric.nccl_native.suspects import Accusation
+    from gpufabric.nccl_native import Accusation
 
 FORMATS = choices(*WATCH_FORMATS)
 
