@@ -22,45 +22,27 @@ import statistics
 from collections.abc import Sequence
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from gpufabric.bench.execution import Attester
 from gpufabric.errors import UsageError
 from gpufabric.planner.ab import ABProfiles
 from gpufabric.results.io import write_result
 from gpufabric.results.model import Measurement, Row, RunResult, Series
+from gpufabric.results.readers.ab_document import ABRound, ABRuns
+
+__all__ = [
+    "MAX_ROUNDS",
+    "OFF_LABEL",
+    "ON_LABEL",
+    "ABRound",
+    "ABRuns",
+    "collect_ab",
+    "pool_results",
+    "round_order",
+]
 
 ON_LABEL = "fabric-on"
 OFF_LABEL = "fabric-off"
 MAX_ROUNDS = 16
-
-
-class ABRound(BaseModel):
-    """One job of the A/B: which side, in which round, where its run directory is."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    round: int
-    side: str
-    run_dir: str
-
-
-class ABRuns(BaseModel):
-    """What the A/B measured: each side pooled over its rounds, and the jobs in the order they ran."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    fabric: str
-    on: RunResult
-    off: RunResult
-    on_description: str = ""
-    off_description: str = ""
-    off_env: dict[str, str] = Field(default_factory=dict)
-    off_unset: list[str] = Field(default_factory=list)
-    nodes: int = 1
-    rounds: int
-    order: list[ABRound]
-    root: str = Field(description="directory holding one run directory per job and the pooled results")
 
 
 def round_order(rounds: int, sides: tuple[str, str] = (ON_LABEL, OFF_LABEL)) -> list[tuple[int, str]]:

@@ -79,7 +79,7 @@ def build_report(
     directories that hold no series of their own (an isolate search) or more than series (a tune
     search's ranking), as ``gpufabric show`` prints them.
     """
-    runs = [*runs, *(side for document in ab for side in document.runs)]
+    runs = [*runs, *(side for document in ab for side in document.pooled)]
     if not runs and not training and not documents:
         raise InputError("report needs at least one run file")
     groups = group_runs(runs, baseline=baseline, placement=placement, collective_of=collective_of)
