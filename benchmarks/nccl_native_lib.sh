@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by benchmarks/scenarios/gpu_nccl_native.sh and benchmarks/scenarios/nccl231.sh (issue 41): a
 # 4-process nccl-tests job on a chosen NCCL, and RAS's view of it (our `watch` and raw socket dumps), clean
 # and with one rank stopped. Needs gpu_lib.sh sourced first and $C (captures folder), $B (nccl-tests build).
