@@ -49,7 +49,7 @@ def _printed_cells_inside(comparison: Comparison) -> None:
 def test_the_fabric_ab_speedups_lie_inside_their_intervals() -> None:
     document = sniff_ab_document(AB)
     assert document is not None
-    comparison = compare_runs(document.runs)
+    comparison = compare_runs(document.pooled)
     _points_inside(comparison)
     _printed_cells_inside(comparison)
 

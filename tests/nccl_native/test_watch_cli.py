@@ -12,6 +12,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from fake_ras import FakeRas
 from nccl_formats import json_stopped_2289, text_stopped_2289
 
+from gpufabric.nccl_native.suspects import Accusation, Suspect
+
 PIDS = [4101, 4102, 4103, 4104]
 
 
@@ -48,3 +50,34 @@ def test_watch_with_nothing_listening_is_one_line() -> None:
     assert done.stderr.count("\n") == 1 and done.stderr.startswith(
         "Error: RAS at 127.0.0.1:1: nothing answered"
     )
+
+
+def test_watch_isolate_without_a_healthy_control_runs_nothing(tmp_path: Path) -> None:
+    ras = FakeRas(
+        status_text=text_stopped_2289(host="10.0.0.7", pids=PIDS, stopped=3, comm_hash=0xABC),
+        status_json=json_stopped_2289(host="10.0.0.7", pids=PIDS, stopped=3, comm_hash=0xABC, counts=9),
+    )
+    hostfile = tmp_path / "suspects.hosts"
+    try:
+        done = _watch("--host", f"127.0.0.1:{ras.port}", "--hostfile", str(hostfile), "--isolate")
+    finally:
+        ras.close()
+    # one node: the stopped rank's node is the suspect and no node is left to be its healthy control
+    assert done.returncode == 1 and hostfile.read_text() == "10.0.0.7 slots=1\n"
+    assert done.stderr.startswith("watch --isolate: 1 suspect node(s) and no healthy control")
+    assert "running" not in done.stderr
+
+
+def test_the_isolate_hand_off_runs_suspects_first_then_controls(tmp_path: Path) -> None:
+    accusation = Accusation(suspects=[Suspect(host="n7", strength="silent")], controls=["n1", "n2"])
+    hostfile = tmp_path / "suspects.hosts"
+    argv = accusation.isolate_argv(hostfile)
+    assert argv == ["gpufabric", "isolate", "--on", "mpirun", "--hostfile", str(hostfile), "--ranks", "3"]
+    assert accusation.isolate_command(hostfile) == " ".join(argv)
+    assert accusation.hostfile_text() == "n7 slots=1\nn1 slots=1\nn2 slots=1\n"
+
+
+def test_watch_isolate_without_a_hostfile_is_refused() -> None:
+    done = _watch("--host", "127.0.0.1:1", "--isolate")
+    assert done.returncode == 2
+    assert done.stderr == "Error: --isolate: the suspects and controls need a hostfile; add --hostfile FILE\n"

@@ -1,6 +1,7 @@
-"""``ab.json`` has two readers: the results layer's ``ABDocument`` (what was measured, for show, compare
-and report) and the judge's own ``ABReport`` (results may not import analysis). On every real A/B kept
-as a fixture, both must read the same fabric, verdict and measurements."""
+"""``ab.json`` has one model: the results layer's ``ABDocument`` (what was measured, for show, compare and
+report), which the judge's ``ABReport`` extends with its judgement. On every real A/B kept as a fixture,
+the document read alone and the full report must agree on fabric, verdict and measurements, and the
+document must be the report's own base, not a copy of its fields."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from gpufabric.analysis.ab_judge import ABReport
-from gpufabric.results.readers import sniff_ab_document
+from gpufabric.results.readers import ABDocument, sniff_ab_document
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 REAL_AB = sorted(FIXTURES.glob("gpu_*/*/ab.json"))
@@ -18,6 +19,11 @@ REAL_AB = sorted(FIXTURES.glob("gpu_*/*/ab.json"))
 
 def test_the_real_ab_documents_are_found() -> None:
     assert {p.parent.name for p in REAL_AB} >= {"ab_2vnodes", "ab_nvlink"}
+
+
+def test_the_report_is_the_document_plus_its_judgement() -> None:
+    assert issubclass(ABReport, ABDocument)
+    assert set(ABDocument.model_fields) == {"fabric", "runs", "verdict"} <= set(ABReport.model_fields)
 
 
 @pytest.mark.parametrize("path", REAL_AB, ids=lambda p: p.parent.name)

@@ -44,6 +44,8 @@ class Equivalence(BaseModel):
     margin: float = MARGIN
     a: str = Field(description="side A's settings, in words")
     b: str
+    a_name: str = Field("A", description="side A's name (--ab-names), in run directories and tables")
+    b_name: str = "B"
     outcome: Outcome
     first_difference: str | None = Field(None, description="'all_reduce at 64 KB: B 0.91x [0.88-0.94]'")
     sizes: list[SizeJudgement] = Field(default_factory=list)
@@ -52,10 +54,11 @@ class Equivalence(BaseModel):
         """The verdict in words, as the A/B report prints it."""
         slower = [s for s in self.sizes if s.outcome == "slower"]
         undecided = [s for s in self.sizes if s.outcome == "undecided"]
+        a, b = self._named("A", self.a_name), self._named("B", self.b_name)
         if self.outcome == "equivalent":
-            head = f"B no slower than {self.margin:.0%} at any size (95%)"
+            head = f"{b} no slower than {self.margin:.0%} at any size (95%)"
         elif self.outcome == "slower":
-            head = f"B slower than A by more than {self.margin:.0%} at {len(slower)} size(s), first "
+            head = f"{b} slower than {a} by more than {self.margin:.0%} at {len(slower)} size(s), first "
             head += _where(slower[0])
         elif undecided:
             head = f"not proven either way at {len(undecided)} size(s) (intervals too wide), first "
@@ -63,7 +66,13 @@ class Equivalence(BaseModel):
         else:
             head = "no size judged"
         differs = f"; sides first differ at {self.first_difference}" if self.first_difference else ""
-        return [f"A = {self.a}; B = {self.b}", f"{head}{differs}"]
+        if (self.a_name, self.b_name) == ("A", "B"):
+            return [f"A = {self.a}; B = {self.b}", f"{head}{differs}"]
+        return [f"A = {self.a_name} ({self.a}); B = {self.b_name} ({self.b})", f"{head}{differs}"]
+
+    @staticmethod
+    def _named(letter: str, name: str) -> str:
+        return letter if name == letter else f"{letter} ({name})"
 
 
 def _where(size: SizeJudgement) -> str:
@@ -73,7 +82,9 @@ def _where(size: SizeJudgement) -> str:
     return f"{size.collective} at {human_size(size.size_bytes)}: B {size.b_over_a:.3f}x{interval}"
 
 
-def judge_equivalence(comparison: Comparison, *, a: str, b: str, margin: float = MARGIN) -> Equivalence:
+def judge_equivalence(
+    comparison: Comparison, *, a: str, b: str, margin: float = MARGIN, names: tuple[str, str] = ("A", "B")
+) -> Equivalence:
     """Judge B (the comparison's baseline run) against A (its other run) at every size (pure)."""
     sizes: list[SizeJudgement] = []
     first: SizeJudgement | None = None
@@ -114,4 +125,7 @@ def judge_equivalence(comparison: Comparison, *, a: str, b: str, margin: float =
         else "equivalent"
     )
     differ = _where(first) if first else None
-    return Equivalence(margin=margin, a=a, b=b, outcome=overall, first_difference=differ, sizes=sizes)
+    return Equivalence(
+        margin=margin, a=a, b=b, a_name=names[0], b_name=names[1], outcome=overall, first_difference=differ,
+        sizes=sizes,
+    )  # fmt: skip

@@ -44,6 +44,7 @@ from gpufabric.planner.ab import CONFIG_FABRIC
 from gpufabric.results.attestation import Attestation
 from gpufabric.results.expected import RunExpectation
 from gpufabric.results.model import RunResult
+from gpufabric.results.readers.ab_document import ABDocument
 from gpufabric.units import human_size
 
 CONFIG_PROOF = CheckResult(
@@ -76,15 +77,13 @@ class SideProof(BaseModel):
     )
 
 
-class ABReport(BaseModel):
-    """The A/B document ``gpufabric bench --ab --format json`` prints."""
+class ABReport(ABDocument):
+    """The A/B document ``gpufabric bench --ab --format json`` prints: the measured document
+    (``results.readers.ab_document.ABDocument``: fabric, runs, verdict) and the judgement."""
 
     model_config = ConfigDict(extra="forbid")
 
-    fabric: str = Field(description="the fabric the A/B measured; names none where the ranks ran gloo")
-    runs: ABRuns
     comparison: Comparison
-    verdict: list[str] = Field(description="the verdict in words, one line per collective")
     caveat: str | None = Field(default=None, description="why the verdict says nothing about the fabric")
     sides: list[SideProof]
     equivalence: Equivalence | None = Field(
@@ -264,7 +263,9 @@ def judge_ab(
     equivalence = None
     verdict = [*([GLOO_CAVEAT] if gloo else []), *(judge(t) for t in comparison.tables)]
     if config:
-        equivalence = judge_equivalence(comparison, a=runs.on_description, b=runs.off_description)
+        equivalence = judge_equivalence(
+            comparison, a=runs.on_description, b=runs.off_description, names=(runs.on.label, runs.off.label)
+        )
         verdict = equivalence.lines()
     return ABReport(
         fabric=GLOO_FABRIC if gloo else runs.fabric,

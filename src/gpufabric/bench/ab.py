@@ -7,7 +7,8 @@ its first init), so a second process group in the same ranks would silently inhe
 transport. Each side therefore runs as its own job, and drift is cancelled by order: rounds alternate
 ABBA (on, off, off, on, ...), so with an even number of rounds a linear drift in the machine (clocks,
 thermals, a neighbour's traffic) weighs on both sides equally. Every size's per-batch samples of all
-rounds of a side are pooled into one ``RunResult`` (labels ``fabric-on`` / ``fabric-off``), so the
+rounds of a side are pooled into one ``RunResult`` labelled with the side's name (``fabric-on`` /
+``fabric-off``; an A/B of two configurations: ``A`` / ``B`` or the names the user gave), so the
 comparison's speed-ups carry intervals from repeated, interleaved measurements.
 
 Judging (speed-up table, verdict, proof that each side used the transport it claims) is
@@ -21,53 +22,37 @@ import statistics
 from collections.abc import Sequence
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from gpufabric.bench.execution import Attester
 from gpufabric.errors import UsageError
 from gpufabric.planner.ab import ABProfiles
 from gpufabric.results.io import write_result
 from gpufabric.results.model import Measurement, Row, RunResult, Series
+from gpufabric.results.readers.ab_document import ABRound, ABRuns
+
+__all__ = [
+    "MAX_ROUNDS",
+    "OFF_LABEL",
+    "ON_LABEL",
+    "ABRound",
+    "ABRuns",
+    "collect_ab",
+    "pool_results",
+    "round_order",
+]
 
 ON_LABEL = "fabric-on"
 OFF_LABEL = "fabric-off"
 MAX_ROUNDS = 16
 
 
-class ABRound(BaseModel):
-    """One job of the A/B: which side, in which round, where its run directory is."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    round: int
-    side: str
-    run_dir: str
-
-
-class ABRuns(BaseModel):
-    """What the A/B measured: each side pooled over its rounds, and the jobs in the order they ran."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    fabric: str
-    on: RunResult
-    off: RunResult
-    on_description: str = ""
-    off_description: str = ""
-    off_env: dict[str, str] = Field(default_factory=dict)
-    off_unset: list[str] = Field(default_factory=list)
-    nodes: int = 1
-    rounds: int
-    order: list[ABRound]
-    root: str = Field(description="directory holding one run directory per job and the pooled results")
-
-
-def round_order(rounds: int) -> list[tuple[int, str]]:
-    """ABBA: (0, on), (0, off), (1, off), (1, on), (2, on), ... so a linear drift hits both sides alike."""
+def round_order(rounds: int, sides: tuple[str, str] = (ON_LABEL, OFF_LABEL)) -> list[tuple[int, str]]:
+    """ABBA: (0, on), (0, off), (1, off), (1, on), (2, on), ... so a linear drift hits both sides alike
+    (``sides``: the two sides' names, the first slot's first)."""
+    first, second = sides
     order: list[tuple[int, str]] = []
     for index in range(rounds):
-        sides = (ON_LABEL, OFF_LABEL) if index % 2 == 0 else (OFF_LABEL, ON_LABEL)
-        order.extend((index, side) for side in sides)
+        pair = (first, second) if index % 2 == 0 else (second, first)
+        order.extend((index, side) for side in pair)
     return order
 
 
@@ -154,9 +139,10 @@ def collect_ab(
     attest: Attester | None = None,
 ) -> ABRuns:
     """The A/B's jobs' results (each with its round and side, in the order they ran) pooled per side and
-    attested; the pooled sides are written to ``<root>/fabric-on.json`` and ``<root>/fabric-off.json``.
-    Preparing and running the jobs is ``gpufabric.jobs.ab``'s."""
-    done: dict[str, list[RunResult]] = {ON_LABEL: [], OFF_LABEL: []}
+    attested; the pooled sides are written to ``<root>/<side>.json`` (``fabric-on.json``, ``fabric-off.json``;
+    ``A.json``, ``B.json`` or the user's names). Preparing and running the jobs is ``gpufabric.jobs.ab``'s."""
+    first, second = profiles.on.name, profiles.off.name
+    done: dict[str, list[RunResult]] = {first: [], second: []}
     for job, result in results:
         done[job.side].append(result)
     pooled = {side: pool_results(side_results, side) for side, side_results in done.items()}
@@ -166,8 +152,8 @@ def collect_ab(
         write_result(result, root / f"{side}.json")
     return ABRuns(
         fabric=profiles.fabric,
-        on=pooled[ON_LABEL],
-        off=pooled[OFF_LABEL],
+        on=pooled[first],
+        off=pooled[second],
         on_description=profiles.on.description,
         off_description=profiles.off.description,
         off_env=dict(profiles.off.env),

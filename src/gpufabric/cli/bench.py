@@ -98,6 +98,12 @@ def bench(
         "--ab-b",
         help="--ab of two configurations: side B's NAME=VALUE; verdict: B no slower than 2% (95%)",
     ),
+    ab_names: str | None = typer.Option(
+        None,
+        "--ab-names",
+        help="--ab-a/--ab-b: the two sides' names in run directories, files and tables (default A,B), "
+        "e.g. nccl-2.28.9,nccl-2.31.2",
+    ),
     instance_type: str | None = typer.Option(
         None,
         "--instance-type",
@@ -161,7 +167,7 @@ def bench(
             virtual_nodes, mps, ranks, on, instance_type, environ=os.environ
         )
         bench_modes.print_self_test_note()
-    bench_modes.refuse_flag_combinations(ab=ab, engine=engine, configs=bool(ab_a or ab_b))
+    bench_modes.refuse_flag_combinations(ab=ab, engine=engine, configs=bool(ab_a or ab_b or ab_names))
     choice("--format", fmt, AB_FORMATS if ab else RUN_FORMATS)
     given = bench_modes.given_shape_of(instance_type, snapshot)
     request = BenchRequest(
@@ -189,10 +195,14 @@ def bench(
     if ab:
         from gpufabric.cli.bench_ab import show_ab
         from gpufabric.jobs import prepare_ab
+        from gpufabric.planner import side_names
         from gpufabric.report import render_document
 
         sides = (parse_env_pairs(ab_a), parse_env_pairs(ab_b)) if ab_a or ab_b else None
-        prepared_ab = prepare_ab(request, execution, rounds=rounds, instance_type=instance_type, sides=sides)
+        names = side_names(ab_names) if ab_names is not None else None
+        prepared_ab = prepare_ab(
+            request, execution, rounds=rounds, instance_type=instance_type, sides=sides, side_names=names
+        )
         if dry_run:  # every job's plan, in the order the A/B runs them; nothing started, nothing written
             typer.echo(render_document(prepared_ab, Format.TEXT), nl=False)
             return

@@ -61,7 +61,7 @@ def given_shape_of(instance_type: str | None, snapshot: Path | None) -> GivenSha
 def refuse_flag_combinations(*, ab: bool, engine: str, configs: bool = False) -> None:
     """Flags that cannot go together, refused before anything else is read."""
     if configs and not ab:
-        raise UsageError("--ab-a/--ab-b: name the two sides of an A/B; add --ab")
+        raise UsageError("--ab-a/--ab-b/--ab-names: name the two sides of an A/B; add --ab")
     if not ab:
         return
     from gpufabric.jobs import AB_ENGINES

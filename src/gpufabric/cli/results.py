@@ -148,7 +148,7 @@ def report(
     """Write one self-contained HTML report (tables, inline SVG plots, metadata, attestation).
 
     Benchmark runs, `bench --ab` documents (ab.json) and train-bench results (train.json, A/B documents)
-    may be mixed in one call.
+    may be mixed in one call; NCCL Inspector dumps, alone or in a run's directory, add their summary.
     """
     # Imported when the command runs, not when `gpufabric --help` lists it (benchmarks/import_time.py).
     from rich.console import Console

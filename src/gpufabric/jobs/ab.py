@@ -16,7 +16,7 @@ from pathlib import Path
 
 from gpufabric.analysis.ab_judge import ABReport
 from gpufabric.analysis.expected import GivenShape
-from gpufabric.bench.ab import MAX_ROUNDS, OFF_LABEL, ON_LABEL, ABRound, round_order
+from gpufabric.bench.ab import MAX_ROUNDS, ABRound, round_order
 from gpufabric.bench.execution import Execution
 from gpufabric.bench.runner import PreparedSweep, prepare_sweep, resolved_run_dir
 from gpufabric.errors import CheckFailed, GpufabricError, UsageError
@@ -55,12 +55,14 @@ def prepare_ab(
     rounds: int = 2,
     instance_type: str | None = None,
     sides: tuple[dict[str, str], dict[str, str]] | None = None,
+    side_names: tuple[str, str] | None = None,
 ) -> PreparedAB:
     """Every decision of the A/B of ``request``, nothing started, nothing written. The node count compared
     is ``execution.nodes``, or the request's virtual nodes when more (they talk through NCCL's network
     transport, so there the A/B is the across-nodes one). With ``sides`` (A's and B's variables), the A/B
-    compares those two configurations instead of the fabric on and off (``analysis.ab_equivalence``)."""
-    from gpufabric.planner import ab_profiles, config_profiles
+    compares those two configurations instead of the fabric on and off (``analysis.ab_equivalence``), its
+    sides named ``side_names`` (default A and B) in run directories, files and tables."""
+    from gpufabric.planner import CONFIG_SIDE_NAMES, ab_profiles, config_profiles
 
     if request.engine not in AB_ENGINES:
         raise UsageError(
@@ -73,14 +75,16 @@ def prepare_ab(
     execution = request_execution(request, execution)
     execution = execution.replace(nodes=max(execution.nodes, request.virtual_nodes))
     config = bench_config(request, execution)
+    if side_names is not None and sides is None:
+        raise UsageError("--ab-names: names the sides of an A/B of two configurations; add --ab-a/--ab-b")
     if sides is not None:
-        profiles = config_profiles(*sides)
+        profiles = config_profiles(*sides, names=side_names or CONFIG_SIDE_NAMES)
     else:
         profiles = ab_profiles(nodes=execution.nodes, instance_type=instance_type)
     root = resolved_run_dir(config.run_dir, config.label)
-    by_side = {ON_LABEL: profiles.on, OFF_LABEL: profiles.off}
+    by_side = {profiles.on.name: profiles.on, profiles.off.name: profiles.off}
     jobs: list[tuple[ABRound, PreparedSweep]] = []
-    for index, side in round_order(rounds):
+    for index, side in round_order(rounds, (profiles.on.name, profiles.off.name)):
         run_dir = root / f"r{index}-{side}"
         profile = by_side[side]
         job = execution.replace(

@@ -38,11 +38,15 @@ class Accusation(BaseModel):
     suspects: list[Suspect] = Field(default_factory=list)
     controls: list[str] = Field(default_factory=list)
 
-    def isolate_command(self, hostfile: Path) -> str:
+    def isolate_argv(self, hostfile: Path) -> list[str]:
         """The ``gpufabric isolate`` run over suspects and controls (one rank per node, as isolate runs),
         reading ``hostfile``; the caller writes the file with ``hostfile_text``."""
         ranks = len(self.suspects) + len(self.controls)
-        return f"gpufabric isolate --on mpirun --hostfile {shlex.quote(str(hostfile))} --ranks {ranks}"
+        return ["gpufabric", "isolate", "--on", "mpirun", "--hostfile", str(hostfile), "--ranks", str(ranks)]
+
+    def isolate_command(self, hostfile: Path) -> str:
+        """``isolate_argv`` as the one line a user types."""
+        return shlex.join(self.isolate_argv(hostfile))
 
     def hostfile_text(self) -> str:
         """An OpenMPI hostfile, suspects first, one slot each."""

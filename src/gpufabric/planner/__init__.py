@@ -25,7 +25,15 @@ from typing import TYPE_CHECKING
 from gpufabric._lazy import lazy_package
 
 if TYPE_CHECKING:  # the public names, each imported on first use (gpufabric._lazy)
-    from gpufabric.planner.ab import CONFIG_FABRIC, ABProfiles, FabricProfile, ab_profiles, config_profiles
+    from gpufabric.planner.ab import (
+        CONFIG_FABRIC,
+        CONFIG_SIDE_NAMES,
+        ABProfiles,
+        FabricProfile,
+        ab_profiles,
+        config_profiles,
+        side_names,
+    )
     from gpufabric.planner.api import plan
     from gpufabric.planner.export import EXPORT_KINDS, export_files, export_kind, write_plan_files
     from gpufabric.planner.inputs import parse_accelerator, parse_node_labels, read_pod_config
@@ -35,6 +43,7 @@ lazy_package(__name__)
 
 __all__ = [
     "CONFIG_FABRIC",
+    "CONFIG_SIDE_NAMES",
     "EXPORT_KINDS",
     "ABProfiles",
     "FabricProfile",
@@ -52,5 +61,6 @@ __all__ = [
     "parse_node_labels",
     "plan",
     "read_pod_config",
+    "side_names",
     "write_plan_files",
 ]

@@ -13,9 +13,12 @@ of the benchmark and an A/B of training compare the same two configurations.
 
 from __future__ import annotations
 
+import re
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpufabric.catalog import FabricName, get_fabric
+from gpufabric.errors import UsageError
 from gpufabric.planner.fabric_env import HABANA, HABANA_OFF_DESCRIPTION
 from gpufabric.planner.model import PlanRequest
 from gpufabric.planner.resolve import resolve
@@ -26,7 +29,7 @@ class FabricProfile(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    name: str = Field(description="fabric-on or fabric-off")
+    name: str = Field(description="fabric-on / fabric-off, or a configuration A/B's side names (A, B)")
     env: dict[str, str] = Field(default_factory=dict)
     unset: tuple[str, ...] = Field(
         default=(), description="variables (or NAME_ prefixes) removed from the rank env"
@@ -97,11 +100,32 @@ def _words(env: dict[str, str]) -> str:
     return " ".join(f"{k}={v}" for k, v in sorted(env.items())) or "the environment as it is"
 
 
-def config_profiles(a_env: dict[str, str], b_env: dict[str, str]) -> ABProfiles:
-    """Two configurations as the A/B's two sides: A in the first slot (the reference), B in the second
-    (the candidate: a new NCCL through GPUFABRIC_NCCL_LIB or LD_LIBRARY_PATH, a plugin, any variables)."""
+CONFIG_SIDE_NAMES = ("A", "B")
+_SIDE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+_TAKEN_NAMES = ("ab", "fabric-on", "fabric-off")  # ab.json is the document; the others, a fabric A/B's
+
+
+def side_names(text: str) -> tuple[str, str]:
+    """``--ab-names A_NAME,B_NAME`` as two names that can also name files (``<root>/<name>.json``)."""
+    names = tuple(part.strip() for part in text.split(","))
+    if len(names) != 2 or names[0] == names[1] or not all(_SIDE_NAME.fullmatch(n) for n in names):
+        raise UsageError(
+            f"--ab-names: {text!r} is not two different names; give NAME_A,NAME_B of letters, digits, "
+            "'.', '_' or '-' (e.g. --ab-names nccl-2.28.9,nccl-2.31.2)"
+        )
+    if taken := [n for n in names if n.lower() in _TAKEN_NAMES]:
+        raise UsageError(f"--ab-names: {taken[0]!r} is a name the A/B writes itself; choose another")
+    return names[0], names[1]
+
+
+def config_profiles(
+    a_env: dict[str, str], b_env: dict[str, str], names: tuple[str, str] = CONFIG_SIDE_NAMES
+) -> ABProfiles:
+    """Two configurations as the A/B's two sides, named ``names`` (A and B unless the user named them):
+    A in the first slot (the reference), B in the second (the candidate: a new NCCL through
+    GPUFABRIC_NCCL_LIB or LD_LIBRARY_PATH, a plugin, any variables)."""
     return ABProfiles(
         fabric=CONFIG_FABRIC,
-        on=FabricProfile(name="fabric-on", env=a_env, description=_words(a_env)),
-        off=FabricProfile(name="fabric-off", env=b_env, description=_words(b_env)),
+        on=FabricProfile(name=names[0], env=a_env, description=_words(a_env)),
+        off=FabricProfile(name=names[1], env=b_env, description=_words(b_env)),
     )

@@ -1,5 +1,6 @@
 """A fabric A/B (``analysis.ab_judge.ABReport``) as text: the seeds' speed-up table, the verdict, the
-proof of each side's transport, and each side against its own ceiling (``expected_lines``). ``table``
+proof of each side's transport, and each side against its own ceiling (``expected_lines``); an A/B of two
+configurations names its sides (A, B or ``--ab-names``) and gives B's verdict at every size. ``table``
 and ``markdown`` are the same markdown document (it reads well in a terminal and pastes into
 docs/benchmarks.md); ``json`` is the whole report, runs included.
 The speed-up tables themselves are ``report.compare_render``'s.
@@ -7,10 +8,12 @@ The speed-up tables themselves are ``report.compare_render``'s.
 
 from __future__ import annotations
 
+from gpufabric.analysis.ab_equivalence import Equivalence
 from gpufabric.analysis.ab_judge import ABReport
 from gpufabric.report.compare_render import to_markdown
 from gpufabric.report.expected_lines import ab_expected_lines
 from gpufabric.report.formats import Format
+from gpufabric.units import human_size
 
 
 def ab_markdown(report: ABReport) -> str:
@@ -19,17 +22,29 @@ def ab_markdown(report: ABReport) -> str:
     unset = f"; removed: {', '.join(runs.off_unset)}" if runs.off_unset else ""
     # On gloo ranks the profiles were set but switched nothing: say so next to what they would have done.
     ignored = f" [the {runs.fabric} profile, ignored by gloo]" if report.caveat else ""
+    if report.equivalence is not None:  # two configurations: the sides by their names, A the reference
+        head = [
+            f"## A/B of two configurations: {runs.on.label} vs {runs.off.label}",
+            "",
+            f"- A = {runs.on.label}: {runs.on_description} (the reference)",
+            f"- B = {runs.off.label}: {runs.off_description}",
+        ]
+    else:
+        head = [
+            f"## Fabric A/B: {report.fabric}",
+            "",
+            f"- {runs.on.label}: {runs.on_description or 'the environment as given'}{ignored}",
+            f"- {runs.off.label}: {runs.off_description} ({off_env or 'no variables set'}{unset}){ignored}",
+        ]
     lines = [
-        f"## Fabric A/B: {report.fabric}",
-        "",
-        f"- fabric-on: {runs.on_description or 'the environment as given'}{ignored}",
-        f"- fabric-off: {runs.off_description} ({off_env or 'no variables set'}{unset}){ignored}",
+        *head,
         f"- {runs.rounds} round(s), ABBA order, {len(runs.order)} jobs; samples pooled per side; "
         f"runs in {runs.root}",
         "",
         "### Verdict",
         "",
         *(f"- {line}" for line in report.verdict),
+        *(_size_verdicts(report.equivalence) if report.equivalence is not None else []),
         "",
         "### Each side's transport",
         "",
@@ -48,6 +63,22 @@ def ab_markdown(report: ABReport) -> str:
         lines += ["", "### Each side against its own ceiling", "", *(f"- {line}" for line in judged)]
     lines += ["", to_markdown(report.comparison)]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _size_verdicts(equivalence: Equivalence) -> list[str]:
+    """B against A at every size: the ratio, its 95% interval and the verdict there."""
+    b = equivalence.b_name
+    lines = ["", f"| collective | size | {b} / {equivalence.a_name} busbw | 95% interval | verdict |"]
+    lines.append("|---|---|---|---|---|")
+    for size in equivalence.sizes:
+        ratio = f"{size.b_over_a:.3f}" if size.b_over_a is not None else "-"
+        interval = (
+            f"{size.low:.3f}-{size.high:.3f}" if size.low is not None and size.high is not None else "-"
+        )
+        lines.append(
+            f"| {size.collective} | {human_size(size.size_bytes)} | {ratio} | {interval} | {size.outcome} |"
+        )
+    return lines
 
 
 def render_ab(report: ABReport, fmt: Format) -> str:

@@ -30,6 +30,7 @@ from gpufabric.analysis.compare_model import Comparison, Placement
 from gpufabric.analysis.expected import with_expected
 from gpufabric.errors import InputError
 from gpufabric.outputs import write_output
+from gpufabric.planner.ab import CONFIG_FABRIC
 from gpufabric.report import html_sections as sections
 from gpufabric.report.compare_render import title as table_title
 from gpufabric.report.formats import Format
@@ -79,7 +80,7 @@ def build_report(
     directories that hold no series of their own (an isolate search) or more than series (a tune
     search's ranking), as ``gpufabric show`` prints them.
     """
-    runs = [*runs, *(side for document in ab for side in document.runs)]
+    runs = [*runs, *(side for document in ab for side in document.pooled)]
     if not runs and not training and not documents:
         raise InputError("report needs at least one run file")
     groups = group_runs(runs, baseline=baseline, placement=placement, collective_of=collective_of)
@@ -169,7 +170,11 @@ def _nothing_in_common(runs: Sequence[RunResult]) -> str:
 def _ab_verdicts(documents: Sequence[ABDocument]) -> list[str]:
     parts = []
     for document in documents:
-        parts.append(f"<h3>Fabric A/B: {escape(document.fabric)}</h3>")
+        if document.fabric == CONFIG_FABRIC:
+            title = f"A/B of two configurations: {document.on.label} vs {document.off.label}"
+        else:
+            title = f"Fabric A/B: {document.fabric}"
+        parts.append(f"<h3>{escape(title)}</h3>")
         lines = document.verdict or ["no verdict recorded"]
         parts.append("<ul>" + "".join(f"<li>{escape(line)}</li>" for line in lines) + "</ul>")
     return parts
@@ -204,6 +209,10 @@ def report_from_files(
         label = labels[index] if labels else None
         kind = identify(given) if given.is_dir() else None
         path = given / kind.marker if kind is not None and kind.marker in _DOCUMENT_MARKERS else given
+        inspector = _inspector_document(given)
+        documents += [inspector] if inspector is not None else []
+        if inspector is not None and kind is None:  # an Inspector dump alone: its summary is the document
+            continue
         if (train_doc := sniff_train_document(path)) is not None:
             training.append(train_doc)
         elif (ab_doc := sniff_ab_document(path)) is not None:
@@ -236,6 +245,19 @@ def report_from_files(
         collective_of=collective_of,
         documents=documents,
     )
+
+
+def _inspector_document(given: Path) -> tuple[str, str] | None:
+    """NCCL's Inspector plugin output at ``given`` (a dump, or a run directory holding one) as the
+    (title, text) ``gpufabric show`` prints for it: per collective and size, each rank's median time and
+    busbw, and the ranks far from their peers."""
+    from gpufabric.nccl_native import inspector_files, read_inspector
+    from gpufabric.report.inspector_render import render_inspector
+
+    found = inspector_files(given) if given.exists() else []
+    if not found or not (given.is_dir() or given in found):
+        return None
+    return f"NCCL Inspector: {given.name}", render_inspector(read_inspector([given]), Format.TABLE)
 
 
 # Markers whose document the report reads itself (A/B verdicts, training sections), not as series.

@@ -7,6 +7,7 @@ decided here, once, from its marker file; a command that writes a new kind of di
 
     bench, bench --self-test   result.json (result.jsonl while running)   one run
     bench --ab                 ab.json, fabric-on.json, fabric-off.json    two pooled runs + the verdict
+    bench --ab --ab-a/--ab-b   ab.json, A.json, B.json (or --ab-names)     the same, for two configurations
     tune                       tune.json, r<round>-<candidate>/            one run per candidate job
     isolate                    isolate.json, roundNN/                      group timings, no series
     isolate round              round.json, round-config.json               one round's group timings
@@ -44,7 +45,8 @@ class RunDirectory:
         found: list[tuple[str, Path]] = []
         for pattern in self.series:
             for path in sorted(directory.glob(pattern))[:_MAX_SERIES_FILES]:
-                if path.is_file():
+                wildcard_hit_marker = path.name == self.marker and pattern != self.marker
+                if path.is_file() and not wildcard_hit_marker and all(path != p for _, p in found):
                     label = path.parent.name if path.name == RESULT_NAME else path.stem
                     found.append((label, path))
         return found
@@ -114,8 +116,8 @@ for _kind in (
     RunDirectory(
         "gpufabric bench --ab",
         "ab.json",
-        "a fabric A/B (the fabric on and off, pooled per side, and the verdict)",
-        ("fabric-on.json", "fabric-off.json"),
+        "an A/B (the fabric on and off, or two configurations, pooled per side, and the verdict)",
+        ("fabric-on.json", "fabric-off.json", "*.json"),  # a configuration A/B's sides: A.json, B.json, ...
         "gpufabric report DIR",
     ),
     RunDirectory(
