@@ -13,7 +13,7 @@ T0=$(now)
 # left SECONDS: how much of this scenario's 420 s is left (the harness's set-up and nccl-tests build come
 # before it, about 2 minutes): a step that would not fit is skipped with a summary line, not cut by the
 # device's 10-minute limit with nothing returned.
-left() { python3 -c "print(max(0, int(420 - ($(now) - $T0))))"; }
+left() { python3 -c "print(max(0, int(${NCCL231_BUDGET_S:-420} - ($(now) - $T0))))"; }
 fits() { local need=$1 what=$2; [ "$(left)" -ge "$need" ] && return 0; record "skipped, $(left) s left: $what"; return 1; }
 C="$OUT/captures"; R="$OUT/runs"; mkdir -p "$C" "$R"
 B=$NT/build
