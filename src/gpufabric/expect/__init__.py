@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING
 from gpufabric._lazy import lazy_package
 
 if TYPE_CHECKING:  # the public names, each imported on first use (gpufabric._lazy)
-    from gpufabric.expect.calibration import Band, Calibration, default_calibration, fit
+    from gpufabric.expect.band import Band
+    from gpufabric.expect.calibration import Calibration, default_calibration, fit
     from gpufabric.expect.conditions import RunConditions
     from gpufabric.expect.instances import shape_from_instance
     from gpufabric.expect.judge import Evidence, Judgement, judge

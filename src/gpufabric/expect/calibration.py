@@ -24,6 +24,7 @@ from functools import cache
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from gpufabric.expect.band import Band
 from gpufabric.expect.figures import Basis, figure_situation, figure_value, measures_its_path
 from gpufabric.expect.published import PublishedFigure, load_published
 from gpufabric.expect.regimes import Path, Regime
@@ -43,34 +44,6 @@ BAND_FROM_BYTES: dict[Path, int] = {
     Path.NET: 512 * MIB,  # SkyPilot's p4d EFA column reaches 94% of its 2 GB figure at 512 MB
 }
 NET_ALLTOALL_FROM_BYTES = 64 * MIB
-
-
-class Band(BaseModel):
-    """What healthy systems reach on one calibration group: fractions of the ceiling, or GB/s."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    group: str
-    basis: Basis
-    low: float
-    centre: float
-    high: float
-    fitted_on: tuple[str, ...] = Field(description="ids of the published figures fitted")
-    half_size_bytes: float | None = Field(
-        default=None,
-        description="S_half of busbw(S) = plateau x S / (S + S_half) (size_curve); None: no series, flat",
-    )
-    series_fitted: tuple[str, ...] = Field(default=(), description="the series S_half was fitted on")
-    transfer: str | None = Field(
-        default=None,
-        description="set where the band is another collective's on this transport, scaled by the ratio "
-        "of the two collectives' efficiencies on transports that have both (module docstring)",
-    )
-
-    def at_size(self, size_bytes: int | None) -> tuple[float, float, float]:
-        """(low, centre, high) at ``size_bytes`` (None: the plateau): low, centre and high x S/(S+S_half)."""
-        factor = plateau_factor(size_bytes, self.half_size_bytes)
-        return self.low * factor, self.centre * factor, self.high * factor
 
 
 def band_from_bytes(path: Path, regime: Regime | None = None) -> int:

@@ -13,7 +13,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpufabric.collectives import CollectiveName
-from gpufabric.expect.calibration import Band, Calibration, band_from_bytes, default_calibration
+from gpufabric.expect.band import Band
+from gpufabric.expect.calibration import Calibration, band_from_bytes, default_calibration
 from gpufabric.expect.ceilings import Fact
 from gpufabric.expect.conditions import RunConditions
 from gpufabric.expect.figures import Basis

@@ -13,13 +13,10 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
 
 from gpufabric.collectives import ALL_COLLECTIVES
+from gpufabric.expect.band import Band
 from gpufabric.expect.regimes import Path
-
-if TYPE_CHECKING:
-    from gpufabric.expect.calibration import Band
 
 
 def transferred(bands: Mapping[str, Band], group: str, found: Band) -> Band | None:

@@ -16,7 +16,6 @@ gpufabric command writes (``results.run_dirs``): its runs, its verdict or its do
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from datetime import datetime, timezone
 from html import escape
 from importlib.resources import files
@@ -223,7 +222,8 @@ def report_from_files(
                 side if side.expected is not None else with_expected(side, None, environ={})
                 for side in (ab_doc.on, ab_doc.off)
             )
-            ab.append(replace(ab_doc, on=on, off=off))
+            sides = ab_doc.runs.model_copy(update={"on": on, "off": off})
+            ab.append(ab_doc.model_copy(update={"runs": sides}))
         elif kind is not None and not kind.runs_in(given):
             # a run directory without benchmark series (isolate): its document as ``show`` prints it
             documents.append((document_title(given), show_directory(given, Format.TABLE)))
