@@ -231,24 +231,24 @@ def run_sweep(prepared: PreparedSweep) -> RunResult:
     result.metadata.phases = (result.metadata.phases or RunPhases()).model_copy(
         update={"command_start": process_start(), "spawn": spawn, "ranks_exited": ranks_exited, **end_phases}
     )
-    rewrite = True
     if attest is not None and result.metadata.log_files:
         result.attestation = attest([Path(p) for p in result.metadata.log_files])
-        rewrite = True
     check_failure = wrong_data(result, run_dir / RESULT_NAME)
     if check_failure is not None:
         # Every size ran (complete stays true), but the numbers are not to be trusted: say so in the
         # document, so compare, report and doctor see it and not only this command's exit code.
         result.failure = wrong_data_line(result)
-        rewrite = True
-    if rewrite:
-        try:
-            write_result(result, run_dir / RESULT_NAME)
-        except OSError as exc:
-            if exc.errno not in FULL_DISK_ERRNOS:
-                raise
-            raise full_disk_error(run_dir / RESULT_NAME, exc, fix="free space there; the run's rows are "
-                                  f"in {STREAM_NAME}") from None  # fmt: skip
+    if execution.finish is not None:
+        result = execution.finish(result)
+    # One write after the ranks exit (the phases, the attestation, the caller's step): each write is
+    # an fsync the command waits for before it can print its last lines (issue 36).
+    try:
+        write_result(result, run_dir / RESULT_NAME)
+    except OSError as exc:
+        if exc.errno not in FULL_DISK_ERRNOS:
+            raise
+        raise full_disk_error(run_dir / RESULT_NAME, exc, fix="free space there; the run's rows are "
+                              f"in {STREAM_NAME}") from None  # fmt: skip
     if out is not None:
         write_out(result, out, kept=run_dir / RESULT_NAME)
     if check_failure is not None:
