@@ -1,5 +1,6 @@
-"""A rank's stage file is replaced at every stage of every rank and read only after the processes: it is
-written whole without an fsync (results and plans still are fsynced: ``outputs.atomic_write_text``)."""
+"""What a run writes on its way to the first row is written whole without an fsync: a rank's stage file
+(replaced at every stage of every rank, read only after the processes), the config and the plan (read by
+the ranks from the page cache just after). The result is still fsynced (``outputs.atomic_write_text``)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from gpufabric.bench.rundir import write_run_file
 from gpufabric.bench.stages import StageReport, StageReporter, read_stage_files
 from gpufabric.outputs import atomic_write_text
 
@@ -25,6 +27,15 @@ def test_a_stage_is_written_whole_without_fsync(tmp_path: Path, monkeypatch: pyt
     assert list(found) == [3]
     assert isinstance(found[3], StageReport) and found[3].stage == "all_reduce 1 MB" and found[3].seq == 2
     assert sorted(p.name for p in (tmp_path / "stages").iterdir()) == ["rank3.json"]  # no temporary left
+
+
+def test_config_and_plan_are_written_whole_without_fsync(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(os, "fsync", _refuse_fsync)
+    write_run_file(tmp_path / "config.json", '{"label": "x"}\n')
+    assert [p.name for p in tmp_path.iterdir()] == ["config.json"]
+    assert (tmp_path / "config.json").read_text(encoding="utf-8") == '{"label": "x"}\n'
 
 
 def test_a_durable_write_still_syncs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
