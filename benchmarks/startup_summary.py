@@ -3,8 +3,9 @@
 Reads the JSON lines ``benchmarks/first_row.py`` printed (one per run, labelled ``gpufabric`` or
 ``nccl-tests``) and, for our runs, each run directory's ``result.json`` phases (``RunMetadata.phases``).
 Prints, per run and as the median of the runs: the whole command, the time to the first row, last row to
-exit; our phase breakdown (``RunPhases.durations`` plus the command's own exit after its ranks'); then the
-ratios the issue sets targets on (first row <= 1.0x nccl-tests', whole command <= 1.2x).
+exit; our phase breakdown (``RunPhases.durations`` plus the command's own exit after its ranks') and the
+work rank 0 ran on threads beside it (``RunPhases.background_s``); last, the ratios the issue sets
+targets on (first row <= 1.0x nccl-tests', whole command <= 1.2x).
 
     python benchmarks/startup_summary.py runs.jsonl RUN_DIR [RUN_DIR ...]
 """
@@ -45,6 +46,7 @@ def main() -> None:
         print(f"| {tool} | {len(ok)}/{len(found)} | " + " | ".join(cells) + " |")
     ours = by_tool.get("gpufabric", [])
     phases: dict[str, list[float]] = {}
+    beside: dict[str, list[float]] = {}
     for run, run_dir in zip(ours, run_dirs, strict=False):
         try:
             stamps = read_result(run_dir / "result.json").metadata.phases
@@ -54,6 +56,8 @@ def main() -> None:
         if stamps is None:
             print(f"{run_dir}: no phases recorded")
             continue
+        for what, seconds in stamps.background_s.items():
+            beside.setdefault(what, []).append(seconds)
         rows = stamps.durations()
         if stamps.ranks_exited is not None:
             rows.append(
@@ -67,6 +71,10 @@ def main() -> None:
     if phases:
         print("\nour phases, median of the runs (each run):")
         for what, values in phases.items():
+            print(f"  {statistics.median(values):6.3f} s  {what}  ({', '.join(f'{v:.3f}' for v in values)})")
+    if beside:
+        print("\non rank 0's threads beside those phases, median (each run):")
+        for what, values in beside.items():
             print(f"  {statistics.median(values):6.3f} s  {what}  ({', '.join(f'{v:.3f}' for v in values)})")
     ref, mine = medians.get("nccl-tests"), medians.get("gpufabric")
     if ref and mine:

@@ -113,12 +113,13 @@ def write_files(directory: Path, contents: Mapping[str, str], *, executable: tup
             path.chmod(0o755)
 
 
-def atomic_write_text(target: Path, text: str) -> None:
+def atomic_write_text(target: Path, text: str, *, durable: bool = True) -> None:
     """Replace ``target`` with ``text`` so that no reader, and no full disk, ever leaves half of it: a
     temporary file beside it is written and fsynced, then renamed over it (the old file's permission bits
     kept). On any failure the temporary file is removed and ``target`` is as it was; the ``OSError``
     names ``target`` (a full disk: ``ENOSPC``, see ``full_disk_error``). Secrets are the caller's
-    business (``write_output`` scrubs)."""
+    business (``write_output`` scrubs). ``durable=False`` skips the fsync, for files that need only
+    outlive the process, not the machine (a rank's stage file: written at every stage of every rank)."""
     try:
         mode: int | None = stat.S_IMODE(os.stat(target).st_mode)
     except OSError:
@@ -129,7 +130,8 @@ def atomic_write_text(target: Path, text: str) -> None:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
             handle.flush()
-            os.fsync(handle.fileno())  # a full disk can refuse the data only now, not at rename
+            if durable:
+                os.fsync(handle.fileno())  # a full disk can refuse the data only now, not at rename
         if mode is not None:
             os.chmod(tmp_name, mode)
         else:  # mkstemp makes 0600; a new output gets the usual 0666 & ~umask

@@ -1,5 +1,6 @@
 """How a job runs, as one frozen value: where (the launcher), how wide (nodes, ranks), with what
-environment, within which time limits, and who hears about it (output, progress, the NCCL attester).
+environment, within which time limits, and who hears about it (output, progress, the NCCL attester,
+the finisher).
 
 The sweep (``bench.runner``), the A/B (``bench.ab``), tune (``bench.tune_search``) and the jobs layer
 (``gpufabric.jobs``) pass this one object instead of a dozen keyword arguments each, so a setting given
@@ -19,6 +20,7 @@ from typing import Any
 from gpufabric.bench.stages import StageTimeouts
 from gpufabric.launch.base import Launcher, OutputSink
 from gpufabric.results.attestation import Attestation
+from gpufabric.results.model import RunResult
 
 LauncherFactory = Callable[[], Launcher]
 """Makes a fresh launcher per job (A/B rounds and tune candidates are separate jobs)."""
@@ -26,6 +28,9 @@ ProgressSink = Callable[[int, int, str, int], None]
 """Called with (rows done, rows expected, collective, size in bytes) as rank 0 finishes each size."""
 Attester = Callable[[Sequence[Path]], Attestation]
 """Turns the run's NCCL logs into an ``Attestation`` (``gpufabric.nccl_logs.attest.attest_files``)."""
+Finisher = Callable[[RunResult], RunResult]
+"""The caller's last step on a finished result before its one write (the CLI's judgement against the
+hardware), so the result file is written once after the ranks exit, not once per step."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,6 +56,7 @@ class Execution:
     on_output: OutputSink | None = None
     on_progress: ProgressSink | None = None
     attest: Attester | None = None
+    finish: Finisher | None = None
 
     def __post_init__(self) -> None:
         # Frozen all the way down: a job cannot change the environment the next job of its mode sees.

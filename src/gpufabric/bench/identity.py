@@ -11,26 +11,11 @@ The first family that names a rank wins, in the order above; the rendezvous addr
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from gpufabric.bench.launcher_vars import FAMILIES, Source
 from gpufabric.errors import UsageError
-
-Source = Literal["torchrun", "openmpi", "slurm", "single"]
-
-# (source, rank, world size, local rank, local world size)
-_FAMILIES: tuple[tuple[Source, str, str, str, str], ...] = (
-    ("torchrun", "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE"),
-    (
-        "openmpi",
-        "OMPI_COMM_WORLD_RANK",
-        "OMPI_COMM_WORLD_SIZE",
-        "OMPI_COMM_WORLD_LOCAL_RANK",
-        "OMPI_COMM_WORLD_LOCAL_SIZE",
-    ),
-    ("slurm", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "SLURM_NTASKS_PER_NODE"),
-)
 
 
 class RankIdentity(BaseModel):
@@ -70,7 +55,7 @@ def rank_identity(environ: Mapping[str, str]) -> RankIdentity:
     """Read the rank from the launcher's variables; a process with none is rank 0 of 1."""
     port = _int(environ, "MASTER_PORT")
     addr = environ.get("MASTER_ADDR") or None
-    for source, rank_var, size_var, local_var, local_size_var in _FAMILIES:
+    for source, rank_var, size_var, local_var, local_size_var in FAMILIES:
         rank = _int(environ, rank_var)
         if rank is None:
             continue

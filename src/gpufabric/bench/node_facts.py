@@ -14,6 +14,7 @@ would ask it many times) unless the user exported ``GPUFABRIC_CLOUD_METADATA=1``
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +31,8 @@ DETECT_WAIT_S = 15.0
 """How long rank 0's gather waits for a host's reading (nvidia-smi topo -m takes about a second)."""
 
 Detect = Callable[..., NodeSnapshot]
+SNAPSHOT_WORK = "node snapshot (NVML, nvidia-smi topo -m, sysfs)"
+"""How ``RunPhases.background_s`` names a host's reading."""
 
 
 @dataclass
@@ -47,15 +50,18 @@ class HostReading:
         self, environ: Mapping[str, str], sysfs_root: Path = Path("/sys"), detect: Detect = detect_node
     ):
         self.answer: dict[str, Any] | None = None
+        self.seconds: float | None = None  # how long the reading took, once done (RunPhases.background_s)
         environ = dict(environ)
         asked = environ.get(ASK_ENV, "") not in ("", "0")
 
         def read() -> None:
+            began = time.time()
             try:
                 snapshot = detect(environ=environ, sysfs_root=sysfs_root, metadata=asked)
                 self.answer = snapshot.model_dump(mode="json")
             except Exception as exc:  # any failure to read a node is a note, never a failed run
                 self.answer = {"error": " ".join(f"{type(exc).__name__}: {exc}".split())[:300]}
+            self.seconds = round(time.time() - began, 3)
 
         self.thread = threading.Thread(target=read, name="gpufabric-node-snapshot", daemon=True)
         self.thread.start()
@@ -96,6 +102,12 @@ class NodeFacts:
         if hosts.reads_host:
             facts._reading = ahead or HostReading(environ, sysfs_root, detect)
         return facts
+
+    def background(self) -> dict[str, float]:
+        """How long this rank's reading of its host took on its thread, once done; empty where it reads
+        none (``RunPhases.background_s``)."""
+        seconds = self._reading.seconds if self._reading is not None else None
+        return {SNAPSHOT_WORK: seconds} if seconds is not None else {}
 
     def collect(self, exchange: Exchange, wait_s: float = DETECT_WAIT_S) -> NodeRecords | None:
         """Every host's reading on rank 0 (None on the other ranks). Every rank calls it once."""

@@ -15,6 +15,7 @@ import json
 import os
 import socket
 import sys
+import time
 import traceback
 from collections.abc import Callable, Mapping
 from datetime import timedelta
@@ -30,6 +31,13 @@ from gpufabric.outputs import FULL_DISK_ERRNOS, full_disk_error
 
 EXIT_USAGE = 2
 EXIT_FAILURE = 1
+
+_main_began: list[float] = []  # when this process's main began: its interpreter and imports were done
+
+
+def main_began() -> float | None:
+    """When this rank's ``bench_rank_main`` began (seconds since the epoch): ``RunPhases.imports_done``."""
+    return _main_began[0] if _main_began else None
 
 
 def choose_backend(config: BenchConfig, cuda_devices: int) -> tuple[str, str]:
@@ -102,6 +110,12 @@ def announce_progress(event: dict[str, Any]) -> None:
     print(PROGRESS_TAG + json.dumps(event, separators=(",", ":")), flush=True)
 
 
+def announce_phase(name: str) -> None:
+    """Rank 0's stamp of an end phase it reaches after its result is written (``RunPhases.teardown``,
+    ``destroyed``): on the progress line, which the parent adds to the result."""
+    announce_progress({"phase": name, "at": time.time()})
+
+
 def own_nccl_log(environ: Mapping[str, str]) -> str | None:
     """The file NCCL_DEBUG_FILE names for this process.
 
@@ -153,6 +167,7 @@ def bench_rank_main(
     read the config every rank shares, then ``run_rank`` under the exit protocol. Both engines' ranks."""
     import argparse
 
+    _main_began.append(time.time())
     parser = argparse.ArgumentParser(prog=f"python -m {prog}")
     parser.add_argument("--config", required=True, type=Path, help="<run_dir>/config.json")
     args = parser.parse_args(argv)

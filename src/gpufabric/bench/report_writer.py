@@ -20,6 +20,7 @@ from gpufabric.bench.identity import RankIdentity
 from gpufabric.bench.metadata import devices_from, relevant_env
 from gpufabric.bench.node_facts import NodeRecords
 from gpufabric.bench.rank_engines import RANK_MODULES
+from gpufabric.bench.rank_process import main_began
 from gpufabric.bench.rundir import NCCL_LOG_DIR, RESULT_NAME, STREAM_NAME
 from gpufabric.bench.stages import StageReporter
 from gpufabric.hardware.snapshot import save_snapshot
@@ -102,6 +103,7 @@ class RankReporter:
         self.metadata = RunMetadata()
         self.all_series: list[Series] = []
         self.node_notes: list[str] = []
+        self.background_s: dict[str, float] = {}  # rank 0's work on threads beside the phases (RunPhases)
 
     def start(self, facts: list[dict[str, Any]], nodes: NodeRecords | None = None) -> None:
         static = self.static
@@ -173,12 +175,17 @@ class RankReporter:
         entered = self.stages.entered if self.stages is not None else {}
         return RunPhases(
             rank_start=process_start(),
+            imports_done=main_began(),
+            library_loaded=entered.get("library"),
+            device_ready=entered.get("device"),
             rendezvous=entered.get("rendezvous"),
             init=entered.get("init"),
             first_collective=entered.get("first"),
+            first_size=entered.get("size"),
             first_row=self.first_row,
             last_row=self.last_row,
             result_write=now(),
+            background_s=dict(self.background_s),
         )
 
 

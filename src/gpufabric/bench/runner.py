@@ -54,7 +54,7 @@ from gpufabric.outputs import FULL_DISK_ERRNOS, free_space, full_disk_error
 from gpufabric.redact import redact_argv
 from gpufabric.results.io import read_result, write_result
 from gpufabric.results.model import RunResult
-from gpufabric.results.phases import RunPhases, now, process_start
+from gpufabric.results.phases import END_PHASES, RunPhases, now, process_start
 
 __all__ = [
     "Attester", "Execution", "PreparedSweep", "ProgressSink", "default_run_dir", "nccl_debug_env",
@@ -168,6 +168,7 @@ def run_sweep(prepared: PreparedSweep) -> RunResult:
     done = 0
     watchdog = StageWatchdog(nranks, stages)
     diag_lines: list[str] = []  # NCCL 2.31+ prints its init diagnostics on rank 0's stdout
+    end_phases: dict[str, float] = {}
 
     def sink(prefix: str, line: str) -> None:
         nonlocal done
@@ -184,6 +185,11 @@ def run_sweep(prepared: PreparedSweep) -> RunResult:
                 return
             if STAGE_TAG in line[end:]:
                 watchdog.observe(line[line.index(STAGE_TAG, end) :])
+            if isinstance(event, dict) and event.get("phase") in END_PHASES:
+                # rank 0's stamp of a phase after its result was written (rank_process.announce_phase)
+                with contextlib.suppress(TypeError, ValueError):
+                    end_phases[str(event["phase"])] = float(event["at"])
+                return
             done += 1
             if on_progress is not None and isinstance(event, dict):
                 on_progress(done, expected_rows, str(event.get("row")), int(event.get("size", 0)))
@@ -223,26 +229,26 @@ def run_sweep(prepared: PreparedSweep) -> RunResult:
     result = read_result(run_dir / RESULT_NAME)
     # This process's phases join rank 0's, in the returned result and in the file alike.
     result.metadata.phases = (result.metadata.phases or RunPhases()).model_copy(
-        update={"command_start": process_start(), "spawn": spawn, "ranks_exited": ranks_exited}
+        update={"command_start": process_start(), "spawn": spawn, "ranks_exited": ranks_exited, **end_phases}
     )
-    rewrite = True
     if attest is not None and result.metadata.log_files:
         result.attestation = attest([Path(p) for p in result.metadata.log_files])
-        rewrite = True
     check_failure = wrong_data(result, run_dir / RESULT_NAME)
     if check_failure is not None:
         # Every size ran (complete stays true), but the numbers are not to be trusted: say so in the
         # document, so compare, report and doctor see it and not only this command's exit code.
         result.failure = wrong_data_line(result)
-        rewrite = True
-    if rewrite:
-        try:
-            write_result(result, run_dir / RESULT_NAME)
-        except OSError as exc:
-            if exc.errno not in FULL_DISK_ERRNOS:
-                raise
-            raise full_disk_error(run_dir / RESULT_NAME, exc, fix="free space there; the run's rows are "
-                                  f"in {STREAM_NAME}") from None  # fmt: skip
+    if execution.finish is not None:
+        result = execution.finish(result)
+    # One write after the ranks exit (the phases, the attestation, the caller's step): each write is
+    # an fsync the command waits for before it can print its last lines (issue 36).
+    try:
+        write_result(result, run_dir / RESULT_NAME)
+    except OSError as exc:
+        if exc.errno not in FULL_DISK_ERRNOS:
+            raise
+        raise full_disk_error(run_dir / RESULT_NAME, exc, fix="free space there; the run's rows are "
+                              f"in {STREAM_NAME}") from None  # fmt: skip
     if out is not None:
         write_out(result, out, kept=run_dir / RESULT_NAME)
     if check_failure is not None:

@@ -118,6 +118,11 @@ class StageReporter:
         self.emit = emit or (lambda line: print(line, flush=True))
         self.entered: dict[str, float] = {}  # each stage key's first entry, seconds since the epoch
 
+    def mark(self, name: str) -> None:
+        """Note when this rank reached ``name``, a start-up phase that is no watched stage (rank 0's
+        ``results.phases``): no line, no file."""
+        self.entered.setdefault(name, time.time())
+
     def enter(self, key: StageKey, *, collective: str | None = None, size: int | None = None) -> None:
         self.entered.setdefault(key, time.time())  # rank 0's start-up phases (results.phases)
         self.seq += 1
@@ -132,7 +137,10 @@ class StageReporter:
         self.emit(STAGE_TAG + text)
         try:  # the file is for post-mortems only: a read-only or full run dir must not fail the run
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write_text(self.path, text + "\n")  # a full disk leaves no temporary file behind
+            # No fsync: the file is read after the process, not after a crash of the machine, and an
+            # fsync per stage per rank is disk work between every two sizes. A full disk still leaves no
+            # temporary file behind.
+            atomic_write_text(self.path, text + "\n", durable=False)
         except OSError:
             pass
 

@@ -13,7 +13,7 @@ from typing import Any
 import typer
 from typer.core import TyperCommand, TyperGroup
 
-from gpufabric import __version__
+import gpufabric
 from gpufabric.cli import (
     bench,
     catalog,
@@ -82,8 +82,8 @@ app = typer.Typer(
 
 
 def _version(value: bool) -> None:
-    if value:
-        print(f"gpufabric {__version__}")
+    if value:  # read only here: the version's lookup (importlib.metadata) costs every command ~0.1 s
+        print(f"gpufabric {gpufabric.__version__}")
         raise typer.Exit()
 
 

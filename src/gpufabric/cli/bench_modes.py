@@ -9,6 +9,7 @@ imported at module level (the CLI must start without torch).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import sys
 import threading
@@ -50,7 +51,7 @@ def print_self_test_figures(instance_type: str | None, config: BenchConfig, resu
 
 def given_shape_of(instance_type: str | None, snapshot: Path | None) -> GivenShape | None:
     """The shape ``--instance-type`` or ``--snapshot`` names, read (and refused) before the run; None when
-    neither is given, without importing the judge, which ``judged`` loads while the ranks run."""
+    neither is given, without importing the judge, which ``judge`` loads while the ranks run."""
     if not instance_type and snapshot is None:
         return None
     from gpufabric.analysis.expected import given_shape
@@ -73,16 +74,22 @@ def refuse_flag_combinations(*, ab: bool, engine: str, configs: bool = False) ->
         )
 
 
-def judged(result: RunResult, run_dir: Path, given: GivenShape | None, out: Path | None = None) -> RunResult:
+def judge(result: RunResult, run_dir: Path, given: GivenShape | None) -> RunResult:
     """``result`` judged against what its hardware should reach: the ``given`` shape, else the run's own
-    (recorded, or this node read now), so the table ends with its ``expected:`` lines. The judgement is
-    kept in the run directory's result (and ``--out``'s file), so ``gpufabric show`` prints what bench
-    printed."""
+    (recorded, or this node read now), so the table ends with its ``expected:`` lines. Writes nothing."""
     from gpufabric.analysis.expected import with_expected
+
+    return with_expected(result, run_dir, environ=os.environ, given=given)
+
+
+def judged(result: RunResult, run_dir: Path, given: GivenShape | None, out: Path | None = None) -> RunResult:
+    """``judge``, the judgement then kept in the run directory's result (and ``--out``'s file), so
+    ``gpufabric show`` prints what bench printed (nccl-tests' runs; our engine's sweep judges before its
+    one write: ``run_and_show``)."""
     from gpufabric.outputs import is_stdout
     from gpufabric.results import RESULT_NAME, write_result
 
-    result = with_expected(result, run_dir, environ=os.environ, given=given)
+    result = judge(result, run_dir, given)
     kept = [run_dir / RESULT_NAME, *([out] if out is not None and not is_stdout(out) else [])]
     for path in kept:
         if path.is_file():
@@ -119,6 +126,12 @@ def run_and_show(
     # can say where its partial result is.
     printer = RowPrinter(prepared.config.run_dir, fmt, stream=sys.stderr if to_stderr else None)
     _load_judge_meanwhile()
+    run_dir = prepared.config.run_dir
+    # Judged inside the sweep, before its one write of the result and of --out (issue 36: each write is
+    # an fsync between the ranks' exit and the last line printed).
+    prepared = dataclasses.replace(
+        prepared, execution=prepared.execution.replace(finish=lambda done: judge(done, run_dir, given))
+    )
     try:
         with progress_bar(progress, on_row=printer.update) as on_progress:
             result = run_bench_job(with_progress(prepared, on_progress))
@@ -132,7 +145,6 @@ def run_and_show(
     except (GpufabricError, Interrupted):
         printer.stopped()  # whatever stopped it: what was measured, and where it is kept
         raise
-    result = judged(result, prepared.config.run_dir, given, out)
     printer.finish(render_run(result, Format(fmt)))
     print_saved(prepared.config.run_dir)
     return result
@@ -140,8 +152,8 @@ def run_and_show(
 
 def _load_judge_meanwhile() -> None:
     """Import the judge and load its data (the catalog, the fitted bands) on a thread while the ranks run,
-    so ``judged`` finds them ready when the last row is in: that time was spent after the last row
-    (issue 36). Both are cached and pure; a failure here is left to ``judged`` to meet and report."""
+    so ``judge`` finds them ready when the last row is in: that time was spent after the last row
+    (issue 36). Both are cached and pure; a failure here is left to ``judge`` to meet and report."""
 
     def load() -> None:
         with contextlib.suppress(Exception):

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
-from gpufabric import __version__
+import gpufabric
 from gpufabric.hardware.cloud import CloudIdentity, MetadataEndpoints, cloud_identity
 from gpufabric.hardware.nics import read_nics
 from gpufabric.hardware.nvlink import facts_from_pairs, nvlink_facts
@@ -153,7 +153,7 @@ def detect_node(
     return NodeSnapshot(
         captured_at=datetime.now(timezone.utc),
         hostname=hostname,
-        gpufabric_version=__version__,
+        gpufabric_version=gpufabric.__version__,  # looked up here, not at import: every rank imports this
         driver_version=reading.driver_version,
         gpus=list(reading.gpus),
         nvlinks=list(reading.links),

@@ -27,7 +27,6 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpufabric.errors import LaunchError
@@ -154,20 +153,20 @@ def cancel_job(launch_argv: list[str], job_id: str) -> str:
     return f"SkyPilot job {job_id} on {cluster} was cancelled (sky cancel)"
 
 
-class _BlockDumper(yaml.SafeDumper):
-    """Multi-line text (setup, run) as ``|`` blocks, the way people write SkyPilot YAML."""
-
-
-def _text(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-    style = "|" if "\n" in value else None
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
-
-
-_BlockDumper.add_representer(str, _text)
-
-
 def dump_yaml(document: dict[str, Any]) -> str:
-    return yaml.dump(document, Dumper=_BlockDumper, sort_keys=False, default_flow_style=False, width=1000)
+    """The document as SkyPilot YAML, multi-line text (setup, run) as ``|`` blocks, the way people write
+    it. yaml is imported here: every bench's launcher settings name this module's options."""
+    import yaml
+
+    class BlockDumper(yaml.SafeDumper):
+        pass
+
+    def text(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+        style = "|" if "\n" in value else None
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+    BlockDumper.add_representer(str, text)
+    return yaml.dump(document, Dumper=BlockDumper, sort_keys=False, default_flow_style=False, width=1000)
 
 
 def skypilot_task_document(program: RankProgram, opts: SkyPilotOptions) -> dict[str, Any]:

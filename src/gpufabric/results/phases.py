@@ -21,15 +21,24 @@ from pydantic import BaseModel, ConfigDict, Field
 PHASE_ORDER: tuple[tuple[str, str], ...] = (
     ("command_start", "parent start-up (interpreter, imports, prepare)"),
     ("spawn", "rank process start"),
-    ("rank_start", "rank imports and device set-up"),
+    ("rank_start", "rank interpreter start and module imports"),
+    ("imports_done", "rank set-up (torch engine: torch's import, the device; direct engine: libnccl's load)"),
+    ("library_loaded", "waiting for the CUDA device (made on a thread from the rank's start)"),
+    ("device_ready", "rank set-up after the device"),
     ("rendezvous", "rendezvous"),
     ("init", "communicator init"),
-    ("first_collective", "hosts, node snapshots, check kernels, first size"),
+    ("first_collective", "hosts, node snapshots, result header, check kernels' load"),
+    ("first_size", "the first size (NCCL's lazy connections, warm-up)"),
     ("first_row", "the sweep"),
     ("last_row", "last series and notes"),
-    ("result_write", "result write, barrier, communicator teardown, rank exit"),
+    ("result_write", "result write, final barrier"),
+    ("teardown", "communicator teardown"),
+    ("destroyed", "rank exit (the CUDA context's release) and the command's wait"),
     ("ranks_exited", ""),
 )
+
+END_PHASES: tuple[str, ...] = ("teardown", "destroyed")
+"""The phases rank 0 reaches after its result is written: it announces them, the command records them."""
 
 
 class RunPhases(BaseModel):
@@ -40,13 +49,28 @@ class RunPhases(BaseModel):
     command_start: float | None = Field(default=None, description="the command that started the ranks began")
     spawn: float | None = Field(default=None, description="it started the ranks")
     rank_start: float | None = Field(default=None, description="rank 0's process began")
+    imports_done: float | None = Field(default=None, description="rank 0's imports were done; its main began")
+    library_loaded: float | None = Field(
+        default=None, description="the direct engine: libnccl loaded and checked; rank 0 asked for its device"
+    )
+    device_ready: float | None = Field(default=None, description="the direct engine: rank 0's device was set")
     rendezvous: float | None = Field(default=None, description="rank 0, set up, went to meet the others")
     init: float | None = Field(default=None, description="the ranks met; the communicator's init began")
     first_collective: float | None = Field(default=None, description="the communicator was up")
+    first_size: float | None = Field(default=None, description="rank 0 began its first size")
     first_row: float | None = Field(default=None, description="rank 0 recorded the first row")
     last_row: float | None = Field(default=None, description="rank 0 recorded the last row")
     result_write: float | None = Field(default=None, description="rank 0 began writing the result file")
+    teardown: float | None = Field(
+        default=None, description="rank 0 passed the final barrier; the communicator's teardown began"
+    )
+    destroyed: float | None = Field(default=None, description="rank 0's communicator was torn down")
     ranks_exited: float | None = Field(default=None, description="the command saw every rank exit")
+    background_s: dict[str, float] = Field(
+        default_factory=dict,
+        description="seconds each piece of rank 0's work on a thread beside the phases took (the CUDA "
+        "context, the node snapshot), by what it was",
+    )
 
     def durations(self) -> list[tuple[str, float]]:
         """(what, seconds) from each recorded phase to the next recorded one, in order."""

@@ -8,8 +8,20 @@ through cuda-bindings, the job's side channel over TCP (``control``).
 
 from __future__ import annotations
 
-import ctypes
 import os
+
+from gpufabric.engines.nccl.early_device import WHAT as EARLY_DEVICE
+from gpufabric.engines.nccl.early_device import EarlyDevice
+
+# Before every other import: the CUDA context is made on a thread while they run (early_device, issue 36).
+EARLY = EarlyDevice.start(os.environ) if __name__ == "__main__" else None
+if __name__ == "__main__":
+    # A rank uses no pydantic plugin, and looking for them reads every installed distribution's entry
+    # points when the first model is built (pydantic.plugin._loader): a user's own setting is kept.
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "1")
+
+import ctypes
+import threading
 from typing import Any
 
 import numpy as np
@@ -21,7 +33,13 @@ from gpufabric.bench.hosts import RankHosts
 from gpufabric.bench.identity import RankIdentity
 from gpufabric.bench.metadata import driver_version, node_name, topology
 from gpufabric.bench.node_facts import NodeFacts, read_ahead
-from gpufabric.bench.rank_process import announce_progress, bench_rank_main, exit_rank, own_nccl_log
+from gpufabric.bench.rank_process import (
+    announce_phase,
+    announce_progress,
+    bench_rank_main,
+    exit_rank,
+    own_nccl_log,
+)
 from gpufabric.bench.stages import StageReporter
 from gpufabric.bench.traffic import SizeTraffic
 from gpufabric.engines import RANK_MODULES
@@ -72,16 +90,22 @@ def _device_index(identity: RankIdentity) -> int:
 def run_rank(config: BenchConfig, identity: RankIdentity) -> int:
     """Join, sweep, write; returns the process exit status."""
     validate(config, nranks=identity.world_size, backend="nccl", on_gpu=True)
+    stages = StageReporter(config.run_dir, identity.rank)
     ahead = read_ahead(identity.local_rank, os.environ)  # nvidia-smi runs while CUDA and NCCL start
+    if identity.rank == 0:  # the version rank 0 records costs an import and a search of sys.path
+        threading.Thread(target=lambda: gpufabric.__version__, name="gpufabric-version", daemon=True).start()
     nccl_lib = library.load()
     check_library(config, nccl_lib)  # what this NCCL cannot do is refused before anything starts
     # Before the communicator exists: NCCL reads NCCL_RUN_DIAGNOSTICS at init (2.31+; else a note).
     diagnostics = enable_diagnostics(nccl_lib.version, os.environ)
+    stages.mark("library")
+    if EARLY is not None:
+        EARLY.wait(config.init_timeout_s)
     info = cuda.use_device(_device_index(identity))
+    stages.mark("device")
     fault = fault_from_env(os.environ)
     check_world(fault, identity.world_size)
     config = timing_under(fault, config)
-    stages = StageReporter(config.run_dir, identity.rank)
     control, nccl, comm = _join(config, identity, stages)
     stream = cuda.Stream()
     try:
@@ -106,6 +130,7 @@ def run_rank(config: BenchConfig, identity: RankIdentity) -> int:
             static = _static_metadata(info, nccl_lib, node_records.snapshots.get(hosts.host))
             reporter = RankReporter(config, identity, "nccl", _CudaDevice(), static, stages)
             reporter.start(facts, node_records)
+            reporter.background_s = {**_early_device_time(), **nodes.background()}
         notes: list[str] = [f"engine: {ENGINE_NAME}; {nccl_lib.describe()}", diagnostics] if reporter else []
         if identity.world_size == 1 and reporter is not None:
             notes.append(
@@ -160,11 +185,20 @@ def run_rank(config: BenchConfig, identity: RankIdentity) -> int:
         if reporter is not None:
             reporter.finish(notes)
         control.barrier()
+        if reporter is not None:
+            announce_phase("teardown")
     finally:
         stream.synchronize()
         _destroy(nccl, comm)
         control.close()
+    if identity.rank == 0:
+        announce_phase("destroyed")
     return 0
+
+
+def _early_device_time() -> dict[str, float]:
+    """How long the CUDA context took on its thread (``RunPhases.background_s``)."""
+    return {EARLY_DEVICE: EARLY.seconds} if EARLY is not None and EARLY.seconds is not None else {}
 
 
 def _static_metadata(info: Any, nccl_lib: Any, here: NodeSnapshot | None) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from gpufabric.bench.hosts import RankHosts
 from gpufabric.bench.identity import RankIdentity
 from gpufabric.bench.node_facts import NodeFacts, read_ahead
 from gpufabric.bench.rank_process import (
+    announce_phase,
     announce_progress,
     bench_rank_main,
     exit_rank,
@@ -112,6 +113,7 @@ def run_rank(config: BenchConfig, identity: RankIdentity) -> int:
         node_records = nodes.collect(exchange)
         if reporter is not None:
             reporter.start(facts, node_records)
+            reporter.background_s = nodes.background()
         timer = BatchTimer(config, device, identity.world_size, identity.rank)
         notes: list[str] = [diagnostics] if diagnostics and identity.rank == 0 else []
         if identity.world_size == 1 and identity.rank == 0:
@@ -156,8 +158,12 @@ def run_rank(config: BenchConfig, identity: RankIdentity) -> int:
         if reporter is not None:
             reporter.finish(notes)
         dist.barrier()
+        if reporter is not None:
+            announce_phase("teardown")
     finally:
         dist.destroy_process_group()
+    if identity.rank == 0:
+        announce_phase("destroyed")
     return 0
 
 
