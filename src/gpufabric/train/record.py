@@ -29,8 +29,10 @@ from gpufabric.train.result import (
 )
 
 TIMING_METHOD = {
-    "nccl": "CUDA events around each step on the compute stream; per step, the slowest rank",
-    "gloo": "perf_counter around each step; per step, the slowest rank",
+    "nccl": "CUDA events between steps run back to back on the compute stream; the slowest rank's steps "
+    "(the split: its own marked steps, per step the slowest rank)",
+    "gloo": "perf_counter between steps run back to back; the slowest rank's steps (the split: its own "
+    "marked steps, per step the slowest rank)",
 }
 
 
@@ -99,6 +101,7 @@ def build_result(
         method=_payload_method(config),
         isolated_ms=measured["probe_total_ms"],
         latency_ms=measured.get("latency_ms"),
+        contention=measured.get("contention"),
     )
     synced, twin = measured["synced"], measured["compute"]
     result = TrainResult(
@@ -112,8 +115,8 @@ def build_result(
         dtype=measured["dtype"],
         world_size=identity.world_size,
         batch_size=config.batch_size,
-        step=StepTimes(samples_ms=synced.step_ms),
-        compute=StepTimes(samples_ms=twin.step_ms),
+        step=StepTimes(samples_ms=measured["step_ms"]),
+        compute=StepTimes(samples_ms=measured["compute_ms"]),
         compute_method=measured["compute_method"],
         comm=comm,
         phases=PhaseSplit(
