@@ -10,7 +10,7 @@ the timed steps, with the step's own compute and its own collectives:
 - beside: the same step with every collective of one synced step issued asynchronously when its forward
   ends, so they run beside its backward. On GPUs they are issued from a side stream that waits for the
   forward; their end is an event on that stream once it waits on their works. On CPU (gloo) the works run
-  on gloo's threads; their end is stamped by a callback on their futures.
+  on gloo's threads; a thread waits for them and stamps their end.
 
 Each round runs both after a barrier; per round the slowest rank, then the median over rounds. The
 collectives' time alone is the probe's (``timing.probe_collectives``): the same calls back to back.
@@ -19,6 +19,7 @@ collectives' time alone is the probe's (``timing.probe_collectives``): the same 
 from __future__ import annotations
 
 import statistics
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -131,7 +132,12 @@ def _beside_cpu(
     step: Step, index: int, calls: list[CollectiveCall], pairs: list[Any], device: torch.device
 ) -> tuple[float, float]:
     stamps: dict[str, float] = {}
-    pending: list[Any] = []
+    waiters: list[threading.Thread] = []
+
+    def wait_all(works: list[Any]) -> None:
+        for work in works:
+            work.wait()
+        stamps["comm"] = time.perf_counter()
 
     def mark(phase: str) -> None:
         stamps[phase] = time.perf_counter()
@@ -140,10 +146,11 @@ def _beside_cpu(
         works = [
             issue(call, send, recv, async_op=True) for call, (send, recv) in zip(calls, pairs, strict=True)
         ]
-        futures = torch.futures.collect_all([work.get_future() for work in works])
-        pending.append(futures.then(lambda _: stamps.__setitem__("comm", time.perf_counter())))
+        # gloo's works have no future for every collective (Work::getFuture): a thread waits for them.
+        waiters.append(threading.Thread(target=wait_all, args=(works,), daemon=True))
+        waiters[-1].start()
 
     step(index, mark)
-    for future in pending:
-        future.wait()
+    for waiter in waiters:
+        waiter.join()
     return (stamps["backward"] - stamps["forward"]) * 1e3, (stamps["comm"] - stamps["forward"]) * 1e3

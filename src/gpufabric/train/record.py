@@ -142,7 +142,7 @@ def build_result(
 
 def _payload_method(config: TrainConfig) -> str:
     if config.strategy == "ddp":
-        return "counted in DDP's comm hook: every gradient bucket's elements x dtype size, one synced step"
+        return "read from DDP's own buckets after the timed steps: every bucket's elements x dtype size"
     return (
         "FSDP2 units' padded sizes from the parameters: per block all-gather x2 (forward, backward; "
         "bf16 on GPUs) + reduce-scatter (fp32 on GPUs); embedding/norm/head unit all-gather x1 + "
