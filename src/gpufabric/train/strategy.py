@@ -10,12 +10,16 @@
 - FSDP2 (``torch.distributed.fsdp.fully_shard``) laid out as torchtitan's ``apply_fsdp_to_decoder``:
   fp32 parameters with ``MixedPrecisionPolicy(param_dtype=bf16, reduce_dtype=fp32)`` on GPUs, one unit
   per block resharded after forward, the tied embedding + final norm + head as one unit kept through
-  backward, then the root. With ``fsdp_prefetch`` each block also prefetches the next one explicitly
+  backward, then the root, with FSDP2's implicit prefetch as torchtitan (and the reference loop) use it.
+  With ``fsdp_prefetch`` (``--prefetch``) each block also prefetches the next one explicitly
   (``set_modules_to_forward_prefetch`` / ``set_modules_to_backward_prefetch``), so the all-gathers run
   ahead of compute even where the CPU does not (FSDP2's implicit prefetch needs it to).
   The twin is the same model sharded the same way over a mesh of this rank alone: FSDP2 then issues no
-  collective (a one-rank group skips them) but keeps every other cost of its step (the casts, copy-in
-  and copy-out), so step minus twin is communication, not FSDP's bookkeeping.
+  collective (a one-rank group skips them) and keeps its hooks, casts and optimizer on DTensors, so step
+  minus twin is communication, not FSDP's bookkeeping. What the twin does not run is the collectives'
+  own host path: with one rank FSDP2 copies each parameter directly instead of the copy-in before and
+  the copy-out after every all-gather (``_fsdp_param_group.py``: ``world_size == 1``), and that path is
+  counted as communication.
 """
 
 from __future__ import annotations
