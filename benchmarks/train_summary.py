@@ -3,9 +3,10 @@
     python3 benchmarks/train_summary.py RUNS_DIR
 
 Reads ``ddp.json``, ``fsdp.json``, ``fsdp-sockets.json`` (train-bench ``--out``), ``ab.json`` (the DDP
-``--ab`` document: its fabric-off side is DDP on sockets) and ``ref-<strategy>-<ranks>.json`` (the last
-line of benchmarks/train_reference.py). Prints one line per target of the issue, each with the numbers
-it rests on; a document that is missing is said to be missing, nothing is filled in.
+``--ab`` document: its fabric-off side is DDP on sockets), ``ref-<strategy>-<ranks>.json`` (the last
+line of benchmarks/train_reference.py) and ``ddp.wall`` (the default run's wall seconds). Prints one line
+per run and per target of the issue, each with the numbers it rests on and ``met`` or ``MISS``; a
+document that is missing is said to be missing, nothing is filled in.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import sys
 from pathlib import Path
 
 from gpufabric.train import TrainAB, TrainResult, read_train_document
-from gpufabric.train.predict import agreement_verdict
+from gpufabric.train.predict import AGREEMENT_BAND, agreement_verdict
 
 
 def _train(path: Path) -> TrainResult | TrainAB | None:
@@ -28,6 +29,15 @@ def _reference(runs: Path, strategy: str, ranks: int) -> float | None:
         return None
     lines = [line for line in path.read_text().splitlines() if line.startswith("{")]
     return float(json.loads(lines[-1])["tokens_per_s"]) if lines else None
+
+
+COMM_SHARE_TARGET = 0.10  # issue 37: communication at least 10% of the default run's step
+WALL_TARGET_S = 120.0  # the default run completes in under 2 minutes
+SCALING_GAP_TARGET = 0.10  # scaling efficiency within 10 points of the reference loop's
+
+
+def _met(ok: bool) -> str:
+    return "met" if ok else "MISS"
 
 
 def _pct(value: float | None) -> str:
@@ -45,9 +55,33 @@ def run_line(name: str, result: TrainResult) -> str:
     )
     if p is None:
         return head + "; no prediction"
+    probe = result.comm.contention
+    rates = (
+        f", contention {p.contention_ms:.2f} ms: compute {probe.compute_rate:.0%} / collectives "
+        f"{probe.comm_rate:.0%} of their speed alone side by side"
+        if probe is not None
+        else ""
+    )
+    within = abs(p.agreement_pct / 100 - 1) <= AGREEMENT_BAND
     return (
         f"{head}; exposed measured {p.measured_comm_ms:.2f} ms vs predicted {p.predicted_comm_ms:.2f} ms "
-        f"({p.agreement_pct:.0f}%, wire {p.wire_ms:.2f} ms): {agreement_verdict(p)[:90]}"
+        f"({p.agreement_pct:.0f}%, wire {p.wire_ms:.2f} ms{rates}) {_met(within)}: "
+        f"{agreement_verdict(p)[:160]}"
+    )
+
+
+def default_line(result: TrainResult | None, runs: Path) -> str:
+    """The default run's two targets: under 2 minutes, communication at least 10% of the step."""
+    wall_file = runs / "ddp.wall"
+    wall = float(wall_file.read_text()) if wall_file.is_file() else None
+    if result is None or result.prediction is None or wall is None:
+        return "default run (DDP NVLink): missing"
+    share = result.prediction.wire_ms / result.step.mean_ms
+    return (
+        f"default run {result.model_name} batch {result.batch_size} x{result.world_size}: wall {wall:.1f} s "
+        f"(target < {WALL_TARGET_S:.0f} s: {_met(wall < WALL_TARGET_S)}), comm share {_pct(share)} "
+        f"(wire {result.prediction.wire_ms:.2f} / step {result.step.mean_ms:.2f} ms; target >= "
+        f"{COMM_SHARE_TARGET:.0%}: {_met(share >= COMM_SHARE_TARGET)})"
     )
 
 
@@ -55,7 +89,11 @@ def scaling_line(strategy: str, ours: TrainResult | None, runs: Path, ranks: int
     one, many = _reference(runs, strategy, 1), _reference(runs, strategy, ranks)
     theirs = many / (ranks * one) if one and many else None
     mine = ours.scaling.efficiency if ours is not None and ours.scaling else None
-    gap = f", {100 * abs(mine - theirs):.1f} points apart" if mine is not None and theirs is not None else ""
+    gap = (
+        f", {100 * abs(mine - theirs):.1f} points apart ({_met(abs(mine - theirs) <= SCALING_GAP_TARGET)})"
+        if mine is not None and theirs is not None
+        else ""
+    )
     return (
         f"{strategy} scaling efficiency on {ranks} GPUs: train-bench {_pct(mine)}, reference loop "
         f"(benchmarks/train_reference.py, torchtitan's FSDP2 layout) {_pct(theirs)}{gap}"
@@ -64,12 +102,14 @@ def scaling_line(strategy: str, ours: TrainResult | None, runs: Path, ranks: int
 
 def main(runs: Path) -> int:
     ddp, fsdp, fsdp_sockets, ab = (_train(runs / f"{n}.json") for n in ("ddp", "fsdp", "fsdp-sockets", "ab"))
-    lines = []
+    lines = [default_line(ddp if isinstance(ddp, TrainResult) else None, runs)]
     for name, document in (("DDP NVLink", ddp), ("FSDP NVLink", fsdp), ("FSDP sockets", fsdp_sockets)):
         lines.append(run_line(name, document) if isinstance(document, TrainResult) else f"{name}: missing")
     if isinstance(ab, TrainAB):
         lines.append(run_line("DDP sockets (--ab off, round 0)", ab.off))
-        interval = f" [95% {ab.speedup_low:.3g}-{ab.speedup_high:.3g}]" if ab.speedup_low else ""
+        interval = (
+            f" [95% {ab.speedup_low:.3g}-{ab.speedup_high:.3g}]" if ab.speedup_low else " (no interval: MISS)"
+        )
         busbw = ", ".join(f"{b.kind} {b.size_bytes / 1e6:.1f} MB {b.speedup:.2f}x" for b in ab.busbw[:3])
         lines.append(
             f"--ab DDP: {ab.speedup:.2f}x tokens/s{interval} over {ab.rounds} ABBA rounds; busbw speed-up at "

@@ -115,8 +115,16 @@ def test_bytes_all_reduced_are_counted_from_the_buckets(
             max(0.0, run.phases.synced_backward.mean_ms - run.phases.compute_backward.mean_ms)
         )
         assert run.comm.latency_ms is not None and run.comm.latency_ms > 0
+        # The contention probe ran apart from the timed steps: the twin's backward alone and with the
+        # step's collectives beside it, against the same collectives alone (the probe's round total).
+        probe = run.comm.contention
+        assert probe is not None and probe.rounds == 2 and probe.comm_alone_ms == run.comm.isolated_ms
+        assert min(probe.backward_alone_ms, probe.backward_beside_ms, probe.comm_beside_ms) > 0
+        assert 0 < probe.compute_rate <= 1 and 0 < probe.comm_rate <= 1
         assert run.prediction.serial_comm_ms is not None
-        assert 0 <= run.prediction.predicted_comm_ms <= run.prediction.serial_comm_ms
+        # Free overlap never exposes more than the serial wire time; contention comes on top of it.
+        free = run.prediction.predicted_comm_ms - run.prediction.contention_ms
+        assert run.prediction.predicted_comm_ms >= 0 and free <= run.prediction.serial_comm_ms + 1e-9
         # No GPU, no MFU: the result names the missing fact instead of a number.
         assert run.mfu is None and run.peak is not None and "CPU run has no MFU" in (run.peak.missing or "")
         assert run.scaling is not None and run.scaling.efficiency > 0
@@ -189,5 +197,6 @@ def test_fsdp_on_gloo_counts_gathers_and_scatters(tmp_path: Path) -> None:
     layers = MODEL_PRESETS["tiny"].layers
     assert kinds.count("reduce_scatter") == layers + 1 and kinds.count("all_gather") == 2 * layers + 1
     assert result.scaling is None and result.prediction is not None
+    assert result.comm.contention is not None and result.comm.contention.rounds == 2
     assert "mesh of the rank alone" in result.compute_method  # the twin is FSDP2 itself, not a bare replica
     assert read_train_document(tmp_path / "run" / "train.json") == result

@@ -46,7 +46,7 @@ def train_bench(
     device: str = typer.Option("auto", "--device", help="auto, cuda or cpu"),
     bucket_mb: float = typer.Option(25.0, "--bucket-mb", min=0.001, help="DDP gradient bucket size (MB)"),
     prefetch: bool = typer.Option(
-        True, "--prefetch/--no-prefetch", help="fsdp: explicit prefetch of the next block (off: FSDP2's own)"
+        False, "--prefetch/--no-prefetch", help="fsdp: explicit prefetch of the next block (off: FSDP2's own)"
     ),
     probe_iters: int = typer.Option(10, "--probe-iters", min=2, help="rounds of the collective probe"),
     scaling: bool = typer.Option(True, "--scaling/--no-scaling", help="time the 1-rank baseline too"),

@@ -46,7 +46,10 @@ class TrainRequest(BaseModel):
     backend: str | None = None
     device: str = "auto"
     bucket_mb: float = 25.0
-    prefetch: bool = Field(default=True, description="fsdp: explicit prefetch of the next block")
+    prefetch: bool = Field(
+        default=False,
+        description="fsdp: explicit prefetch of the next block (off: FSDP2's own, as torchtitan)",
+    )
     probe_iters: int = 10
     scaling: bool = True
     ab: bool = False

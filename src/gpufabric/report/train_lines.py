@@ -105,11 +105,18 @@ def prediction_line(result: TrainResult) -> str:
     if p is None:
         return "prediction: none (one rank, or nothing was probed)"
     latency = f", launch/sync {p.latency_total_ms:.2f} ms of it" if p.latency_total_ms else ""
+    probe = result.comm.contention
+    contention = (
+        f", contention {p.contention_ms:.2f}: side by side compute ran at {probe.compute_rate:.0%} and the "
+        f"collectives at {probe.comm_rate:.0%} of their speed alone"
+        if probe is not None
+        else ""
+    )
     return (
         f"communication: {p.wire_ms:.2f} ms on the wire at busbw {p.effective_busbw_gbs:.2f} GB/s "
         f"({p.busbw_source}{latency}); predicted exposed {p.predicted_comm_ms:.2f} ms (forward stalls "
-        f"{p.forward_stall_ms:.2f}), measured {p.measured_comm_ms:.2f} ms = {p.agreement_pct:.0f}% of "
-        f"predicted"
+        f"{p.forward_stall_ms:.2f}{contention}), measured {p.measured_comm_ms:.2f} ms = "
+        f"{p.agreement_pct:.0f}% of predicted"
     )
 
 

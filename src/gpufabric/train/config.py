@@ -55,8 +55,10 @@ class TrainConfig(BaseModel):
     scaling: bool = Field(default=True, description="also time rank 0 alone (the 1-rank baseline)")
     bucket_cap_mb: float = Field(default=25.0, gt=0, description="DDP gradient bucket size (torch default)")
     fsdp_prefetch: bool = Field(
-        default=True,
-        description="FSDP: explicit forward/backward prefetch of the next block (set_modules_to_*_prefetch)",
+        default=False,
+        description="FSDP: explicit forward/backward prefetch of the next block (set_modules_to_*_prefetch); "
+        "off (the default): FSDP2's implicit prefetch, as torchtitan trains without expert parallelism, so "
+        "the loop is the reference loop's",
     )
     backend: str | None = Field(default=None, description=f"nccl, gloo or {BACKEND_AUTO!r} (ranks pick)")
     device: Device = "auto"

@@ -58,6 +58,44 @@ class CollectiveCall(TrainPart):
     )
 
 
+RATE_FLOOR = 0.02
+"""The slowest rate the overlap model takes: below it a side did (nearly) nothing while the other ran,
+which a rate cannot describe (a rank waiting for its peers, not sharing SMs)."""
+
+
+class Contention(TrainPart):
+    """The contention probe (``contention.probe_contention``): the twin's backward alone and with the step's
+    collectives issued beside it at its start, and how long those collectives took there. Measured apart
+    from the timed steps; medians over rounds of the slowest rank."""
+
+    backward_alone_ms: float = Field(ge=0)
+    backward_beside_ms: float = Field(ge=0, description="the same backward with the collectives beside it")
+    comm_beside_ms: float = Field(ge=0, description="backward's start to the last collective's end")
+    comm_alone_ms: float = Field(ge=0, description="the same collectives back to back alone (the probe)")
+    rounds: int = Field(ge=1)
+
+    @property
+    def overlap_ms(self) -> float:
+        return min(self.comm_beside_ms, self.backward_beside_ms)
+
+    @property
+    def compute_rate(self) -> float:
+        """Compute done per ms while collectives run beside it: the backward's work that fit in the overlap
+        (all of it, less what ran after the collectives ended) / the overlap."""
+        if self.overlap_ms <= 0:
+            return 1.0
+        done = self.backward_alone_ms - (self.backward_beside_ms - self.overlap_ms)
+        return min(1.0, max(RATE_FLOOR, done / self.overlap_ms))
+
+    @property
+    def comm_rate(self) -> float:
+        """Collective work (ms alone) done per ms beside compute: what fit in the overlap / the overlap."""
+        if self.overlap_ms <= 0:
+            return 1.0
+        done = self.comm_alone_ms - (self.comm_beside_ms - self.overlap_ms)
+        return min(1.0, max(RATE_FLOOR, done / self.overlap_ms))
+
+
 class CommPayload(TrainPart):
     """What one training step communicates, counted from the gradient buckets / sharded parameters."""
 
@@ -71,6 +109,9 @@ class CommPayload(TrainPart):
     )
     latency_ms: float | None = Field(
         default=None, description="per-call cost of a collective moving nothing (a 1-element all-reduce)"
+    )
+    contention: Contention | None = Field(
+        default=None, description="compute and collectives side by side (older documents: None)"
     )
 
     @property
@@ -101,6 +142,9 @@ class Prediction(TrainPart):
     )
     latency_total_ms: float = Field(default=0.0, description="calls x the per-call cost of an empty one")
     forward_stall_ms: float = Field(default=0.0, description="of the prediction: compute waiting in forward")
+    contention_ms: float = Field(
+        default=0.0, description="of the prediction: what contention adds over free overlap (0: no probe)"
+    )
 
     @property
     def wire_ms(self) -> float:

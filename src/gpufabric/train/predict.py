@@ -11,7 +11,9 @@ interpolation of its all_reduce series) or from this run's probe (each call time
 the per-call launch/sync cost, which the probe also measures alone (a 1-element all-reduce: the
 ``latency`` term, calls x that cost). The calls then play against the step's compute
 (``schedule.exposed_ms``: DDP buckets as backward finishes them, FSDP2's prefetched gathers and its
-reduce-scatters), which gives the predicted *exposed* communication: what the step pays beyond compute.
+reduce-scatters), each side slowed by the other where they overlap at the rates the contention probe
+measured (``contention``; ``contention_ms`` is what that adds over free overlap), which gives the
+predicted *exposed* communication: what the step pays beyond compute.
 It is checked against the measured exposed communication: end of backward with sync minus the same in
 the communication-free twin. Where they differ, ``agreement_verdict`` names the term that dominates.
 No torch here.
@@ -28,7 +30,7 @@ from gpufabric.bench.semantics import bus_factor
 from gpufabric.errors import InputError
 from gpufabric.results.model import RunResult
 from gpufabric.train.result import CollectiveCall, Prediction, TrainResult
-from gpufabric.train.schedule import exposed_ms
+from gpufabric.train.schedule import Rates, exposed_ms
 
 BusbwTable = list[tuple[int, float]]
 """(size in bytes, busbw in GB/s), sorted by size."""
@@ -117,12 +119,16 @@ def predict(
             "busbw there is the nearest end value"
         )
     phases = result.phases
+    contention_ms = 0.0
     if phases is not None:
         forward = phases.compute_forward.mean_ms
-        exposure = exposed_ms(
-            calls, durations, forward_ms=forward, backward_ms=phases.compute_backward.mean_ms - forward
-        )
+        backward = phases.compute_backward.mean_ms - forward
+        probe = result.comm.contention
+        rates = Rates(compute=probe.compute_rate, comm=probe.comm_rate) if probe is not None else Rates()
+        exposure = exposed_ms(calls, durations, forward_ms=forward, backward_ms=backward, rates=rates)
         predicted_ms, stall = exposure.exposed_ms, exposure.forward_stall_ms
+        free = exposed_ms(calls, durations, forward_ms=forward, backward_ms=backward)
+        contention_ms = predicted_ms - free.exposed_ms
     else:  # an older document: no phases to overlap with, so the serial time is all there is
         predicted_ms, stall = sum(durations), 0.0
         notes.append("no forward/backward phases recorded: predicted as the serial time, no overlap")
@@ -140,6 +146,7 @@ def predict(
         serial_comm_ms=serial,
         latency_total_ms=latency * len(calls) if latency is not None else 0.0,
         forward_stall_ms=stall,
+        contention_ms=contention_ms,
         agreement_pct=100.0 * measured_ms / predicted_ms if predicted_ms > 0 else 0.0,
         predicted_share=serial / (compute_ms + serial) if compute_ms + serial > 0 else 0.0,
         measured_share=measured_ms / result.step.mean_ms if result.step.mean_ms > 0 else 0.0,
@@ -165,6 +172,12 @@ def agreement_verdict(prediction: Prediction) -> str:
         if p.latency_total_ms > 0.5 * abs(miss)
         else ""
     )
+    contention = (
+        f"; contention {p.contention_ms:.2f} ms of it (compute and collectives slowing each other at the "
+        "probe's rates)"
+        if p.contention_ms > 0.005
+        else ""
+    )
     if p.predicted_comm_ms <= 0:
         if p.measured_comm_ms <= AGREEMENT_BAND * p.wire_ms:
             return f"agrees: the model hides all {p.wire_ms:.2f} ms behind compute and so did the step"
@@ -177,7 +190,7 @@ def agreement_verdict(prediction: Prediction) -> str:
     if abs(ratio - 1.0) <= AGREEMENT_BAND:
         return (
             f"agrees within {band}: of {p.wire_ms:.2f} ms on the wire, {hidden:.2f} ms hide behind "
-            f"compute and the rest is what the step pays{latency}"
+            f"compute and the rest is what the step pays{contention}{latency}"
         )
     if ratio < HIDDEN_BELOW:
         return (
@@ -185,11 +198,25 @@ def agreement_verdict(prediction: Prediction) -> str:
             "overlap term dominates (the model leaves more exposed than the step does), and a faster fabric "
             "will barely change tokens/s"
         )
+    if miss < 0 and p.contention_ms > -miss:
+        return (
+            f"{100 * (1 - ratio):.0f}% below the prediction (outside {band}): the contention term dominates, "
+            f"the probe's rates add {p.contention_ms:.2f} ms where the step paid {-miss:.2f} ms less"
+        )
     if miss < 0:
         return (
             f"{100 * (1 - ratio):.0f}% below the prediction (outside {band}): the overlap term dominates, "
             f"the step hid {-miss:.2f} ms more than modelled, or busbw ({p.busbw_source}) is lower than "
             f"inside the step{latency}"
+        )
+    if p.contention_ms > 0.005:
+        return (
+            f"{100 * (ratio - 1):.0f}% above the prediction (outside {band}), which holds "
+            f"{p.contention_ms:.2f} ms of contention as the probe measured it: the other {miss:.2f} ms "
+            "are host-side costs of the "
+            "synced step's collective path that the twin does not run (FSDP2's copy-in/copy-out and per-unit "
+            "hooks, DDP's bucket copies), more contention inside the step than beside the twin, or ranks "
+            f"waiting for each other{latency}"
         )
     if p.measured_comm_ms > p.wire_ms:
         return (

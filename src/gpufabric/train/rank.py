@@ -3,12 +3,15 @@
 Any launcher can start it (ours, torchrun, mpirun, srun): identity comes from the environment
 (``gpufabric.bench.identity``). Every rank then runs, in order:
 
-1. warm-up steps with gradient sync (DDP builds its buckets; the hook records them) and of the twin;
-2. timed blocks that alternate full steps and steps of the communication-free twin (``strategy``), so
-   drift hits both alike, each step marked at the end of forward and of backward (``timing``);
-3. the probe: the step's collectives alone, back to back (``timing.probe_collectives``), and the cost
-   of a collective that moves nothing (``timing.probe_latency``);
-4. with ``scaling``, rank 0 alone times the twin (the 1-GPU baseline, same batch) while the rest wait.
+1. warm-up steps with gradient sync and of the communication-free twin (``strategy``);
+2. throughput: synced steps back to back, then as many of the twin, each step between two events and
+   nothing else, as ``benchmarks/train_reference.py`` times its loop (the slowest rank's steps);
+3. the split, in steps of its own: blocks that alternate full steps and twin steps, each step marked at
+   the end of forward and of backward (``timing``), so drift hits both alike;
+4. the probes: the step's collectives alone, back to back (``timing.probe_collectives``), the cost of a
+   collective that moves nothing (``timing.probe_latency``), and the twin's backward with those
+   collectives beside it (``contention.probe_contention``);
+5. with ``scaling``, rank 0 alone times the twin (the 1-GPU baseline, same batch) while the rest wait.
 
 Rank 0 writes ``<run_dir>/train.json``; a failing rank leaves ``<run_dir>/errors/rank<N>.json``.
 """
@@ -27,7 +30,7 @@ from typing import Any
 from gpufabric.bench.identity import RankIdentity
 from gpufabric.bench.rank_process import run_as_rank
 from gpufabric.bench.rundir import NCCL_LOG_DIR
-from gpufabric.errors import GpufabricError, UsageError
+from gpufabric.errors import UsageError
 from gpufabric.train.config import RESULT_NAME, TrainConfig, rank_backend, validate
 
 
@@ -93,12 +96,14 @@ def run_rank(config: TrainConfig, identity: RankIdentity) -> int:
 
 
 def _measure(config: TrainConfig, identity: RankIdentity, device: Any, on_gpu: bool) -> dict[str, Any]:
-    """Phases 1-4 of the module docstring; returns plain data for ``record.build_result``."""
+    """Phases 1-5 of the module docstring; returns plain data for ``record.build_result``."""
+    from gpufabric.train.contention import probe_contention
     from gpufabric.train.strategy import sync_world, wrap
     from gpufabric.train.timing import (
         PhasedTimes,
         probe_collectives,
         probe_latency,
+        slowest_rank,
         time_phased_steps,
         time_steps,
     )
@@ -116,48 +121,41 @@ def _measure(config: TrainConfig, identity: RankIdentity, device: Any, on_gpu: b
     def compute(i: int, mark: Any = None) -> None:
         parallel.compute_only.step(batches[i % len(batches)], mark)
 
-    log = parallel.bucket_log
     for i in range(config.warmup_steps):
-        if log is not None:
-            log.reset()
         synced(i)
         compute(i)  # the twin's first steps (allocations, optimizer state) are not timed either
+    # Throughput as a training loop times itself: steps back to back, nothing between them.
+    sync_world(device)
+    step_ms = slowest_rank(time_steps(synced, config.steps, device), world)
+    sync_world(device)
+    compute_ms = slowest_rank(time_steps(compute, config.steps, device), world)
+    # The split, in steps of its own: marks inside each step, synced and twin blocks alternating so that
+    # drift hits both alike.
     sync_world(device)
     block = min(config.block, config.steps)
     synced_times, compute_times = PhasedTimes(), PhasedTimes()
-    bucket_bytes: set[float] = set()
     while len(synced_times.step_ms) < config.steps:
         count = min(block, config.steps - len(synced_times.step_ms))
-        if log is not None:
-            log.reset()
         synced_times.extend(time_phased_steps(synced, count, device, start=len(synced_times.step_ms)))
-        if log is not None:
-            bucket_bytes.add(sum(c.size_bytes for c in log.calls()) / count)
-            log.reset()
         compute_times.extend(time_phased_steps(compute, count, device, start=len(compute_times.step_ms)))
-        if log is not None and log.buckets:
-            raise GpufabricError(
-                f"DDP reduced {len(log.buckets)} bucket(s) under no_sync(); the compute-only timing would "
-                "include communication"
-            )
         sync_world(device)
-    if len(bucket_bytes) > 1:
-        raise GpufabricError(
-            f"DDP all-reduced a different number of bytes in different steps: {bucket_bytes}"
-        )
-    if log is not None:
-        log.reset()
-        synced(0)  # one untimed step: the payload is exactly the buckets of one step
-        sync_world(device)
-    synced_all, compute_all = synced_times.slowest(world), compute_times.slowest(world)
     calls = parallel.payload() if world > 1 else []
     probe_total: float | None = None
     latency: float | None = None
+    contention = None
     if calls:
         calls, probe_total = probe_collectives(
             calls, rounds=config.probe_iters, world_size=world, device=device
         )
         latency = probe_latency(rounds=config.probe_iters, world_size=world, device=device)
+        contention = probe_contention(
+            compute,
+            calls,
+            comm_alone_ms=probe_total,
+            rounds=config.probe_iters,
+            world_size=world,
+            device=device,
+        )
     baseline: list[float] | None = None
     if config.scaling and world > 1:
         # One GPU alone, the same per-GPU batch: the twin (no communication) on rank 0 while the rest wait.
@@ -166,14 +164,17 @@ def _measure(config: TrainConfig, identity: RankIdentity, device: Any, on_gpu: b
             baseline = time_steps(compute, config.steps, device)
         sync_world(device)
     elif config.scaling:
-        baseline = synced_all.step_ms
+        baseline = step_ms
     return {
-        "synced": synced_all,
-        "compute": compute_all,
+        "step_ms": step_ms,
+        "compute_ms": compute_ms,
+        "synced": synced_times.slowest(world),
+        "compute": compute_times.slowest(world),
         "compute_method": parallel.compute_method,
         "calls": calls,
         "probe_total_ms": probe_total,
         "latency_ms": latency,
+        "contention": contention,
         "baseline_ms": baseline,
         "dtype": "bfloat16" if on_gpu else "float32",
     }

@@ -29,8 +29,10 @@ from gpufabric.train.result import (
 )
 
 TIMING_METHOD = {
-    "nccl": "CUDA events around each step on the compute stream; per step, the slowest rank",
-    "gloo": "perf_counter around each step; per step, the slowest rank",
+    "nccl": "CUDA events between steps run back to back on the compute stream; the slowest rank's steps "
+    "(the split: its own marked steps, per step the slowest rank)",
+    "gloo": "perf_counter between steps run back to back; the slowest rank's steps (the split: its own "
+    "marked steps, per step the slowest rank)",
 }
 
 
@@ -99,6 +101,7 @@ def build_result(
         method=_payload_method(config),
         isolated_ms=measured["probe_total_ms"],
         latency_ms=measured.get("latency_ms"),
+        contention=measured.get("contention"),
     )
     synced, twin = measured["synced"], measured["compute"]
     result = TrainResult(
@@ -112,8 +115,8 @@ def build_result(
         dtype=measured["dtype"],
         world_size=identity.world_size,
         batch_size=config.batch_size,
-        step=StepTimes(samples_ms=synced.step_ms),
-        compute=StepTimes(samples_ms=twin.step_ms),
+        step=StepTimes(samples_ms=measured["step_ms"]),
+        compute=StepTimes(samples_ms=measured["compute_ms"]),
         compute_method=measured["compute_method"],
         comm=comm,
         phases=PhaseSplit(
@@ -139,7 +142,7 @@ def build_result(
 
 def _payload_method(config: TrainConfig) -> str:
     if config.strategy == "ddp":
-        return "counted in DDP's comm hook: every gradient bucket's elements x dtype size, one synced step"
+        return "read from DDP's own buckets after the timed steps: every bucket's elements x dtype size"
     return (
         "FSDP2 units' padded sizes from the parameters: per block all-gather x2 (forward, backward; "
         "bf16 on GPUs) + reduce-scatter (fp32 on GPUs); embedding/norm/head unit all-gather x1 + "

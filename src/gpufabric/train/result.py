@@ -23,6 +23,7 @@ from gpufabric.train.config import ModelSpec, Strategy
 from gpufabric.train.measures import CollectiveCall as CollectiveCall  # re-exported: the parts
 from gpufabric.train.measures import CollectiveKind, TrainPart
 from gpufabric.train.measures import CommPayload as CommPayload
+from gpufabric.train.measures import Contention as Contention
 from gpufabric.train.measures import PhaseSplit as PhaseSplit
 from gpufabric.train.measures import Prediction as Prediction
 from gpufabric.train.measures import Scaling as Scaling

@@ -99,36 +99,81 @@ class Exposure:
     forward_stall_ms: float
 
 
-def exposed_ms(
-    calls: Sequence[CollectiveCall], durations_ms: Sequence[float], *, forward_ms: float, backward_ms: float
-) -> Exposure:
-    """Play ``calls`` (issue order, each ``durations_ms[i]`` long on the wire) against a step whose compute
-    takes ``forward_ms`` then ``backward_ms``; see the module docstring."""
-    stalls: list[tuple[float, float]] = []  # (compute-clock point, stall added there)
+@dataclass(frozen=True)
+class Rates:
+    """How fast compute and communication progress while both run (1.0: as fast as alone).
 
-    def clock(call: CollectiveCall, fraction: float) -> float:
+    On NVLink NCCL's kernels take SMs and memory bandwidth from the GEMMs beside them, and the GEMMs delay
+    NCCL's kernels in turn; ``contention.probe_contention`` measures both on this machine, apart from the
+    timed steps. ``Rates()`` is the model without contention (the collectives are free to overlap)."""
+
+    compute: float = 1.0
+    comm: float = 1.0
+
+    def __post_init__(self) -> None:
+        if not (0 < self.compute <= 1 and 0 < self.comm <= 1):
+            raise ValueError(f"rates must lie in (0, 1]: {self}")
+
+
+_EPS = 1e-9
+
+
+def exposed_ms(
+    calls: Sequence[CollectiveCall],
+    durations_ms: Sequence[float],
+    *,
+    forward_ms: float,
+    backward_ms: float,
+    rates: Rates | None = None,
+) -> Exposure:
+    """Play ``calls`` (issue order, each ``durations_ms[i]`` long on the wire when alone) against a step
+    whose compute takes ``forward_ms`` then ``backward_ms``; see the module docstring. While a call runs
+    beside compute, each advances at its ``rates`` fraction of its speed alone (piecewise-constant rates,
+    so the simulation moves from one event to the next: a call ready, done or needed, forward's end)."""
+    rate = rates or Rates()
+    total = forward_ms + backward_ms
+
+    def point(call: CollectiveCall, fraction: float) -> float:
         return fraction * forward_ms if call.phase == "forward" else forward_ms + fraction * backward_ms
 
-    def wall(point: float) -> float:
-        return point + sum(added for at, added in stalls if at <= point)
-
-    queue_free = 0.0
-    tail = 0.0  # when the last call compute does not wait for ends
-    for call, duration in zip(calls, durations_ms, strict=True):
-        start = max(wall(clock(call, call.ready_at)), queue_free)
-        queue_free = start + duration
-        if call.needed_at is None:
-            tail = max(tail, queue_free)
-            continue
-        point = clock(call, call.needed_at)
-        late = queue_free - wall(point)
-        if late > 0:
-            stalls.append((point, late))
-    compute_end = wall(forward_ms + backward_ms)
-    step_end = max(compute_end, tail)
-    forward_stall = sum(added for at, added in stalls if at < forward_ms)
+    ready = [point(c, c.ready_at) for c in calls]
+    needed = [None if c.needed_at is None else point(c, c.needed_at) for c in calls]
+    now = progress = 0.0  # wall clock; compute done, on the compute clock
+    index, left = 0, (durations_ms[0] if calls else 0.0)  # the call on the queue, its work left (ms alone)
+    forward_end = compute_end = None
+    while True:
+        barrier = min((n for n in needed[index:] if n is not None), default=total)
+        comm_on = index < len(calls) and progress >= ready[index] - _EPS
+        compute_on = progress < min(total, barrier) - _EPS
+        if forward_end is None and progress >= forward_ms - _EPS:
+            forward_end = now
+        if compute_end is None and progress >= total - _EPS:
+            compute_end = now
+        if not comm_on and not compute_on:
+            if index >= len(calls):
+                break
+            comm_on = True  # a call needed before it is ready (not a schedule we build): issue it now
+        compute_rate = rate.compute if comm_on else 1.0
+        comm_rate = rate.comm if compute_on else 1.0
+        steps = []
+        if compute_on:
+            upcoming = [forward_ms, ready[index] if index < len(calls) else total]
+            target = min([min(total, barrier)] + [t for t in upcoming if t > progress + _EPS])
+            steps.append((target - progress) / compute_rate)
+        if comm_on:
+            steps.append(left / comm_rate)
+        step = max(0.0, min(steps))
+        now += step
+        if compute_on:
+            progress = min(total, progress + step * compute_rate)
+        if comm_on:
+            left -= step * comm_rate
+            if left <= _EPS:
+                index += 1
+                left = durations_ms[index] if index < len(calls) else 0.0
+    end = max(now, compute_end if compute_end is not None else now)
     return Exposure(
-        exposed_ms=step_end - (forward_ms + backward_ms),
+        exposed_ms=end - total,
         serial_ms=sum(durations_ms),
-        forward_stall_ms=forward_stall,
+        forward_stall_ms=(forward_end if forward_end is not None else end) - forward_ms,
     )

@@ -1,19 +1,25 @@
 """Data-parallel wrappers, their communication-free twins, and what each step communicates.
 
-- DDP (``DistributedDataParallel``, ``gradient_as_bucket_view=True`` so buckets are the gradients, no
-  copy): a comm hook records every bucket it all-reduces (elements, dtype, when backward finishes its
-  gradients) and then does exactly torch's default (``default_hooks.allreduce_hook``). The
-  communication-free twin is the same wrapped model under ``no_sync()`` (the hook proves no bucket is
-  reduced there). On GPUs the model is bf16 throughout, so buckets are bf16.
+- DDP (``DistributedDataParallel``) exactly as PyTorch's DDP tutorial and benchmarks/train_reference.py
+  build it: torch's bucket defaults, no comm hook, so the timed steps pay nothing the reference does not
+  (issue 37: a Python comm hook that counted bytes sat in every bucket's path). What a step all-reduces
+  is read once, after the timed steps, from DDP's own buckets (``Reducer._get_zeros_like_grad_buckets``,
+  the buckets as DDP rebuilt them in the order backward readies them; torch's join hook reads them so).
+  The communication-free twin is the same wrapped model under ``no_sync()``. On GPUs the model is bf16
+  throughout, so buckets are bf16.
 - FSDP2 (``torch.distributed.fsdp.fully_shard``) laid out as torchtitan's ``apply_fsdp_to_decoder``:
   fp32 parameters with ``MixedPrecisionPolicy(param_dtype=bf16, reduce_dtype=fp32)`` on GPUs, one unit
   per block resharded after forward, the tied embedding + final norm + head as one unit kept through
-  backward, then the root. With ``fsdp_prefetch`` each block also prefetches the next one explicitly
+  backward, then the root, with FSDP2's implicit prefetch as torchtitan (and the reference loop) use it.
+  With ``fsdp_prefetch`` (``--prefetch``) each block also prefetches the next one explicitly
   (``set_modules_to_forward_prefetch`` / ``set_modules_to_backward_prefetch``), so the all-gathers run
   ahead of compute even where the CPU does not (FSDP2's implicit prefetch needs it to).
   The twin is the same model sharded the same way over a mesh of this rank alone: FSDP2 then issues no
-  collective (a one-rank group skips them) but keeps every other cost of its step (the casts, copy-in
-  and copy-out), so step minus twin is communication, not FSDP's bookkeeping.
+  collective (a one-rank group skips them) and keeps its hooks, casts and optimizer on DTensors, so step
+  minus twin is communication, not FSDP's bookkeeping. What the twin does not run is the collectives'
+  own host path: with one rank FSDP2 copies each parameter directly instead of the copy-in before and
+  the copy-out after every all-gather (``_fsdp_param_group.py``: ``world_size == 1``), and that path is
+  counted as communication.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -44,33 +50,6 @@ def dtype_name(dtype: torch.dtype) -> str:
 
 def _itemsize(dtype: torch.dtype) -> int:
     return int(torch.empty((), dtype=dtype).element_size())
-
-
-@dataclass
-class BucketLog:
-    """Every bucket DDP handed to the hook since the last ``reset``: (elements, dtype, ready fraction)."""
-
-    ready_of: dict[int, float]
-    buckets: list[tuple[int, torch.dtype, float]] = field(default_factory=list)
-
-    def reset(self) -> None:
-        self.buckets = []
-
-    def hook(self, state: Any, bucket: Any) -> Any:
-        from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
-
-        buffer = bucket.buffer()
-        ready = max((self.ready_of.get(id(p), 1.0) for p in bucket.parameters()), default=1.0)
-        self.buckets.append((int(buffer.numel()), buffer.dtype, ready))
-        return default_hooks.allreduce_hook(state, bucket)
-
-    def calls(self) -> list[CollectiveCall]:
-        return [
-            CollectiveCall(
-                kind="all_reduce", size_bytes=n * _itemsize(dt), dtype=dtype_name(dt), ready_at=ready
-            )
-            for n, dt, ready in self.buckets
-        ]
 
 
 @dataclass
@@ -105,7 +84,6 @@ class DataParallel:
     compute_only: Trainer
     compute_method: str
     payload: Callable[[], list[CollectiveCall]]
-    bucket_log: BucketLog | None = None
 
 
 def wrap(config: TrainConfig, device: torch.device, on_gpu: bool, world_size: int) -> DataParallel:
@@ -114,25 +92,44 @@ def wrap(config: TrainConfig, device: torch.device, on_gpu: bool, world_size: in
     return _fsdp(config, device, on_gpu, world_size)
 
 
+TORCH_DEFAULT_BUCKET_MB = 25.0
+"""DDP's default ``bucket_cap_mb``. Passed as such it would also set the first bucket to 25 MB; left out,
+torch keeps its small first bucket (``dist._DEFAULT_FIRST_BUCKET_BYTES``), as the reference loop does."""
+
+
 def _ddp(config: TrainConfig, device: torch.device, dtype: torch.dtype) -> DataParallel:
     from torch.nn.parallel import DistributedDataParallel as DDP
 
     model = build_model(config.model, seed=config.seed, device=device, dtype=dtype)
     layout = Layout.of(config.model)
-    log = BucketLog({id(p): layout.grad_ready(name) for name, p in model.named_parameters()})
+    ready_of = {id(p): layout.grad_ready(name) for name, p in model.named_parameters()}
     ids = [device.index] if device.type == "cuda" else None
-    ddp = DDP(model, device_ids=ids, bucket_cap_mb=config.bucket_cap_mb, gradient_as_bucket_view=True)
-    # A lambda: DDP rejects a hook whose annotations are not the real GradBucket/Future classes, and
-    # postponed annotations make them strings.
-    ddp.register_comm_hook(None, lambda state, bucket: log.hook(state, bucket))
+    if config.bucket_cap_mb == TORCH_DEFAULT_BUCKET_MB:
+        ddp = DDP(model, device_ids=ids)
+    else:
+        ddp = DDP(model, device_ids=ids, bucket_cap_mb=config.bucket_cap_mb)
     optimizer = _optimizer(ddp)
+
+    def payload() -> list[CollectiveCall]:
+        """One all-reduce per bucket, in DDP's order, ready when backward has finished its last gradient."""
+        calls = []
+        for grad_bucket in ddp.reducer._get_zeros_like_grad_buckets():
+            buffer = grad_bucket.buffer()
+            ready = max((ready_of.get(id(p), 1.0) for p in grad_bucket.parameters()), default=1.0)
+            size = int(buffer.numel()) * _itemsize(buffer.dtype)
+            calls.append(
+                CollectiveCall(
+                    kind="all_reduce", size_bytes=size, dtype=dtype_name(buffer.dtype), ready_at=ready
+                )
+            )
+        return calls
+
     return DataParallel(
         synced=Trainer(ddp, optimizer),
         compute_only=Trainer(ddp, optimizer, around=ddp.no_sync),
         compute_method="the same DDP model under no_sync(): forward, backward and optimizer step with the "
-        "gradient all-reduce removed (the bucket hook confirms no bucket was reduced)",
-        payload=log.calls,
-        bucket_log=log,
+        "gradient all-reduce removed",
+        payload=payload,
     )
 
 

@@ -123,6 +123,19 @@ def slowest_per_step(local: list[float], world_size: int) -> list[float]:
     return [max(values) for values in zip(*rows, strict=True)]
 
 
+def slowest_rank(local: list[float], world_size: int) -> list[float]:
+    """The per-step times of the rank whose steps took longest in all (collective: all ranks call).
+
+    For back-to-back steps: their mean is that rank's total / steps, as a training loop's own throughput
+    is timed (torchtitan, benchmarks/train_reference.py), where a per-step maximum over ranks would add
+    each step's rank-to-rank jitter to the mean."""
+    if world_size == 1:
+        return list(local)
+    gathered: list[list[float] | None] = [None] * world_size
+    dist.all_gather_object(gathered, local)
+    return max((g for g in gathered if g is not None), key=sum)
+
+
 def _buffers(
     call: CollectiveCall, world_size: int, device: torch.device
 ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -138,15 +151,27 @@ def _buffers(
     return (part, whole) if call.kind == "all_gather" else (whole, part)
 
 
-def _issue(call: CollectiveCall, send: torch.Tensor, recv: torch.Tensor) -> None:
+def issue(call: CollectiveCall, send: torch.Tensor, recv: torch.Tensor, *, async_op: bool = False) -> Any:
+    """Issue one of the step's collectives on its probe buffers; with ``async_op`` returns its work."""
     if call.kind == "all_reduce":
-        dist.all_reduce(send)
-    elif call.kind == "all_gather":
-        dist.all_gather_into_tensor(recv, send)
-    else:
-        with warnings.catch_warnings():  # torch 2.13 renames it; the GPU hosts' 2.11 has only this name
-            warnings.simplefilter("ignore", FutureWarning)
-            dist.reduce_scatter_tensor(recv, send)
+        return dist.all_reduce(send, async_op=async_op)
+    if call.kind == "all_gather":
+        return dist.all_gather_into_tensor(recv, send, async_op=async_op)
+    with warnings.catch_warnings():  # torch 2.13 renames it; the GPU hosts' 2.11 has only this name
+        warnings.simplefilter("ignore", FutureWarning)
+        return dist.reduce_scatter_tensor(recv, send, async_op=async_op)
+
+
+def probe_buffers(
+    calls: list[CollectiveCall], world_size: int, device: torch.device
+) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """(send, receive) for each call; buffers of equal shape are allocated once and shared."""
+    buffers: dict[tuple[str, int, str], tuple[torch.Tensor, torch.Tensor]] = {}
+    for call in calls:
+        key = (call.kind, call.size_bytes, call.dtype)
+        if key not in buffers:
+            buffers[key] = _buffers(call, world_size, device)
+    return [buffers[(c.kind, c.size_bytes, c.dtype)] for c in calls]
 
 
 def probe_collectives(
@@ -155,24 +180,18 @@ def probe_collectives(
     """Time every call of one step alone, back to back, ``rounds`` times after one untimed round.
 
     Returns the calls with ``isolated_ms`` (median over rounds, slowest rank) and the median round total.
-    Buffers of equal shape are allocated once and shared.
     """
-    buffers: dict[tuple[str, int, str], tuple[torch.Tensor, torch.Tensor]] = {}
-    for call in calls:
-        key = (call.kind, call.size_bytes, call.dtype)
-        if key not in buffers:
-            buffers[key] = _buffers(call, world_size, device)
-    pairs = [buffers[(c.kind, c.size_bytes, c.dtype)] for c in calls]
+    pairs = probe_buffers(calls, world_size, device)
 
     def one_round(_: int) -> None:
         for call, (send, recv) in zip(calls, pairs, strict=True):
-            _issue(call, send, recv)
+            issue(call, send, recv)
 
     one_round(0)
     per_call: list[list[float]] = [[] for _ in calls]
     totals: list[float] = []
     for _ in range(rounds):
-        times = time_steps(lambda i: _issue(calls[i], *pairs[i]), len(calls), device)
+        times = time_steps(lambda i: issue(calls[i], *pairs[i]), len(calls), device)
         slowest = slowest_per_step(times, world_size)
         for index, value in enumerate(slowest):
             per_call[index].append(value)

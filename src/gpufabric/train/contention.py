@@ -1,0 +1,156 @@
+"""The contention probe: how much a step's compute and its collectives slow each other side by side.
+
+On NVLink the collectives of a step take a few ms alone, yet the step paid several times that (issue 37,
+2026-11-27 on 4x H200): NCCL's kernels there run on many channels, one SM each, and move data through the
+same memory the backward's GEMMs read, so both run slower together than alone. The overlap model
+(``schedule.exposed_ms``) takes that as two rates; this probe measures them on this machine, apart from
+the timed steps, with the step's own compute and its own collectives:
+
+- alone: the communication-free twin's step, marked at the end of its forward and of its backward;
+- beside: the same step with every collective of one synced step issued asynchronously when its forward
+  ends, so they run beside its backward. On GPUs they are issued from a side stream that waits for the
+  forward; their end is an event on that stream once it waits on their works. On CPU (gloo) the works run
+  on gloo's threads; a thread waits for them and stamps their end.
+
+Each round runs both after a barrier; per round the slowest rank, then the median over rounds. The
+collectives' time alone is the probe's (``timing.probe_collectives``): the same calls back to back.
+"""
+
+from __future__ import annotations
+
+import statistics
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from gpufabric.train.measures import Contention
+from gpufabric.train.result import CollectiveCall
+from gpufabric.train.strategy import Mark, sync_world
+from gpufabric.train.timing import issue, probe_buffers, slowest_per_step
+
+Step = Callable[[int, Mark], None]
+
+
+def probe_contention(
+    step: Step,
+    calls: list[CollectiveCall],
+    *,
+    comm_alone_ms: float,
+    rounds: int,
+    world_size: int,
+    device: torch.device,
+) -> Contention:
+    pairs = probe_buffers(calls, world_size, device)
+    beside = _beside_gpu if device.type == "cuda" else _beside_cpu
+    alone_ms, beside_ms, comm_ms = [], [], []
+    for index in range(rounds):
+        sync_world(device)
+        alone_ms.append(_alone(step, index, device))
+        sync_world(device)
+        backward, comm = beside(step, index, calls, pairs, device)
+        beside_ms.append(backward)
+        comm_ms.append(comm)
+    sync_world(device)
+    median = [
+        statistics.median(slowest_per_step(series, world_size)) for series in (alone_ms, beside_ms, comm_ms)
+    ]
+    return Contention(
+        backward_alone_ms=median[0],
+        backward_beside_ms=median[1],
+        comm_beside_ms=median[2],
+        comm_alone_ms=comm_alone_ms,
+        rounds=rounds,
+    )
+
+
+def _clock(device: torch.device) -> Callable[[], Any]:
+    """A point in time on this rank: a recorded event on GPUs (read after a synchronize), else the host's."""
+    if device.type != "cuda":
+        return time.perf_counter
+    cuda: Any = torch.cuda  # Event's constructor is untyped
+
+    def record() -> Any:
+        event = cuda.Event(enable_timing=True)
+        event.record()
+        return event
+
+    return record
+
+
+def _between(device: torch.device, start: Any, end: Any) -> float:
+    if device.type == "cuda":
+        return float(start.elapsed_time(end))
+    return float(end - start) * 1e3
+
+
+def _alone(step: Step, index: int, device: torch.device) -> float:
+    clock, stamps = _clock(device), {}
+
+    def mark(phase: str) -> None:
+        stamps[phase] = clock()
+
+    step(index, mark)
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    return _between(device, stamps["forward"], stamps["backward"])
+
+
+def _beside_gpu(
+    step: Step, index: int, calls: list[CollectiveCall], pairs: list[Any], device: torch.device
+) -> tuple[float, float]:
+    cuda: Any = torch.cuda
+    side = cuda.Stream(device)
+    clock, stamps = _clock(device), {}
+
+    def mark(phase: str) -> None:
+        stamps[phase] = clock()
+        if phase != "forward":
+            return
+        side.wait_stream(cuda.current_stream(device))  # the collectives start when forward is done
+        with cuda.stream(side):
+            works = [
+                issue(call, send, recv, async_op=True)
+                for call, (send, recv) in zip(calls, pairs, strict=True)
+            ]
+            for work in works:
+                work.wait()  # the side stream waits for NCCL's; the compute stream does not
+            stamps["comm"] = clock()
+
+    step(index, mark)
+    cuda.current_stream(device).wait_stream(side)
+    torch.cuda.synchronize(device)
+    return (
+        _between(device, stamps["forward"], stamps["backward"]),
+        _between(device, stamps["forward"], stamps["comm"]),
+    )
+
+
+def _beside_cpu(
+    step: Step, index: int, calls: list[CollectiveCall], pairs: list[Any], device: torch.device
+) -> tuple[float, float]:
+    stamps: dict[str, float] = {}
+    waiters: list[threading.Thread] = []
+
+    def wait_all(works: list[Any]) -> None:
+        for work in works:
+            work.wait()
+        stamps["comm"] = time.perf_counter()
+
+    def mark(phase: str) -> None:
+        stamps[phase] = time.perf_counter()
+        if phase != "forward":
+            return
+        works = [
+            issue(call, send, recv, async_op=True) for call, (send, recv) in zip(calls, pairs, strict=True)
+        ]
+        # gloo's works have no future for every collective (Work::getFuture): a thread waits for them.
+        waiters.append(threading.Thread(target=wait_all, args=(works,), daemon=True))
+        waiters[-1].start()
+
+    step(index, mark)
+    for waiter in waiters:
+        waiter.join()
+    return (stamps["backward"] - stamps["forward"]) * 1e3, (stamps["comm"] - stamps["forward"]) * 1e3
