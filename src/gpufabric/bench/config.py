@@ -21,6 +21,7 @@ from gpufabric.bench.semantics import (
     REDUCING,
     ROOTED,
 )
+from gpufabric.collectives import ALIASES as COLLECTIVE_ALIASES
 from gpufabric.errors import UsageError
 from gpufabric.units import human_size, size_sweep
 
@@ -232,13 +233,7 @@ def normalize_collectives(values: list[str]) -> list[str]:
             if name == "all":
                 names.extend(c for c in COLLECTIVES if c not in names)
                 continue
-            name = {
-                "allreduce": "all_reduce",
-                "allgather": "all_gather",
-                "reducescatter": "reduce_scatter",
-                "all_to_all": "alltoall",
-                "send_recv": "sendrecv",
-            }.get(name, name)
+            name = COLLECTIVE_ALIASES.get(name, name)
             if name not in ALL_COLLECTIVES:
                 # nccl-tests' `-c 0|1` is its result check; here -c names the collective (docs/cli.md).
                 check = "; nccl-tests' -c (check) is --check/--no-check here" if name.isdigit() else ""

@@ -14,30 +14,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# The names are defined once, in ``gpufabric.collectives``; re-exported here for the engines' callers.
+# The names and each collective's facts are defined once, in ``gpufabric.collectives``; the sets below are
+# read from its specs (re-exported here for the engines' callers).
 from gpufabric.collectives import ALL_COLLECTIVES as ALL_COLLECTIVES
 from gpufabric.collectives import COLLECTIVES as COLLECTIVES
 from gpufabric.collectives import DIRECT_ONLY as DIRECT_ONLY
 from gpufabric.collectives import CollectiveName as CollectiveName
+from gpufabric.collectives import names_where, spec_of
 
-# Collectives that take a reduction operator (nccl-tests prints "none" in the redop column otherwise).
-REDUCING: frozenset[str] = frozenset({"all_reduce", "reduce_scatter", "reduce"})
-# Collectives that take a root (nccl-tests prints -1 otherwise).
-ROOTED: frozenset[str] = frozenset({"broadcast", "reduce", "gather", "scatter"})
-# Collectives whose redop column prints the -o operation: the reducing ones, and sendrecv, whose
-# nccl-tests RunTest loops over -o like theirs without reducing anything (sendrecv.cu SendRecvRunTest;
-# seen "sum" in nccl-tests 2.19.6's output).
-PRINTS_OP: frozenset[str] = REDUCING | {"sendrecv"}
-# nccl-tests sets reportErrors = 0 for in-place alltoall and sendrecv ("We don't support in-place ...").
-NO_INPLACE_CHECK: frozenset[str] = frozenset({"alltoall", "sendrecv", "alltoallv"})
+REDUCING: frozenset[str] = names_where(lambda spec: spec.reduces)
+ROOTED: frozenset[str] = names_where(lambda spec: spec.rooted)
+PRINTS_OP: frozenset[str] = names_where(lambda spec: spec.prints_op)
+NO_INPLACE_CHECK: frozenset[str] = names_where(lambda spec: not spec.checks_in_place)
 # nccl-tests 2.13.12 (commit 29f4114, 2024-12) trims every per-rank count of the collectives that divide
 # a buffer by nranks to a multiple of 16 bytes: ``(count/nranks) & ~(16/eltSize - 1)``. Older versions
 # use ``count/nranks``. Small sizes can therefore print as 0-byte rows.
 ALIGNED_SINCE = (2, 13, 12)
 # The collectives that divide a buffer by nranks: per-rank counts (trimmed above), busbw (n-1)/n.
-SPLIT: frozenset[str] = frozenset(
-    {"all_gather", "reduce_scatter", "alltoall", "gather", "scatter", "alltoallv"}
-)
+SPLIT: frozenset[str] = names_where(lambda spec: spec.splits)
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,45 +95,35 @@ def layout(
     collective: str, size_bytes: int, wordsize: int, nranks: int, *, aligned: bool = True
 ) -> CollectiveLayout:
     """nccl-tests' ``setupArgs`` + ``<Coll>GetCollByteCount`` for one requested size."""
+    shape = spec_of(collective).layout
     count = size_bytes // wordsize
-    per_rank = per_rank_count(count, wordsize, nranks, aligned=aligned) if collective in SPLIT else 0
-    if collective in ("all_reduce", "broadcast", "reduce", "sendrecv"):
+    per_rank = per_rank_count(count, wordsize, nranks, aligned=aligned) if shape != "whole" else 0
+    if shape == "whole":
         send, recv, param, send_off, recv_off = count, count, count, 0, 0
-    elif collective == "all_gather":
+    elif shape == "gather":
         send, recv, param, send_off, recv_off = per_rank, per_rank * nranks, per_rank, per_rank, 0
-    elif collective == "reduce_scatter":
+    elif shape == "scatter":
         send, recv, param, send_off, recv_off = per_rank * nranks, per_rank, per_rank, 0, per_rank
-    elif collective == "alltoall":
+    elif shape == "exchange":
         send, recv, param, send_off, recv_off = per_rank * nranks, per_rank * nranks, per_rank, 0, 0
-    elif collective == "gather":
-        send, recv, param, send_off, recv_off = per_rank, per_rank * nranks, per_rank, per_rank, 0
-    elif collective == "scatter":
-        send, recv, param, send_off, recv_off = per_rank * nranks, per_rank, per_rank, 0, per_rank
-    elif collective == "alltoallv":
+    else:  # exchange_v: the busiest rank's generated pattern
         total = per_rank * nranks * wordsize
         most = sum(alltoallv_peer_bytes(0, dst, nranks, total) // wordsize for dst in range(nranks))
         send, recv, param, send_off, recv_off = most, most, per_rank, 0, 0
-    else:
-        raise ValueError(f"unknown collective {collective!r}")
     return CollectiveLayout(collective, nranks, wordsize, send, recv, param, send_off, recv_off)
 
 
 def bus_factor(collective: str, nranks: int) -> float:
     """busbw = algbw x this factor (nccl-tests doc/PERFORMANCE.md and each GetBw)."""
-    if collective == "all_reduce":
-        return 2.0 * (nranks - 1) / nranks
-    if collective in SPLIT:
-        return (nranks - 1) / nranks
-    if collective in ("broadcast", "reduce", "sendrecv"):
-        return 1.0
-    raise ValueError(f"unknown collective {collective!r}")
+    return spec_of(collective).bus_factor(nranks)
 
 
 def algbw_bytes(shape: CollectiveLayout) -> int:
     """Bytes that algbw divides by time: ``GetBw``'s ``count * typesize`` (x nranks where nccl-tests does)."""
-    if shape.collective == "alltoallv":  # the busiest rank's bytes (alltoallv.cu AlltoAllvGetBw)
+    layout_kind = spec_of(shape.collective).layout
+    if layout_kind == "exchange_v":  # the busiest rank's bytes (alltoallv.cu AlltoAllvGetBw)
         return max(shape.send_count, shape.recv_count) * shape.wordsize
-    if shape.collective in SPLIT:
+    if layout_kind != "whole":
         return shape.param_count * shape.wordsize * shape.nranks
     return shape.param_count * shape.wordsize
 
@@ -165,11 +149,12 @@ def wire_bytes_per_rank(shape: CollectiveLayout) -> float:
     n = shape.nranks
     if n < 2:
         return 0.0
-    if shape.collective in ("all_reduce", "all_gather", "reduce_scatter", "alltoall"):
+    ring = spec_of(shape.collective).ring
+    if ring == "bus":
         return algbw_bytes(shape) * bus_factor(shape.collective, n)
     size = shape.param_count * shape.wordsize
-    if shape.collective in ("broadcast", "reduce", "gather", "scatter"):
+    if ring == "root_chain":
         return (n - 1) / n * size  # S for broadcast/reduce, one rank's share for gather/scatter
-    if shape.collective == "sendrecv":
+    if ring == "one_peer":
         return float(size)
     raise ValueError(f"no ring traffic formula for {shape.collective!r}")

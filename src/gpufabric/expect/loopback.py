@@ -21,10 +21,12 @@ from __future__ import annotations
 
 from typing import Literal
 
+from gpufabric.collectives import names_where
+
 Layout = Literal["process-per-rank", "one-process", "shared-gpu"]
 Traffic = Literal["ring", "one-way", "p2p"]
-P2P = frozenset({"alltoall", "alltoallv", "sendrecv", "gather", "scatter"})
-ONE_WAY_WITH_2 = frozenset({"broadcast", "reduce"})
+P2P = names_where(lambda spec: spec.point_to_point)
+ONE_WAY_WITH_2 = names_where(lambda spec: spec.chain_only)
 
 
 def process_layout(

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from gpufabric.collectives import CollectiveName
+from gpufabric.collectives import CollectiveName, names_where
 
 
 class Path(StrEnum):
@@ -46,8 +46,8 @@ class Regime(StrEnum):
     P2P = "p2p"  # point-to-point sends and receives (alltoall, sendrecv, gather, scatter)
 
 
-P2P_COLLECTIVES: frozenset[str] = frozenset({"alltoall", "alltoallv", "sendrecv", "gather", "scatter"})
-RING_ONLY: frozenset[str] = frozenset({"broadcast", "reduce"})
+P2P_COLLECTIVES: frozenset[str] = names_where(lambda spec: spec.point_to_point)
+RING_ONLY: frozenset[str] = names_where(lambda spec: spec.chain_only)
 
 
 def choose_regime(

@@ -22,6 +22,7 @@ import torch.distributed as dist
 
 from gpufabric.bench.rows import Mismatch
 from gpufabric.bench.semantics import NO_INPLACE_CHECK, REDUCING, CollectiveLayout
+from gpufabric.collectives import names_where
 from gpufabric.engines.torch import data
 
 REDUCE_OPS: dict[str, Any] = {
@@ -31,7 +32,8 @@ REDUCE_OPS: dict[str, Any] = {
     "min": dist.ReduceOp.MIN,
     "avg": dist.ReduceOp.AVG,
 }
-IN_PLACE_ONLY = frozenset({"all_reduce", "broadcast", "reduce"})
+# torch.distributed has no out-of-place form of these (gpufabric.collectives: torch_in_place_only).
+IN_PLACE_ONLY = names_where(lambda spec: spec.torch_in_place_only)
 # torch 2.13 renamed the tensor forms (the old names warn); older torch (2.11 on GPU hosts) has only those.
 _ALL_GATHER = getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor
 _REDUCE_SCATTER = getattr(dist, "reduce_scatter_single", None) or dist.reduce_scatter_tensor

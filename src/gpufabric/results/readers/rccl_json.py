@@ -27,28 +27,17 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from gpufabric.collectives import SPECS, names_where
 from gpufabric.errors import InputError
 from gpufabric.results.model import Measurement, Row, RunMetadata, RunResult, Series
 from gpufabric.results.readers.count_rule import DTYPE_WIDTHS
 
 # rccl-tests' test names (``struct testColl``) -> the nccl-tests program names the rest of gpufabric uses.
-COLLECTIVES = {
-    "AllReduce": "all_reduce",
-    "AllGather": "all_gather",
-    "ReduceScatter": "reduce_scatter",
-    "Broadcast": "broadcast",
-    "Reduce": "reduce",
-    "AlltoAll": "alltoall",
-    "AlltoAllv": "alltoallv",
-    "Gather": "gather",
-    "Scatter": "scatter",
-    "SendRecv": "sendrecv",
-    "HyperCube": "hypercube",
-}
+COLLECTIVES = {spec.rccl_name: name for name, spec in SPECS.items()} | {"HyperCube": "hypercube"}
 # table size = JSON size x ranks for these (their send buffer is the larger one)
-_SEND_IS_LARGER = frozenset({"reduce_scatter", "scatter"})
+_SEND_IS_LARGER = names_where(lambda spec: spec.layout == "scatter")
 # table count = JSON size / (width x ranks) for these (a per-rank share); the rest print size / width
-_COUNT_PER_RANK = frozenset({"all_gather", "alltoall", "gather"})
+_COUNT_PER_RANK = names_where(lambda spec: spec.layout in ("gather", "exchange"))
 _PAIR = re.compile(r'"(?P<key>[^"]{1,40})"\s*:\s*(?P<value>"[^"]{0,200}"|[^,}]{0,200})')
 _FIRST_KEYS = re.compile(r'^\s*\{\s*"(?:name|#wrong|algBw)"\s*:')
 _MAX_LINES = 1_000_000
