@@ -6,10 +6,9 @@ from typing import Any
 
 from gpufabric.catalog import Cloud, FabricName, get_fabric
 from gpufabric.errors import CatalogError, UsageError
-from gpufabric.planner.aws_vm import render_aws_vm
+from gpufabric.planner.clouds import cloud_profile
 from gpufabric.planner.docker import render_docker
 from gpufabric.planner.fabric_env import HABANA, HABANA_OFF_DESCRIPTION, TRAINIUM
-from gpufabric.planner.gcp_vm import render_gcp_vm
 from gpufabric.planner.kubernetes import render_kubernetes
 from gpufabric.planner.model import Plan, PlanRequest, Platform, Tier
 from gpufabric.planner.pod_overrides import reconcile_with_pod_config
@@ -34,7 +33,7 @@ def _baseline_variant(fabric: FabricName, nics: int) -> str:
 def check_platform_flags(request: PlanRequest, cloud: Cloud, kubernetes: bool) -> None:
     """Flags that shape only some platforms are refused elsewhere: silently dropping them misleads."""
     platform = request.platform.value
-    if request.public_ip and not (request.platform is Platform.VM and cloud is Cloud.AWS):
+    if request.public_ip and not (request.platform is Platform.VM and cloud_profile(cloud).public_ip):
         raise UsageError(
             f"--public-ip: applies to --platform vm on aws only (it sets AssociatePublicIpAddress on the "
             f"RunInstances request), not to --platform {platform} on {cloud.value}; drop --public-ip"
@@ -60,7 +59,7 @@ def _skypilot_manual_steps(request: PlanRequest, has_fabric: bool, result: Plan)
         return
     if request.strict or request.node_labels is not None or request.fabric is FabricName.SOCKET:
         return
-    where = Platform.VM if result.cloud in (Cloud.AWS, Cloud.GCP) else Platform.KUBERNETES
+    where = Platform.VM if cloud_profile(result.cloud).vm_renderer else Platform.KUBERNETES
     other = plan(request.model_copy(update={"platform": where, "pod_config": None, "image": None}))
     result.prerequisites += [
         f"manual, as `--platform {where.value}` plans it: {step}" for step in other.prerequisites
@@ -92,7 +91,7 @@ def plan(request: PlanRequest) -> Plan:
         and (
             res.provider is not None
             or request.node_labels is not None
-            or res.cloud in (Cloud.COREWEAVE, Cloud.TOGETHER)
+            or cloud_profile(res.cloud).skypilot_on_kubernetes
         )
     )
     check_platform_flags(request, res.cloud, on_kubernetes)
@@ -130,10 +129,9 @@ def plan(request: PlanRequest) -> Plan:
         result.warnings.append(_trainium_warning(result))
     overrides: dict[str, str] = {}
     if request.platform is Platform.VM:
-        if res.cloud is Cloud.AWS and res.instance is not None:
-            render_aws_vm(result, request.public_ip)
-        elif res.cloud is Cloud.GCP and res.instance is not None:
-            render_gcp_vm(result)
+        vm_renderer = cloud_profile(res.cloud).vm_renderer
+        if vm_renderer is not None and res.instance is not None:
+            vm_renderer(result, request.public_ip)
         else:
             raise CatalogError(
                 f"--platform vm: gpufabric renders VM requests for aws and gcp only, not {res.cloud.value}; "

@@ -15,7 +15,8 @@ from importlib import resources
 from pathlib import PurePosixPath
 from typing import Any
 
-from gpufabric.catalog import Cloud, FabricName
+from gpufabric.catalog import FabricName
+from gpufabric.planner.clouds import cloud_profile
 from gpufabric.planner.model import Plan, Privilege
 
 TOPOLOGY_KEY = "topo.xml"
@@ -26,7 +27,11 @@ _TOPOLOGY_FILES = {"/opt/microsoft/ndv5/topo.xml": "ndv5-topo.xml"}
 def topology_path(plan: Plan) -> str | None:
     """The NCCL_TOPO_FILE of an Azure InfiniBand plan whose file Azure's images ship; None otherwise."""
     inst = plan.instance
-    if inst is None or inst.cloud is not Cloud.AZURE or plan.fabric is not FabricName.INFINIBAND:
+    if (
+        inst is None
+        or not cloud_profile(inst.cloud).image_topology_files
+        or plan.fabric is not FabricName.INFINIBAND
+    ):
         return None
     path = inst.fabric_env.get("NCCL_TOPO_FILE")
     return path if path in _TOPOLOGY_FILES else None

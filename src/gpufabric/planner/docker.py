@@ -7,9 +7,10 @@ passed by hand (``images.COS_GPU_DOCKER_OPTIONS``). Intel Gaudi runs under Haban
 
 from __future__ import annotations
 
-from gpufabric.catalog import Cloud, FabricName
+from gpufabric.catalog import FabricName
 from gpufabric.planner.aws_vm import EFA_DOCKER_OPTIONS
 from gpufabric.planner.azure import topology_path
+from gpufabric.planner.clouds import cloud_profile
 from gpufabric.planner.fabric_env import HABANA, TRAINIUM, runs_efa_image
 from gpufabric.planner.gcp_vm import RDMA_DOCKER_OPTIONS, TCPX_DOCKER_OPTIONS, TCPXO_DOCKER_OPTIONS
 from gpufabric.planner.images import (
@@ -58,7 +59,7 @@ def _accelerator_options(plan: Plan) -> list[str]:
             )
         )
         return neuron_device_options(plan.gpus_per_node)
-    if inst is not None and inst.cloud is Cloud.GCP:
+    if inst is not None and cloud_profile(inst.cloud).cos_docker:
         plan.privileges.append(
             Privilege(
                 where="docker run",

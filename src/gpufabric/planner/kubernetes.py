@@ -12,8 +12,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from gpufabric.catalog import Cloud, FabricName
+from gpufabric.catalog import FabricName
 from gpufabric.planner.azure import add_aks_topology
+from gpufabric.planner.clouds import cloud_profile
 from gpufabric.planner.fabric_env import HABANA, TRAINIUM
 from gpufabric.planner.gke import gke_parts, gke_prerequisites, main_capabilities
 from gpufabric.planner.images import (
@@ -39,7 +40,6 @@ DEFAULT_IMAGES = {
 # AWS's EKS EFA example (awsome-distributed-training kubernetes/nccl-tests.yaml): libfabric's EFA provider
 # takes its bounce buffers from 2 MiB huge pages, and a pod that requests huge pages must request memory.
 EFA_POD_RESOURCES = {"hugepages-2Mi": "5120Mi", "memory": "32000Mi"}
-NEBIUS_IMAGE = "cr.eu-north1.nebius.cloud/nebius-benchmarks/nccl-tests:2.23.4-ubu22.04-cu12.4"
 
 
 def _fabric_resources(plan: Plan) -> dict[str, int]:
@@ -49,7 +49,7 @@ def _fabric_resources(plan: Plan) -> dict[str, int]:
     if inst is None or plan.fabric is FabricName.SOCKET or not inst.k8s_fabric_resource:
         return {}
     name = inst.k8s_fabric_resource
-    if inst.cloud is Cloud.AZURE:
+    if cloud_profile(inst.cloud).k8s_fabric_per_nic:
         return {name: plan.nic_count}
     count = {"vpc.amazonaws.com/efa": plan.nic_count, "nvidia.com/rdma_ib": plan.gpus_per_node}.get(name, 1)
     return {name: count}
@@ -152,7 +152,7 @@ def pod_patch(plan: Plan) -> tuple[dict[str, Any], dict[str, str]]:
     elif (
         plan.fabric in (FabricName.INFINIBAND, FabricName.ROCE)
         and inst is not None
-        and inst.cloud is not Cloud.OCI
+        and not cloud_profile(inst.cloud).k8s_host_rdma
     ):
         resource = inst.k8s_fabric_resource or "an RDMA resource"
         plan.prerequisites.append(
@@ -160,7 +160,7 @@ def pod_patch(plan: Plan) -> tuple[dict[str, Any], dict[str, str]]:
             f"`kubectl describe node` lists it under Allocatable"
         )
         add_aks_topology(plan, spec, main)
-    elif inst is not None and inst.cloud is Cloud.OCI:
+    elif inst is not None and cloud_profile(inst.cloud).k8s_host_rdma:
         spec.update({"hostNetwork": True, "dnsPolicy": "ClusterFirstWithHostNet"})
         main["securityContext"] = {"privileged": True}
         volume, mount = host_volume(
@@ -213,8 +213,8 @@ def _image(plan: Plan) -> str:
     # Not the CUDA images of DEFAULT_IMAGES on Neuron or Gaudi nodes: Neuron's DLC carries nccom-test.
     default = NEURON_DLC.ref if kind == TRAINIUM else DEFAULT_IMAGES.get(plan.fabric)
     image = plan.request.image or (None if habana else default)
-    if image is None and plan.instance is not None and plan.instance.cloud is Cloud.NEBIUS:
-        image = NEBIUS_IMAGE
+    if image is None and plan.instance is not None:
+        image = cloud_profile(plan.instance.cloud).k8s_default_image
     if image is None:
         image = "${IMAGE}"
         plan.parameters["IMAGE"] = (

@@ -22,6 +22,7 @@ from gpufabric.catalog import (
 from gpufabric.errors import CatalogError, UsageError
 
 # Re-exported: api.py imports off_profile from here.
+from gpufabric.planner.clouds import cloud_profile
 from gpufabric.planner.fabric_env import build_env
 from gpufabric.planner.fabric_env import off_profile as off_profile
 from gpufabric.planner.model import PlanRequest, Platform, Tier
@@ -194,7 +195,12 @@ def fabric_nic_count(
             f"with {gpus} of its {node_gpus} {inst.accelerator} takes it, and a second pod on "
             f"the same node gets none (Pending on Kubernetes); run one pod per node, or --gpus {node_gpus}"
         )
-    if request.platform is Platform.VM and inst.cloud is Cloud.AWS and request.public_ip and nics > 1:
+    if (
+        request.platform is Platform.VM
+        and cloud_profile(inst.cloud).public_ip
+        and request.public_ip
+        and nics > 1
+    ):
         warnings.append(
             f"--public-ip: AWS cannot give a public IP to an instance with several network cards, so only "
             f"1 of {inst.name}'s {nics} EFA interfaces is attached (about 20 GB/s instead of 78 GB/s on 2x "

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpufabric.catalog import Cloud, FabricName
+from gpufabric.catalog import FabricName
+from gpufabric.planner.clouds import cloud_profile
 from gpufabric.planner.fabric_env import runs_efa_image
 from gpufabric.planner.images import EFA_NCCL_TESTS
 from gpufabric.planner.kubernetes import pod_patch
@@ -69,9 +70,10 @@ def render_skypilot(plan: Plan, kubernetes: bool) -> dict[str, str]:
         resources["infra"] = plan.cloud.value
         if inst is not None:
             resources["instance_type"] = inst.name
-        if plan.cloud is Cloud.GCP and plan.fabric is FabricName.GPUDIRECT_TCPX:
+        profile = cloud_profile(plan.cloud)
+        if profile.skypilot_gpu_direct and plan.fabric is FabricName.GPUDIRECT_TCPX:
             task["config"] = {"gcp": {"enable_gpu_direct": True}}
-        elif plan.cloud not in (Cloud.AWS, Cloud.GCP, Cloud.NEBIUS) and plan.tier_planned is Tier.BEST:
+        elif profile.skypilot_best != "supported" and plan.tier_planned is Tier.BEST:
             plan.warnings.append(
                 f"SkyPilot filters {plan.cloud.value} out of `network_tier: best` silently; "
                 "use --platform kubernetes on that provider"

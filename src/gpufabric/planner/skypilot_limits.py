@@ -9,7 +9,10 @@ references in tests/fixtures/references/skypilot/ hold both lists; a test keeps 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from gpufabric.catalog import Cloud, FabricName, InstanceType
+from gpufabric.planner.clouds import cloud_profile
 
 SKYPILOT_VERSION = "0.14.1"
 GCP_BEST_MACHINE_TYPES = ("a3-edgegpu-8g", "a3-highgpu-8g")
@@ -36,7 +39,7 @@ SKYPILOT_GKE_NCCL_ALGO = {FabricName.GPUDIRECT_TCPX: "Ring", FabricName.GPUDIREC
 NCCL_ALGO_UNRESTRICTED = "^"
 
 # sky/clouds/azure.py lists CUSTOM_NETWORK_TIER among its unsupported features: `best` finds no resources.
-CLOUDS_WITHOUT_BEST = (Cloud.AZURE,)
+CLOUDS_WITHOUT_BEST = tuple(cloud for cloud in Cloud if cloud_profile(cloud).skypilot_best == "unsupported")
 
 
 def skypilot_vm_limit(inst: InstanceType) -> str | None:
@@ -50,20 +53,32 @@ def skypilot_vm_limit(inst: InstanceType) -> str | None:
             f"would find no resources for {inst.name}); planning network_tier: standard; for "
             f"{inst.fabric.value} use --platform kubernetes or --platform slurm on that provider"
         )
-    if inst.cloud is Cloud.GCP and inst.name not in GCP_BEST_MACHINE_TYPES:
-        return (
-            f"SkyPilot {SKYPILOT_VERSION} refuses network_tier: best on {inst.name} (it accepts it only for "
-            f"{' and '.join(GCP_BEST_MACHINE_TYPES)}); planning network_tier: standard, which launches; "
-            f"for {inst.fabric.value}, follow the prerequisites or use {manual}"
-        )
-    if (
-        inst.cloud is Cloud.AWS
-        and inst.fabric is FabricName.EFA
-        and not inst.name.startswith(AWS_EFA_PREFIXES)
-    ):
-        return (
-            f"SkyPilot {SKYPILOT_VERSION} attaches no EFA to {inst.name} (its EFA families: "
-            f"{', '.join(p.rstrip('.') for p in AWS_EFA_PREFIXES)}): network_tier: best would launch without "
-            f"EFA; planning network_tier: standard; for EFA use {manual}"
-        )
-    return None
+    cloud_rule = _CLOUD_RULES.get(inst.cloud)
+    return cloud_rule(inst, manual) if cloud_rule is not None else None
+
+
+def _gcp_rule(inst: InstanceType, manual: str) -> str | None:
+    if inst.name in GCP_BEST_MACHINE_TYPES:
+        return None
+    return (
+        f"SkyPilot {SKYPILOT_VERSION} refuses network_tier: best on {inst.name} (it accepts it only for "
+        f"{' and '.join(GCP_BEST_MACHINE_TYPES)}); planning network_tier: standard, which launches; "
+        f"for {inst.fabric.value}, follow the prerequisites or use {manual}"
+    )
+
+
+def _aws_rule(inst: InstanceType, manual: str) -> str | None:
+    if inst.fabric is not FabricName.EFA or inst.name.startswith(AWS_EFA_PREFIXES):
+        return None
+    return (
+        f"SkyPilot {SKYPILOT_VERSION} attaches no EFA to {inst.name} (its EFA families: "
+        f"{', '.join(p.rstrip('.') for p in AWS_EFA_PREFIXES)}): network_tier: best would launch without "
+        f"EFA; planning network_tier: standard; for EFA use {manual}"
+    )
+
+
+# SkyPilot's own per-cloud rules for `best` on a VM, keyed by the cloud whose source states them (above).
+_CLOUD_RULES: dict[Cloud, Callable[[InstanceType, str], str | None]] = {
+    Cloud.GCP: _gcp_rule,
+    Cloud.AWS: _aws_rule,
+}
