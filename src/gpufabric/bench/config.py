@@ -20,6 +20,7 @@ from gpufabric.bench.semantics import (
     PRINTS_OP,
     REDUCING,
     ROOTED,
+    SPLIT,
 )
 from gpufabric.collectives import ALIASES as COLLECTIVE_ALIASES
 from gpufabric.errors import UsageError
@@ -378,10 +379,10 @@ def validate(config: BenchConfig, *, nranks: int, backend: str, on_gpu: bool) ->
             )
     largest = max(config.sizes())
     for collective in config.collectives:
-        # Not semantics.SPLIT on purpose: gather, scatter and alltoallv divide by nranks too, but they are
-        # left to run below one element per rank (0-byte rows, as nccl-tests prints them); only these
-        # three, which every engine measures, are refused here, as they were before the others existed.
-        split = collective in ("all_gather", "reduce_scatter", "alltoall")
+        # Not every one of semantics.SPLIT: gather, scatter and alltoallv divide by nranks too, but they are
+        # left to run below one element per rank (0-byte rows, as nccl-tests prints them); only the ones
+        # every engine measures are refused here, as they were before the others existed.
+        split = collective in SPLIT and collective in COLLECTIVES
         if split and largest // config.wordsize // nranks == 0:
             raise UsageError(
                 f"-e/--max-bytes: {human_size(largest)} is less than one {config.dtype} per rank for "

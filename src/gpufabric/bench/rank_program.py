@@ -2,7 +2,7 @@
 and the ranks' added environment (the user's ``--env`` and NCCL's debug logging into the run directory).
 
 Built once, by ``bench.runner.prepare_sweep``, for the dry run and the real run alike. For a remote
-launcher (``REMOTE_LAUNCHERS``: a pod from an image, a fresh cloud VM, sharing nothing with this machine)
+launcher (``LauncherKind.remote``: a pod from an image, a fresh cloud VM, sharing nothing with this machine)
 it is the program as it runs there: ``python3`` from the image, the run directory under
 ``REMOTE_RUN_ROOT``, and the rank's config written there by the command itself.
 """
@@ -18,9 +18,9 @@ from gpufabric.bench.config import BenchConfig
 from gpufabric.bench.rank_engines import rank_module as engine_rank_module
 from gpufabric.bench.rundir import NCCL_LOG_DIR
 from gpufabric.launch.base import RankProgram
+from gpufabric.launch.names import launcher_kind
 from gpufabric.redact import redact_argv
 
-REMOTE_LAUNCHERS: tuple[str, ...] = ("kubernetes", "skypilot")
 REMOTE_PYTHON = "python3"  # the image's/VM's interpreter, never this machine's virtualenv path
 REMOTE_RUN_ROOT = "/tmp/gpufabric/runs"  # writable in any container or VM, whoever the user is
 
@@ -58,7 +58,8 @@ def rank_program(
     module = rank_module(config)
     local_dir = config.run_dir
     full_env = {**env, **nccl_debug_env(local_dir, environ, env)}
-    if launcher not in REMOTE_LAUNCHERS:
+    kind = launcher_kind(launcher)
+    if not kind.remote:
         argv = [sys.executable, "-m", module, "--config", str(config_path)]
         return RankProgram(argv=argv, env=full_env, nranks=nranks, gpus_per_node=nranks if on_gpu else 0,
                            workdir=local_dir, label=config.label)  # fmt: skip
@@ -74,7 +75,7 @@ def rank_program(
         remote_workdir=run_dir,
         label=config.label,
     )
-    if launcher == "kubernetes":  # one rank per pod: a pod is a node with one GPU (or none)
+    if kind.pods:  # one rank per pod: a pod is a node with one GPU (or none)
         program = program.model_copy(update={"nodes": nranks, "gpus_per_node": 1 if on_gpu else 0})
     return program
 

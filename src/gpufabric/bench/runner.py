@@ -48,6 +48,8 @@ from gpufabric.bench.stages import STAGE_TAG, StageTimeouts, StageWatchdog
 from gpufabric.bench.world import checked_world
 from gpufabric.errors import GpufabricError, OutputError, UsageError
 from gpufabric.launch.base import Launcher, LaunchPlan, OutputSink, RankProgram
+from gpufabric.launch.dry_run import DryRun, DryRunJob
+from gpufabric.launch.names import launcher_kind
 from gpufabric.launch.processes import watching
 from gpufabric.launch.signals import Interrupted
 from gpufabric.outputs import FULL_DISK_ERRNOS, free_space, full_disk_error
@@ -116,6 +118,9 @@ class PreparedSweep:
     nranks: int
     fault: Fault | None
 
+    def dry_run(self) -> DryRun:
+        return DryRun(notes=[], jobs=[DryRunJob({}, self.plan)])
+
 
 def prepare_sweep(config: BenchConfig, execution: Execution) -> PreparedSweep:
     """Every check a run makes before it starts, the run directory's path, the rank program and the
@@ -125,7 +130,9 @@ def prepare_sweep(config: BenchConfig, execution: Execution) -> PreparedSweep:
     if execution.out is not None:
         check_output_file(execution.out)  # before the sweep, not after it
     launcher = execution.job_launcher()
-    ranks_here = execution.ranks_here if execution.ranks_here is not None else launcher.name == "local"
+    ranks_here = execution.ranks_here
+    if ranks_here is None:
+        ranks_here = launcher_kind(launcher.name).always_here
     nranks, backend, on_gpu, fault = checked_world(
         config, ranks=execution.ranks, environ={**base, **extra}, ranks_here=ranks_here
     )

@@ -23,6 +23,7 @@ from gpufabric.errors import CheckFailed, GpufabricError, UsageError
 from gpufabric.jobs.bench import bench_config, check_outputs, ensure_engine, request_execution
 from gpufabric.jobs.bench_request import BenchRequest
 from gpufabric.launch.base import LaunchPlan
+from gpufabric.launch.dry_run import DryRun, DryRunJob
 from gpufabric.outputs import write_output
 from gpufabric.planner.ab import ABProfiles
 
@@ -46,6 +47,14 @@ class PreparedAB:
     def plans(self) -> list[LaunchPlan]:
         """The launch plans the A/B executes, in order: what ``bench --ab --dry-run`` prints."""
         return [sweep.plan for _, sweep in self.jobs]
+
+    def dry_run(self) -> DryRun:
+        """Every job in the order it runs, headed by its round and side."""
+        jobs = [
+            DryRunJob({"round": ab.round, "side": ab.side}, sweep.plan, f"A/B round {ab.round}: {ab.side}")
+            for ab, sweep in self.jobs
+        ]
+        return DryRun(notes=[], jobs=jobs)
 
 
 def prepare_ab(

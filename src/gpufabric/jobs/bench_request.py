@@ -172,7 +172,7 @@ def self_test_shape(
     elsewhere, other virtual nodes, no GPU, or a misspelt ``--instance-type`` (the shape whose catalog
     figures the result is read against) is refused in one line."""
     from gpufabric.bench.self_test import check_instance
-    from gpufabric.launch.factory import VIRTUAL_NODE_LAUNCHERS
+    from gpufabric.launch.names import VIRTUAL_NODE_LAUNCHERS
 
     if on not in VIRTUAL_NODE_LAUNCHERS:
         raise UsageError(f"--self-test: runs on this node (--on local or --on mpirun); drop --on {on}")

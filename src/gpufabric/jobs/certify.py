@@ -37,6 +37,7 @@ from gpufabric.catalog.model import InstanceType
 from gpufabric.jobs.certify_request import CertifyRequest
 from gpufabric.jobs.certify_where import Where, where_of
 from gpufabric.launch.base import Launcher, LaunchPlan, RankProgram
+from gpufabric.launch.dry_run import DryRun, DryRunJob
 
 PROBE_MODULE = "gpufabric.analysis.certify.probe_rank"
 PLAN_NAME = "certify-plan.json"
@@ -69,6 +70,10 @@ class PreparedCertify:
     @property
     def names(self) -> list[str]:
         return list(self.plan.nodes)
+
+    def dry_run(self) -> DryRun:
+        """``certify_plan_notes`` (nodes, stages, cost), then the probe job's plan."""
+        return DryRun(notes=certify_plan_notes(self), jobs=[DryRunJob({"stage": "preflight"}, self.probe)])
 
 
 def _probe_program(

@@ -15,10 +15,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from gpufabric.errors import UsageError
 from gpufabric.jobs.isolate_request import IsolateRequest
 from gpufabric.launch.hostlist import SLURM_NODELIST
+from gpufabric.launch.names import RUNNING_LAUNCHERS, launcher_kind
 
 ACTION_TARGETS: tuple[str, ...] = ("auto", "slurm", "kubernetes", "none")
 """Where --apply's changes go: auto is Slurm for --on slurm, else none."""
-CERTIFY_LAUNCHERS: tuple[str, ...] = ("local", "mpirun", "slurm")
+CERTIFY_LAUNCHERS: tuple[str, ...] = RUNNING_LAUNCHERS
 DEFAULT_BUDGET_S = 900.0
 DEFAULT_VALID_HOURS = 24.0
 DEFAULT_NODE_PARALLEL = 256
@@ -131,7 +132,7 @@ class CertifyRequest(BaseModel):
         if self.mps and not self.virtual_nodes:
             raise UsageError("--mps: for virtual nodes sharing a GPU; add --virtual-nodes or drop --mps")
         name = self.isolate_request().launcher_name(node_source)
-        if self.virtual_nodes and name != "local":
+        if self.virtual_nodes and not launcher_kind(name).always_here:
             raise UsageError(
                 f"--virtual-nodes: every node on this host (--on local); drop it with --on {name}"
             )

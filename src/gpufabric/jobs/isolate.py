@@ -56,6 +56,7 @@ from gpufabric.jobs.isolate_request import (
     IsolateRequest,
 )
 from gpufabric.launch.base import LaunchPlan
+from gpufabric.launch.dry_run import DryRun, DryRunJob
 from gpufabric.outputs import write_output
 from gpufabric.units import human_size, parse_size
 
@@ -116,6 +117,10 @@ class PreparedMeasurement:
     def plan(self) -> LaunchPlan:
         """The first round's launch plan: the job a dry run shows and the run starts with."""
         return self.screen.plan
+
+    def dry_run(self) -> DryRun:
+        """``isolate_plan_notes``, then the screen round's plan."""
+        return DryRun(notes=isolate_plan_notes(self), jobs=[DryRunJob({"round": 1}, self.plan)])
 
 
 PreparedIsolate = PreparedSimulation | PreparedMeasurement

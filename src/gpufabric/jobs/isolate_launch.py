@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 from gpufabric.bench.execution import LauncherFactory
 from gpufabric.launch.base import Launcher, LaunchOutcome, LaunchPlan, OutputSink, RankProgram
+from gpufabric.launch.names import launcher_kind
 
 LauncherChooser = Callable[[str, int], LauncherFactory]
 """(launcher name, virtual nodes on this host, 0 for none) -> a factory of fresh launchers, one per round."""
@@ -43,7 +44,7 @@ class HostRecorder:
         assert self.inner is not None
         outcome = self.inner.execute(plan, on_output=on_output, timeout_s=timeout_s)
         for rank_exit in outcome.exits:
-            host = rank_exit.host or (socket.gethostname() if self.name == "local" else None)
+            host = rank_exit.host or (socket.gethostname() if launcher_kind(self.name).always_here else None)
             if host is None:
                 continue
             before = self.rank_hosts.setdefault(rank_exit.rank, host)

@@ -28,6 +28,7 @@ from gpufabric.analysis.isolate import (
 from gpufabric.bench.group_statistic import DEFAULT_STATISTIC, GPU_STATISTIC, GroupStatistic, parse_statistic
 from gpufabric.bench.groups import GroupCollective
 from gpufabric.errors import UsageError
+from gpufabric.launch.names import LAUNCHER_KINDS, RUNNING_LAUNCHERS
 
 COLLECTIVES: tuple[str, ...] = get_args(GroupCollective)
 """What a group test runs: alltoall (every pair of a group meets) or all_reduce."""
@@ -159,7 +160,8 @@ class IsolateRequest(BaseModel):
         """The launcher every round runs through: ``on``, else mpirun with a hostfile, else local."""
         name = self.on or ("mpirun" if self.hostfile else "local")
         named_nodes = self.node_list is not None or node_source == SLURM_NODELIST
-        if named_nodes and name != "slurm":
+        kind = LAUNCHER_KINDS.get(name)  # a misspelt name: refused below, after the flags' own lines
+        if named_nodes and not (kind and kind.pins_nodes):
             # Kubernetes pods (pod/NAME lines) cannot host real rounds: say what does work with them.
             raise UsageError(
                 f"--node-list with --on {name}: real rounds run only on listed Slurm nodes (--on slurm); "
@@ -167,10 +169,11 @@ class IsolateRequest(BaseModel):
                 "ranks with --on slurm --node-list PATH, --on mpirun --hostfile PATH or --nodes N (local "
                 "ranks)"
             )
-        if self.hostfile and name != "mpirun":
+        if self.hostfile and not (kind and kind.takes_hosts):
             raise UsageError(f"--hostfile: only --on mpirun places ranks on hosts, not --on {name}")
-        if name not in ("local", "mpirun", "slurm"):
-            raise UsageError(f"--on {name!r}: isolate runs rounds through local, mpirun or slurm")
+        if not (kind and kind.runs_jobs):
+            *first, last = RUNNING_LAUNCHERS
+            raise UsageError(f"--on {name!r}: isolate runs rounds through {', '.join(first)} or {last}")
         return name
 
     def check_measurement(self, nodes: int, ranks: int | None) -> None:

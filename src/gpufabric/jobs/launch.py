@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from gpufabric.bench.execution import Execution
 from gpufabric.errors import BenchTimeout, LaunchError, RankFailure, UsageError
 from gpufabric.launch.base import Launcher, LaunchOutcome, LaunchPlan
+from gpufabric.launch.dry_run import DryRun, DryRunJob
 from gpufabric.launch.mpirun import SEED_MCA_PRESETS
 from gpufabric.launch.registry import LauncherSettings
 from gpufabric.launch.slurm_options import SlurmMpi
@@ -121,6 +122,10 @@ class PreparedLaunch:
 
         return [note for note in self.plan.notes if note.startswith(WARNING_PREFIX)]
 
+    def dry_run(self) -> DryRun:
+        """The task's plan (its own notes are in it), as its ``plan.json`` records it."""
+        return DryRun(notes=[], jobs=[DryRunJob({}, self.plan)], single_plan=True)
+
 
 def prepare_launch(request: LaunchRequest, execution: Execution) -> PreparedLaunch:
     """The task read (``execution.env`` overrides its ``envs``), the launcher's settings and the rendered
@@ -128,16 +133,18 @@ def prepare_launch(request: LaunchRequest, execution: Execution) -> PreparedLaun
     from gpufabric._optional import install_line
     from gpufabric.launch.identity import new_task_id
     from gpufabric.launch.kubernetes import planned_pod_patch, validate_manifests
+    from gpufabric.launch.names import launcher_kind
     from gpufabric.launch.registry import check_launcher_name, plan_task
     from gpufabric.task.load import load_task
 
     launcher_name = check_launcher_name(request.on)
-    if (request.hosts or request.hostfile) and launcher_name != "mpirun":
+    kind = launcher_kind(launcher_name)
+    if (request.hosts or request.hostfile) and not kind.takes_hosts:
         raise UsageError(f"--hosts/--hostfile apply to --on mpirun, not --on {launcher_name}")
     task = load_task(request.task_file, dict(execution.env))
     task_id = new_task_id(task.display_name)
     settings = request.launcher_settings()
-    if (request.virtual_nodes or request.mps) and launcher_name != "local":
+    if (request.virtual_nodes or request.mps) and not kind.always_here:  # LauncherSettings.local_*
         raise UsageError(f"--virtual-nodes/--mps: the local launcher's; drop them with --on {launcher_name}")
     if request.mps and not request.virtual_nodes:
         raise UsageError("--mps: for nodes that share a GPU; add --virtual-nodes or drop --mps")
@@ -147,7 +154,7 @@ def prepare_launch(request: LaunchRequest, execution: Execution) -> PreparedLaun
         settings.local_mps = request.mps
     planner_notes: list[str] = []
     if request.instance_type is not None:
-        if launcher_name != "kubernetes":
+        if not kind.pods:
             raise UsageError(
                 f"--instance-type: only --on kubernetes applies the planner's pod patch, not --on "
                 f"{launcher_name}; for skypilot set resources.instance_type in the task"

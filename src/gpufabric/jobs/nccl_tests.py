@@ -21,6 +21,8 @@ from gpufabric.bench.runner import resolved_run_dir
 from gpufabric.engines.nccl_tests import NcclTestsSettings
 from gpufabric.errors import LaunchError, RankFailure, UsageError
 from gpufabric.launch.base import Launcher, LaunchPlan, RankProgram
+from gpufabric.launch.dry_run import DryRun, DryRunJob
+from gpufabric.launch.names import launcher_kind
 from gpufabric.redact import redact_argv
 from gpufabric.results.io import write_result
 from gpufabric.results.model import RunResult
@@ -73,6 +75,11 @@ class PreparedNcclTests:
     def plans(self) -> list[LaunchPlan]:
         return [job.plan for job in self.jobs]
 
+    def dry_run(self) -> DryRun:
+        """The -J probe and the binaries not found here, then each collective's plan."""
+        jobs = [DryRunJob({"collective": job.collective}, job.plan) for job in self.jobs]
+        return DryRun(notes=[DRY_RUN_NOTE, *self.notes], jobs=jobs)
+
 
 def refuse_gpufabric_only_flags(config: BenchConfig, execution: Execution) -> None:
     """A flag nccl-tests cannot honour is a usage error naming the flag. A flag is taken as given when
@@ -108,7 +115,7 @@ def nccl_tests_layout(
     (at least one process per node: on one GPU, ``--virtual-nodes 2`` is 2 processes sharing it)."""
     if not virtual_nodes:
         return nodes, gpus_per_node or visible_gpus
-    if on == "local":
+    if launcher_kind(on).always_here:  # no MPI: one process drives every GPU
         raise UsageError(
             "--virtual-nodes with --engine nccl-tests: one process per rank needs MPI; use --on mpirun "
             "(nccl-tests built with make MPI=1)"

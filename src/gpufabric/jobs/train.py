@@ -21,6 +21,7 @@ from gpufabric.bench.runner import default_run_dir
 from gpufabric.errors import UsageError, choice
 from gpufabric.jobs.bench import with_attester
 from gpufabric.launch.base import LaunchPlan
+from gpufabric.launch.dry_run import DryRun, DryRunJob
 from gpufabric.launch.factory import Placement
 from gpufabric.planner.ab import ABProfiles
 from gpufabric.train.ab import AB_DOCUMENT_NAME, ab_document, side_config
@@ -105,12 +106,14 @@ def train_placement(
 ) -> Placement:
     """``launch.placement`` of train-bench's ``--on``, ``--hosts``, ``--virtual-nodes`` and ``--mps``,
     after train-bench's own refusals (its launchers; virtual nodes on the local launcher only)."""
-    from gpufabric.launch import RUNNING_LAUNCHERS, check_launcher_name, placement
+    from gpufabric.launch import RUNNING_LAUNCHERS, check_launcher_name, launcher_kind, placement
 
     choice("--on", check_launcher_name(on), RUNNING_LAUNCHERS)  # a misspelt name first gets its hint
-    if (virtual_nodes or mps) and on != "local":
+    kind = launcher_kind(on)
+    # train-bench splits nodes only on the launcher that starts every rank here itself.
+    if (virtual_nodes or mps) and not kind.always_here:
         raise UsageError(f"--virtual-nodes/--mps: the local launcher's; drop them with --on {on}")
-    if hosts and on != "mpirun":
+    if hosts and not kind.takes_hosts:
         raise UsageError("--hosts: only --on mpirun places ranks on hosts; add --on mpirun or drop --hosts")
     return placement(on, hosts=list(hosts or []), hostfile=None, virtual_nodes=virtual_nodes, mps=mps)
 
@@ -131,6 +134,10 @@ class PreparedTrain:
     def plans(self) -> list[LaunchPlan]:
         """The launch plans the job executes, in order: what ``--dry-run`` prints."""
         return [run.plan for run in self.runs]
+
+    def dry_run(self) -> DryRun:
+        """The plan of each run (with ``--ab``: on and off in ABBA rounds)."""
+        return DryRun(notes=[], jobs=[DryRunJob({"label": run.config.label}, run.plan) for run in self.runs])
 
 
 def prepare_train(request: TrainRequest, execution: Execution) -> PreparedTrain:

@@ -26,6 +26,7 @@ from gpufabric.expect.ceilings import Bound
 from gpufabric.expect.net_ceilings import ShapedLink
 from gpufabric.jobs.bench import ensure_engine, with_attester
 from gpufabric.jobs.bench_request import host_gpus
+from gpufabric.launch.dry_run import DryRun, DryRunJob
 from gpufabric.outputs import write_output
 from gpufabric.planner.ab import FabricProfile
 from gpufabric.units import parse_size
@@ -119,6 +120,16 @@ class PreparedTune:
     execution: Execution
     first_round: tuple[tuple[str, PreparedSweep], ...]
     knobs: Knobs
+
+    def dry_run(self) -> DryRun:
+        """The first round's jobs headed by their candidates, then where the later rounds (known only from
+        the measurements) will go."""
+        jobs = [
+            DryRunJob({"round": 0, "candidate": name}, job.plan, f"tune round 0: {name}")
+            for name, job in self.first_round
+        ]
+        later = f"later rounds follow the measurements, one job each like these, in {self.root}"
+        return DryRun(notes=[later], jobs=jobs, notes_last=True, separator="")
 
 
 def prepare_tune(request: TuneRequest, execution: Execution) -> PreparedTune:

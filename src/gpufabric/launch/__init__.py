@@ -14,8 +14,6 @@ from gpufabric._lazy import lazy_package
 if TYPE_CHECKING:  # the public names, each imported on first use (gpufabric._lazy)
     from gpufabric.launch.base import Launcher, LaunchPlan, OutputSink, RankProgram
     from gpufabric.launch.factory import (
-        RUNNING_LAUNCHERS,
-        VIRTUAL_NODE_LAUNCHERS,
         Placement,
         host_count,
         launcher_chooser,
@@ -26,7 +24,14 @@ if TYPE_CHECKING:  # the public names, each imported on first use (gpufabric._la
     from gpufabric.launch.kubernetes import KubernetesLauncher
     from gpufabric.launch.kubernetes_options import KubernetesOptions
     from gpufabric.launch.mpirun import MpirunLauncher, MpirunOptions
-    from gpufabric.launch.names import LAUNCHER_NAMES
+    from gpufabric.launch.names import (
+        LAUNCHER_KINDS,
+        LAUNCHER_NAMES,
+        RUNNING_LAUNCHERS,
+        VIRTUAL_NODE_LAUNCHERS,
+        LauncherKind,
+        launcher_kind,
+    )
     from gpufabric.launch.ports import free_port
     from gpufabric.launch.registry import (
         LauncherSettings,
@@ -42,6 +47,7 @@ if TYPE_CHECKING:  # the public names, each imported on first use (gpufabric._la
 lazy_package(__name__)
 
 __all__ = [
+    "LAUNCHER_KINDS",
     "LAUNCHER_NAMES",
     "RUNNING_LAUNCHERS",
     "VIRTUAL_NODE_LAUNCHERS",
@@ -50,6 +56,7 @@ __all__ = [
     "KubernetesOptions",
     "LaunchPlan",
     "Launcher",
+    "LauncherKind",
     "LauncherSettings",
     "MpirunLauncher",
     "MpirunOptions",
@@ -65,6 +72,7 @@ __all__ = [
     "host_count",
     "launcher_chooser",
     "launcher_factory",
+    "launcher_kind",
     "make_launcher",
     "parse_hostfile",
     "parse_hosts",

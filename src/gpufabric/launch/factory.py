@@ -16,10 +16,7 @@ from pathlib import Path
 
 from gpufabric.errors import UsageError
 from gpufabric.launch.base import Launcher
-
-RUNNING_LAUNCHERS: tuple[str, ...] = ("local", "mpirun", "slurm")
-VIRTUAL_NODE_LAUNCHERS: tuple[str, ...] = ("local", "mpirun")
-"""Launchers that place every rank on this host, so they can split them into virtual nodes."""
+from gpufabric.launch.names import HOST_LAUNCHERS, RUNNING_LAUNCHERS, launcher_kind
 
 
 def host_count(hosts: list[str], hostfile: Path | None) -> int:
@@ -49,7 +46,8 @@ def launcher_factory(
     from gpufabric.launch.registry import LauncherSettings, check_launcher_name, make_launcher
 
     name = check_launcher_name(on)
-    if (virtual_nodes or mps) and name not in VIRTUAL_NODE_LAUNCHERS:
+    kind = launcher_kind(name)
+    if (virtual_nodes or mps) and not kind.splits_host:
         raise UsageError(
             "--virtual-nodes/--mps: split ranks on this host (--on local or --on mpirun); drop them with "
             f"--on {name}"
@@ -61,9 +59,10 @@ def launcher_factory(
         )
     if mps and not virtual_nodes:
         raise UsageError("--mps: for ranks that share a GPU; add --virtual-nodes N or drop --mps")
-    if (hosts or hostfile) and name != "mpirun":
-        raise UsageError(f"--hosts/--hostfile: only --on mpirun places ranks on hosts, not --on {name}")
-    if name not in RUNNING_LAUNCHERS and not dry_run:
+    if (hosts or hostfile) and not kind.takes_hosts:
+        only = " or ".join(f"--on {host_launcher}" for host_launcher in HOST_LAUNCHERS)
+        raise UsageError(f"--hosts/--hostfile: only {only} places ranks on hosts, not --on {name}")
+    if not kind.runs_jobs and not dry_run:
         raise UsageError(
             f"--on {name}: bench runs through {', '.join(RUNNING_LAUNCHERS)}; add --dry-run to print the "
             f"{name} plan, or run it with `gpufabric launch TASK --on {name}`"
@@ -119,7 +118,7 @@ def placement(
     return Placement(
         launcher=factory,
         nodes=host_count(hosts, hostfile),
-        ranks_here=on == "local" or (on == "mpirun" and not named_hosts),
+        ranks_here=launcher_kind(on).ranks_here(named_hosts=named_hosts),
     )
 
 

@@ -11,15 +11,20 @@ DNS names, ``MASTER_ADDR`` is pod 0. Applying, waiting, logs and clean-up live i
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from gpufabric.errors import UsageError
 from gpufabric.launch.base import LaunchOutcome, LaunchPlan, OutputSink, PlannedCommand, RankProgram
 from gpufabric.launch.identity import NodeLayout, dns_label, layout_env, new_task_id
 from gpufabric.launch.kubernetes_options import JOB_NAME_LABEL, MAIN_CONTAINER, KubernetesOptions
+from gpufabric.launch.names import LAUNCHER_KINDS, LauncherKind
 from gpufabric.launch.task_program import TASK_ID_VAR, is_task_program
 from gpufabric.planner.merge import merge_pod_config
 from gpufabric.redact import is_secret
+
+if TYPE_CHECKING:  # types only: settings imports every launcher's options, never a launcher
+    from gpufabric.launch.settings import LauncherSettings
+    from gpufabric.task.model import Task
 
 COMPLETION_INDEX_FIELD = "metadata.annotations['batch.kubernetes.io/job-completion-index']"
 # kubernetes_validate ships the schemas of these versions; manifests are checked against the newest.
@@ -28,6 +33,18 @@ SCHEMA_VERSION = "1.37.0"
 
 class KubernetesLauncher:
     name = "kubernetes"
+    kind: ClassVar[LauncherKind] = LAUNCHER_KINDS["kubernetes"]
+
+    @classmethod
+    def from_settings(cls, settings: LauncherSettings, *, task: Task | None = None) -> KubernetesLauncher:
+        """A task file's own image and pod config fill what the flags left empty."""
+        options = settings.kubernetes
+        if task is not None:
+            options = options.model_copy(
+                update={"image": options.image or task.resources.docker_image,
+                        "pod_config": options.pod_config or task.pod_config}
+            )  # fmt: skip
+        return cls(options)
 
     def __init__(self, options: KubernetesOptions | None = None, *, api_client: Any = None) -> None:
         self.options = options or KubernetesOptions()

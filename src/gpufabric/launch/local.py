@@ -25,13 +25,19 @@ import os
 import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, ClassVar
 
 from gpufabric.errors import UsageError
 from gpufabric.launch.base import LaunchOutcome, LaunchPlan, OutputSink, PlannedCommand, RankProgram
 from gpufabric.launch.identity import LOOPBACK, rank_env
+from gpufabric.launch.names import LAUNCHER_KINDS, LauncherKind
 from gpufabric.launch.ports import free_port
 from gpufabric.launch.processes import run_commands
 from gpufabric.launch.seats import NodeSeat, seated_commands
+
+if TYPE_CHECKING:  # types only: settings imports every launcher's options, never a launcher
+    from gpufabric.launch.settings import LauncherSettings
+    from gpufabric.task.model import Task
 
 WARNING_PREFIX = "warning: "
 """Plan notes that start with this are said on stderr when the plan runs, not only in ``--dry-run``."""
@@ -74,6 +80,15 @@ class LocalLauncher:
     """Spawns the ranks of a ``RankProgram`` here; ``nodes > 1`` splits them into virtual nodes."""
 
     name = "local"
+    kind: ClassVar[LauncherKind] = LAUNCHER_KINDS["local"]
+
+    @classmethod
+    def from_settings(cls, settings: LauncherSettings, *, task: Task | None = None) -> LocalLauncher:
+        return cls(
+            master_port=settings.local_master_port,
+            virtual_nodes=settings.local_virtual_nodes,
+            mps=settings.local_mps,
+        )
 
     def __init__(
         self,

@@ -19,17 +19,21 @@ import re
 import shutil
 import socket
 from collections.abc import Iterator
-from pathlib import Path
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import TYPE_CHECKING, ClassVar
 
 from gpufabric.errors import LaunchError, UsageError
 from gpufabric.launch.base import LaunchOutcome, LaunchPlan, OutputSink, PlannedCommand, RankExit, RankProgram
 from gpufabric.launch.hosts import HostSlots, parse_hostfile, parse_hosts
-from gpufabric.launch.identity import DEFAULT_MASTER_PORT, NodeLayout, layout_env, new_task_id
+from gpufabric.launch.identity import NodeLayout, layout_env, new_task_id
+from gpufabric.launch.mpirun_options import MpirunOptions as MpirunOptions
+from gpufabric.launch.names import LAUNCHER_KINDS, LauncherKind
 from gpufabric.launch.processes import run_commands
 from gpufabric.launch.task_program import TASK_ID_VAR, is_task_program
 from gpufabric.mpirun_tag import MPIRUN_TAG
+
+if TYPE_CHECKING:  # types only: settings imports every launcher's options, never a launcher
+    from gpufabric.launch.settings import LauncherSettings
+    from gpufabric.task.model import Task
 
 # The MCA flags of the seeds' nccl-tests launches (skypilot-network-tier.md §6).
 SEED_MCA_PRESETS: dict[str, list[tuple[str, str]]] = {
@@ -49,25 +53,13 @@ _NOT_STARTED = re.compile(
 )
 
 
-class MpirunOptions(BaseModel):
-    """Where and how mpirun places ranks."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    hosts: list[str] = Field(default_factory=list, description="host or host:slots, one entry per node")
-    hostfile: Path | None = None
-    mpirun: str = "mpirun"
-    mca: list[tuple[str, str]] = Field(default_factory=list)
-    extra_args: list[str] = Field(default_factory=list, description="passed to mpirun before the program")
-    oversubscribe: bool | None = Field(default=None, description="None: only when ranks exceed cores here")
-    allow_run_as_root: bool | None = Field(default=None, description="None: when running as root")
-    master_port: int = DEFAULT_MASTER_PORT
-    virtual_nodes: int = Field(default=0, ge=0, description="this host's ranks as N NCCL nodes; 0: off")
-    mps: bool = Field(default=False, description="virtual nodes: a private MPS daemon for the job")
-
-
 class MpirunLauncher:
     name = "mpirun"
+    kind: ClassVar[LauncherKind] = LAUNCHER_KINDS["mpirun"]
+
+    @classmethod
+    def from_settings(cls, settings: LauncherSettings, *, task: Task | None = None) -> MpirunLauncher:
+        return cls(settings.mpirun)
 
     def __init__(self, options: MpirunOptions | None = None, *, gpu_ids: list[str] | None = None) -> None:
         self.options = options or MpirunOptions()

@@ -5,33 +5,15 @@ that turns a task file into a rendered plan (``plan_task``), shared by ``gpufabr
 from __future__ import annotations
 
 import difflib
+import importlib
 from pathlib import Path
-
-from pydantic import BaseModel, ConfigDict, Field
 
 from gpufabric.errors import UsageError
 from gpufabric.launch.base import Launcher, LaunchPlan
-from gpufabric.launch.kubernetes_options import KubernetesOptions
-from gpufabric.launch.mpirun import MpirunOptions
-from gpufabric.launch.names import LAUNCHER_NAMES, LauncherName
-from gpufabric.launch.skypilot import SkyPilotOptions
-from gpufabric.launch.slurm_options import SlurmOptions
+from gpufabric.launch.names import LAUNCHER_NAMES, LauncherName, launcher_kind
+from gpufabric.launch.settings import LauncherSettings as LauncherSettings
 from gpufabric.launch.task_program import task_program
 from gpufabric.task.model import Task
-
-
-class LauncherSettings(BaseModel):
-    """Every backend's options; only the chosen backend's are used."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    mpirun: MpirunOptions = Field(default_factory=MpirunOptions)
-    slurm: SlurmOptions = Field(default_factory=SlurmOptions)
-    kubernetes: KubernetesOptions = Field(default_factory=KubernetesOptions)
-    skypilot: SkyPilotOptions = Field(default_factory=SkyPilotOptions)
-    local_master_port: int | None = None
-    local_virtual_nodes: int | None = None
-    local_mps: bool = False
 
 
 def check_launcher_name(name: str) -> LauncherName:
@@ -42,32 +24,16 @@ def check_launcher_name(name: str) -> LauncherName:
     raise UsageError(f"--on {name!r} is not a launcher{hint} (choose from: {', '.join(LAUNCHER_NAMES)})")
 
 
-def make_launcher(name: str, settings: LauncherSettings | None = None) -> Launcher:
-    settings = settings or LauncherSettings()
-    chosen = check_launcher_name(name)
-    if chosen == "local":
-        from gpufabric.launch.local import LocalLauncher
-
-        return LocalLauncher(
-            master_port=settings.local_master_port,
-            virtual_nodes=settings.local_virtual_nodes,
-            mps=settings.local_mps,
-        )
-    if chosen == "mpirun":
-        from gpufabric.launch.mpirun import MpirunLauncher
-
-        return MpirunLauncher(settings.mpirun)
-    if chosen == "slurm":
-        from gpufabric.launch.slurm import SlurmLauncher
-
-        return SlurmLauncher(settings.slurm)
-    if chosen == "kubernetes":
-        from gpufabric.launch.kubernetes import KubernetesLauncher
-
-        return KubernetesLauncher(settings.kubernetes)
-    from gpufabric.launch.skypilot import SkyPilotLauncher
-
-    return SkyPilotLauncher(settings.skypilot)
+def make_launcher(
+    name: str, settings: LauncherSettings | None = None, *, task: Task | None = None
+) -> Launcher:
+    """The launcher ``--on name`` names, built by its class from ``settings`` (and ``task``, the task file
+    being launched, whose image or pod config some launchers take); its module is imported only now."""
+    kind = launcher_kind(check_launcher_name(name))
+    module_name, class_name = kind.implementation.split(":")
+    launcher_class = getattr(importlib.import_module(module_name), class_name)
+    launcher: Launcher = launcher_class.from_settings(settings or LauncherSettings(), task=task)
+    return launcher
 
 
 def plan_task(
@@ -91,12 +57,6 @@ def plan_task(
             else parse_hosts(settings.mpirun.hosts)
         )
         nodes = nodes if nodes is not None else len(hosts)
-    if on == "kubernetes":
-        k8s = settings.kubernetes
-        k8s.image = k8s.image or task.resources.docker_image
-        k8s.pod_config = k8s.pod_config or task.pod_config
-    if on == "skypilot":
-        settings.skypilot.task = task
     program = task_program(task, workdir=workdir, nodes=nodes, gpus_per_node=gpus_per_node, task_id=task_id)
-    launcher = make_launcher(on, settings)
+    launcher = make_launcher(on, settings, task=task)
     return launcher, launcher.render(program)

@@ -25,51 +25,43 @@ import shlex
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Any
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from gpufabric.errors import LaunchError
 from gpufabric.launch.base import LaunchOutcome, LaunchPlan, OutputSink, PlannedCommand, RankProgram
-from gpufabric.launch.identity import DEFAULT_MASTER_PORT, dns_label
+from gpufabric.launch.identity import dns_label
+from gpufabric.launch.names import LAUNCHER_KINDS, LauncherKind
 from gpufabric.launch.processes import run_commands
 from gpufabric.launch.signals import Interrupted
+from gpufabric.launch.skypilot_options import DEFAULT_PIP_SPEC as DEFAULT_PIP_SPEC
+from gpufabric.launch.skypilot_options import PIP_SPEC_VAR as PIP_SPEC_VAR
+from gpufabric.launch.skypilot_options import SkyPilotOptions as SkyPilotOptions
 from gpufabric.launch.task_program import TASK_ID_VAR, is_task_program
 from gpufabric.redact import is_secret
 from gpufabric.task.model import Task
+
+if TYPE_CHECKING:  # types only: settings imports every launcher's options, never a launcher
+    from gpufabric.launch.settings import LauncherSettings
 
 YAML_NAME = "gpufabric-skypilot.yaml"
 # How `sky launch` reports the job it queued: "Job submitted, ID: 3" (also "Job ID: 3" in its hints).
 _JOB_ID = re.compile(r"\bJob (?:submitted, )?ID: (\d+)")
 CANCEL_TIMEOUT_S = 120.0
-# What the VM installs: the README's install line for the benchmark engine (torchrun comes with torch).
-DEFAULT_PIP_SPEC = "gpufabric[torch]"
-PIP_SPEC_VAR = "GPUFABRIC_PIP_SPEC"
 REMOTE_PYTHON = "python3"
 _PYTHON_NAME = re.compile(r"python[\d.]*")
 
 
-class SkyPilotOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    task: Task | None = Field(default=None, description="the task as loaded; None for engine programs")
-    cluster: str | None = Field(default=None, description="sky launch -c NAME; default: the task name")
-    network_tier: str = "best"
-    accelerators: str | None = Field(
-        default=None, description="for engine programs, e.g. H100:8; a bare H100 gets the GPUs per node"
-    )
-    pip_spec: str = Field(
-        default_factory=lambda: os.environ.get(PIP_SPEC_VAR) or DEFAULT_PIP_SPEC,
-        description=f"what an engine program's setup pip-installs; ${PIP_SPEC_VAR} overrides it, e.g. a "
-        "pinned version or a wheel URL",
-    )
-    sky: str = "sky"
-    extra_args: list[str] = Field(default_factory=list, description="more sky launch flags, e.g. --down")
-    master_port: int = DEFAULT_MASTER_PORT
-
-
 class SkyPilotLauncher:
     name = "skypilot"
+    kind: ClassVar[LauncherKind] = LAUNCHER_KINDS["skypilot"]
+
+    @classmethod
+    def from_settings(cls, settings: LauncherSettings, *, task: Task | None = None) -> SkyPilotLauncher:
+        """A task file is launched as the user wrote it (``SkyPilotOptions.task``)."""
+        options = settings.skypilot
+        if task is not None:
+            options = options.model_copy(update={"task": task})
+        return cls(options)
 
     def __init__(self, options: SkyPilotOptions | None = None) -> None:
         self.options = options or SkyPilotOptions()

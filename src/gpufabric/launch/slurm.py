@@ -12,13 +12,19 @@ from __future__ import annotations
 
 import shlex
 from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
 
 from gpufabric.envnames import check_env_name, check_one_line
 from gpufabric.errors import UsageError
 from gpufabric.launch.base import LaunchOutcome, LaunchPlan, OutputSink, PlannedCommand, RankProgram
 from gpufabric.launch.identity import NodeLayout, dns_label, layout_env, new_task_id
+from gpufabric.launch.names import LAUNCHER_KINDS, LauncherKind
 from gpufabric.launch.slurm_options import SlurmOptions
 from gpufabric.launch.task_program import TASK_ID_VAR, is_task_program
+
+if TYPE_CHECKING:  # types only: settings imports every launcher's options, never a launcher
+    from gpufabric.launch.settings import LauncherSettings
+    from gpufabric.task.model import Task
 
 SCRIPT_NAME = "gpufabric-job.sbatch"
 OUTPUT_NAME = "slurm-%j.out"
@@ -26,6 +32,11 @@ OUTPUT_NAME = "slurm-%j.out"
 
 class SlurmLauncher:
     name = "slurm"
+    kind: ClassVar[LauncherKind] = LAUNCHER_KINDS["slurm"]
+
+    @classmethod
+    def from_settings(cls, settings: LauncherSettings, *, task: Task | None = None) -> SlurmLauncher:
+        return cls(settings.slurm)
 
     def __init__(self, options: SlurmOptions | None = None) -> None:
         self.options = options or SlurmOptions()

@@ -34,6 +34,7 @@ from gpufabric.bench.world import (
 )
 from gpufabric.errors import BenchTimeout, GpufabricError, RankFailure, UsageError
 from gpufabric.launch.base import Launcher, LaunchOutcome, LaunchPlan, RankProgram
+from gpufabric.launch.names import launcher_kind
 from gpufabric.launch.processes import describe_returncode
 from gpufabric.train.config import BACKEND_AUTO, CONFIG_NAME, RESULT_NAME, TrainConfig, validate
 from gpufabric.train.memory import check_model_memory
@@ -83,7 +84,7 @@ def prepare_train_run(
     extra = dict(execution.env)
     gpus = visible_gpu_count({**base, **extra})
     launcher = job_launcher(execution)
-    here = launcher.name == "local"
+    here = launcher_kind(launcher.name).always_here
     if here:
         nranks, backend, on_gpu = host_world(
             device=config.device,

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from gpufabric.collectives import NcclTestsProgram
 from gpufabric.errors import InputError, LaunchError, UsageError
 from gpufabric.launch.base import Launcher, LaunchOutcome, LaunchPlan, OutputSink, RankProgram
+from gpufabric.launch.names import launcher_kind
 from gpufabric.mpirun_tag import MPIRUN_TAG
 from gpufabric.results.model import RunResult
 
@@ -144,7 +145,7 @@ def nccl_tests_program(
     if gpus_per_node < 1:
         raise UsageError("nccl-tests needs GPUs: pass --gpus-per-node N (N >= 1)")
     json_path = workdir / f"nccl-tests-{settings.collective}.json" if json_output else None
-    if launcher_name == "local":
+    if launcher_kind(launcher_name).always_here:  # no MPI: one process drives every GPU
         if nodes != 1:
             raise UsageError(
                 "nccl-tests without MPI runs on one node; use --on mpirun or --on slurm for several"
