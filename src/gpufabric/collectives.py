@@ -81,6 +81,11 @@ class CollectiveSpec:
         return self.layout != "whole"
 
     @property
+    def exchanges(self) -> bool:
+        """Every rank sends a share to every other (alltoall, alltoallv)."""
+        return self.layout in ("exchange", "exchange_v")
+
+    @property
     def chain_only(self) -> bool:
         """A rooted collective NCCL runs on a ring or chain only (broadcast, reduce): one way with 2 ranks."""
         return self.rooted and not self.point_to_point

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from gpufabric.collectives import spec_of
 from gpufabric.expect.gpus import NVLINK_PAGE
 from gpufabric.expect.regimes import Path, Regime
 from gpufabric.hardware import LinkKind, NodeShape
@@ -92,10 +93,11 @@ def _pair_bound(shape: NodeShape, collective: str, ranks: int, rate: float) -> t
     if len(pairs) < ranks:
         return None
     used = [[pairs[i][j] for j in range(ranks) if j != i] for i in range(ranks)]
-    if collective == "sendrecv":  # nccl-tests' sendrecv: rank r sends to r+1 only
+    spec = spec_of(collective)
+    if spec.ring == "one_peer":  # nccl-tests' sendrecv: rank r sends to r+1 only
         links = min(pairs[i][(i + 1) % ranks] for i in range(ranks))
         return links * rate, f"the pair links between neighbours ({links}) x {rate:g} GB/s"
-    if collective in ("alltoall", "alltoallv"):  # 1/n of the data to each peer, over that pair only
+    if spec.exchanges:  # alltoall(v): 1/n of the data to each peer, over that pair only
         links = min(min(row) for row in used)
         return (ranks - 1) * links * rate, f"(n-1) x the fewest pair links ({links}) x {rate:g} GB/s"
     links = min(sum(row) for row in used)  # rings can spread over every pair link at best

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from gpufabric.collectives import spec_of
 from gpufabric.expect.ceilings import PERFORMANCE_MD, TUNING_CC, Bound, Fact
 from gpufabric.expect.regimes import Path, Regime
 from gpufabric.hardware import NicFacts, NicKind, NodeShape
@@ -101,13 +102,14 @@ def _share(collective: str, regime: Regime, nodes: int, per_node: int, nics: int
         return 2 * (n - 1) / n, f"2(n-1)/n = {2 * (n - 1) / n:.3f} (each node's data crosses once)"
     if regime is Regime.TREE:
         return (n - 1) / n, f"(n-1)/n = {(n - 1) / n:.3f} (tree beyond 2 nodes: interior nodes send twice)"
-    if collective in ("alltoall", "alltoallv"):
+    spec = spec_of(collective)
+    if spec.exchanges:
         factor = (n - 1) / n * nodes / (per_node * (nodes - 1))
         return factor, f"(n-1)/n x N/(G(N-1)) = {factor:.3f} (each GPU's share of the NICs)"
-    if collective == "sendrecv":
+    if spec.ring == "one_peer":  # sendrecv
         used = max(1, nics // per_node)
         return used / nics, f"{used} of {nics} NICs (one rank per node crosses, on the NICs near its GPU)"
-    if collective in ("gather", "scatter"):
+    if spec.rooted and spec.point_to_point:  # gather, scatter
         factor = (n - 1) / (n - per_node)
         return factor, f"(n-1)/(n-G) = {factor:.3f} (the root's node carries the remote share)"
     return 1.0, "1 (every ring leaves each node once)"

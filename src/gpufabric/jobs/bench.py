@@ -87,16 +87,12 @@ def prepare_bench(request: BenchRequest, execution: Execution) -> PreparedBench:
 
 def plans_of(prepared: PreparedBench) -> list[LaunchPlan]:
     """The launch plans a run of ``prepared`` executes (one per nccl-tests collective)."""
-    return prepared.plans if isinstance(prepared, PreparedNcclTests) else [prepared.plan]
+    return [job.plan for job in prepared.dry_run().jobs]
 
 
 def notes_of(prepared: PreparedBench) -> list[str]:
     """What a dry run should say above the plans (nccl-tests: the -J probe, binaries not found here)."""
-    if isinstance(prepared, PreparedNcclTests):
-        from gpufabric.jobs.nccl_tests import DRY_RUN_NOTE
-
-        return [DRY_RUN_NOTE, *prepared.notes]
-    return []
+    return prepared.dry_run().notes
 
 
 def run_bench_job(prepared: PreparedBench) -> RunResult:

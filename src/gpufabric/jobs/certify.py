@@ -38,6 +38,7 @@ from gpufabric.jobs.certify_request import CertifyRequest
 from gpufabric.jobs.certify_where import Where, where_of
 from gpufabric.launch.base import Launcher, LaunchPlan, RankProgram
 from gpufabric.launch.dry_run import DryRun, DryRunJob
+from gpufabric.launch.names import launcher_kind
 
 PROBE_MODULE = "gpufabric.analysis.certify.probe_rank"
 PLAN_NAME = "certify-plan.json"
@@ -112,7 +113,7 @@ def prepare_certify(
     check_world(fault, len(names))  # certify aims the fault at a node: rank R is node R
     override = node_env_from(seen)
     check_node_env(override, len(names))
-    pinned = launcher == "slurm" and (request.node_list is not None or request.nodes is None)
+    pinned = launcher_kind(launcher).pins_nodes and (request.node_list is not None or request.nodes is None)
     where = where_of(
         launcher,
         names,
@@ -172,7 +173,7 @@ def _between_cost(request: CertifyRequest, where: Where, nodes: int) -> Isolatio
     node). On CPU ranks isolate turns the link sweep off (gloo's busbw falls with group size)."""
     if nodes < 2:
         return None
-    on_gpu = where.virtual_nodes and where.on_gpu if where.launcher == "local" else bool(request.gpus)
+    on_gpu = where.virtual_nodes and where.on_gpu if where.kind.always_here else bool(request.gpus)
     backend = request.backend or ("nccl" if on_gpu else "gloo")
     search = request.isolate_request()
     options = SearchOptions(group_size=search.group_size, link_sweep=backend != "gloo", seed=search.seed,

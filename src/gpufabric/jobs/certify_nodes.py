@@ -64,9 +64,7 @@ def _prepare(state: CertifyState, index: int, allocation: SlurmAllocation | None
     env = {FAULT_ENV: fault.model_copy(update={"rank": 0}).spec} if fault and fault.rank == index else {}
     environ = {k: v for k, v in {**prepared.environ, **environ_changes}.items() if k != FAULT_ENV}
     # Here: GPUs only as virtual nodes (else the nodes are CPU ranks); elsewhere: as --gpus says.
-    on_gpu = (
-        where.virtual_nodes and where.on_gpu if where.launcher == "local" else bool(prepared.request.gpus)
-    )
+    on_gpu = where.virtual_nodes and where.on_gpu if where.kind.always_here else bool(prepared.request.gpus)
     max_bytes = prepared.request.node_max_bytes or (NODE_MAX_GPU if on_gpu else NODE_MAX_CPU)
     request = BenchRequest(
         collectives=["all_reduce"],
@@ -138,7 +136,7 @@ def _run_one(bench: PreparedBench, stopping: Callable[[], str | None]) -> RunRes
 def _held(state: CertifyState, indexes: list[int]) -> Iterator[SlurmAllocation | None]:
     """The Slurm allocation of the stage's nodes (one for every step), or nothing for other launchers."""
     prepared = state.prepared
-    if prepared.where.launcher != "slurm" or not indexes:
+    if not prepared.where.kind.pins_nodes or not indexes:
         yield None
         return
     from gpufabric.launch.slurm_options import SlurmOptions

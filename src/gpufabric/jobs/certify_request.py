@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from gpufabric.errors import UsageError
 from gpufabric.jobs.isolate_request import IsolateRequest
 from gpufabric.launch.hostlist import SLURM_NODELIST
-from gpufabric.launch.names import RUNNING_LAUNCHERS, launcher_kind
+from gpufabric.launch.names import LAUNCHER_KINDS, RUNNING_LAUNCHERS, launcher_kind
 
 ACTION_TARGETS: tuple[str, ...] = ("auto", "slurm", "kubernetes", "none")
 """Where --apply's changes go: auto is Slurm for --on slurm, else none."""
@@ -116,7 +116,8 @@ class CertifyRequest(BaseModel):
             ]
             if len(tokens) == 1 and "[" not in tokens[0]:
                 return tokens, f"--node-list {self.node_list}"
-        allocation = environ.get(SLURM_NODELIST, "") if self.on == "slurm" else ""
+        kind = LAUNCHER_KINDS.get(self.on or "")  # not checked yet: launcher_name refuses a misspelt one
+        allocation = environ.get(SLURM_NODELIST, "") if kind and kind.pins_nodes else ""
         given = (self.nodes, self.hostfile, self.node_list)
         if all(v is None for v in given) and allocation and not any(c in allocation for c in ",["):
             return [allocation], SLURM_NODELIST

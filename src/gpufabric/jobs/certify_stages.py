@@ -45,13 +45,14 @@ def between_stage(state: CertifyState) -> None:
     state.progress("between")
     between_dir = prepared.run_dir / "between"
     changes: dict[str, object] = {"run_dir": between_dir, "nodes": None, "hostfile": None, "node_list": None}
-    if prepared.where.launcher == "local":
+    if prepared.where.kind.always_here:
         changes["nodes"] = len(remaining)
     else:
         between_dir.mkdir(parents=True, exist_ok=True)
-        listing = between_dir / ("hostfile" if prepared.where.launcher == "mpirun" else "nodes.txt")
+        on_hosts = prepared.where.kind.takes_hosts  # a hostfile; else a Slurm node list
+        listing = between_dir / ("hostfile" if on_hosts else "nodes.txt")
         listing.write_text("\n".join(names) + "\n", encoding="utf-8")
-        changes["hostfile" if prepared.where.launcher == "mpirun" else "node_list"] = listing
+        changes["hostfile" if on_hosts else "node_list"] = listing
     request = prepared.request.isolate_request(**changes)
     fault = prepared.fault
     place = remaining.index(fault.rank) if fault is not None and fault.rank in remaining else None

@@ -25,6 +25,7 @@ from gpufabric.bench.execution import LauncherFactory
 from gpufabric.jobs.isolate_launch import LauncherChooser, pin_slurm_nodes
 from gpufabric.launch.base import Launcher
 from gpufabric.launch.local import LocalLauncher, host_gpu_ids
+from gpufabric.launch.names import LauncherKind, launcher_kind
 
 if TYPE_CHECKING:
     from gpufabric.launch.slurm_steps import SlurmAllocation
@@ -54,6 +55,10 @@ class Where:
     slurm_pinned: bool
 
     @property
+    def kind(self) -> LauncherKind:
+        return launcher_kind(self.launcher)
+
+    @property
     def on_gpu(self) -> bool:
         return bool(self.gpu_ids)
 
@@ -66,11 +71,11 @@ class Where:
     def node_what(self) -> str:
         if self.virtual_nodes and self.on_gpu:
             return SELF_TEST_WHAT
-        return INTRA_WHAT if self.on_gpu or self.launcher != "local" else CPU_WHAT
+        return INTRA_WHAT if self.on_gpu or not self.kind.always_here else CPU_WHAT
 
     def probe_launcher(self) -> Launcher:
         """The launcher of the probe job: one rank per node."""
-        if self.launcher == "local":
+        if self.kind.always_here:
             vnodes = len(self.names) if self.virtual_nodes else None
             return LocalLauncher(
                 virtual_nodes=vnodes, gpu_ids=list(self.gpu_ids) if self.virtual_nodes else None
@@ -84,11 +89,11 @@ class Where:
     def node_parallel(self, limit: int, jobs: int) -> int:
         """Node-stage jobs at once: up to ``limit`` where each job is its own machine (mpirun, Slurm);
         one at a time here, where the nodes share this host and would measure each other's load."""
-        return 1 if self.launcher == "local" else max(1, min(limit, jobs))
+        return 1 if self.kind.always_here else max(1, min(limit, jobs))
 
     def node_launcher(self, index: int) -> tuple[LauncherFactory, int | None, dict[str, str]]:
         """(launcher factory, ranks, environment changes) of node ``index``'s own sweep."""
-        if self.launcher == "local":
+        if self.kind.always_here:
             if self.virtual_nodes and self.on_gpu:
                 mine = self.gpu_share(index)
                 mps = self.mps or len(mine) == 1
@@ -118,7 +123,7 @@ class Where:
         names = [self.names[i] for i in remaining]
 
         def choose(name: str, virtual_nodes: int) -> Callable[[], Launcher]:
-            if name == "local":
+            if launcher_kind(name).always_here:
                 return lambda: LocalLauncher(virtual_nodes=virtual_nodes or None, gpu_ids=gpus, mps=self.mps)
             return lambda: self._remote(names)
 
@@ -127,7 +132,7 @@ class Where:
     def _remote(self, names: list[str]) -> Launcher:
         from gpufabric.launch.factory import launcher_factory
 
-        if self.launcher == "mpirun":
+        if self.kind.takes_hosts:
             hosts = [self.hosts[self.names.index(n)] for n in names]
             return launcher_factory("mpirun", hosts=hosts, hostfile=None, mpirun=self.mpirun, dry_run=False)()
         launcher = launcher_factory("slurm", hosts=[], hostfile=None, mpirun=self.mpirun, dry_run=False)()
@@ -151,7 +156,7 @@ def where_of(
         from gpufabric.launch.hosts import parse_hostfile
 
         hosts = [entry.host for entry in parse_hostfile(hostfile)]
-    gpu_ids = host_gpu_ids(environ) if launcher == "local" else []
+    gpu_ids = host_gpu_ids(environ) if launcher_kind(launcher).always_here else []
     return Where(
         launcher=launcher,
         names=tuple(names),

@@ -57,6 +57,7 @@ from gpufabric.jobs.isolate_request import (
 )
 from gpufabric.launch.base import LaunchPlan
 from gpufabric.launch.dry_run import DryRun, DryRunJob
+from gpufabric.launch.names import launcher_kind
 from gpufabric.outputs import write_output
 from gpufabric.units import human_size, parse_size
 
@@ -194,17 +195,17 @@ def _prepare_measurement(
         round_timeout_s=round_timeout,
         # Every rank on this host (local, virtual nodes): groups take turns, or a slowed group's ranks
         # would take CPU from the healthy groups measured beside it and hide it (issue 20).
-        in_turn=not (request.hostfile or launcher_name == "slurm"),
+        in_turn=not (request.hostfile or launcher_kind(launcher_name).pins_nodes),
     )  # fmt: skip
     run_dir = (request.run_dir or default_run_dir("isolate")).resolve()
     factory = launchers(launcher_name, vnodes)
     # Named Slurm nodes: every round's job must run on exactly them, or rank i is another node each round.
     named = request.node_list is not None or source == SLURM_NODELIST
-    pinned = names if launcher_name == "slurm" and named else None
+    pinned = names if launcher_kind(launcher_name).pins_nodes and named else None
     rounds = execution.replace(
         launcher=lambda: pin_slurm_nodes(factory(), pinned),
         # One node per host (mpirun --hostfile) or per Slurm node; without hosts every rank runs here.
-        nodes=nodes if request.hostfile or launcher_name == "slurm" else 1,
+        nodes=nodes if request.hostfile or launcher_kind(launcher_name).pins_nodes else 1,
         environ=environ,
     )
     notes = [SLURM_ALLOCATION_NOTE] if source == SLURM_NODELIST else []

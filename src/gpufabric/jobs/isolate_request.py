@@ -134,7 +134,8 @@ class IsolateRequest(BaseModel):
         allocation's nodes from ``environ`` (SLURM_JOB_NODELIST)."""
         given = [flag for flag, v in (("--nodes", self.nodes), ("--hostfile", self.hostfile),
                                       ("--node-list", self.node_list)) if v is not None]  # fmt: skip
-        allocation = environ.get(SLURM_NODELIST) if self.on == "slurm" and not self.simulate else None
+        kind = LAUNCHER_KINDS.get(self.on or "")  # not checked yet: launcher_name refuses a misspelt one
+        allocation = environ.get(SLURM_NODELIST) if kind and kind.pins_nodes and not self.simulate else None
         if not given and allocation:
             return expand_nodelist(allocation, SLURM_NODELIST), SLURM_NODELIST
         if len(given) != 1:

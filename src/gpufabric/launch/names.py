@@ -31,6 +31,8 @@ class LauncherKind:
     """``--hosts``/``--hostfile`` place its ranks on named hosts (none named: every rank on this host)."""
     splits_host: bool = False
     """Can split this host's ranks into virtual nodes (``--virtual-nodes``, ``--mps``)."""
+    mpi: bool = False
+    """Starts the ranks through MPI (mpirun) or Slurm's PMI (srun): an MPI program sees one world."""
     pins_nodes: bool = False
     """Runs on named nodes of an allocation (a node list, or the allocation it runs in)."""
     remote: bool = False
@@ -54,9 +56,12 @@ LAUNCHER_KINDS: dict[str, LauncherKind] = {
         ),
         LauncherKind(
             "mpirun", "gpufabric.launch.mpirun:MpirunLauncher", runs_jobs=True, takes_hosts=True,
-            splits_host=True,
+            splits_host=True, mpi=True,
         ),
-        LauncherKind("slurm", "gpufabric.launch.slurm:SlurmLauncher", runs_jobs=True, pins_nodes=True),
+        LauncherKind(
+            "slurm", "gpufabric.launch.slurm:SlurmLauncher", runs_jobs=True, mpi=True,
+            pins_nodes=True,
+        ),
         LauncherKind(
             "kubernetes", "gpufabric.launch.kubernetes:KubernetesLauncher", remote=True, pods=True
         ),

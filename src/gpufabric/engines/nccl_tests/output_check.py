@@ -19,6 +19,7 @@ from pathlib import Path
 from gpufabric.bench.config import DTYPE_SIZES
 from gpufabric.bench.semantics import PRINTS_OP, ROOTED, aligned_in, layout
 from gpufabric.errors import UsageError
+from gpufabric.launch.names import LAUNCHER_KINDS
 from gpufabric.results.model import RunResult
 from gpufabric.results.readers.collective_names import program_name
 from gpufabric.units import human_size, parse_size, size_sweep
@@ -145,7 +146,8 @@ def _rank_problem(seen: int, expect: Expectation) -> str:
         else f"-g {expect.gpus_per_process}"
     )
     line = f"the table has {seen} rank(s), the job launched {expect.world_size} ({launched})"
-    if expect.launcher in ("mpirun", "slurm") and expect.processes > 1 and seen == expect.gpus_per_process:
+    mpi = (kind := LAUNCHER_KINDS.get(expect.launcher)) is not None and kind.mpi
+    if mpi and expect.processes > 1 and seen == expect.gpus_per_process:
         return f"{line}; {MPI_HINT}"
     return f"{line}; check --gpus-per-node against the GPUs each node really has"
 
