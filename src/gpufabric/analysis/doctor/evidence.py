@@ -204,7 +204,9 @@ def _expand(paths: Sequence[Path]) -> list[tuple[Path, bool]]:
             # A directory of runs (bench --ab's rounds, tune's candidates, certify's nodes): each run's
             # result with its measured numbers, and every NCCL log (a run's own logs join it below).
             results = sorted(path.rglob(RESULT_NAME))[:_MAX_NESTED_RESULTS]
-            found = sorted(path.rglob("*.log"))
+            # An empty log is a rank that printed nothing (NCCL_DEBUG=VERSION prints on rank 0 only), not
+            # a mistake: under a directory it is skipped; named on the command line it is still refused.
+            found = sorted(log for log in path.rglob("*.log") if log.stat().st_size > 0)
             if not found and not results:
                 raise InputError(f"{path} is a directory without *.log files; pass result or NCCL log files")
             files.extend((f, False) for f in [*results, *found])
