@@ -1,6 +1,6 @@
-"""The RAS client against a socket that answers as NCCL's does (fake_ras.py), and the readers against
-RAS output from NCCL's user guide (tests/fixtures/nccl_native) and from its printf formats
-(nccl_formats.py)."""
+"""The RAS client against a socket that answers as NCCL's does (fake_ras.py) with the bytes NCCL 2.28.9's
+RAS really sent on 4x H200 (captures.py: a clean 4-rank nccl-tests job, then the same job with rank 3's
+process stopped), and the readers against RAS output from NCCL's user guide (tests/fixtures/nccl_native)."""
 
 from __future__ import annotations
 
@@ -15,35 +15,38 @@ from gpufabric.nccl_native import accuse, parse_ras_json, parse_ras_text, query_
 from gpufabric.nccl_native.ras_client import RasAddress, ras_address
 
 sys.path.insert(0, str(Path(__file__).parent))
+from captures import ras_commands, ras_report
 from fake_ras import FakeRas
-from nccl_formats import json_stopped_2289, text_stopped_2289
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "nccl_native"
-PIDS = [4101, 4102, 4103, 4104]
-HOST = "10.0.0.7"
-COMM = 0xAE94423CFBB2EF4A
+# What the captures show (the job's one node, its communicator, the process stopped with SIGSTOP).
+HOST = "192.0.2.2"
+COMM = "9eba32c015a1596f"
+STOPPED_PID = 2652
+
+
+def _serving(state: str) -> FakeRas:
+    return FakeRas(
+        status_text=ras_report(f"ras-nccl2289-{state}-text"),
+        status_json=ras_report(f"ras-nccl2289-{state}-json"),
+    )
 
 
 @pytest.fixture
 def ras() -> Iterator[FakeRas]:
-    server = FakeRas(
-        status_text=text_stopped_2289(host=HOST, pids=PIDS, stopped=2, comm_hash=COMM),
-        status_json=json_stopped_2289(
-            host=HOST, pids=PIDS, stopped=2, comm_hash=0xAE94423CFBB2EF4A, counts=57
-        ),
-    )
+    server = _serving("stopped")
     yield server
     server.close()
 
 
 def test_json_query_speaks_ncclras_protocol_and_repairs_2_28_json(ras: FakeRas) -> None:
-    status = query_status(RasAddress("127.0.0.1", ras.port), ras_timeout_s=3)
-    assert ras.commands == ["CLIENT PROTOCOL 2", "TIMEOUT 3", "SET FORMAT json", "VERBOSE STATUS"]
-    assert status.format == "json" and status.nccl_version == "2.28.9+cuda12.9"
-    assert any("comma" in note for note in status.notes)
+    status = query_status(RasAddress("127.0.0.1", ras.port), ras_timeout_s=5)
+    assert ras.commands == ras_commands("ras-nccl2289-stopped-json")  # what the GPU machine's RAS answered
+    assert status.format == "json" and status.nccl_version == "2.28.9"
+    assert any("comma" in note for note in status.notes)  # 2.28.9 really omits it after nvml_dev
     (comm, missing), *rest = status.missing_ranks()
-    assert rest == [] and comm.hash == "ae94423cfbb2ef4a"
-    assert (missing.rank, missing.host, missing.pid, missing.state) == (2, HOST, 4103, "unresponsive")
+    assert rest == [] and comm.hash == COMM and (comm.size, comm.ranks_reporting) == (4, 3)
+    assert (missing.rank, missing.host, missing.pid, missing.state) == (3, HOST, STOPPED_PID, "unresponsive")
     assert not status.healthy()
 
 
@@ -53,18 +56,32 @@ def test_older_nccl_without_json_falls_back_to_text(ras: FakeRas) -> None:
     assert status.format == "text" and any("2.28.7" in note for note in status.notes)
     assert (status.nodes, status.processes, status.gpus) == (1, 4, 4)
     assert [(g.ranks_per_comm, g.status, g.errors) for g in status.groups] == [(4, "RUNNING", "INCOMPLETE")]
+    assert [(p.pid, p.host, p.gpus) for p in status.incomplete_processes] == [(STOPPED_PID, HOST, "3")]
     [(comm, missing)] = status.missing_ranks()
-    assert comm.label == "#0-0" and comm.hash == "ae94423cfbb2ef4a"
-    assert (missing.rank, missing.pid, missing.host, missing.state) == (2, 4103, HOST, "unresponsive")
-    assert status.timeouts == 1 and status.collection_seconds == pytest.approx(5.012)
+    assert comm.label == "#0-0" and comm.hash == COMM
+    assert (missing.rank, missing.pid, missing.host, missing.state) == (3, STOPPED_PID, HOST, "unresponsive")
 
 
 def test_suspects_name_the_stopped_rank_and_healthy_controls(ras: FakeRas) -> None:
     accusation = accuse(query_status(RasAddress("127.0.0.1", ras.port)))
     [suspect] = accusation.suspects
     assert suspect.host == HOST and suspect.strength == "silent"
-    assert "rank 2 of comm ae94423cfbb2ef4a unresponsive (pid 4103)" in suspect.reasons
+    assert f"rank 3 of comm {COMM} unresponsive (pid {STOPPED_PID})" in suspect.reasons
     assert accusation.controls == []  # every answering rank is on the suspect's node
+
+
+@pytest.mark.parametrize("fmt", ["json", "text"])
+def test_clean_job_every_rank_present(fmt: str) -> None:
+    server = _serving("clean")
+    server.has_json = fmt == "json"
+    try:
+        status = query_status(RasAddress("127.0.0.1", server.port))
+    finally:
+        server.close()
+    assert status.healthy() and status.missing_ranks() == []
+    assert (status.format, status.nccl_version) == (fmt, "2.28.9")
+    # JSON lists every rank's host, so the healthy node is a control; text names hosts only in errors
+    assert accuse(status).suspects == [] and accuse(status).controls == ([HOST] if fmt == "json" else [])
 
 
 def test_guide_json_sample() -> None:

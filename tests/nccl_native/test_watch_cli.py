@@ -1,4 +1,5 @@
-"""``gpufabric watch`` as a user runs it (a real process) against a socket answering as NCCL's RAS does."""
+"""``gpufabric watch`` as a user runs it (a real process) against a socket answering as NCCL's RAS does,
+with the bytes NCCL 2.28.9's RAS sent on 4x H200 while rank 3's process was stopped (captures.py)."""
 
 from __future__ import annotations
 
@@ -9,12 +10,18 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
+from captures import ras_report
 from fake_ras import FakeRas
-from nccl_formats import json_stopped_2289, text_stopped_2289
 
 from gpufabric.nccl_native.suspects import Accusation, Suspect
 
-PIDS = [4101, 4102, 4103, 4104]
+HOST, STOPPED_PID = "192.0.2.2", 2652  # the captured job's node and its stopped process
+
+
+def _stopped_job() -> FakeRas:
+    return FakeRas(
+        status_text=ras_report("ras-nccl2289-stopped-text"), status_json=ras_report("ras-nccl2289-stopped-json")
+    )
 
 
 def _watch(*args: str) -> subprocess.CompletedProcess[str]:
@@ -24,10 +31,7 @@ def _watch(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_watch_names_the_stopped_rank_and_writes_the_isolate_hostfile(tmp_path: Path) -> None:
-    ras = FakeRas(
-        status_text=text_stopped_2289(host="10.0.0.7", pids=PIDS, stopped=3, comm_hash=0xABC),
-        status_json=json_stopped_2289(host="10.0.0.7", pids=PIDS, stopped=3, comm_hash=0xABC, counts=9),
-    )
+    ras = _stopped_job()
     hostfile = tmp_path / "suspects.hosts"
     try:
         done = _watch("--host", f"127.0.0.1:{ras.port}", "--format", "json", "--hostfile", str(hostfile))
@@ -37,11 +41,11 @@ def test_watch_names_the_stopped_rank_and_writes_the_isolate_hostfile(tmp_path: 
     assert done.returncode == 1, done.stderr
     report = json.loads(done.stdout)
     [missing] = report["status"]["communicators"][0]["missing"]
-    assert (missing["rank"], missing["pid"], missing["state"]) == (3, 4104, "unresponsive")
+    assert (missing["rank"], missing["pid"], missing["state"]) == (3, STOPPED_PID, "unresponsive")
     assert report["isolate_command"] == f"gpufabric isolate --on mpirun --hostfile {hostfile} --ranks 1"
-    assert hostfile.read_text() == "10.0.0.7 slots=1\n"
+    assert hostfile.read_text() == f"{HOST} slots=1\n"
     assert table.returncode == 1 and "prove it: " not in table.stdout  # no --hostfile, no command
-    assert "10.0.0.7" in table.stdout and "silent" in table.stdout
+    assert HOST in table.stdout and "silent" in table.stdout
 
 
 def test_watch_with_nothing_listening_is_one_line() -> None:
@@ -53,17 +57,14 @@ def test_watch_with_nothing_listening_is_one_line() -> None:
 
 
 def test_watch_isolate_without_a_healthy_control_runs_nothing(tmp_path: Path) -> None:
-    ras = FakeRas(
-        status_text=text_stopped_2289(host="10.0.0.7", pids=PIDS, stopped=3, comm_hash=0xABC),
-        status_json=json_stopped_2289(host="10.0.0.7", pids=PIDS, stopped=3, comm_hash=0xABC, counts=9),
-    )
+    ras = _stopped_job()
     hostfile = tmp_path / "suspects.hosts"
     try:
         done = _watch("--host", f"127.0.0.1:{ras.port}", "--hostfile", str(hostfile), "--isolate")
     finally:
         ras.close()
     # one node: the stopped rank's node is the suspect and no node is left to be its healthy control
-    assert done.returncode == 1 and hostfile.read_text() == "10.0.0.7 slots=1\n"
+    assert done.returncode == 1 and hostfile.read_text() == f"{HOST} slots=1\n"
     assert done.stderr.startswith("watch --isolate: 1 suspect node(s) and no healthy control")
     assert "running" not in done.stderr
 
