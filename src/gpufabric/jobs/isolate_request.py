@@ -137,16 +137,16 @@ class IsolateRequest(BaseModel):
         kind = LAUNCHER_KINDS.get(self.on or "")  # not checked yet: launcher_name refuses a misspelt one
         allocation = environ.get(SLURM_NODELIST) if kind and kind.pins_nodes and not self.simulate else None
         if not given and allocation:
-            return expand_nodelist(allocation, SLURM_NODELIST), SLURM_NODELIST
+            return _two_or_more(expand_nodelist(allocation, SLURM_NODELIST), SLURM_NODELIST)
         if len(given) != 1:
             raise UsageError(
                 f"isolate needs exactly one node source, got {len(given)} ({', '.join(given) or 'none'}); "
                 "pass --nodes N, --hostfile PATH or --node-list PATH (or run --on slurm in an allocation)"
             )
         if self.hostfile is not None:
-            return read_hostfile(self.hostfile), f"--hostfile {self.hostfile}"
+            return _two_or_more(read_hostfile(self.hostfile), f"--hostfile {self.hostfile}")
         if self.node_list is not None:
-            return read_node_list(self.node_list), f"--node-list {self.node_list}"
+            return _two_or_more(read_node_list(self.node_list), f"--node-list {self.node_list}")
         assert self.nodes is not None  # exactly one source was given
         return numbered_nodes(self.nodes), f"--nodes {self.nodes}"
 
@@ -202,3 +202,16 @@ class IsolateRequest(BaseModel):
         if self.statistic is not None:
             return parse_statistic("--statistic", self.statistic)
         return GPU_STATISTIC if direct_gpus else DEFAULT_STATISTIC
+
+
+def _two_or_more(names: list[str], source: str) -> tuple[list[str], str]:
+    """``names`` from ``source`` when there are at least two: isolate compares nodes in groups of 2 or
+    more, so one node has nothing to be measured against (a hostfile of one suspect, as ``watch`` writes
+    when the job ran on one node)."""
+    if len(names) < 2:
+        listed = f"1 node ({names[0]})" if names else "no node"
+        raise UsageError(
+            f"{source}: {listed}; isolate measures nodes against each other in groups of 2 or more, so it "
+            "needs at least 2 nodes: add a healthy node as a control (one host per line)"
+        )
+    return names, source

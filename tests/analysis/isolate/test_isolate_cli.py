@@ -118,6 +118,22 @@ def test_duplicate_node_in_list_is_an_input_error(
     assert code == 2 and "'n1' is listed twice" in err
 
 
+def test_a_hostfile_of_one_node_is_one_line_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The hostfile `gpufabric watch` wrote on the 4x H200 run (one node, the stopped rank's): isolate had
+    # crashed on it with a pydantic traceback (GroupRound: "groups must be disjoint, of 2 or more ranks").
+    hosts = tmp_path / "suspects.hosts"
+    hosts.write_text("192.0.2.2 slots=1\n", encoding="utf-8")
+    code, out, err = cli(["--on", "mpirun", "--hostfile", str(hosts), "--ranks", "1"], capsys, monkeypatch)
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert code == 2 and out == "" and len(lines) == 1, err
+    assert lines[0] == (
+        f"Error: --hostfile {hosts}: 1 node (192.0.2.2); isolate measures nodes against each other in groups "
+        "of 2 or more, so it needs at least 2 nodes: add a healthy node as a control (one host per line)"
+    )
+
+
 @pytest.mark.parametrize(
     ("args", "code", "first"),
     [
