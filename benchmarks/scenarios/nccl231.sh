@@ -46,7 +46,8 @@ record "2.31.2 loads in our engine: exit $? | $(tail -1 "$C/load-nccl231.txt" | 
 export NCCL_RUN_DIAGNOSTICS=1 NCCL_RUN_RAS_DIAGNOSTICS=1
 NCCL_TOPO_DUMP_FILE="$C/topo-dumped.xml" mpi4 60 "$N231" -b 8 -e 1M -f 32 -n 5 >"$C/diag-nccl231.txt" 2>&1
 record "diagnostics 2.31.2 clean: exit $? | $(grep 'NCCL DIAG' "$C/diag-nccl231.txt" | grep -m2 'p2p\|completed' | cut -c1-140 | tr '\n' ' ')"
-NCCL_P2P_DISABLE=1 mpi4 60 "$N231" -b 8 -e 1M -f 32 -n 5 >"$C/diag-nccl231-p2p-disabled.txt" 2>&1
+# INFO with ENV: NCCL's "NCCL_P2P_DISABLE set by environment to 1." line is the evidence of why no pair was checked
+NCCL_P2P_DISABLE=1 NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,ENV mpi4 60 "$N231" -b 8 -e 1M -f 32 -n 5 >"$C/diag-nccl231-p2p-disabled.txt" 2>&1
 record "diagnostics, NCCL_P2P_DISABLE=1: exit $? | $(grep -c 'NCCL DIAG' "$C/diag-nccl231-p2p-disabled.txt") DIAG lines | $(grep 'NCCL DIAG' "$C/diag-nccl231-p2p-disabled.txt" | grep -m1 'p2p' | cut -c1-120)"
 python3 benchmarks/topo_drop_pair.py "$C/topo-dumped.xml" "$C/topo-no-0-3.xml" 0 3 >>"$LOG" 2>&1
 NCCL_TOPO_FILE="$C/topo-no-0-3.xml" NCCL_P2P_LEVEL=NVL NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,DIAG \
