@@ -76,7 +76,9 @@ def test_p2p_disabled_named_from_the_runs_recorded_environment() -> None:
     ev = Evidence(label="job", sources=[str(DISABLED)], result=result, attestation=attest_files([DISABLED]))
     [check] = check_nccl_diagnostics(ev)
     assert check.verdict is Verdict.WARN
-    assert "P2P was not checked because P2P is disabled (NCCL_P2P_DISABLE=1, set by environment)" in check.cause
+    assert (
+        "P2P was not checked because P2P is disabled (NCCL_P2P_DISABLE=1, set by environment)" in check.cause
+    )
 
 
 def test_the_certificate_carries_the_named_pair() -> None:

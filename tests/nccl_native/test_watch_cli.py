@@ -20,7 +20,8 @@ HOST, STOPPED_PID = "192.0.2.2", 2652  # the captured job's node and its stopped
 
 def _stopped_job() -> FakeRas:
     return FakeRas(
-        status_text=ras_report("ras-nccl2289-stopped-text"), status_json=ras_report("ras-nccl2289-stopped-json")
+        status_text=ras_report("ras-nccl2289-stopped-text"),
+        status_json=ras_report("ras-nccl2289-stopped-json"),
     )
 
 

@@ -21,9 +21,15 @@ _EDGE = re.compile(
     _PREFIX + r"Diagnostics P2P \w+ srcRank=(?P<src>\d+) srcCudaDev=-?\d+ srcNvmlDev=(?P<src_dev>-?\d+) "
     r"dstRank=(?P<dst>\d+) dstCudaDev=-?\d+ dstNvmlDev=(?P<dst_dev>-?\d+) "
 )
-_COMM = re.compile(_PREFIX + r"comm 0x[0-9a-f]+ rank (?P<rank>\d+) nRanks (?P<nranks>\d+) nNodes \d+ localRanks")
-_INIT = re.compile(_PREFIX + r"\S+ comm 0x[0-9a-f]+ rank (?P<rank>\d+) nranks \d+ cudaDev -?\d+ nvmlDev (?P<dev>-?\d+)")
-_CHANNEL = re.compile(r"NCCL INFO Channel \d+/\d+ : (?P<src>\d+)\[\d+\] -> (?P<dst>\d+)\[\d+\] via (?P<via>\S+)")
+_COMM = re.compile(
+    _PREFIX + r"comm 0x[0-9a-f]+ rank (?P<rank>\d+) nRanks (?P<nranks>\d+) nNodes \d+ localRanks"
+)
+_INIT = re.compile(
+    _PREFIX + r"\S+ comm 0x[0-9a-f]+ rank (?P<rank>\d+) nranks \d+ cudaDev -?\d+ nvmlDev (?P<dev>-?\d+)"
+)
+_CHANNEL = re.compile(
+    r"NCCL INFO Channel \d+/\d+ : (?P<src>\d+)\[\d+\] -> (?P<dst>\d+)\[\d+\] via (?P<via>\S+)"
+)
 _ENV = re.compile(r"NCCL INFO (?P<name>NCCL_\w+) set by environment to (?P<value>.*?)\.?\s*$")
 # The settings that decide whether NCCL connects a GPU pair by P2P (src/transport/p2p.cc, src/graph/paths.cc).
 P2P_SETTINGS = ("NCCL_P2P_DISABLE", "NCCL_P2P_LEVEL", "NCCL_P2P_DIRECT_DISABLE", "NCCL_TOPO_FILE")
