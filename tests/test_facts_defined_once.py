@@ -128,3 +128,16 @@ def test_the_three_users_of_the_tag_read_a_line_alike(tmp_path: Path) -> None:
     log("[rank 0]", " rest of row 0")
     log.close()
     assert (tmp_path / "rank0.log").read_text(encoding="utf-8") == "   1024   256 float sum rest of row 0\n"
+
+
+# Issue 38's twins: each line shape or figure below is spelled in one module, which the others import.
+_SPELLED_ONCE = {
+    "nccl-tests' device line": (r"Pid\s+", "results/device_line.py"),
+}
+
+
+@pytest.mark.parametrize("fact", sorted(_SPELLED_ONCE))
+def test_each_twin_is_spelled_in_one_module(fact: str) -> None:
+    text, home = _SPELLED_ONCE[fact]
+    spelled = [str(p.relative_to(SRC)) for p in _modules() if text in p.read_text(encoding="utf-8")]
+    assert spelled == [home], f"import it from gpufabric/{home} instead"

@@ -160,8 +160,6 @@ COMM_MEMBER = re.compile(
     rb"comm 0x[0-9a-fA-F]+ rank (?P<rank>\d{1,12}) nranks (?P<nranks>\d{1,12})"
     rb"(?:[^\r\n]{0,256}? comm(?:Id|Hash) (?P<id>0x[0-9a-fA-F]+))?"
 )
-# nccl-tests' rank 0 prints every rank of the job: `#  Rank  3 Group  0 Pid  7777 on host-a device  3 [...]`
-TESTS_MEMBER = re.compile(rb"#\s+Rank\s+(?P<rank>\d{1,12})(?:\s+Group\s+\d+)?\s+Pid\s+\d+\s+on\s")
 # `comm 0x8ec0ac0 rank 6 nRanks 16 nNodes 2 localRanks 8 localRank 6 MNNVL 0`
 COMM_NODES = re.compile(
     r"comm 0x[0-9a-f]+ rank (?P<rank>\d{1,12}) nRanks (?P<nranks>\d{1,12}) nNodes (?P<nnodes>\d{1,12})"
@@ -173,14 +171,6 @@ NVLS_USED = re.compile(r"^(?:Connected (?:all )?NVLS|NVLS comm )")
 COLLNET_USED = re.compile(r"^(?:Connected (?:all )?[Cc]oll[Nn]et|CollNet \d+/\d+ :|Coll[Nn]et channel)")
 # `NCCL_SOCKET_IFNAME set by environment to en,eth,em,bond`, `NCCL_IB_DISABLE set by environment to 0.`
 ENV_SET = re.compile(r"^(?P<name>NCCL_[A-Z0-9_]+) set by environment to (?P<value>.*)$")
-
-# --- nccl-tests' device block (no NCCL marker) ---------------------------------------------------
-# `#  Rank  0 Group  0 Pid   7774 on nc-d87e1263-head device  0 [0000:8f:00] NVIDIA H200`
-# `#   Rank  0 Pid  17754 on ds-ml-01-0 device  0 [0x06] Tesla V100-SXM2-32GB`
-TESTS_RANK = re.compile(
-    r"#\s+Rank\s+(?P<rank>\d{1,12})(?:\s+Group\s+\d+)?\s+Pid\s+(?P<pid>\d{1,12})\s+on\s+(?P<host>\S+)\s+device\s+"
-    r"(?P<dev>\d{1,12})\s+\[(?P<bus>[^\]]+)\]\s*(?P<gpu>.*)$"
-)
 
 # Any line the attestation counts as NCCL output (a marker, a version, a failed call), on raw bytes: tells
 # a log from an unrelated text file without attesting it.

@@ -24,6 +24,7 @@ import re
 from typing import Any, Final
 
 from gpufabric.nccl_logs import patterns as pat
+from gpufabric.results.device_line import parse_device_line
 
 
 class _Placeholder:
@@ -149,12 +150,9 @@ def _plugin_own(tpl: Template, origin: str, msg: str) -> None:
 
 def _tests_rank(line: str) -> Template:
     tpl = Template()
-    match = pat.TESTS_RANK.search(line)
-    if match:
-        rank, pid, dev = int(match.group("rank")), int(match.group("pid")), int(match.group("dev"))
-        gpu = match.group("gpu").strip() or None
+    if (dev := parse_device_line(line, behind_prefix=True)) is not None:
         tpl.op("proof", "tests_ranks", None, line.strip())
-        tpl.op("tests_rank", match.group("host"), rank, pid, dev, match.group("bus"), gpu)
+        tpl.op("tests_rank", dev.host, dev.rank, dev.pid, dev.index, dev.bus_id, dev.name)
     return tpl
 
 

@@ -25,6 +25,7 @@ from pathlib import Path
 from gpufabric.errors import InputError
 from gpufabric.nccl_logs import patterns as pat
 from gpufabric.nccl_logs.attest import BLOCK_BYTES
+from gpufabric.results.device_line import RANK_BYTES
 
 CommKey = tuple[str | None, int]  # (commId, nranks); nccl-tests' rank block is (None, 0)
 
@@ -81,7 +82,7 @@ def comm_members(path: Path) -> dict[CommKey, set[int]]:
                     key = (comm_id.decode().lower() if comm_id else None, int(match.group("nranks")))
                     members.setdefault(key, set()).add(int(match.group("rank")))
                 if b"Rank" in block:
-                    for match in pat.TESTS_MEMBER.finditer(block):
+                    for match in RANK_BYTES.finditer(block):
                         members.setdefault((None, 0), set()).add(int(match.group("rank")))
                 if not chunk:
                     return members

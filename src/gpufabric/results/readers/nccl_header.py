@@ -5,8 +5,7 @@ nccl-tests prints (exact spacing varies across versions, so every pattern here t
     # nccl-tests version 2.17.1 nccl-headers=22703 nccl-library=22703
     # Collective test starting: all_reduce_perf
     # nThread 1 nGpus 1 minBytes 8 maxBytes 2147483648 step: 2(factor) warmup iters: 5 iters: 100 ...
-    #  Rank  0 Group  0 Pid   7774 on nc-head device  0 [0000:8f:00] NVIDIA H200      (newer)
-    #   Rank  0 Pid  40036 on dgx1 device  0 [0x06] Tesla P100-SXM2-16GB              (older, no Group)
+    #  Rank  0 Group  0 Pid   7774 on nc-head device  0 [0000:8f:00] NVIDIA H200      (results/device_line)
     NCCL version 2.26.6+cuda12.8                       (NCCL itself; also inside ``NCCL INFO`` lines)
     # Out of bounds values : 0 OK                      (older versions: no leading '#')
     # Avg bus bandwidth    : 122.073
@@ -20,6 +19,7 @@ import math
 import re
 from dataclasses import dataclass
 
+from gpufabric.results.device_line import parse_device_line
 from gpufabric.results.model import Device
 
 _SETTING_PATTERNS: dict[str, re.Pattern[str]] = {
@@ -36,12 +36,6 @@ _SETTING_PATTERNS: dict[str, re.Pattern[str]] = {
     "unalign": re.compile(r"\bunalign:\s*(\d+)"),
 }
 _SETTINGS_LINE = re.compile(r"^#\s*nThreads?\s+\d+\s+nGpus\s+\d+")
-# The name is taken whole and stripped afterwards: a lazy ``.*?`` before ``\s*$`` is quadratic on a
-# line with a long run of spaces in the middle.
-_DEVICE = re.compile(
-    r"^#\s+Rank\s+(?P<rank>\d{1,9})\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(?P<host>\S+)\s+"
-    r"device\s+(?P<index>\d{1,9})\s+\[(?P<bus>[^\]]*)\](?P<name>.*)$"
-)
 # NCCL's own ``comm 0x... rank 3 nranks 16 cudaDev 3 ... Init COMPLETE`` line: the true rank count, which
 # the device lines of a big job (printed by some ranks, or cut when pasted) do not give.
 _NRANKS = re.compile(r"\bnranks\s+(?P<nranks>\d{1,9})\b")
@@ -86,15 +80,7 @@ def parse_settings_text(line: str) -> dict[str, int | str]:
 
 
 def parse_device(line: str) -> Device | None:
-    if not (match := _DEVICE.match(line)):
-        return None
-    return Device(
-        rank=int(match["rank"]),
-        host=match["host"],
-        index=int(match["index"]),
-        bus_id=match["bus"],
-        name=match["name"].strip() or None,
-    )
+    return parsed.device() if (parsed := parse_device_line(line)) is not None else None
 
 
 def nccl_version_from_code(code: int) -> str:
