@@ -82,7 +82,8 @@ def test_remote_world_follows_the_flags_then_the_ranks(
 ) -> None:
     config = TrainConfig(backend=backend, device=device)  # type: ignore[arg-type]
     ranks = None if expected[0] == 2 else expected[0]
-    assert remote_world(config, ranks=ranks, gpus_here=gpus_here) == expected
+    world = remote_world(config, ranks=ranks, gpus_here=gpus_here)
+    assert (world.ranks, world.backend, world.on_gpu) == expected
 
 
 def test_the_rank_applies_the_local_rule_to_auto() -> None:

@@ -133,16 +133,15 @@ def prepare_sweep(config: BenchConfig, execution: Execution) -> PreparedSweep:
     ranks_here = execution.ranks_here
     if ranks_here is None:
         ranks_here = launcher_kind(launcher.name).always_here
-    nranks, backend, on_gpu, fault = checked_world(
-        config, ranks=execution.ranks, environ={**base, **extra}, ranks_here=ranks_here
-    )
-    config = config.model_copy(update={"engine": resolve_engine(config, backend)})
-    config, config_path = resolve_run_config(config, backend=backend, config_name=CONFIG_NAME)
-    program = rank_program(config, config_path, nranks=nranks, on_gpu=on_gpu, environ=base, env=extra,
-                           launcher=launcher.name)  # fmt: skip
+    world = checked_world(config, ranks=execution.ranks, environ={**base, **extra}, ranks_here=ranks_here)
+    config = config.model_copy(update={"engine": resolve_engine(config, world.backend)})
+    config, config_path = resolve_run_config(config, backend=world.backend, config_name=CONFIG_NAME)
+    program = rank_program(config, config_path, nranks=world.ranks, on_gpu=world.on_gpu, environ=base,
+                           env=extra, launcher=launcher.name)  # fmt: skip
     plan = launcher.render(program)
     return PreparedSweep(config=config, config_path=config_path, program=program, plan=plan,
-                         launcher=launcher, execution=execution, nranks=nranks, fault=fault)  # fmt: skip
+                         launcher=launcher, execution=execution, nranks=world.ranks,
+                         fault=world.fault)  # fmt: skip
 
 
 def record_plan(plan: LaunchPlan, run_dir: Path) -> Path:

@@ -12,12 +12,32 @@ import shutil
 import subprocess
 from collections.abc import Mapping
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from gpufabric.bench.config import BenchConfig, check_cpu_ranks, check_memory, resolve_engine, validate
 from gpufabric.bench.fault import Fault, check_world, fault_from_env
 from gpufabric.errors import UsageError
 from gpufabric.launch.local import host_gpu_ids
 
 DEFAULT_CPU_RANKS = 4
+
+
+class World(BaseModel):
+    """The ranks a request resolves to: how many, their backend, and whether they run on GPUs (for ranks
+    placed on other hosts, whether GPUs are asked for: ``train.runner.remote_world``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    ranks: int = Field(ge=1)
+    backend: str
+    on_gpu: bool
+
+
+class CheckedWorld(World):
+    """A ``World`` after every check made before anything starts, with the fault ``GPUFABRIC_FAULT``
+    injects into it (None without one)."""
+
+    fault: Fault | None
 
 
 def visible_gpu_count(environ: Mapping[str, str]) -> int:
@@ -58,27 +78,27 @@ def usable_cores() -> int:
 
 def checked_world(
     config: BenchConfig, *, ranks: int | None, environ: Mapping[str, str], ranks_here: bool
-) -> tuple[int, str, bool, Fault | None]:
-    """(ranks, backend, on_gpu, fault): every check that can be made before anything starts, made once by
+) -> CheckedWorld:
+    """Every check that can be made before anything starts, made once by
     ``runner.prepare_sweep`` for the dry run and the run alike.
     ``ranks_here``: the ranks run on this host, so their buffers must fit its (GPU) memory."""
-    nranks, backend, on_gpu = resolve_world(config, ranks, visible_gpu_count(environ))
-    validate(config, nranks=nranks, backend=backend, on_gpu=on_gpu)
-    resolve_engine(config, backend)
-    fault = _checked_fault(environ, config, nranks)
-    if ranks_here and on_gpu:
+    world = resolve_world(config, ranks, visible_gpu_count(environ))
+    validate(config, nranks=world.ranks, backend=world.backend, on_gpu=world.on_gpu)
+    resolve_engine(config, world.backend)
+    fault = _checked_fault(environ, config, world.ranks)
+    if ranks_here and world.on_gpu:
         gpus = max(visible_gpu_count(environ), 1)
-        sharing = -(-nranks // gpus) if config.virtual_nodes else 1
+        sharing = -(-world.ranks // gpus) if config.virtual_nodes else 1
         where = "GPU memory per rank" if sharing == 1 else f"GPU memory ({sharing} ranks share a GPU)"
         check_memory(config, ranks=sharing, available=gpu_memory_bytes(), where=where)
     elif ranks_here:
-        check_cpu_ranks(nranks, cores=usable_cores(), memory=host_memory_bytes())
-        check_memory(config, ranks=nranks, available=host_memory_bytes(), where="host memory")
-    return nranks, backend, on_gpu, fault
+        check_cpu_ranks(world.ranks, cores=usable_cores(), memory=host_memory_bytes())
+        check_memory(config, ranks=world.ranks, available=host_memory_bytes(), where="host memory")
+    return CheckedWorld(**world.model_dump(), fault=fault)
 
 
-def resolve_world(config: BenchConfig, ranks: int | None, gpus: int) -> tuple[int, str, bool]:
-    """(ranks, backend, on_gpu) for this host; raises ``UsageError`` for impossible requests."""
+def resolve_world(config: BenchConfig, ranks: int | None, gpus: int) -> World:
+    """The world for this host; raises ``UsageError`` for impossible requests."""
     if config.virtual_nodes and gpus > 0 and config.device != "cpu" and config.backend in (None, "nccl"):
         # Virtual nodes may put several ranks on one GPU (NCCL_HOSTID makes them separate hosts to NCCL).
         wanted = ranks if ranks is not None else max(gpus, config.virtual_nodes)
@@ -87,7 +107,7 @@ def resolve_world(config: BenchConfig, ranks: int | None, gpus: int) -> tuple[in
                 f"--ranks: {wanted} ranks for {config.virtual_nodes} virtual nodes leaves nodes empty; "
                 f"use --ranks {config.virtual_nodes} or more"
             )
-        return wanted, "nccl", True
+        return World(ranks=wanted, backend="nccl", on_gpu=True)
     return host_world(
         device=config.device,
         backend=config.backend,
@@ -107,8 +127,8 @@ def host_world(
     cpu_hint: str = "--backend gloo",
     cuda_needs_gpu: bool = False,
     share_gpus: bool = False,
-) -> tuple[int, str, bool]:
-    """(ranks, backend, on_gpu) for ranks started on this host, which has ``gpus`` visible GPUs.
+) -> World:
+    """The world of ranks started on this host, which has ``gpus`` visible GPUs.
 
     GPU ranks (one per GPU, nccl) unless ``device`` is cpu or ``backend`` is not nccl; else
     ``default_cpu_ranks`` gloo ranks. ``cpu_hint`` is the flag the ranks-over-GPUs message suggests;
@@ -130,7 +150,7 @@ def host_world(
             f"--ranks: {ranks} ranks but this host has {gpus} GPU(s); use --ranks {gpus} or fewer "
             f"(one process per GPU), or {cpu_hint} for CPU ranks"
         )
-    return ranks, backend, on_gpu
+    return World(ranks=ranks, backend=backend, on_gpu=on_gpu)
 
 
 def _checked_fault(environ: Mapping[str, str], config: BenchConfig, nranks: int) -> Fault | None:

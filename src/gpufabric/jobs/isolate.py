@@ -164,7 +164,8 @@ def _prepare_measurement(
     vnodes = nodes if request.virtual_nodes else 0
     probe = BenchConfig(backend=request.backend, collectives=[request.collective], virtual_nodes=vnodes)
     seen = {**environ, **execution.env}  # what the ranks will see
-    nranks, backend, on_gpu = resolve_world(probe, nodes, visible_gpu_count(seen))
+    world = resolve_world(probe, nodes, visible_gpu_count(seen))
+    nranks, backend, on_gpu = world.ranks, world.backend, world.on_gpu
     fault = fault_from_env(seen)  # a malformed value is refused here, before any round
     check_world(fault, nranks)
     env = {**execution.env, **({FAULT_ENV: seen[FAULT_ENV]} if fault is not None else {})}

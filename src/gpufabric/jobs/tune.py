@@ -95,7 +95,7 @@ def tune_knobs(config: BenchConfig, ranks: int | None, gpus: int) -> Knobs:
     from gpufabric.bench.tune_knobs import knobs_for
     from gpufabric.bench.world import resolve_world
 
-    _, backend, _ = resolve_world(config, ranks, gpus)
+    backend = resolve_world(config, ranks, gpus).backend
     if config.backend is None and backend != "nccl":
         raise UsageError(
             f"tune --path socket: the ranks would run on {backend} (no CUDA GPU on this host, where the "

@@ -26,6 +26,7 @@ from gpufabric.bench.rank_program import nccl_debug_env
 from gpufabric.bench.rundir import read_errors
 from gpufabric.bench.runner import record_plan, resolve_run_config, write_run_config
 from gpufabric.bench.world import (
+    World,
     gpu_memory_bytes,
     host_memory_bytes,
     host_world,
@@ -86,7 +87,7 @@ def prepare_train_run(
     launcher = job_launcher(execution)
     here = launcher_kind(launcher.name).always_here
     if here:
-        nranks, backend, on_gpu = host_world(
+        world = host_world(
             device=config.device,
             backend=config.backend,
             ranks=execution.ranks,
@@ -97,7 +98,8 @@ def prepare_train_run(
             share_gpus=bool(getattr(launcher, "virtual_nodes", None)),
         )
     else:
-        nranks, backend, on_gpu = remote_world(config, ranks=execution.ranks, gpus_here=gpus)
+        world = remote_world(config, ranks=execution.ranks, gpus_here=gpus)
+    nranks, backend, on_gpu = world.ranks, world.backend, world.on_gpu
     validate(config, nranks=nranks, backend=backend, on_gpu=on_gpu and backend == "nccl")
     if here:
         _check_memory_here(config, nranks=nranks, on_gpu=on_gpu)
@@ -154,8 +156,8 @@ def _check_memory_here(config: TrainConfig, *, nranks: int, on_gpu: bool) -> Non
                            where="host memory", strategy=config.strategy)  # fmt: skip
 
 
-def remote_world(config: TrainConfig, *, ranks: int | None, gpus_here: int) -> tuple[int, str, bool]:
-    """(ranks, backend, GPUs hint) for ranks that mpirun or Slurm place, maybe on other hosts.
+def remote_world(config: TrainConfig, *, ranks: int | None, gpus_here: int) -> World:
+    """The world (``on_gpu``: GPUs are asked for) of ranks that mpirun or Slurm place, maybe on other hosts.
 
     ``--backend`` (or ``--device cpu`` -> gloo, ``--device cuda`` -> nccl) is taken as given. Otherwise the
     backend is ``BACKEND_AUTO``: every rank applies the local rule where it runs (nccl with a GPU, gloo
@@ -174,7 +176,7 @@ def remote_world(config: TrainConfig, *, ranks: int | None, gpus_here: int) -> t
         ranks = gpus_here if on_gpu and gpus_here > 0 else DEFAULT_CPU_RANKS
     if ranks < 1:
         raise UsageError(f"--ranks: {ranks} must be at least 1")
-    return ranks, backend, on_gpu
+    return World(ranks=ranks, backend=backend, on_gpu=on_gpu)
 
 
 def _failure(run_dir: Path, outcome: LaunchOutcome, timeout_s: float | None) -> GpufabricError:
