@@ -13,6 +13,7 @@ import gpufabric
 from gpufabric import collectives
 from gpufabric.bench import semantics
 from gpufabric.engines.nccl_tests.driver import NcclTestsSettings, RankZeroLog
+from gpufabric.expect.published import efa_count_figures
 from gpufabric.mpirun_tag import MPIRUN_TAG
 from gpufabric.results.model import ENGINE_COLLECTIVES
 from gpufabric.results.readers.prefixes import split_prefixes
@@ -133,6 +134,7 @@ def test_the_three_users_of_the_tag_read_a_line_alike(tmp_path: Path) -> None:
 # Issue 38's twins: each line shape or figure below is spelled in one module, which the others import.
 _SPELLED_ONCE = {
     "nccl-tests' device line": (r"Pid\s+", "results/device_line.py"),
+    "what one EFA of p4d's four gives": ("p4d gave", "expect/published.py"),
 }
 
 
@@ -141,3 +143,8 @@ def test_each_twin_is_spelled_in_one_module(fact: str) -> None:
     text, home = _SPELLED_ONCE[fact]
     spelled = [str(p.relative_to(SRC)) for p in _modules() if text in p.read_text(encoding="utf-8")]
     assert spelled == [home], f"import it from gpufabric/{home} instead"
+
+
+def test_the_efa_count_figures_are_the_published_ones() -> None:
+    # SkyPilot's EFA guide, AWS VM table, 2 GB row: 77.90 GB/s with 4 EFA, 20.31 with 1.
+    assert efa_count_figures() == "SkyPilot's EFA guide: 2x p4d gave 20 GB/s with 1 EFA, 78 GB/s with 4"

@@ -8,6 +8,7 @@ pool, EFA pools spread over zones) live in ``cluster.py``.
 from __future__ import annotations
 
 from gpufabric.catalog import FabricName, InstanceType
+from gpufabric.expect.published import efa_count_figures
 from gpufabric.inventory.expect import EFA_GRES, expectation, match_shape, short_fabric
 from gpufabric.inventory.kube_nodes import EFA_RESOURCE, FABRIC_RESOURCE_PREFIXES
 from gpufabric.inventory.model import FabricExpectation, Finding, NodeInfo, NodeReport, Status
@@ -90,7 +91,7 @@ def _efa_findings(node: NodeInfo, shape: InstanceType, exp: FabricExpectation, a
             f"{short(name)} expects {shape.nic_count} EFA, node advertises {advertised}: "
             f"only {advertised} of {shape.nic_count} EFA interfaces attached, so NCCL gets about "
             f"{advertised}/{shape.nic_count} of the bandwidth "
-            "(SkyPilot's EFA guide: 2x p4d gave 20 GB/s with 1 EFA, 78 GB/s with 4); "
+            f"({efa_count_figures()}); "
             "attach one EFA per network card in the launch template",
         )
     elif advertised > shape.nic_count:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpufabric.catalog import FabricName, get_fabric
+from gpufabric.expect.published import efa_count_figures
 from gpufabric.planner.model import Plan, Tier
 
 # Variables whose value selects the transport: a different value from the user turns the fabric off.
@@ -90,8 +91,8 @@ def reconcile_with_pod_config(plan: Plan, pod_config: dict[str, Any]) -> None:
     if devices is not None and resource == "vpc.amazonaws.com/efa" and devices < plan.nic_count:
         plan.warnings.append(
             f"pod_config requests {devices} {resource} of the {plan.nic_count} planned: NCCL gets about "
-            f"{devices}/{plan.nic_count} of the EFA bandwidth (SkyPilot's EFA guide: 2x p4d gave 20 GB/s "
-            f"with 1 EFA, 78 GB/s with 4); drop your {resource} value to use all of them"
+            f"{devices}/{plan.nic_count} of the EFA bandwidth ({efa_count_figures()}); drop your {resource} "
+            "value to use all of them"
         )
         plan.fabric_reason += f"; pod_config reduces it to {devices}"
         plan.nic_count = devices

@@ -20,6 +20,7 @@ from gpufabric.catalog import (
     get_instance,
 )
 from gpufabric.errors import CatalogError, UsageError
+from gpufabric.expect.published import efa_count_figures
 
 # Re-exported: api.py imports off_profile from here.
 from gpufabric.planner.clouds import cloud_profile
@@ -203,8 +204,8 @@ def fabric_nic_count(
     ):
         warnings.append(
             f"--public-ip: AWS cannot give a public IP to an instance with several network cards, so only "
-            f"1 of {inst.name}'s {nics} EFA interfaces is attached (about 20 GB/s instead of 78 GB/s on 2x "
-            f"p4d, SkyPilot's EFA guide and issue #8391); drop --public-ip, reach the nodes over private IPs"
+            f"1 of {inst.name}'s {nics} EFA interfaces is attached ({efa_count_figures()}; SkyPilot issue "
+            "#8391); drop --public-ip, reach the nodes over private IPs"
         )
         nics = 1
     return nics

@@ -8,6 +8,7 @@ from gpufabric.analysis.doctor.checks_transport import links_summary, no_log_res
 from gpufabric.analysis.doctor.evidence import Evidence, Expectation
 from gpufabric.analysis.doctor.model import CheckResult, Verdict
 from gpufabric.catalog import FabricName
+from gpufabric.expect.published import efa_count_figures
 from gpufabric.nccl_logs.patterns import net_parts, network_kind, transport_kind
 from gpufabric.results.attestation import Attestation
 
@@ -38,7 +39,7 @@ def check_nic_count(ev: Evidence, exp: Expectation) -> CheckResult:
             verdict=Verdict.FAIL,
             evidence=evidence,
             cause=f"NCCL found {found} of the {expected} {exp.fabric} NICs of {shape}"
-            " (SkyPilot #8391: 1 EFA of 4 gave ~20 instead of ~78 GB/s)",
+            f" ({efa_count_figures()}; SkyPilot issue #8391)",
             fix="attach every NIC: all EFA interfaces need private IPs (no public IP), pod "
             "requests vpc.amazonaws.com/efa equal to the node's count",
         )
