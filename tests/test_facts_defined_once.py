@@ -135,6 +135,7 @@ def test_the_three_users_of_the_tag_read_a_line_alike(tmp_path: Path) -> None:
 _SPELLED_ONCE = {
     "nccl-tests' device line": (r"Pid\s+", "results/device_line.py"),
     "what one EFA of p4d's four gives": ("p4d gave", "expect/published.py"),
+    "srun --label's task prefix": (r"(\d+): ?(.*)", "launch/slurm_output.py"),
 }
 
 

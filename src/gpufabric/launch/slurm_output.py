@@ -16,10 +16,17 @@ from pathlib import Path
 from gpufabric.launch.base import OutputSink
 from gpufabric.launch.processes import LAST_LINES
 
+# srun --label puts the task number before each line: `  3: text`
 _LABEL = re.compile(r"^\s*(\d+): ?(.*)$")
 _TASK_EXIT = re.compile(r"srun: error: (?P<host>\S+): tasks? (?P<tasks>[\d,\-]+): (?P<what>.*)$")
 _LAUNCH_FAILED = re.compile(r"srun: error: task (?P<task>\d+) launch failed: (?P<what>.*)$")
 _EXIT_CODE = re.compile(r"Exited with exit code (\d+)")
+
+
+def srun_label(line: str) -> tuple[int, str] | None:
+    """(task, text) of a line srun --label wrote for a task (``12: text``); None for srun's own lines."""
+    match = _LABEL.match(line)
+    return (int(match.group(1)), match.group(2)) if match else None
 
 
 def task_exit(line: str) -> tuple[str, list[int], str] | None:
@@ -70,10 +77,10 @@ class SlurmOutputFollower:
                 self._line(line.rstrip("\r"))
 
     def _line(self, line: str) -> None:
-        match = _LABEL.match(line)
+        labelled = srun_label(line)
         rank: int | None = None
-        if match:
-            rank, body = int(match.group(1)), match.group(2)
+        if labelled:
+            rank, body = labelled
             prefix = f"(node {rank})" if self.node_tags else f"[rank {rank}]"
         else:
             body, prefix = line, "[slurm]"

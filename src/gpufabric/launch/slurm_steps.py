@@ -25,11 +25,10 @@ from gpufabric.launch.identity import NodeLayout, layout_env, new_task_id
 from gpufabric.launch.processes import run_commands
 from gpufabric.launch.slurm_job import cancel, slurm_command
 from gpufabric.launch.slurm_options import SlurmOptions
-from gpufabric.launch.slurm_output import exit_code_of, task_exit
+from gpufabric.launch.slurm_output import exit_code_of, srun_label, task_exit
 from gpufabric.launch.task_program import TASK_ID_VAR
 
 _GRANTED = re.compile(r"Granted job allocation (\d+)")
-_LABEL = re.compile(r"^\s*(\d+): ?(.*)$")
 
 
 class SlurmAllocation(BaseModel):
@@ -142,9 +141,8 @@ class SrunStepLauncher:
         codes: dict[int, int] = {}
 
         def route(index: int, line: str) -> tuple[str, int | None, str]:
-            label = _LABEL.match(line)
-            if label:
-                return f"[rank {label.group(1)}]", int(label.group(1)), label.group(2)
+            if (labelled := srun_label(line)) is not None:
+                return f"[rank {labelled[0]}]", labelled[0], labelled[1]
             failed = task_exit(line)
             code = exit_code_of(failed[2]) if failed is not None else None
             if failed is not None and code is not None:
