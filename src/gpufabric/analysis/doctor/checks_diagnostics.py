@@ -121,6 +121,13 @@ def _version(ev: Evidence) -> str | None:
     return ev.attestation.nccl_version if ev.attestation else None
 
 
+def _check(
+    verdict: Verdict, cause: str, *, fix: str = "", evidence: list[str] | None = None
+) -> list[CheckResult]:
+    """The one check this module adds, as the list a doctor check returns."""
+    return [CheckResult(id=_ID, title=_TITLE, verdict=verdict, cause=cause, fix=fix, evidence=evidence or [])]
+
+
 def check_nccl_diagnostics(ev: Evidence) -> list[CheckResult]:
     """Zero or one check: see the module docstring."""
     report = run_diagnostics(ev)
@@ -128,30 +135,22 @@ def check_nccl_diagnostics(ev: Evidence) -> list[CheckResult]:
     if not report.ran():
         if not has_diagnostics(version):
             return []
-        return [
-            CheckResult(
-                id=_ID,
-                title=_TITLE,
-                verdict=Verdict.SKIP,
-                cause=f"NCCL {version} can check every GPU pair and compare settings across ranks at init, "
-                "but this run's output has no NCCL DIAG lines",
-                fix="rerun with NCCL_RUN_DIAGNOSTICS=1 NCCL_RUN_RAS_DIAGNOSTICS=1 (gpufabric bench sets them "
-                "on NCCL 2.31+) and keep rank 0's standard output",
-            )
-        ]
+        return _check(
+            Verdict.SKIP,
+            f"NCCL {version} can check every GPU pair and compare settings across ranks at init, but this "
+            "run's output has no NCCL DIAG lines",
+            fix="rerun with NCCL_RUN_DIAGNOSTICS=1 NCCL_RUN_RAS_DIAGNOSTICS=1 (gpufabric bench sets them on "
+            "NCCL 2.31+) and keep rank 0's standard output",
+        )
     if report.p2p_failures:
         pairs = "; ".join(f"{f.pair()} over {f.path}: {f.what}" for f in report.p2p_failures)
         advice = report.p2p_failures[0].advice
-        return [
-            CheckResult(
-                id=_ID,
-                title=_TITLE,
-                verdict=Verdict.FAIL,
-                evidence=report.lines,
-                cause=f"NCCL's P2P check failed {len(report.p2p_failures)} directed GPU pair(s): {pairs}",
-                fix=advice or "check the pair with 'nvidia-smi topo -m' and 'nvidia-smi topo -p2p n'",
-            )
-        ]
+        return _check(
+            Verdict.FAIL,
+            f"NCCL's P2P check failed {len(report.p2p_failures)} directed GPU pair(s): {pairs}",
+            fix=advice or "check the pair with 'nvidia-smi topo -m' and 'nvidia-smi topo -p2p n'",
+            evidence=report.lines,
+        )
     concerns = [f"{m.name} differs across ranks of comm {m.comm}: {m.values}" for m in report.env_mismatches]
     concerns += report.findings
     if report.p2p_tested is not None and report.p2p_passed != report.p2p_tested:
@@ -172,24 +171,16 @@ def check_nccl_diagnostics(ev: Evidence) -> list[CheckResult]:
             )
         ]
     if concerns:
-        return [
-            CheckResult(
-                id=_ID,
-                title=_TITLE,
-                verdict=Verdict.WARN,
-                evidence=report.lines,
-                cause="; ".join(concerns),
-                fix="make the ranks' settings and hardware the same (NCCL's diagnostics guide: "
-                "troubleshooting/diagnostics)",
-            )
-        ]
-    tested = f"{report.p2p_tested} P2P edges verified" if report.p2p_tested else "no P2P edge to test"
-    return [
-        CheckResult(
-            id=_ID,
-            title=_TITLE,
-            verdict=Verdict.PASS,
+        return _check(
+            Verdict.WARN,
+            "; ".join(concerns),
+            fix="make the ranks' settings and hardware the same (NCCL's diagnostics guide: "
+            "troubleshooting/diagnostics)",
             evidence=report.lines,
-            cause=f"NCCL's diagnostics reported no issue ({tested}; {len(report.checks_ok)} check(s) OK)",
         )
-    ]
+    tested = f"{report.p2p_tested} P2P edges verified" if report.p2p_tested else "no P2P edge to test"
+    return _check(
+        Verdict.PASS,
+        f"NCCL's diagnostics reported no issue ({tested}; {len(report.checks_ok)} check(s) OK)",
+        evidence=report.lines,
+    )
