@@ -13,11 +13,11 @@ Prints one line per run: ``long line MB, peak RSS MB, wall s, exit code``; docs/
 from __future__ import annotations
 
 import argparse
-import resource
-import subprocess
 import sys
-import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from child_usage import run_gpufabric
 
 INFO = [
     "node1:1001:1001 [0] NCCL INFO NCCL version 2.21.5+cuda12.4",
@@ -52,12 +52,10 @@ def main() -> int:
     args.dir.mkdir(parents=True, exist_ok=True)
     log = args.dir / f"long-line-{args.mb}mb.log"
     write_log(log, args.mb)
-    start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "gpufabric.cli", "doctor", str(log)], capture_output=True,
-                          text=True, check=False)  # fmt: skip
-    wall = time.perf_counter() - start
-    peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024  # kB on Linux
-    print(f"long line {args.mb} MB, peak RSS {peak_mb:.0f} MB, wall {wall:.1f} s, exit {done.returncode}")
+    run = run_gpufabric("doctor", str(log))
+    done = run.done
+    print(f"long line {args.mb} MB, peak RSS {run.peak_mb:.0f} MB, wall {run.wall_s:.1f} s, "
+          f"exit {done.returncode}")  # fmt: skip
     skipped = [line for line in done.stdout.splitlines() if "skipped" in line]
     print("\n".join(skipped) or done.stderr.strip()[-300:])
     return 0

@@ -11,13 +11,11 @@ too. docs/benchmarks.md records the figures before and after the fixed-margin ch
 from __future__ import annotations
 
 import argparse
-import resource
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
+from child_usage import run_gpufabric
 from show_large_log import runs, write  # the log shapes live there
 
 
@@ -30,15 +28,11 @@ def main() -> int:
     log = args.dir / f"runs-{args.kb}kb.log"
     write(log, runs(args.kb * 1000))
     tables = log.read_text(encoding="utf-8").count("# Avg bus bandwidth")
-    start = time.perf_counter()
-    argv = [sys.executable, "-m", "gpufabric.cli", "report", str(log), "--out", str(args.dir / "r.html")]
-    done = subprocess.run(argv, capture_output=True, text=True, check=False)
-    wall = time.perf_counter() - start
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = usage.ru_utime + usage.ru_stime
-    print(f"{tables} tables ({log.stat().st_size / 1e6:.2f} MB): exit {done.returncode}, cpu {cpu:.1f} s "
-          f"({cpu / max(tables, 1):.3f} s per table), wall {wall:.1f} s")  # fmt: skip
-    return done.returncode
+    run = run_gpufabric("report", str(log), "--out", str(args.dir / "r.html"))
+    cpu = run.cpu_s
+    print(f"{tables} tables ({log.stat().st_size / 1e6:.2f} MB): exit {run.done.returncode}, cpu {cpu:.1f} s "
+          f"({cpu / max(tables, 1):.3f} s per table), wall {run.wall_s:.1f} s")  # fmt: skip
+    return run.done.returncode
 
 
 if __name__ == "__main__":

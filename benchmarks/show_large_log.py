@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from child_usage import run_gpufabric
 
 SIZES = [8 << i for i in range(25)]
 HEADER = [
@@ -101,23 +101,11 @@ def write(path: Path, lines: Iterator[str]) -> None:
 
 
 def measure(path: Path) -> tuple[float, float, float, int, str]:
-    """Wall seconds, CPU seconds (user + system: the fair figure on a shared machine), peak RSS MB."""
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    before, cpu_before = usage.ru_maxrss, usage.ru_utime + usage.ru_stime
-    start = time.perf_counter()
-    done = subprocess.run(
-        [sys.executable, "-m", "gpufabric.cli", "show", str(path)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    wall = time.perf_counter() - start
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    peak_kb, cpu = usage.ru_maxrss, usage.ru_utime + usage.ru_stime - cpu_before
-    # ru_maxrss of children is the largest child so far: run the shapes from small peak to large, or one
-    # shape per invocation (--shapes) when the numbers must be exact.
-    note = done.stderr.strip().splitlines()[-1][:160] if done.stderr.strip() else ""
-    return wall, cpu, max(peak_kb, before) / 1024, done.returncode, note
+    """Wall seconds, CPU seconds, peak RSS MB (``child_usage``), exit code, the last line of stderr."""
+    run = run_gpufabric("show", str(path))
+    stderr = run.done.stderr.strip()
+    note = stderr.splitlines()[-1][:160] if stderr else ""
+    return run.wall_s, run.cpu_s, run.peak_mb, run.done.returncode, note
 
 
 def main() -> None:
