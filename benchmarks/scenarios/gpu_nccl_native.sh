@@ -43,19 +43,26 @@ phase_ras() {
   if [ -f "$N231/libnccl.so.2" ]; then ras_one nccl231 "$N231"; else record "ras: no NCCL 2.31 build"; fi
 }
 
+# inspector PLUGIN LIBDIR VERSION: the Inspector's JSON and Prometheus dumps of a short job on the NCCL in
+# LIBDIR, then what `show` and `doctor` read of them.
+inspector() {
+  local plugin=$1 libdir=$2 version=$3
+  NCCL_PROFILER_PLUGIN=$plugin NCCL_INSPECTOR_ENABLE=1 NCCL_INSPECTOR_DUMP_DIR="$C/inspector-json" \
+    NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS=500 mpi4 120 "$libdir" -b 1M -e 64M -f 4 -n 20 >"$C/inspector-json-job.txt" 2>&1
+  record "Inspector JSON job ($version): exit $? | $(find "$C/inspector-json" -type f | wc -l) file(s)"
+  NCCL_PROFILER_PLUGIN=$plugin NCCL_INSPECTOR_ENABLE=1 NCCL_INSPECTOR_DUMP_DIR="$C/inspector-prom" NCCL_INSPECTOR_PROM_DUMP=1 \
+    mpi4 120 "$libdir" -b 1M -e 64M -f 4 -n 20 >"$C/inspector-prom-job.txt" 2>&1
+  record "Inspector Prometheus job ($version): exit $? | $(find "$C/inspector-prom" -type f | wc -l) file(s)"
+  timeout 60 $GF show "$C/inspector-json" >"$R/show-inspector.txt" 2>&1
+  record "show inspector-json: exit $? | $(head -3 "$R/show-inspector.txt" | tr '\n' ' ' | cut -c1-160)"
+  timeout 60 $GF doctor "$C/inspector-json" "$C/inspector-prom" >"$R/doctor-inspector.txt" 2>&1
+  record "doctor inspector: exit $? | $(grep -m2 inspector "$R/doctor-inspector.txt" | tr -s ' ' | cut -c1-160 | tr '\n' ' ')"
+}
+
 phase_rest() {
   local plugin; plugin=$(find "$PWD/$INSPECTOR_DIR" -name 'libnccl-profiler-inspector.so' | head -1)
   if [ -n "$plugin" ] && [ -f "$N231/libnccl.so.2" ]; then
-    NCCL_PROFILER_PLUGIN=$plugin NCCL_INSPECTOR_ENABLE=1 NCCL_INSPECTOR_DUMP_DIR="$C/inspector-json" \
-      NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS=500 mpi4 120 "$N231" -b 1M -e 64M -f 4 -n 20 >"$C/inspector-json-job.txt" 2>&1
-    record "Inspector JSON job: exit $? | $(find "$C/inspector-json" -type f | wc -l) file(s)"
-    NCCL_PROFILER_PLUGIN=$plugin NCCL_INSPECTOR_ENABLE=1 NCCL_INSPECTOR_DUMP_DIR="$C/inspector-prom" NCCL_INSPECTOR_PROM_DUMP=1 \
-      mpi4 120 "$N231" -b 1M -e 64M -f 4 -n 20 >"$C/inspector-prom-job.txt" 2>&1
-    record "Inspector Prometheus job: exit $? | $(find "$C/inspector-prom" -type f | wc -l) file(s)"
-    timeout 60 $GF show "$C/inspector-json" >"$R/show-inspector.txt" 2>&1
-    record "show inspector-json: exit $? | $(head -1 "$R/show-inspector.txt" | cut -c1-120)"
-    timeout 60 $GF doctor "$C/inspector-json" "$C/inspector-prom" >"$R/doctor-inspector.txt" 2>&1
-    record "doctor inspector: exit $? | $(grep -m2 inspector-outliers "$R/doctor-inspector.txt" | tr -s ' ' | cut -c1-160 | tr '\n' ' ')"
+    inspector "$plugin" "$N231" 2.31
   else
     record "Inspector: plugin or NCCL 2.31 build missing; run the build phase first"
   fi
@@ -91,16 +98,7 @@ phase_lite() {
   record "Inspector build (v2.28.9-1): exit $? | ${plugin:-none}"
   ras_one nccl2289 "$NCCL_DIR/lib"
   if [ -n "$plugin" ]; then
-    NCCL_PROFILER_PLUGIN=$plugin NCCL_INSPECTOR_ENABLE=1 NCCL_INSPECTOR_DUMP_DIR="$C/inspector-json" \
-      NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS=500 mpi4 120 "$NCCL_DIR/lib" -b 1M -e 64M -f 4 -n 20 >"$C/inspector-json-job.txt" 2>&1
-    record "Inspector JSON job (2.28.9): exit $? | $(find "$C/inspector-json" -type f | wc -l) file(s)"
-    NCCL_PROFILER_PLUGIN=$plugin NCCL_INSPECTOR_ENABLE=1 NCCL_INSPECTOR_DUMP_DIR="$C/inspector-prom" NCCL_INSPECTOR_PROM_DUMP=1 \
-      mpi4 120 "$NCCL_DIR/lib" -b 1M -e 64M -f 4 -n 20 >"$C/inspector-prom-job.txt" 2>&1
-    record "Inspector Prometheus job (2.28.9): exit $? | $(find "$C/inspector-prom" -type f | wc -l) file(s)"
-    timeout 60 $GF show "$C/inspector-json" >"$R/show-inspector.txt" 2>&1
-    record "show inspector-json: exit $? | $(head -3 "$R/show-inspector.txt" | tr '\n' ' ' | cut -c1-160)"
-    timeout 60 $GF doctor "$C/inspector-json" "$C/inspector-prom" >"$R/doctor-inspector.txt" 2>&1
-    record "doctor inspector: exit $? | $(grep -m2 inspector "$R/doctor-inspector.txt" | tr -s ' ' | cut -c1-160 | tr '\n' ' ')"
+    inspector "$plugin" "$NCCL_DIR/lib" 2.28.9
   fi
 }
 
