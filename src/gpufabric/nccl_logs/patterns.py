@@ -47,9 +47,6 @@ def split_header(prefix: str) -> tuple[str, int] | None:
 _TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:\d\d)?")
 
 
-# `NCCL version 2.18.1+cuda12.1` printed bare by nccl-tests' rank 0, or as an INFO message (2.20+).
-VERSION = re.compile(r"NCCL version (?P<version>\d+\.\d+\.\d+[\w.+\-]*)")
-
 # --- network plugin -----------------------------------------------------------------------------
 # `NET/Plugin : Plugin load (libnccl-net.so) returned 2 : libnccl-net.so: cannot open shared object ...`
 # `NET/Plugin: Plugin load returned 2 : ... : when loading libnccl-net.so`

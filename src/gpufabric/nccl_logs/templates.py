@@ -25,6 +25,7 @@ from typing import Any, Final
 
 from gpufabric.nccl_logs import patterns as pat
 from gpufabric.results.device_line import parse_device_line
+from gpufabric.results.nccl_version import nccl_version
 
 
 class _Placeholder:
@@ -95,10 +96,10 @@ def line_template(line: str, marker: re.Match[str] | None) -> Template:
         if "Rank" in line and "#" in line:
             return _tests_rank(line)
         return EMPTY
-    version = pat.VERSION.search(line) if "NCCL version" in line else None
+    version = nccl_version(line) if "NCCL version" in line else None
     tpl = Template()
     if version:
-        tpl.op("version", version.group("version"))
+        tpl.op("version", version)
     if marker:
         tpl.count("nccl_lines")
         return tpl

@@ -23,8 +23,8 @@ from gpufabric.nccl_native.ras_model import (
     RasRank,
     RasStatus,
 )
+from gpufabric.results.nccl_version import nccl_version
 
-_VERSION = re.compile(r"^NCCL version (\S+) compiled with CUDA")
 _CUDA = re.compile(r"^CUDA runtime version (-?\d+), driver version (-?\d+)")
 _NUMBERS = re.compile(r"^\s*\d+(\s+\d+)*\s*$")
 _OUTLIER_NODE = re.compile(r"^  Node (\S+) running process")
@@ -89,8 +89,8 @@ class _Reader:
             self.section, self.status.collection_seconds = "Communicators", float(m[1])
             return
         if self.section == "header":
-            if m := _VERSION.match(line):
-                self.status.nccl_version = m[1]
+            if line.startswith("NCCL version ") and (version := nccl_version(line)):
+                self.status.nccl_version = version
             elif m := _CUDA.match(line):
                 self.status.cuda_runtime, self.status.cuda_driver = int(m[1]), int(m[2])
             return

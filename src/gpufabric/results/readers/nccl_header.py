@@ -6,7 +6,7 @@ nccl-tests prints (exact spacing varies across versions, so every pattern here t
     # Collective test starting: all_reduce_perf
     # nThread 1 nGpus 1 minBytes 8 maxBytes 2147483648 step: 2(factor) warmup iters: 5 iters: 100 ...
     #  Rank  0 Group  0 Pid   7774 on nc-head device  0 [0000:8f:00] NVIDIA H200      (results/device_line)
-    NCCL version 2.26.6+cuda12.8                       (NCCL itself; also inside ``NCCL INFO`` lines)
+    NCCL version 2.26.6+cuda12.8                       (results/nccl_version)
     # Out of bounds values : 0 OK                      (older versions: no leading '#')
     # Avg bus bandwidth    : 122.073
 
@@ -42,7 +42,6 @@ _NRANKS = re.compile(r"\bnranks\s+(?P<nranks>\d{1,9})\b")
 _TESTS_VERSION = re.compile(
     r"^#\s*nccl-tests version\s+(?P<version>\S+)(?:.*?nccl-library=(?P<library>\d{1,9})\b)?"
 )
-_NCCL_VERSION = re.compile(r"\bNCCL version\s+(?P<version>\d+\.\d+\.\d+\S*)")
 _TEST_STARTING = re.compile(r"^#\s*Collective test starting:\s*(?P<program>\S+)")
 _TEST_CONCLUDED = re.compile(r"^#\s*Collective test concluded:\s*(?P<program>\S+)")
 _OUT_OF_BOUNDS = re.compile(r"^#?\s*Out of bounds values\s*:\s*(?P<count>\d{1,18}\b|N/A)")
@@ -102,11 +101,6 @@ def parse_nranks(line: str) -> int | None:
     """``NCCL INFO comm 0x5 rank 3 nranks 16 cudaDev 3 ... - Init COMPLETE`` -> 16."""
     match = _NRANKS.search(line)
     return int(match["nranks"]) if match and int(match["nranks"]) > 0 else None
-
-
-def parse_nccl_version(line: str) -> str | None:
-    match = _NCCL_VERSION.search(line)
-    return match["version"] if match else None
 
 
 def parse_test_boundary(line: str) -> tuple[str, str] | None:

@@ -32,6 +32,7 @@ from gpufabric.results.model import (
     RunMetadata,
     RunResult,
 )
+from gpufabric.results.nccl_version import nccl_version
 from gpufabric.results.readers import gpufabric_lines as ours
 from gpufabric.results.readers import nccl_header as header
 from gpufabric.results.readers.collective_names import (
@@ -202,7 +203,7 @@ class NcclTextReader:
                 state.program = CollectiveName(name, "named by the nccl-tests test header")
             else:
                 state.program = None
-        elif (version := header.parse_nccl_version(line)) is not None:
+        elif (version := nccl_version(line)) is not None:
             self.nccl_version = self.nccl_version or version
         elif (nranks := header.parse_nranks(line)) is not None:
             self.nranks_logged = max(nranks, self.nranks_logged or 0)
