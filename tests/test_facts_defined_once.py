@@ -136,6 +136,8 @@ def test_the_three_users_of_the_tag_read_a_line_alike(tmp_path: Path) -> None:
 _SPELLED_ONCE: dict[str, tuple[str, str, set[str]]] = {
     "nccl-tests' device line": (r"Pid\s+", "results/device_line.py", set()),
     "what one EFA of p4d's four gives": ("p4d gave", "expect/published.py", set()),
+    # identity.py defines the model; task_program.py builds it for every launcher (with the task's id)
+    "a program's node layout": ("NodeLayout(", "launch/task_program.py", {"launch/identity.py"}),
     "srun --label's task prefix": (r"(\d+): ?(.*)", "launch/slurm_output.py", set()),
     # libnccl reads the banner compiled into the library's bytes, with its CUDA part
     "NCCL's version line": ("NCCL version (", "results/nccl_version.py", {"capabilities/libnccl.py"}),

@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from gpufabric.errors import UsageError
 from gpufabric.launch.base import LaunchOutcome, LaunchPlan, OutputSink, PlannedCommand, RankProgram
-from gpufabric.launch.identity import NodeLayout, dns_label, layout_env, new_task_id
+from gpufabric.launch.identity import dns_label, layout_env
 from gpufabric.launch.kubernetes_options import JOB_NAME_LABEL, MAIN_CONTAINER, KubernetesOptions
 from gpufabric.launch.names import LAUNCHER_KINDS, LauncherKind
-from gpufabric.launch.task_program import TASK_ID_VAR, is_task_program
+from gpufabric.launch.task_program import is_task_program, program_layout
 from gpufabric.planner.merge import merge_pod_config
 from gpufabric.redact import is_secret
 
@@ -59,13 +59,7 @@ class KubernetesLauncher:
             )
         name = dns_label(opts.job_name or program.label, max_length=40)
         addresses = [f"{name}-{i}.{name}" for i in range(program.nodes)]
-        layout = NodeLayout(
-            node_addresses=addresses,
-            gpus_per_node=program.gpus_per_node,
-            task_id=program.env.get(TASK_ID_VAR) or new_task_id(program.label),
-            launcher=self.name,
-            master_port=opts.master_port,
-        )
+        layout = program_layout(program, addresses, launcher=self.name, master_port=opts.master_port)
         env = {**program.env, **layout_env(layout)}
         if not opts.image:
             raise UsageError(

@@ -24,11 +24,11 @@ from typing import TYPE_CHECKING, ClassVar
 from gpufabric.errors import LaunchError, UsageError
 from gpufabric.launch.base import LaunchOutcome, LaunchPlan, OutputSink, PlannedCommand, RankExit, RankProgram
 from gpufabric.launch.hosts import HostSlots, parse_hostfile, parse_hosts
-from gpufabric.launch.identity import NodeLayout, layout_env, new_task_id
+from gpufabric.launch.identity import layout_env
 from gpufabric.launch.mpirun_options import MpirunOptions as MpirunOptions
 from gpufabric.launch.names import LAUNCHER_KINDS, LauncherKind
 from gpufabric.launch.processes import run_commands
-from gpufabric.launch.task_program import TASK_ID_VAR, is_task_program
+from gpufabric.launch.task_program import is_task_program, program_layout
 from gpufabric.mpirun_tag import MPIRUN_TAG
 
 if TYPE_CHECKING:  # types only: settings imports every launcher's options, never a launcher
@@ -103,13 +103,7 @@ class MpirunLauncher:
         local = not hosts
         node_count = opts.virtual_nodes or program.nodes
         addresses = [LOCAL_ADDRESS] * node_count if local else [h.host for h in hosts]
-        layout = NodeLayout(
-            node_addresses=addresses,
-            gpus_per_node=program.gpus_per_node,
-            task_id=program.env.get(TASK_ID_VAR) or new_task_id(program.label),
-            launcher=self.name,
-            master_port=opts.master_port,
-        )
+        layout = program_layout(program, addresses, launcher=self.name, master_port=opts.master_port)
         env = {**program.env, **layout_env(layout)}
         program_argv = list(program.argv)
         notes: list[str] = []

@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, ClassVar
 from gpufabric.envnames import check_env_name, check_one_line
 from gpufabric.errors import UsageError
 from gpufabric.launch.base import LaunchOutcome, LaunchPlan, OutputSink, PlannedCommand, RankProgram
-from gpufabric.launch.identity import NodeLayout, dns_label, layout_env, new_task_id
+from gpufabric.launch.identity import dns_label, layout_env
 from gpufabric.launch.names import LAUNCHER_KINDS, LauncherKind
 from gpufabric.launch.slurm_options import SlurmOptions
-from gpufabric.launch.task_program import TASK_ID_VAR, is_task_program
+from gpufabric.launch.task_program import is_task_program, program_layout
 
 if TYPE_CHECKING:  # types only: settings imports every launcher's options, never a launcher
     from gpufabric.launch.settings import LauncherSettings
@@ -51,12 +51,8 @@ class SlurmLauncher:
             )
         if program.nranks % slurm_nodes:
             raise UsageError(f"{program.nranks} ranks do not split evenly over {slurm_nodes} Slurm nodes")
-        layout = NodeLayout(
-            node_addresses=["<from allocation>"] * program.nodes,
-            gpus_per_node=program.gpus_per_node,
-            task_id=program.env.get(TASK_ID_VAR) or new_task_id(program.label),
-            launcher=self.name,
-            master_port=opts.master_port,
+        layout = program_layout(
+            program, ["<from allocation>"] * program.nodes, launcher=self.name, master_port=opts.master_port
         )
         env = {**program.env, **layout_env(layout, include_addresses=False)}
         workdir = program.workdir

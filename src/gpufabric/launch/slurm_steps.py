@@ -21,12 +21,12 @@ from pydantic import BaseModel, ConfigDict
 from gpufabric.errors import LaunchError
 from gpufabric.launch.base import LaunchOutcome, LaunchPlan, OutputSink, PlannedCommand, RankExit, RankProgram
 from gpufabric.launch.hostlist import SLURM_NODELIST, expand_nodelist
-from gpufabric.launch.identity import NodeLayout, layout_env, new_task_id
+from gpufabric.launch.identity import layout_env
 from gpufabric.launch.processes import run_commands
 from gpufabric.launch.slurm_job import cancel, slurm_command
 from gpufabric.launch.slurm_options import SlurmOptions
 from gpufabric.launch.slurm_output import exit_code_of, srun_label, task_exit
-from gpufabric.launch.task_program import TASK_ID_VAR
+from gpufabric.launch.task_program import program_layout
 
 _GRANTED = re.compile(r"Granted job allocation (\d+)")
 
@@ -113,12 +113,8 @@ class SrunStepLauncher:
         from gpufabric.launch.ports import free_port
 
         opts = self.options
-        layout = NodeLayout(
-            node_addresses=[self.node] * program.nodes,
-            gpus_per_node=program.gpus_per_node,
-            task_id=program.env.get(TASK_ID_VAR) or new_task_id(program.label),
-            launcher=self.name,
-            master_port=free_port(),
+        layout = program_layout(
+            program, [self.node] * program.nodes, launcher=self.name, master_port=free_port()
         )
         argv = [slurm_command("srun"), f"--jobid={self.allocation.job_id}", "--nodes=1",
                 f"--nodelist={self.node}", f"--ntasks={program.nranks}", "--label", "--kill-on-bad-exit=1",

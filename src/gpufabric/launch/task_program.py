@@ -15,7 +15,7 @@ from pathlib import Path
 
 from gpufabric.errors import UsageError
 from gpufabric.launch.base import RankProgram
-from gpufabric.launch.identity import new_task_id, node_rank_expression
+from gpufabric.launch.identity import NodeLayout, new_task_id, node_rank_expression
 from gpufabric.task.model import Task
 
 TASK_ID_VAR = "GPUFABRIC_TASK_ID"
@@ -89,6 +89,20 @@ def task_program(
         gpus_per_node=gpus,
         workdir=workdir,
         label=task.display_name,
+    )
+
+
+def program_layout(
+    program: RankProgram, addresses: list[str], *, launcher: str, master_port: int
+) -> NodeLayout:
+    """The node layout a launcher gives ``program`` on ``addresses`` (one a node, head first), under the
+    task's id when ``task_program`` made it (the task's nodes share it), else a new one for its label."""
+    return NodeLayout(
+        node_addresses=addresses,
+        gpus_per_node=program.gpus_per_node,
+        task_id=program.env.get(TASK_ID_VAR) or new_task_id(program.label),
+        launcher=launcher,
+        master_port=master_port,
     )
 
 
