@@ -60,11 +60,6 @@ EXTRAS: dict[str, Extra] = {
 }
 """Every extra but ``all`` (which is all of them)."""
 
-# Names a blocked or absent import must never be mistaken for: the top-level package of each module.
-OPTIONAL_TOP_LEVEL: tuple[str, ...] = tuple(
-    sorted({module.split(".")[0] for extra in EXTRAS.values() for module in extra.modules})
-)
-
 
 # Import names whose PyPI package is named otherwise (the message names what pip installs).
 _PACKAGES = {"nccl": "nccl4py", "cuda.bindings": "cuda-bindings", "cuda.core": "cuda-core"}

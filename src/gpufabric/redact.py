@@ -132,15 +132,6 @@ def redact_env(env: Mapping[str, str]) -> dict[str, str]:
     return {name: (REDACTED if is_secret_name(name) else scrub(value)) for name, value in env.items()}
 
 
-def redact_text(text: str, env: Mapping[str, str]) -> str:
-    """Replace any secret value from ``env`` that appears verbatim in ``text`` (e.g. in a log line),
-    and every secret shape."""
-    for name, value in env.items():
-        if is_secret_name(name) and len(value) >= _MIN_KNOWN:
-            text = text.replace(value, REDACTED)
-    return scrub(text)
-
-
 def redact_manifest(document: Any) -> Any:
     """A copy of a JSON-like tree with environment redacted: Kubernetes env entries (``{"name": ...,
     "value": ...}``), ``env``/``envs`` string maps with secret-looking names, Secret ``stringData``/``data``,

@@ -36,7 +36,6 @@ from gpufabric.analysis.doctor import (
     Verdict,
     diagnose,
     resolve_expectation,
-    worst,
 )
 from gpufabric.analysis.expected import GivenShape, expect_run
 from gpufabric.bench.ab import ABRuns
@@ -89,10 +88,6 @@ class ABReport(ABDocument):
     equivalence: Equivalence | None = Field(
         default=None, description="an A/B of two configurations (--ab-a/--ab-b): is B no slower than A"
     )
-
-    @property
-    def proof_verdict(self) -> Verdict:
-        return worst([s.proof.verdict for s in self.sides])
 
 
 def placement_of(runs: list[RunResult]) -> Placement:

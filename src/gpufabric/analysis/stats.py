@@ -129,8 +129,3 @@ def _bootstrap(baseline: Measurement, other: Measurement) -> Interval | None:
         high=float(high),
         samples=(len(baseline.samples_us), len(other.samples_us)),
     )
-
-
-def relative_spread(measurement: Measurement) -> float | None:
-    """(max - min) / median of the samples, as ``Measurement.spread``; exposed for renderers."""
-    return measurement.spread

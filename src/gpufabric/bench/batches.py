@@ -56,10 +56,6 @@ class Samples:
     """Per-iteration figures of the kept batches (``--per-iteration``; empty otherwise)."""
 
     @property
-    def mean_us(self) -> float:
-        return sum(self.samples_us) / len(self.samples_us)
-
-    @property
     def median_us(self) -> float:
         return statistics.median(self.samples_us)
 
@@ -149,11 +145,6 @@ def relative_ci95_median(values: list[float]) -> float:
 def relative_ci(values: list[float], estimator: Estimator) -> float:
     """The confidence half-width that matches the reported estimate."""
     return relative_ci95_median(values) if estimator == "median" else relative_ci95(values)
-
-
-def relative_diff(a: float, b: float) -> float:
-    low = min(a, b)
-    return math.inf if low <= 0 else abs(a - b) / low
 
 
 STEADY_REL_FLOOR = 0.15

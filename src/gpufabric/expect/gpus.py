@@ -30,13 +30,6 @@ class GpuModelFacts(BaseModel):
     )
     source: str = Field(description="the NVIDIA page that states these facts")
 
-    @property
-    def nvlink_gbytes_per_s(self) -> float | None:
-        """One GPU's NVLink bandwidth, one direction: links x per-link rate."""
-        if self.links_per_gpu is None or self.link_gbytes_per_s is None:
-            return None
-        return self.links_per_gpu * self.link_gbytes_per_s
-
 
 def _nvlink(model: str, generation: int, links: int, per_link: float, page: str) -> GpuModelFacts:
     return GpuModelFacts(

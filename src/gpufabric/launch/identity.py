@@ -74,17 +74,6 @@ def layout_env(layout: NodeLayout, *, include_addresses: bool = True) -> dict[st
     return env
 
 
-def skypilot_env(layout: NodeLayout, node_rank: int) -> dict[str, str]:
-    """What SkyPilot itself would export on node ``node_rank`` (for callers that know the rank up front)."""
-    return {
-        "SKYPILOT_NODE_RANK": str(node_rank),
-        "SKYPILOT_NODE_IPS": "\n".join(layout.node_addresses),
-        "SKYPILOT_NUM_NODES": str(layout.num_nodes),
-        "SKYPILOT_NUM_GPUS_PER_NODE": str(layout.gpus_per_node),
-        "SKYPILOT_TASK_ID": layout.task_id,
-    }
-
-
 def node_rank_expression() -> str:
     """A bash expression that yields the node rank under any of our launchers (0 when none is set)."""
     expression = "0"

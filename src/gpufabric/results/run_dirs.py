@@ -65,10 +65,6 @@ def unregister_run_directory(marker: str) -> None:
     _KINDS[:] = [k for k in _KINDS if k.marker != marker]
 
 
-def run_directory_kinds() -> tuple[RunDirectory, ...]:
-    return tuple(_KINDS)
-
-
 def identify(directory: Path) -> RunDirectory | None:
     """The kind of ``directory`` by its marker file, or None when it holds none of them."""
     return next((kind for kind in _KINDS if (directory / kind.marker).is_file()), None)

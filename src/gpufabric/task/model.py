@@ -213,7 +213,3 @@ def _env_text(value: object) -> str | None:
     if isinstance(value, int | float | str):
         return str(value)
     raise ValueError(f"envs values must be text or numbers, not {type(value).__name__}")
-
-
-TASK_FIELDS = tuple(Task.model_fields)
-RESOURCES_FIELDS = tuple(Resources.model_fields)

@@ -114,10 +114,6 @@ class CommPayload(TrainPart):
         default=None, description="compute and collectives side by side (older documents: None)"
     )
 
-    @property
-    def bytes_total(self) -> int:
-        return self.bytes_all_reduced + self.bytes_reduce_scattered + self.bytes_all_gathered
-
 
 class PhaseSplit(TrainPart):
     """Where forward and backward end inside each step (ms from its start), synced and twin: exposed

@@ -40,10 +40,6 @@ def time_steps(fn: Callable[[int], None], count: int, device: torch.device, star
     return times
 
 
-PHASES = ("forward", "backward")
-"""The marks inside a step (``strategy.Trainer.step``): loss computed, gradients synced."""
-
-
 @dataclass
 class PhasedTimes:
     """Per step, ms from the step's start: to the end of forward, to the end of backward, to the end."""

@@ -69,9 +69,6 @@ class Reference(BaseModel):
         """busbw relative to expected (or to the peers' median busbw when nothing is expected)."""
         return measurement.busbw_gbps / (measurement.expected_gbps or 1.0)
 
-    def is_short(self, measurement: GroupMeasurement) -> bool:
-        return self.ratio(measurement) < self.threshold_ratio
-
 
 def learn_reference(screen: Sequence[GroupMeasurement], settings: JudgeSettings) -> Reference:
     """The reference from one round of peer groups (most of which are healthy, which the median needs)."""

@@ -81,11 +81,6 @@ def _wrong_mask(got: torch.Tensor, expected_int: torch.Tensor, dtype: str, op: s
     return got.to(torch.int64) != expected.to(torch.int64)
 
 
-def count_wrong(got: torch.Tensor, expected_int: torch.Tensor, dtype: str, op: str) -> int:
-    """Elements of ``got`` that differ from the exact expected values."""
-    return find_wrong(got, expected_int, dtype, op).wrong
-
-
 def find_wrong(got: torch.Tensor, expected_int: torch.Tensor, dtype: str, op: str) -> Mismatch:
     """The count of wrong elements, and the index, expected and received value of the first."""
     if got.numel() == 0:

@@ -134,11 +134,6 @@ class BatchTimer:
         dist.broadcast(tensor, src=self.leader, group=self.group)
         return [int(v) for v in tensor.tolist()]
 
-    def sum_int(self, value: int) -> int:
-        tensor = self._tensor([float(value)])
-        dist.all_reduce(tensor, op=dist.ReduceOp.SUM, group=self.group)
-        return int(tensor.item())
-
     def gather_check(self, wrong: int, index: int, expected: float, got: float) -> list[list[float]]:
         """Every rank's (wrong, index, expected, got), on every rank (a sum of one-hot rows)."""
         table = torch.zeros((self.world_size, 4), dtype=torch.float64, device=self.device)
