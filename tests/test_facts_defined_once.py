@@ -154,3 +154,33 @@ def test_each_twin_is_spelled_in_one_module(fact: str) -> None:
 def test_the_efa_count_figures_are_the_published_ones() -> None:
     # SkyPilot's EFA guide, AWS VM table, 2 GB row: 77.90 GB/s with 4 EFA, 20.31 with 1.
     assert efa_count_figures() == "SkyPilot's EFA guide: 2x p4d gave 20 GB/s with 1 EFA, 78 GB/s with 4"
+
+
+def _regex_strings(path: Path) -> set[str]:
+    """The string constants of ``path`` that are regular expressions (docstrings left out)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docs = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+    }
+    return {
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs
+        if "(?" in node.value or "\\" in node.value
+    }
+
+
+def test_only_the_nccl_log_patterns_say_which_lines_prove_a_network() -> None:
+    # The catalog kept its own per-fabric log markers, which disagreed with the doctor's reading (issue 38).
+    spelled = {
+        str(path.relative_to(SRC))
+        for path in _modules()
+        if any("Using network" in text or "via NET/" in text for text in _regex_strings(path))
+    }
+    assert spelled == {"nccl_logs/patterns.py"}
+    data = [p.name for p in (SRC / "catalog" / "data").rglob("*.yaml") if "Using network" in p.read_text()]
+    assert data == []

@@ -12,8 +12,8 @@ Instances
 
 Fabrics
     ``get_fabric(name) -> Fabric``  ``enable_env``, ``tuning_env``, the A/B ``off_env``/``off_unset``
-        profile, ``nccl_net`` and ``log_markers`` (regexes over NCCL_DEBUG=INFO output, each saying
-        whether a match proves the fabric active, merely loaded, or inactive).
+        profile, ``nccl_net`` (NCCL's name of its network; ``nccl_logs.patterns.network_proof`` gives the
+        log lines that prove it).
     ``list_fabrics() -> list[Fabric]``
     ``resolve_fabric(name, option="fabric") -> FabricName``  the one fabric vocabulary: names and aliases
         (``tcpx``, ``ib``, ``rdma``, ``gib`` ...) accepted by every command; ``fabric_spellings()`` lists
@@ -62,7 +62,6 @@ if TYPE_CHECKING:  # the public names, each imported on first use (gpufabric._la
         Fabric,
         InstanceListing,
         InstanceType,
-        LogMarker,
         NodeDetection,
         NodeLabelRule,
         Provenance,
@@ -81,7 +80,6 @@ __all__ = [
     "FabricName",
     "InstanceListing",
     "InstanceType",
-    "LogMarker",
     "NodeDetection",
     "NodeLabelRule",
     "Provenance",

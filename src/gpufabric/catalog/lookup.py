@@ -82,7 +82,7 @@ def resolve_fabric(name: FabricName | str, *, option: str = "fabric") -> FabricN
 
 
 def get_fabric(name: FabricName | str) -> Fabric:
-    """The fabric definition: env, off profile, NCCL log markers; any spelling ``resolve_fabric`` takes."""
+    """The fabric definition: env, off profile, NCCL network name; any spelling ``resolve_fabric`` takes."""
     return load_catalog().fabrics[resolve_fabric(name)]
 
 

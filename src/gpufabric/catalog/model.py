@@ -80,17 +80,9 @@ class Provenance(_Frozen):
         return f"{kind}: {self.source}" + (f" ({public_source(self.note)})" if self.note else "")
 
 
-class LogMarker(_Frozen):
-    """A regular expression over NCCL_DEBUG=INFO output and what a match proves."""
-
-    pattern: str = Field(description="Python regular expression, searched line by line")
-    proves: Literal["active", "plugin-loaded", "inactive", "intra-node"]
-    meaning: str
-    example: str = Field(default="", description="a real log line this pattern matches")
-
-
 class Fabric(_Frozen):
-    """A transport: what turns it on, what turns it off for an A/B run, and how NCCL logs show it."""
+    """A transport: what turns it on and what turns it off for an A/B run (the NCCL log lines that show it
+    are ``nccl_logs.patterns``', by ``nccl_net`` and ``network``)."""
 
     name: FabricName
     scope: Literal["inter-node", "intra-node"]
@@ -125,7 +117,6 @@ class Fabric(_Frozen):
         default=(), description="variables (or NAME_ prefixes ending in '_') the off profile removes"
     )
     off_description: str = ""
-    log_markers: tuple[LogMarker, ...] = ()
     provenance: tuple[Provenance, ...] = Field(min_length=1)
 
 

@@ -96,8 +96,6 @@ NET_USING = re.compile(
 NET_DEVICE = re.compile(r"\[(?P<idx>\d{1,12})\](?P<dev>[^\s\[;]+)")
 # NCCL 2.21+ merges ports of one NIC: `NET/IB : Using [0]={[0] mlx5_2:1/RoCE, [1] mlx5_3:1/RoCE} [1]={...}`
 NET_MERGED_DEVICE = re.compile(r"\[\d+\]=\{(?P<inner>[^}]{0,512})\}")
-# `NET/IB : No device found.`
-NET_NO_DEVICE = re.compile(r"^NET/(?P<net>\w+) ?: ?No device found")
 # `Bootstrap : Using eth0:10.0.0.1<0>`, `Bootstrap : Using [0]lo:127.0.0.1<0>`
 BOOTSTRAP = re.compile(r"^Bootstrap ?: ?Using (?:\[\d+\])?(?P<iface>[^\s:]+)(?::(?P<addr>[^<\s]{1,64}))?")
 # `NET/GPUDirectTCPX ver. 3.1.8.` and `NET/GPUDirectTCPX : GPUDirectTCPX enable: 1` (seed 003)
@@ -107,6 +105,31 @@ PLUGIN_VERSION = re.compile(r"^NET/(?P<net>GPUDirectTCPXO|GPUDirectTCPX|FasTrak|
 # GPUDirect-TCPXO's plugin on A3 Mega: `Initializing network FasTrak, version: 1.0.17` (after `Using network
 # FasTrak`); NCCL's own plugins say `Initialized NET plugin Socket` instead
 PLUGIN_INITIALIZING = re.compile(r"^Initializing network (?P<net>\w+),? version:? ?(?P<ver>[\d.]+)")
+
+# --- what proves a network, as a plan prints it -------------------------------------------------------
+# NCCL's names of a network in the lines below, by the catalog's spelling (``Fabric.nccl_net``):
+# aws-ofi-nccl says `AWS Libfabric` (older) or `Libfabric`; IB is NCCL's own `IB` or the HPC-X plugin's
+# `IBext_v8`. `\b` keeps `GPUDirectTCPX` from matching `GPUDirectTCPXO`.
+_NET_NAMES = {"Libfabric": r"(?:AWS )?Libfabric", "IB": r"IB(?:ext\w*)?"}
+
+
+def network_proof(nccl_net: str | None) -> list[str]:
+    """The lines that prove NCCL used the network it calls ``nccl_net`` between nodes, as the regexes a
+    plan prints for grep (``Plan.log_proof``). Each is a line this module reads as that network: NCCL
+    choosing it (USING_NETWORK, USING_NETWORK_OLD), a channel over it (CHANNEL_LINK's ``via NET/<name>/``)
+    and TCPX's ``enable: 1`` (TCPX_ENABLE); tests/nccl_logs/test_network_proof.py holds both readings to
+    every real log. None (a fabric inside a node: no NCCL network) has none."""
+    if nccl_net is None:
+        return []
+    name = _NET_NAMES.get(nccl_net, re.escape(nccl_net))
+    proof = [
+        rf"(?:Using network|Assigned NET plugin|Using internal [Nn]etwork) {name}\b",
+        rf"via NET/{name}/\d+",
+    ]
+    if nccl_net == "GPUDirectTCPX":
+        proof.append("GPUDirectTCPX enable: ?1")
+    return proof
+
 
 # --- GDR ----------------------------------------------------------------------------------------
 # `NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0'` / `... Enabled for HCA 0 'mlx5_0' (no dmabuf)`

@@ -6,6 +6,7 @@ from typing import Any
 
 from gpufabric.catalog import Cloud, FabricName, get_fabric
 from gpufabric.errors import CatalogError, UsageError
+from gpufabric.nccl_logs.patterns import network_proof
 from gpufabric.planner.clouds import cloud_profile
 from gpufabric.planner.docker import render_docker
 from gpufabric.planner.fabric_env import HABANA, HABANA_OFF_DESCRIPTION, TRAINIUM
@@ -115,9 +116,7 @@ def plan(request: PlanRequest) -> Plan:
         fabric_off_description=HABANA_OFF_DESCRIPTION if habana else spec.off_description,
         warnings=list(res.warnings),
         # HCCL and the Neuron runtime print no NCCL lines: a log cannot prove their fabric.
-        log_proof=[]
-        if kind != "nvidia-gpu"
-        else [m.pattern for m in spec.log_markers if m.proves == "active"],
+        log_proof=network_proof(spec.nccl_net) if kind == "nvidia-gpu" else [],
     )
     if habana and res.tier is Tier.BEST:
         result.warnings.append(

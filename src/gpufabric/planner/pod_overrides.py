@@ -13,6 +13,7 @@ from typing import Any
 
 from gpufabric.catalog import FabricName, get_fabric
 from gpufabric.expect.published import efa_count_figures
+from gpufabric.nccl_logs.patterns import network_proof
 from gpufabric.planner.model import Plan, Tier
 
 # Variables whose value selects the transport: a different value from the user turns the fabric off.
@@ -84,9 +85,7 @@ def reconcile_with_pod_config(plan: Plan, pod_config: dict[str, Any]) -> None:
         plan.fabric_reason = f"pod_config {switch} turns {fabric.value} off (planned: {plan.fabric_reason})"
         plan.fabric, plan.nic_count, plan.tier_planned = FabricName.SOCKET, 0, Tier.STANDARD
         plan.baseline_variant = "socket"
-        plan.log_proof = [
-            m.pattern for m in get_fabric(FabricName.SOCKET).log_markers if m.proves == "active"
-        ]
+        plan.log_proof = network_proof(get_fabric(FabricName.SOCKET).nccl_net)
         return
     if devices is not None and resource == "vpc.amazonaws.com/efa" and devices < plan.nic_count:
         plan.warnings.append(
