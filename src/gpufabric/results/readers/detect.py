@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 from gpufabric.errors import InputError
 from gpufabric.results.readers.rccl_json import looks_like_rccl_tests_json
@@ -26,15 +26,7 @@ InputFormat = Literal[
     "nccl-tests-text",
     "rccl-tests-json",
 ]
-INPUT_FORMATS: tuple[InputFormat, ...] = (
-    "gpufabric-json",
-    "gpufabric-jsonl",
-    "gpufabric-csv",
-    "gpufabric-markdown",
-    "nccl-tests-json",
-    "nccl-tests-text",
-    "rccl-tests-json",
-)
+INPUT_FORMATS: tuple[InputFormat, ...] = get_args(InputFormat)
 CSV_HEADER = "collective,nranks,size_bytes,count,"  # how ``show --format csv`` starts (after fault lines)
 MARKDOWN_HEADER = "| size (B) | count | type |"  # the column row of ``show --format markdown``
 _SNIFF_BYTES = 64 * 1024
