@@ -28,11 +28,16 @@ a fraction ``d`` of the time:
 
 GPU rounds use many short batches (``TAIL_BATCHES`` of ``TAIL_BATCH_S``: 100 batches of 5 ms, a window
 of about 0.5 s, so a 50 ms burst every 200 ms is in it two or three times, each time over 4-5 whole
-batches); the median of 100 is as steady as the median of 5 long ones. Their batches are device-timed
-(the stream held while the host enqueues), so a slow batch is the GPU's or its link's own. CPU rounds
-keep the ``median``: a CPU batch includes the host's scheduler, whose preemptions on a shared host an upper
-quantile would read as a slow node (healthy pairs' batches ranged 0.7-3.6 ms here). Either way the
-confirm stage compares a suspect only with control groups of the same round under the same statistic,
+batches); the median of 100 is as steady as the median of 5 long ones. Until the engine sized batches
+from a warm warm-up (``engines.torch.timing``), those batches were single 140 us alltoalls on 4x H200
+(2026-11-27): a 14 ms window, which the light load's bursts missed in 3 of 11 rounds, and in which a
+healthy group's slowest tenth was its two warm-up batches (1.5-1.9x) and the heavy load read 1.1x at
+the median, not the 0.45-0.53 of 20 ms batches: the figures above from those runs are of that window.
+Every reading leaves out the first ``WARMUP_BATCHES`` of 20 or more (``settled``). Their batches are
+device-timed (the stream held while the host enqueues), so a slow batch is the GPU's or its link's own.
+CPU rounds keep the ``median``: a CPU batch includes the host's scheduler, whose preemptions on a shared
+host an upper quantile would read as a slow node (healthy pairs' batches ranged 0.7-3.6 ms here). Either
+way the confirm stage compares a suspect only with control groups of the same round under the same statistic,
 so its rank test stays exact and its scaled test's noise is the spread of that statistic.
 """
 
@@ -54,6 +59,11 @@ BLENDED: GroupStatistic = "median+tail10"
 """Read twice (the median and tail10); ``group_readings`` gives both, ``analysis.isolate.blend`` one."""
 TAIL_FRACTION = 0.10
 """``tail10``: the mean of this slowest fraction of the batches (at least one)."""
+WARMUP_BATCHES, SETTLE_FROM = 2, 20
+"""Left out of every reading of ``SETTLE_FROM`` batches or more: the first ``WARMUP_BATCHES``. On 4x H200
+(2026-11-27, 56 group tests of 100 single-iteration batches) 22 of the 28 healthy groups' first two
+batches read 1.5-1.9x their median, and no later batch of a healthy group above 1.04x: two of a tail10's
+ten, which set its healthy spread (5.5% between groups with them, 0.8% without)."""
 
 
 def parse_statistic(flag: str, value: str) -> GroupStatistic:
@@ -64,12 +74,19 @@ def parse_statistic(flag: str, value: str) -> GroupStatistic:
     return named[value]
 
 
+def settled(samples_us: Sequence[float]) -> Sequence[float]:
+    """The batches a reading looks at: from ``SETTLE_FROM`` batches on, all but the first
+    ``WARMUP_BATCHES`` (fewer, e.g. the median of 5, are read whole)."""
+    return samples_us[WARMUP_BATCHES:] if len(samples_us) >= SETTLE_FROM else samples_us
+
+
 def batch_time_us(samples_us: Sequence[float], statistic: GroupStatistic) -> float:
     """One group test's per-iteration time from its batches' (microseconds). Upper quantiles interpolate
     linearly between the two nearest batches (numpy's default), so 100 batches' p95 lies between the
     5th and 6th slowest."""
     if not samples_us:
         raise ValueError("a group test without timed batches")
+    samples_us = settled(samples_us)
     if statistic in ("median", BLENDED):  # the blend's first reading; ``group_readings`` gives both
         return statistics.median(samples_us)
     if statistic == "mean":

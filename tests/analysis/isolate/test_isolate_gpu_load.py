@@ -11,8 +11,10 @@ off through a mode file. The search must find that GPU's node as a **node** (nev
 healthy node), in at most 2*ceil(log2 4)+2 = 6 rounds, and accuse nobody else, in each of 3 runs under
 each load; a clean run must accuse nobody. The runs alternate (clean, heavy, light, heavy, light, heavy,
 light) so that a call cut short still holds both loads. Each group test is read at the GPU default,
-``median+tail10`` of 100 batches of 5 ms (``analysis.isolate.blend``): on 4x H200 (2026-11-27) the
-median alone missed the light load and tail10 alone the heavy one (docs/benchmarks.md §7, §8).
+``median+tail10`` of 100 batches of 5 ms (``analysis.isolate.blend``), the first two left out: on 4x
+H200 (2026-11-27) the median alone missed the light load (docs/benchmarks.md §7, §8, §12). Each round's
+record says how many iterations its batches held (about 36 for 5 ms; 1 before the engine sized them
+from a warm warm-up).
 
 Each run prints one line (verdict, rounds, seconds, who was accused) and a JSON record with its round
 log and, per round, the job's seconds against the seconds of timed batches (where a round's time goes).
@@ -104,8 +106,11 @@ def round_times(run_dir: Path) -> list[dict[str, float]]:
         data = json.loads(result.read_text(encoding="utf-8"))
         timed = sum(sum(g["samples_us"]) * g["iters_per_batch"] for g in data["groups"]) / 1e6
         job = result.stat().st_mtime - (result.parent / "plan.json").stat().st_mtime
+        # iterations per batch: about 5 ms of the collective (36 at 140 us), 1 when the engine sized its
+        # batches from a cold warm-up (4x H200, 2026-11-27 09:10 UTC)
         rows.append({"job_s": round(job, 1), "timed_s": round(timed, 2),
-                     "batches": sum(len(g["samples_us"]) for g in data["groups"])})  # fmt: skip
+                     "batches": sum(len(g["samples_us"]) for g in data["groups"]),
+                     "iters_per_batch": sorted({g["iters_per_batch"] for g in data["groups"]})})  # fmt: skip
     return rows
 
 
@@ -176,13 +181,13 @@ def miss(name: str, data: dict[str, Any], code: int) -> str | None:
 
 
 LIGHT_MISS = (
-    "not yet run with the median+tail10 default on GPUs: on 4x H200, 2026-11-27 (docs/benchmarks.md §8), "
-    "the median never saw a GPU busy a quarter of the time and tail10 alone found it in 1 of 2 runs"
+    "0 of 3 on 4x H200 at 09:10 UTC 2026-11-27 (docs/benchmarks.md §12): each batch was one 140 us alltoall "
+    "(sized from a cold warm-up), a 14 ms window; not yet run with 5 ms batches and the warm-up left out"
 )
 
 
-CASES = [pytest.param(n, marks=pytest.mark.xfail(reason=LIGHT_MISS)) if n.startswith("light") else n
-         for n in ORDER]  # fmt: skip
+CASES = [pytest.param(n, marks=pytest.mark.xfail(reason=LIGHT_MISS, strict=False))
+         if n.startswith("light") else n for n in ORDER]  # fmt: skip
 
 
 @pytest.mark.parametrize("name", CASES)
