@@ -30,7 +30,7 @@ GPU rounds use many short batches (``TAIL_BATCHES`` of ``TAIL_BATCH_S``: 100 bat
 of about 0.5 s, so a 50 ms burst every 200 ms is in it two or three times, each time over 4-5 whole
 batches); the median of 100 is as steady as the median of 5 long ones. Until the engine sized batches
 from a warm warm-up (``engines.torch.timing``), those batches were single 140 us alltoalls on 4x H200
-(2026-11-27): a 14 ms window, which the light load's bursts missed in 3 of 11 rounds, and in which a
+(2026-11-27): a 14 ms window, which the light load's bursts missed in 4 of 11 rounds, and in which a
 healthy group's slowest tenth was its two warm-up batches (1.5-1.9x) and the heavy load read 1.1x at
 the median, not the 0.45-0.53 of 20 ms batches: the figures above from those runs are of that window.
 Every reading leaves out the first ``WARMUP_BATCHES`` of 20 or more (``settled``). Their batches are

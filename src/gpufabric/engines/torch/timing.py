@@ -235,7 +235,7 @@ class BatchTimer:
         new ones every round) makes NCCL's connections inside its first collective, so the first
         warm-up read tens of milliseconds per iteration and sized every batch at 1 iteration (issue 33,
         4x H200: 100 "batches of 5 ms" were 100 single alltoalls of 140 us, a 14 ms window that a load
-        busy 50 ms of 200 missed in 3 rounds of 11). Its host time sized the first hold, too long."""
+        busy 50 ms of 200 missed in 4 rounds of 11). Its host time sized the first hold, too long."""
         warmup = max(self.config.warmup, 1)
         first = self.run_batch(work, warmup)
         if self.config.batch_floor_s > 0:
