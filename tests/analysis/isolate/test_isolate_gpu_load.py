@@ -180,17 +180,10 @@ def miss(name: str, data: dict[str, Any], code: int) -> str | None:
     return None
 
 
-LIGHT_MISS = (
-    "0 of 3 on 4x H200 at 09:10 UTC 2026-11-27 (docs/benchmarks.md §12): each batch was one 140 us alltoall "
-    "(sized from a cold warm-up), a 14 ms window; not yet run with 5 ms batches and the warm-up left out"
-)
+# Light and heavy alike since 4x H200, 09:40 UTC 2026-11-27 (docs/benchmarks.md §12): 3 of 3 each, 4 rounds.
 
 
-CASES = [pytest.param(n, marks=pytest.mark.xfail(reason=LIGHT_MISS, strict=False))
-         if n.startswith("light") else n for n in ORDER]  # fmt: skip
-
-
-@pytest.mark.parametrize("name", CASES)
+@pytest.mark.parametrize("name", ORDER)
 def test_a_loaded_gpu_is_found_as_a_node_within_six_rounds(name: str, load: Load, tmp_path: Path) -> None:
     load.set(name.rstrip("0123456789") if name != "clean" else "off")
     data, code = search(tmp_path / name)
