@@ -46,22 +46,23 @@ def _info_files(ev: Evidence) -> list[Path]:
     return files
 
 
+def _lines_with(files: list[Path], marker: str) -> list[str]:
+    """Every line of ``files`` that holds ``marker`` (read as text; a bad byte does not stop the read)."""
+    lines: list[str] = []
+    for file in files:
+        with file.open(encoding="utf-8", errors="replace") as handle:
+            lines.extend(line for line in handle if marker in line)
+    return lines
+
+
 def run_diagnostics(ev: Evidence) -> NcclDiagnostics:
     """Every ``NCCL DIAG`` line of the run's files, read into one report."""
-    lines: list[str] = []
-    for file in _diag_files(ev):
-        with file.open(encoding="utf-8", errors="replace") as handle:
-            lines.extend(line for line in handle if " NCCL DIAG " in line)
-    return read_diagnostics(lines)
+    return read_diagnostics(_lines_with(_diag_files(ev), " NCCL DIAG "))
 
 
 def run_p2p_coverage(ev: Evidence) -> P2pCoverage:
     """NCCL's INFO lines on the P2P check's pairs, from the run's files and its NCCL debug files."""
-    lines: list[str] = []
-    for file in _info_files(ev):
-        with file.open(encoding="utf-8", errors="replace") as handle:
-            lines.extend(line for line in handle if "NCCL INFO" in line)
-    return read_p2p_coverage(lines)
+    return read_p2p_coverage(_lines_with(_info_files(ev), "NCCL INFO"))
 
 
 def _p2p_settings(ev: Evidence, coverage: P2pCoverage) -> dict[str, str]:
