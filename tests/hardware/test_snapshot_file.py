@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from gpufabric.errors import InputError
+from gpufabric.expect.table import load_shape
 from gpufabric.hardware.detect import detect_node
 from gpufabric.hardware.nvlink import NvLinkRecord, nvlink_facts
 from gpufabric.hardware.snapshot import load_snapshot, save_snapshot
@@ -113,3 +114,13 @@ def test_nvml_records_of_direct_links_count_per_pair() -> None:
         4,
     )
     assert nvlink_facts(bus, [r.model_copy(update={"active": False}) for r in records]) is None
+
+
+def test_a_binary_file_given_as_a_snapshot_is_one_line(tmp_path: Path) -> None:
+    # The CLI fuzz found it: a file that is not UTF-8 text raised UnicodeDecodeError from both readers.
+    bad = tmp_path / "bad.bin"
+    bad.write_bytes(b'\xff\xfe{"kind": "gpufabric-node-snapshot"}')
+    for read in (load_snapshot, load_shape):
+        with pytest.raises(InputError) as caught:
+            read(bad)
+        assert "not text (byte 0 is not UTF-8)" in str(caught.value) and "\n" not in str(caught.value)

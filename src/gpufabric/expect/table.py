@@ -98,6 +98,11 @@ def load_shape(path: FilePath) -> NodeShape:
         raise InputError(
             f"--snapshot {path}: cannot read it ({exc.strerror or exc}); give a snapshot JSON file"
         ) from None
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"--snapshot {path}: not text (byte {exc.start} is not UTF-8); give a snapshot JSON file "
+            "(`gpufabric snapshot --out FILE`)"
+        ) from None
     try:
         document = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -49,6 +49,11 @@ def load_snapshot(path: Path) -> NodeSnapshot:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise InputError(f"{path}: cannot read the snapshot ({exc.strerror or exc})") from exc
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"{path}: not text (byte {exc.start} is not UTF-8); "
+            "write a snapshot with `gpufabric snapshot --out FILE`"
+        ) from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
