@@ -5,15 +5,18 @@ lacked alltoallv, which ``-c`` accepts, and planning it ended in a pydantic trac
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
 
 import gpufabric
-from gpufabric import collectives
-from gpufabric.bench import semantics
+from gpufabric import boundary_names, collectives
+from gpufabric.bench import rundir, semantics
+from gpufabric.engines import NCCL_LIB_ENV
 from gpufabric.engines.nccl_tests.driver import NcclTestsSettings, RankZeroLog
 from gpufabric.expect.published import efa_count_figures
+from gpufabric.launch import identity as launch_identity
 from gpufabric.mpirun_tag import MPIRUN_TAG
 from gpufabric.results.model import ENGINE_COLLECTIVES
 from gpufabric.results.readers.prefixes import split_prefixes
@@ -24,6 +27,7 @@ HOME = {
     "collective sets": SRC / "bench" / "semantics.py",
     "mpirun tag": SRC / "mpirun_tag.py",
     "exit protocol": SRC / "bench" / "rank_process.py",
+    "boundary names": SRC / "boundary_names.py",
 }
 
 
@@ -86,28 +90,86 @@ def test_the_nccl_tests_engine_takes_every_collective_bench_accepts(name: str) -
     assert NcclTestsSettings(collective=name).collective == name
 
 
-# Each variable's home, and the modules that may still spell it: a rank imports nothing from
-# gpufabric.launch, so the rank-side records read the launcher's name by its spelling.
-_ENV_NAMES = {
-    "GPUFABRIC_NCCL_LIB": ("engines/__init__.py", set()),
-    "GPUFABRIC_LAUNCHER": ("launch/identity.py", {"bench/report_writer.py", "train/record.py"}),
-    "GPUFABRIC_NODE_RANK": ("launch/identity.py", set()),
-    "GPUFABRIC_NUM_NODES": ("launch/identity.py", set()),
-    "GPUFABRIC_NO_METADATA": ("hardware/cloud.py", set()),
-    "GPUFABRIC_CLOUD_METADATA": ("hardware/cloud.py", set()),
+# Every name that crosses a process boundary (an environment variable, a stdout tag, NCCL's log files, a
+# run root) is spelled in gpufabric.boundary_names only; every other module imports it from there.
+_BOUNDARY_NAMES = {
+    name: value
+    for name, value in vars(boundary_names).items()
+    if name.isupper() and isinstance(value, str | Path)
 }
 
 
-@pytest.mark.parametrize("name", sorted(_ENV_NAMES))
-def test_each_environment_variable_name_is_one_constant(name: str) -> None:
-    home, readers = _ENV_NAMES[name]
-    spelled = {
-        str(path.relative_to(SRC))
-        for path in _modules()
+# Plain words ("nccl" is a backend too, "runs" a JSON key) count where they name a path: ``x / "nccl"``,
+# ``Path("runs")``, or an f-string's ``/nccl/``.
+_WORDS = {str(boundary_names.NCCL_LOG_DIR), str(boundary_names.RUNS_ROOT)}
+
+
+def _spells(path: Path, value: str) -> bool:
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if value not in _WORDS:
+            if isinstance(node, ast.Constant) and node.value == value:
+                return True
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+            if any(
+                isinstance(side, ast.Constant) and side.value == value for side in (node.left, node.right)
+            ):
+                return True
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Path":
+            if any(isinstance(arg, ast.Constant) and arg.value == value for arg in node.args):
+                return True
+        elif isinstance(node, ast.JoinedStr):
+            parts = [part.value for part in node.values if isinstance(part, ast.Constant)]
+            if any(f"/{value}/" in str(part) or str(part).startswith(f"{value}/") for part in parts):
+                return True
+    return False
+
+
+def _constants(path: Path) -> set[str]:
+    return {
+        node.value
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
-        if isinstance(node, ast.Constant) and node.value == name
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
     }
-    assert spelled - readers == {home}
+
+
+def test_the_boundary_names_module_is_a_leaf() -> None:
+    imported = [
+        node
+        for node in ast.walk(ast.parse(HOME["boundary names"].read_text(encoding="utf-8")))
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        and any(name.startswith("gpufabric") for name in _imported_modules(node))
+    ]
+    assert imported == []
+
+
+def _imported_modules(node: ast.Import | ast.ImportFrom) -> list[str]:
+    return [alias.name for alias in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+
+
+@pytest.mark.parametrize("name", sorted(_BOUNDARY_NAMES))
+def test_each_boundary_name_is_spelled_once(name: str) -> None:
+    value = str(_BOUNDARY_NAMES[name])
+    others = [path for path in _modules() if path != HOME["boundary names"]]
+    spelled = sorted(str(path.relative_to(SRC)) for path in others if _spells(path, value))
+    assert spelled == [], f"import {name} from gpufabric.boundary_names instead"
+
+
+def test_every_environment_variable_of_ours_is_a_boundary_name() -> None:
+    """A new ``GPUFABRIC_*`` variable read or set anywhere must be added to boundary_names."""
+    ours = {value for value in map(str, _BOUNDARY_NAMES.values()) if value.startswith("GPUFABRIC_")}
+    found = {
+        (str(path.relative_to(SRC)), value)
+        for path in _modules()
+        for value in _constants(path)
+        if re.fullmatch(r"GPUFABRIC_[A-Z_]+ ?", value) and value not in ours
+    }
+    assert found == set()
+
+
+def test_the_rank_side_and_the_launchers_use_the_same_objects() -> None:
+    assert launch_identity.LAUNCHER_ENV is boundary_names.LAUNCHER_ENV
+    assert NCCL_LIB_ENV is boundary_names.NCCL_LIB_ENV
+    assert rundir.PROGRESS_TAG is boundary_names.PROGRESS_TAG
 
 
 def test_only_mpirun_tag_spells_out_the_tag_and_only_rank_process_the_exit_codes() -> None:

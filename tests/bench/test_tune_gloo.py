@@ -14,8 +14,9 @@ import numpy as np
 import pytest
 
 from gpufabric.analysis.tune_judge import judge_tune
-from gpufabric.bench.tune_gloo import GLOO_DEVICES_VAR, GLOO_KNOBS, devices_candidate, gloo_interfaces
+from gpufabric.bench.tune_gloo import GLOO_KNOBS, devices_candidate, gloo_interfaces
 from gpufabric.bench.tune_search import Candidate, Trial, TuneRuns, first_round, search
+from gpufabric.boundary_names import GLOO_DEVICES_ENV
 from gpufabric.errors import UsageError
 from gpufabric.expect.net_ceilings import ShapedLink, shaped_bound, socket_bound, socket_streams
 from gpufabric.expect.regimes import Regime
@@ -33,12 +34,12 @@ def test_the_grid_and_the_neighbours_are_device_counts() -> None:
 
 def test_each_rank_lists_its_own_interface_that_many_times() -> None:
     assert gloo_interfaces({"GLOO_SOCKET_IFNAME": "eth1"}) is None  # no candidate: unchanged
-    assert gloo_interfaces({GLOO_DEVICES_VAR: "3", "GLOO_SOCKET_IFNAME": "eth1"}) == "eth1,eth1,eth1"
-    assert gloo_interfaces({GLOO_DEVICES_VAR: "2", "MASTER_ADDR": "127.0.0.1"}) == "lo,lo"
+    assert gloo_interfaces({GLOO_DEVICES_ENV: "3", "GLOO_SOCKET_IFNAME": "eth1"}) == "eth1,eth1,eth1"
+    assert gloo_interfaces({GLOO_DEVICES_ENV: "2", "MASTER_ADDR": "127.0.0.1"}) == "lo,lo"
     with pytest.raises(UsageError, match="no GLOO_SOCKET_IFNAME to list; pass --env GLOO_SOCKET_IFNAME="):
-        gloo_interfaces({GLOO_DEVICES_VAR: "2", "MASTER_ADDR": "10.0.0.1"})
+        gloo_interfaces({GLOO_DEVICES_ENV: "2", "MASTER_ADDR": "10.0.0.1"})
     with pytest.raises(UsageError, match="a device count from 1 to 8"):
-        gloo_interfaces({GLOO_DEVICES_VAR: "0"})
+        gloo_interfaces({GLOO_DEVICES_ENV: "0"})
 
 
 def test_the_shaped_rate_is_the_socket_ceiling_where_it_is_the_lower_one() -> None:
@@ -82,7 +83,7 @@ def test_the_judgement_gives_each_reading_as_a_share_of_the_ceiling() -> None:
     over = judge_tune(runs, ceiling=shaped_bound(LINK.model_copy(update={"rate_mbit": 100}), "all_reduce",
                                                 Regime.RING, 1))  # fmt: skip
     assert "above the ceiling: the rate given is not what limits this path" in over.verdict
-    assert GLOO_KNOBS.export({GLOO_DEVICES_VAR: "2"}).startswith("export GLOO_SOCKET_IFNAME=IFACE,IFACE  #")
+    assert GLOO_KNOBS.export({GLOO_DEVICES_ENV: "2"}).startswith("export GLOO_SOCKET_IFNAME=IFACE,IFACE  #")
 
 
 def test_cli_tune_backend_gloo_plans_gloo_s_knobs_and_refuses_an_unknown_backend(tmp_path: Path) -> None:
@@ -106,7 +107,7 @@ def test_cli_tune_backend_gloo_plans_gloo_s_knobs_and_refuses_an_unknown_backend
     assert planned.returncode == 0, planned.stderr
     heads = [line for line in planned.stdout.splitlines() if line.startswith("# tune round 0:")]
     assert heads == ["# tune round 0: default", "# tune round 0: 2dev", "# tune round 0: 4dev"]
-    assert f"{GLOO_DEVICES_VAR}=4" in planned.stdout and "NCCL_SOCKET_NTHREADS" not in planned.stdout
+    assert f"{GLOO_DEVICES_ENV}=4" in planned.stdout and "NCCL_SOCKET_NTHREADS" not in planned.stdout
     wrong = subprocess.run([*base, "--backend", "mpi"], capture_output=True, text=True, timeout=180,
                            check=False, cwd=tmp_path, env=cpu)  # fmt: skip
     assert wrong.returncode == 2

@@ -11,7 +11,8 @@ from reliability_helpers import alive_processes
 
 from gpufabric.bench import BenchConfig, run_bench
 from gpufabric.bench.fault import Fault, fault_from_env, parse_fault
-from gpufabric.bench.stages import STAGE_TAG, StageReport, StageTimeouts, StageWatchdog, parse_stage_timeouts
+from gpufabric.bench.stages import StageReport, StageTimeouts, StageWatchdog, parse_stage_timeouts
+from gpufabric.boundary_names import STAGE_TAG
 from gpufabric.errors import UsageError
 from gpufabric.launch.base import PlannedCommand
 from gpufabric.launch.processes import run_commands, watching

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gpufabric.bench.tune_gloo import GLOO_DEVICES_VAR
+from gpufabric.boundary_names import GLOO_DEVICES_ENV
 from gpufabric.jobs import Execution, TuneRequest, prepare_tune, run_tune_job
 from gpufabric.results.io import read_result
 from gpufabric.testbed import BedSpec, Testbed
@@ -34,7 +34,7 @@ def test_tune_on_a_shaped_link_measures_gloo_s_knobs_against_the_shaped_ceiling(
     for trial in report.runs.trials:
         env = read_result(Path(trial.run_dir) / "result.json").metadata.env
         devices = {"default": 1, "2dev": 2, "4dev": 4}[trial.candidate]
-        assert env.get(GLOO_DEVICES_VAR) == (str(devices) if devices > 1 else None)
+        assert env.get(GLOO_DEVICES_ENV) == (str(devices) if devices > 1 else None)
         assert env["GLOO_SOCKET_IFNAME"] == ",".join([nic0] * devices)
     # all_reduce on 2 nodes, a ring: busbw <= the node's shaped rate, 200 Mbit/s = 0.025 GB/s.
     assert report.ceiling is not None and report.ceiling.gbps == pytest.approx(NIC_MBIT / 8e3)

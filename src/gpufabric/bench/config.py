@@ -22,6 +22,7 @@ from gpufabric.bench.semantics import (
     ROOTED,
     SPLIT,
 )
+from gpufabric.boundary_names import RUNS_ROOT
 from gpufabric.collectives import ALIASES as COLLECTIVE_ALIASES
 from gpufabric.errors import UsageError
 from gpufabric.units import human_size, size_sweep
@@ -171,7 +172,7 @@ class BenchConfig(BaseModel):
         "GPU time from 1 MB up, so holding there measures what it measures; below 1 MB both are "
         "launch-bound and we keep launch-inclusive time, as nccl-tests does (or use --graph)",
     )
-    run_dir: Path = Path("runs")
+    run_dir: Path = RUNS_ROOT
     label: str = "gpufabric"
     command: list[str] = Field(default_factory=list)
     init_timeout_s: float = 300.0

@@ -43,10 +43,10 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from gpufabric.bench.config import BenchConfig
+from gpufabric.boundary_names import FAULT_ENV
 from gpufabric.errors import UsageError
 from gpufabric.units import parse_size
 
-FAULT_ENV = "GPUFABRIC_FAULT"
 FaultKind = Literal["hang", "crash", "corrupt", "slow", "slowlink"]
 _FORMS = (
     "hang:rank=R[:size=S], crash:rank=R[:size=S], corrupt:rank=R, "

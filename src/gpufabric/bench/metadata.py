@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import gpufabric
+from gpufabric.boundary_names import ENV_PREFIX, VIRTUAL_NODE_ENV
 from gpufabric.results.model import Device
 
 RELEVANT_ENV_PREFIXES = (
@@ -27,7 +28,7 @@ RELEVANT_ENV_PREFIXES = (
     "NVSHMEM_",
     "OMPI_MCA_",
     "RDMAV_",
-    "GPUFABRIC_",
+    ENV_PREFIX,
     "LD_LIBRARY_PATH",
     "OFI_",
     "AWS_OFI_",
@@ -79,7 +80,7 @@ def node_name(environ: Mapping[str, str] | None = None) -> str:
     NCCL treats as a separate host through ``NCCL_HOSTID``)."""
     environ = os.environ if environ is None else environ
     host = socket.gethostname()
-    virtual = environ.get("GPUFABRIC_VIRTUAL_NODE")
+    virtual = environ.get(VIRTUAL_NODE_ENV)
     return f"{host}/vnode{virtual}" if virtual else host
 
 

@@ -8,7 +8,7 @@ on a daemon thread while the ranks gather their other facts. A reading that fail
 after ``DETECT_WAIT_S``, becomes a note and the run goes on without that host's snapshot. The ranks ask no
 cloud metadata service (169.254.169.254 answers slowly or not at all off a cloud, and a job of many hosts
 would ask it many times) unless the user exported ``GPUFABRIC_CLOUD_METADATA=1`` to them
-(``hardware.cloud.ASK_ENV``; ``bench --env GPUFABRIC_CLOUD_METADATA=1``).
+(``boundary_names.CLOUD_METADATA_ENV``; ``bench --env GPUFABRIC_CLOUD_METADATA=1``).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from gpufabric.bench.hosts import Exchange, RankHosts
-from gpufabric.hardware.cloud import ASK_ENV
+from gpufabric.boundary_names import CLOUD_METADATA_ENV
 from gpufabric.hardware.detect import detect_node
 from gpufabric.hardware.snapshot import NodeSnapshot
 
@@ -52,7 +52,7 @@ class HostReading:
         self.answer: dict[str, Any] | None = None
         self.seconds: float | None = None  # how long the reading took, once done (RunPhases.background_s)
         environ = dict(environ)
-        asked = environ.get(ASK_ENV, "") not in ("", "0")
+        asked = environ.get(CLOUD_METADATA_ENV, "") not in ("", "0")
 
         def read() -> None:
             began = time.time()

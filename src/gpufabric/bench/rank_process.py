@@ -26,6 +26,7 @@ from gpufabric.bench.config import BenchConfig
 from gpufabric.bench.identity import RankIdentity, rank_identity
 from gpufabric.bench.rundir import PROGRESS_TAG, write_error
 from gpufabric.bench.stages import StageReporter
+from gpufabric.boundary_names import NCCL_DEBUG_FILE_ENV
 from gpufabric.errors import GpufabricError, OutputError, UsageError
 from gpufabric.outputs import FULL_DISK_ERRNOS, full_disk_error
 
@@ -121,7 +122,7 @@ def own_nccl_log(environ: Mapping[str, str]) -> str | None:
 
     NCCL expands ``%h`` to the host name cut at its first dot and ``%p`` to the pid (src/debug.cc).
     """
-    pattern = environ.get("NCCL_DEBUG_FILE")
+    pattern = environ.get(NCCL_DEBUG_FILE_ENV)
     if not pattern:
         return None
     host = socket.gethostname().split(".")[0]

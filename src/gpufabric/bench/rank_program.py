@@ -17,6 +17,7 @@ from pathlib import Path
 from gpufabric.bench.config import BenchConfig
 from gpufabric.bench.rank_engines import rank_module as engine_rank_module
 from gpufabric.bench.rundir import NCCL_LOG_DIR
+from gpufabric.boundary_names import NCCL_DEBUG_FILE_ENV, NCCL_LOG_PATTERN
 from gpufabric.launch.base import RankProgram
 from gpufabric.launch.names import launcher_kind
 from gpufabric.redact import redact_argv
@@ -39,8 +40,8 @@ def nccl_debug_env(run_dir: Path, environ: Mapping[str, str], extra: Mapping[str
         env["NCCL_DEBUG"] = "INFO"
     if "NCCL_DEBUG_SUBSYS" not in merged:
         env["NCCL_DEBUG_SUBSYS"] = "INIT,NET,ENV"
-    if "NCCL_DEBUG_FILE" not in merged:
-        env["NCCL_DEBUG_FILE"] = str(run_dir.resolve() / NCCL_LOG_DIR / "nccl.%h.%p.log")
+    if NCCL_DEBUG_FILE_ENV not in merged:
+        env[NCCL_DEBUG_FILE_ENV] = str(run_dir.resolve() / NCCL_LOG_DIR / NCCL_LOG_PATTERN)
     return env
 
 
@@ -64,8 +65,8 @@ def rank_program(
         return RankProgram(argv=argv, env=full_env, nranks=nranks, gpus_per_node=nranks if on_gpu else 0,
                            workdir=local_dir, label=config.label)  # fmt: skip
     run_dir = f"{REMOTE_RUN_ROOT}/{local_dir.name}"
-    if "NCCL_DEBUG_FILE" not in {**environ, **env}:
-        full_env["NCCL_DEBUG_FILE"] = f"{run_dir}/nccl/nccl.%h.%p.log"
+    if NCCL_DEBUG_FILE_ENV not in {**environ, **env}:
+        full_env[NCCL_DEBUG_FILE_ENV] = f"{run_dir}/{NCCL_LOG_DIR}/{NCCL_LOG_PATTERN}"
     program = RankProgram(
         argv=["sh", "-c", remote_script(config, run_dir, module)],
         env=full_env,

@@ -23,6 +23,7 @@ from gpufabric.bench.rank_engines import RANK_MODULES
 from gpufabric.bench.rank_process import main_began
 from gpufabric.bench.rundir import NCCL_LOG_DIR, RESULT_NAME, STREAM_NAME
 from gpufabric.bench.stages import StageReporter
+from gpufabric.boundary_names import FAULT_ENV, LAUNCHER_ENV
 from gpufabric.hardware.snapshot import save_snapshot
 from gpufabric.redact import redact_env
 from gpufabric.results.io import StreamWriter, node_file, write_result
@@ -115,7 +116,7 @@ class RankReporter:
             tool_version=static["tool_version"],
             started_at=datetime.now(timezone.utc),
             command=self.config.command or [sys.executable, "-m", RANK_MODULES["torch"]],
-            launcher=os.environ.get("GPUFABRIC_LAUNCHER") or self.identity.source,
+            launcher=os.environ.get(LAUNCHER_ENV) or self.identity.source,
             backend=self.backend,
             world_size=self.identity.world_size,
             hosts=sorted({f["host"] for f in facts}),
@@ -128,7 +129,7 @@ class RankReporter:
             topology=static["topology"],
             node_shapes={host: snapshot.shape for host, snapshot in sorted(nodes.snapshots.items())},
             settings={**settings_of(self.config, self.backend), **static.get("settings", {})},
-            fault=os.environ.get("GPUFABRIC_FAULT") or None,
+            fault=os.environ.get(FAULT_ENV) or None,
             log_files=log_files,
         )
         self.stream.header(self.config.label, self.metadata)

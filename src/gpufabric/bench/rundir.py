@@ -20,6 +20,9 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from gpufabric.bench.stages import STAGES_DIR
+from gpufabric.boundary_names import DIAG_LOG as DIAG_LOG
+from gpufabric.boundary_names import NCCL_LOG_DIR as NCCL_LOG_DIR
+from gpufabric.boundary_names import PROGRESS_TAG as PROGRESS_TAG
 from gpufabric.errors import OutputError, UsageError
 from gpufabric.outputs import (
     FULL_DISK_ERRNOS,
@@ -37,12 +40,7 @@ from gpufabric.results.io import STREAM_NAME as STREAM_NAME  # re-exported: they
 
 CONFIG_NAME = "config.json"
 PLAN_NAME = "plan.json"
-NCCL_LOG_DIR = "nccl"
-# Rank 0's "NCCL DIAG" lines (NCCL 2.31+ init diagnostics print to stdout), kept in NCCL_LOG_DIR.
-DIAG_LOG = "nccl-diag.log"
 ERRORS_DIR = "errors"
-PROGRESS_TAG = "GPUFABRIC_PROGRESS "
-"""Prefix of the lines rank 0 prints as each size finishes; the caller turns them into a progress bar."""
 CHECK_NOTE = "check: first wrong element: "
 """Prefix of the note rank 0 leaves when ``--check`` finds wrong data (the caller quotes it)."""
 

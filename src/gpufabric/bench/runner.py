@@ -44,8 +44,9 @@ from gpufabric.bench.rundir import (
     check_output_file,
     write_run_file,
 )
-from gpufabric.bench.stages import STAGE_TAG, StageTimeouts, StageWatchdog
+from gpufabric.bench.stages import StageTimeouts, StageWatchdog
 from gpufabric.bench.world import checked_world
+from gpufabric.boundary_names import RUNS_ROOT, STAGE_TAG
 from gpufabric.errors import GpufabricError, OutputError, UsageError
 from gpufabric.launch.base import Launcher, LaunchPlan, OutputSink, RankProgram
 from gpufabric.launch.dry_run import DryRun, DryRunJob
@@ -65,7 +66,7 @@ __all__ = [
 ]  # fmt: skip
 
 
-def default_run_dir(label: str, *, root: Path = Path("runs"), now: datetime | None = None) -> Path:
+def default_run_dir(label: str, *, root: Path = RUNS_ROOT, now: datetime | None = None) -> Path:
     stamp = (now or datetime.now()).strftime("%Y%m%d-%H%M%S-%f")
     safe = re.sub(r"[^A-Za-z0-9._-]+", "-", label).strip("-") or "run"
     return root / f"{stamp}-{safe}"
@@ -73,7 +74,7 @@ def default_run_dir(label: str, *, root: Path = Path("runs"), now: datetime | No
 
 def resolved_run_dir(run_dir: Path, label: str) -> Path:
     """The absolute run directory: ``runs`` (the default) means a fresh ``runs/<timestamp>-<label>/``."""
-    return (default_run_dir(label, root=run_dir) if run_dir == Path("runs") else run_dir).resolve()
+    return (default_run_dir(label, root=run_dir) if run_dir == RUNS_ROOT else run_dir).resolve()
 
 
 ConfigT = TypeVar("ConfigT", bound=BaseModel)

@@ -29,13 +29,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from gpufabric.boundary_names import STAGE_TAG
 from gpufabric.errors import UsageError
 from gpufabric.outputs import atomic_write_text
 from gpufabric.units import human_size
 
 ROUND_TIMEOUT_S = 600.0  # isolate's and certify's rounds: one job each (bench.groups)
 
-STAGE_TAG = "GPUFABRIC_STAGE "
 STAGES_DIR = "stages"
 StageKey = Literal["launch", "rendezvous", "init", "first", "size", "finish"]
 STAGE_KEYS: tuple[str, ...] = ("launch", "rendezvous", "init", "first", "size", "finish", "total")

@@ -20,15 +20,15 @@ import ipaddress
 from collections.abc import Mapping
 
 from gpufabric.bench.tune_search import Candidate, Knobs
+from gpufabric.boundary_names import GLOO_DEVICES_ENV
 from gpufabric.errors import UsageError
 
-GLOO_DEVICES_VAR = "GPUFABRIC_GLOO_DEVICES"
 MAX_DEVICES = 8
 GRID = (2, 4)
 
 
 def devices_candidate(devices: int) -> Candidate:
-    return Candidate(name=f"{devices}dev", env={GLOO_DEVICES_VAR: str(devices)})
+    return Candidate(name=f"{devices}dev", env={GLOO_DEVICES_ENV: str(devices)})
 
 
 def grid() -> list[Candidate]:
@@ -37,12 +37,12 @@ def grid() -> list[Candidate]:
 
 def neighbours(best: Candidate, nchannels: int | None) -> list[Candidate]:
     """x2 and /2 of the leader's device count (1 is the default, already measured)."""
-    devices = int(best.env.get(GLOO_DEVICES_VAR, "1"))
+    devices = int(best.env.get(GLOO_DEVICES_ENV, "1"))
     return [devices_candidate(d) for d in (devices * 2, devices // 2) if 2 <= d <= MAX_DEVICES]
 
 
 def export(env: Mapping[str, str]) -> str:
-    devices = int(env.get(GLOO_DEVICES_VAR, "1"))
+    devices = int(env.get(GLOO_DEVICES_ENV, "1"))
     listed = ",".join(["IFACE"] * devices)
     return (
         f"export GLOO_SOCKET_IFNAME={listed}  # IFACE: the interface gloo uses now, listed {devices} times "
@@ -51,7 +51,7 @@ def export(env: Mapping[str, str]) -> str:
 
 
 GLOO_KNOBS = Knobs(
-    backend="gloo", grid=grid, neighbours=neighbours, tuned_vars=(GLOO_DEVICES_VAR,),
+    backend="gloo", grid=grid, neighbours=neighbours, tuned_vars=(GLOO_DEVICES_ENV,),
     defaults="gloo's defaults", export=export,
 )  # fmt: skip
 
@@ -60,11 +60,11 @@ def gloo_interfaces(environ: Mapping[str, str]) -> str | None:
     """The ``GLOO_SOCKET_IFNAME`` a rank joins with under ``GPUFABRIC_GLOO_DEVICES``: its interface listed
     that many times; None when the variable is unset (nothing changes). Ranks of one host whose
     rendezvous is a loopback address list ``lo`` when no interface is named."""
-    wanted = environ.get(GLOO_DEVICES_VAR)
+    wanted = environ.get(GLOO_DEVICES_ENV)
     if wanted is None:
         return None
     if not wanted.isdigit() or not 1 <= int(wanted) <= MAX_DEVICES:
-        raise UsageError(f"{GLOO_DEVICES_VAR}={wanted!r}: a device count from 1 to {MAX_DEVICES}")
+        raise UsageError(f"{GLOO_DEVICES_ENV}={wanted!r}: a device count from 1 to {MAX_DEVICES}")
     interface = environ.get("GLOO_SOCKET_IFNAME", "").split(",")[0]
     if not interface:
         try:
@@ -73,7 +73,7 @@ def gloo_interfaces(environ: Mapping[str, str]) -> str | None:
             local = environ.get("MASTER_ADDR") == "localhost"
         if not local:
             raise UsageError(
-                f"{GLOO_DEVICES_VAR}={wanted}: no GLOO_SOCKET_IFNAME to list; pass --env "
+                f"{GLOO_DEVICES_ENV}={wanted}: no GLOO_SOCKET_IFNAME to list; pass --env "
                 "GLOO_SOCKET_IFNAME=IFACE (the interface between the nodes)"
             )
         interface = "lo"

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from gpufabric.engines import NCCL_LIB_ENV
+from gpufabric.boundary_names import NCCL_LIB_ENV
 
 SONAME = "libnccl.so.2"
 SITE_PACKAGES_DIR = Path("nvidia/nccl/lib")

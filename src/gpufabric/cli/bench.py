@@ -27,6 +27,7 @@ from pathlib import Path
 
 import typer
 
+from gpufabric.boundary_names import RUNS_ROOT
 from gpufabric.cli._common import choice, parse_env_pairs
 from gpufabric.report import AB_FORMATS, RUN_FORMATS, Format
 
@@ -174,7 +175,7 @@ def bench(
         collectives=collective, min_bytes=min_bytes, max_bytes=max_bytes, step_factor=step_factor,
         dtype=dtype, op=op, root=root, iters=iters, warmup=warmup, batches=batches, precision=precision,
         budget_s=budget, graph=graph, per_iteration=per_iteration, check=check, backend=backend,
-        average=average, label=label, run_dir=run_dir or Path("runs"), engine=engine, nccl_lib=nccl_lib,
+        average=average, label=label, run_dir=run_dir or RUNS_ROOT, engine=engine, nccl_lib=nccl_lib,
         virtual_nodes=virtual_nodes, mps=mps, nccl_tests_dir=nccl_tests_dir, gpus_per_node=gpus_per_node,
     )  # fmt: skip
     where = placement(

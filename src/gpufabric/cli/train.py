@@ -16,6 +16,7 @@ from pathlib import Path
 
 import typer
 
+from gpufabric.boundary_names import RUNS_ROOT
 from gpufabric.cli._common import choice, parse_env_pairs
 from gpufabric.errors import InputError
 from gpufabric.report import TRAIN_FORMATS, Format, choices
@@ -111,7 +112,7 @@ def train_bench(
         prefetch=prefetch,
         probe_iters=probe_iters, scaling=scaling, ab=ab, rounds=rounds, instance_type=instance_type,
         busbw_from=busbw_from,
-        virtual_nodes=virtual_nodes, mps=mps, label=label, run_dir=run_dir or Path("runs"),
+        virtual_nodes=virtual_nodes, mps=mps, label=label, run_dir=run_dir or RUNS_ROOT,
     )  # fmt: skip
     prepared = prepare_train(request, execution)
     if verbose or dry_run:

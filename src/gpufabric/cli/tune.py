@@ -11,6 +11,7 @@ from pathlib import Path
 
 import typer
 
+from gpufabric.boundary_names import RUNS_ROOT
 from gpufabric.report import TUNE_FORMATS, Format
 
 
@@ -60,7 +61,7 @@ def tune(
     request = TuneRequest(
         path=path, size=size, min_bytes=min_bytes, max_bytes=max_bytes, step_factor=step_factor,
         collective=collective, budget=budget, repeats=repeats, iters=iters, warmup=warmup, batches=batches,
-        instance_type=instance_type, run_dir=run_dir or Path("runs"), virtual_nodes=virtual_nodes, mps=mps,
+        instance_type=instance_type, run_dir=run_dir or RUNS_ROOT, virtual_nodes=virtual_nodes, mps=mps,
         backend=backend,
     )  # fmt: skip
     where = placement(on, hosts=hosts, hostfile=hostfile, virtual_nodes=virtual_nodes, mps=mps)

@@ -23,6 +23,7 @@ The rank programs' registry is ``bench.rank_engines``, below the engines, re-exp
 from typing import TYPE_CHECKING
 
 from gpufabric._lazy import lazy_package
+from gpufabric.boundary_names import NCCL_LIB_ENV as NCCL_LIB_ENV  # its public name here too
 
 if TYPE_CHECKING:
     from gpufabric.bench.rank_engines import RANK_MODULES, RankEngine, rank_module
@@ -35,10 +36,6 @@ if TYPE_CHECKING:
         run_nccl_tests,
     )
 lazy_package(__name__)
-
-NCCL_LIB_ENV = "GPUFABRIC_NCCL_LIB"
-"""The libnccl ``bench --nccl-lib`` names, as the direct engine's ranks (``engines.nccl.library``) and the
-install check (``capabilities.libnccl``) read it."""
 
 __all__ = [
     "NCCL_LIB_ENV",

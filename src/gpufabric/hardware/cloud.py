@@ -14,7 +14,7 @@ used (the services are link-local). Each provider's documented request:
   format=text`` with ``Metadata: true``.
 
 ``GPUFABRIC_NO_METADATA=1`` (or ``--no-metadata``) skips all three. A benchmark's ranks ask only when the
-user exports ``GPUFABRIC_CLOUD_METADATA=1`` to them (``ASK_ENV``; ``bench.node_facts`` says why).
+user exports ``GPUFABRIC_CLOUD_METADATA=1`` to them (``CLOUD_METADATA_ENV``; ``bench.node_facts`` says why).
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ from collections.abc import Mapping
 
 from pydantic import BaseModel, ConfigDict
 
+from gpufabric.boundary_names import CLOUD_METADATA_ENV, NO_METADATA_ENV
+
 TIMEOUT_S = 0.3
-SKIP_ENV = "GPUFABRIC_NO_METADATA"
-ASK_ENV = "GPUFABRIC_CLOUD_METADATA"
 """Opt-in for a benchmark's ranks, which otherwise leave the metadata services alone."""
 
 
@@ -54,8 +54,8 @@ class CloudIdentity(BaseModel):
 
 
 NOT_ASKED = (
-    f"cloud metadata: not asked (--no-metadata or {SKIP_ENV}=1; a benchmark's ranks ask only with "
-    f"{ASK_ENV}=1)"
+    f"cloud metadata: not asked (--no-metadata or {NO_METADATA_ENV}=1; a benchmark's ranks ask only with "
+    f"{CLOUD_METADATA_ENV}=1)"
 )
 
 _OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
@@ -106,7 +106,7 @@ def cloud_identity(
     enabled: bool = True,
 ) -> CloudIdentity:
     """The first provider that names an instance type, asked in parallel; an empty identity otherwise."""
-    if not enabled or environ.get(SKIP_ENV, "") not in ("", "0"):
+    if not enabled or environ.get(NO_METADATA_ENV, "") not in ("", "0"):
         return CloudIdentity(notes=(NOT_ASKED,))
     where = endpoints or MetadataEndpoints()
     askers = {"aws": (_aws, where.aws), "gcp": (_gcp, where.gcp), "azure": (_azure, where.azure)}

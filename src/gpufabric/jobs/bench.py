@@ -12,11 +12,11 @@ is given (the NCCL attester) is ``with_attester``.
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
 from gpufabric.bench.config import BenchConfig, resolve_engine
 from gpufabric.bench.execution import Execution, ProgressSink
 from gpufabric.bench.runner import PreparedSweep, prepare_sweep, run_sweep
+from gpufabric.boundary_names import RUNS_ROOT
 from gpufabric.errors import CheckFailed
 from gpufabric.jobs.bench_request import BenchRequest, host_gpus
 from gpufabric.jobs.nccl_tests import (
@@ -48,7 +48,7 @@ def check_outputs(request: BenchRequest, execution: Execution) -> None:
 
     if execution.out is not None:
         check_output_file(execution.out)
-    if request.run_dir != Path("runs"):  # the default: a fresh runs/<timestamp>-<label>/
+    if request.run_dir != RUNS_ROOT:  # the default: a fresh runs/<timestamp>-<label>/
         check_fresh_run_dir(request.run_dir.resolve())
 
 

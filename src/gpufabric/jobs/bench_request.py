@@ -13,7 +13,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpufabric.bench.config import BenchConfig, normalize_backend
-from gpufabric.engines import NCCL_LIB_ENV
+from gpufabric.boundary_names import NCCL_LIB_ENV, RUNS_ROOT
 from gpufabric.engines.nccl_tests import NcclTestsSettings
 from gpufabric.errors import UsageError
 from gpufabric.units import parse_size
@@ -85,7 +85,7 @@ class BenchRequest(BaseModel):
     backend: str | None = None
     average: str = "avg"
     label: str = "bench"
-    run_dir: Path = Path("runs")
+    run_dir: Path = RUNS_ROOT
     command: list[str] = Field(default_factory=list, description="default: this process's argv")
     engine: str = "gpufabric"
     nccl_lib: Path | None = None

@@ -19,7 +19,6 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from gpufabric.analysis.certify import (
-    NODE_ENV,
     CertifyPlan,
     NodeEnvOverride,
     build_plan,
@@ -29,10 +28,11 @@ from gpufabric.analysis.certify import (
 from gpufabric.analysis.doctor import Expectation, resolve_expectation
 from gpufabric.analysis.isolate import IsolationCost, SearchOptions, isolation_cost
 from gpufabric.bench.execution import Execution
-from gpufabric.bench.fault import FAULT_ENV, Fault, check_world, fault_from_env
+from gpufabric.bench.fault import Fault, check_world, fault_from_env
 from gpufabric.bench.rundir import check_fresh_run_dir
 from gpufabric.bench.runner import default_run_dir
 from gpufabric.bench.self_test import check_instance
+from gpufabric.boundary_names import FAULT_ENV, NODE_OVERRIDE_ENV
 from gpufabric.catalog.model import InstanceType
 from gpufabric.jobs.certify_request import CertifyRequest
 from gpufabric.jobs.certify_where import Where, where_of
@@ -126,7 +126,7 @@ def prepare_certify(
     )
     run_dir = (request.run_dir or default_run_dir("certify")).resolve()
     check_fresh_run_dir(run_dir, markers=(PLAN_NAME,))
-    env = {**execution.env, **({NODE_ENV: seen[NODE_ENV]} if override else {})}
+    env = {**execution.env, **({NODE_OVERRIDE_ENV: seen[NODE_OVERRIDE_ENV]} if override else {})}
     program = _probe_program(request, run_dir, len(names), where.probe_gpus_per_node(), env)
     probe_launcher = where.probe_launcher()
     probe = probe_launcher.render(program)
@@ -206,7 +206,7 @@ def _notes(
     if fault is not None:
         notes.append(f"fault injected: {FAULT_ENV}={fault.spec} (aimed at node {fault.rank})")
     if override is not None:
-        notes.append(f"test override: {NODE_ENV}={override.spec}")
+        notes.append(f"test override: {NODE_OVERRIDE_ENV}={override.spec}")
     return notes
 
 

@@ -28,7 +28,7 @@ from gpufabric.analysis.certify import (
     judge_node_figures,
     transport_findings,
 )
-from gpufabric.bench.fault import FAULT_ENV
+from gpufabric.boundary_names import FAULT_ENV
 from gpufabric.errors import GpufabricError
 from gpufabric.jobs.bench import PreparedBench, prepare_bench, run_bench_job
 from gpufabric.jobs.bench_request import BenchRequest

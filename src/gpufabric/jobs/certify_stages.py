@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from gpufabric.analysis.certify import Finding, NodeStatus, between_findings
 from gpufabric.analysis.isolate import MeasuredIsolation
-from gpufabric.bench.fault import FAULT_ENV
+from gpufabric.boundary_names import FAULT_ENV
 from gpufabric.errors import GpufabricError
 from gpufabric.jobs.isolate import PreparedMeasurement, prepare_isolate, run_isolate_job
 

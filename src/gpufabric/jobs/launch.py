@@ -19,6 +19,7 @@ from typing import get_args
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpufabric.bench.execution import Execution
+from gpufabric.boundary_names import TASK_RUNS_ROOT
 from gpufabric.errors import BenchTimeout, LaunchError, RankFailure, UsageError
 from gpufabric.launch.base import Launcher, LaunchOutcome, LaunchPlan
 from gpufabric.launch.dry_run import DryRun, DryRunJob
@@ -165,7 +166,7 @@ def prepare_launch(request: LaunchRequest, execution: Execution) -> PreparedLaun
         )
     elif request.tier != "best":
         raise UsageError("--tier: it picks the planner's pod patch; add --instance-type TYPE or drop --tier")
-    run_dir = (request.workdir or Path.cwd() / "gpufabric-runs" / task_id).absolute()
+    run_dir = (request.workdir or Path.cwd() / TASK_RUNS_ROOT / task_id).absolute()
     launcher, plan = plan_task(task, launcher_name, workdir=run_dir, settings=settings, nodes=request.nodes,
                                gpus_per_node=request.gpus_per_node, task_id=task_id)  # fmt: skip
     plan.notes += planner_notes

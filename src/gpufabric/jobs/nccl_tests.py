@@ -18,6 +18,7 @@ from gpufabric.bench.execution import Execution
 from gpufabric.bench.rank_program import nccl_debug_env
 from gpufabric.bench.rundir import RESULT_NAME
 from gpufabric.bench.runner import resolved_run_dir
+from gpufabric.boundary_names import NCCL_LOG_DIR
 from gpufabric.engines.nccl_tests import NcclTestsSettings
 from gpufabric.errors import LaunchError, RankFailure, UsageError
 from gpufabric.launch.base import Launcher, LaunchPlan, RankProgram
@@ -260,7 +261,7 @@ def merged_result(results: list[RunResult], prepared: PreparedNcclTests, failure
     merged.series = [s for r in results for s in r.series]
     merged.metadata.launcher = prepared.launcher.name
     merged.metadata.command = redact_argv(config.command)  # assignment skips the model's validator
-    logs = sorted(str(p) for p in (config.run_dir / "nccl").glob("*.log") if p.stat().st_size > 0)
+    logs = sorted(str(p) for p in (config.run_dir / NCCL_LOG_DIR).glob("*.log") if p.stat().st_size > 0)
     merged.metadata.log_files = logs
     if logs and prepared.execution.attest is not None:
         merged.attestation = prepared.execution.attest([Path(p) for p in logs])

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from gpufabric.bench.ab import MAX_ROUNDS, OFF_LABEL, ON_LABEL, round_order
 from gpufabric.bench.execution import Execution, LauncherFactory
 from gpufabric.bench.runner import default_run_dir
+from gpufabric.boundary_names import RUNS_ROOT
 from gpufabric.errors import UsageError, choice
 from gpufabric.jobs.bench import with_attester
 from gpufabric.launch.base import LaunchPlan
@@ -60,7 +61,7 @@ class TrainRequest(BaseModel):
     virtual_nodes: int = 0
     mps: bool = False
     label: str = "train"
-    run_dir: Path = Path("runs")
+    run_dir: Path = RUNS_ROOT
     command: list[str] = Field(default_factory=list, description="default: this process's argv")
 
     def train_config(self, *, on_gpu: bool) -> TrainConfig:
@@ -170,7 +171,7 @@ def prepare_train(request: TrainRequest, execution: Execution) -> PreparedTrain:
     if profiles is None:
         run = prepare_train_run(config, execution, busbw=busbw, busbw_source=source)
         return PreparedTrain(runs=(run,))
-    root = default_run_dir(config.label) if config.run_dir == Path("runs") else config.run_dir
+    root = default_run_dir(config.label) if config.run_dir == RUNS_ROOT else config.run_dir
     sides = {ON_LABEL: profiles.on, OFF_LABEL: profiles.off}
     order = tuple(round_order(request.rounds))
     runs = tuple(

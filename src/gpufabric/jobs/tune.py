@@ -21,6 +21,7 @@ from gpufabric.bench.config import BenchConfig
 from gpufabric.bench.execution import Execution
 from gpufabric.bench.runner import PreparedSweep
 from gpufabric.bench.tune_search import Knobs, Trial
+from gpufabric.boundary_names import RUNS_ROOT
 from gpufabric.errors import UsageError
 from gpufabric.expect.ceilings import Bound
 from gpufabric.expect.net_ceilings import ShapedLink
@@ -52,7 +53,7 @@ class TuneRequest(BaseModel):
     warmup: int = 2
     batches: int = 4
     instance_type: str | None = None
-    run_dir: Path = Path("runs")
+    run_dir: Path = RUNS_ROOT
     command: list[str] = Field(default_factory=list)
     virtual_nodes: int = 0
     mps: bool = False

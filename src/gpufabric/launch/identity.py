@@ -18,15 +18,17 @@ import re
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from gpufabric.boundary_names import (
+    GPUS_PER_NODE_ENV,
+    LAUNCHER_ENV,
+    NODE_IPS_ENV,
+    NODE_RANK_ENV,
+    NUM_NODES_ENV,
+    TASK_ID_ENV,
+)
 from gpufabric.launch.base import RankProgram
 
 DEFAULT_MASTER_PORT = 29500
-
-# Our node facts, as every launcher exports them to its ranks and nodes. The rank side (bench and train
-# records) reads LAUNCHER_ENV by its spelling: a rank imports nothing from ``gpufabric.launch``.
-LAUNCHER_ENV = "GPUFABRIC_LAUNCHER"
-NODE_RANK_ENV = "GPUFABRIC_NODE_RANK"
-NUM_NODES_ENV = "GPUFABRIC_NUM_NODES"
 
 # The node rank, from whichever launcher started this process (one process per node for tasks).
 NODE_RANK_SOURCES = (
@@ -64,12 +66,12 @@ def layout_env(layout: NodeLayout, *, include_addresses: bool = True) -> dict[st
     env = {
         LAUNCHER_ENV: layout.launcher,
         NUM_NODES_ENV: str(layout.num_nodes),
-        "GPUFABRIC_GPUS_PER_NODE": str(layout.gpus_per_node),
-        "GPUFABRIC_TASK_ID": layout.task_id,
+        GPUS_PER_NODE_ENV: str(layout.gpus_per_node),
+        TASK_ID_ENV: layout.task_id,
         "MASTER_PORT": str(layout.master_port),
     }
     if include_addresses:
-        env["GPUFABRIC_NODE_IPS"] = ",".join(layout.node_addresses)
+        env[NODE_IPS_ENV] = ",".join(layout.node_addresses)
         env["MASTER_ADDR"] = layout.master_addr
     return env
 

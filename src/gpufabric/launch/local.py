@@ -27,6 +27,7 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, ClassVar
 
+from gpufabric.boundary_names import GPUS_PER_NODE_ENV
 from gpufabric.errors import UsageError
 from gpufabric.launch.base import LaunchOutcome, LaunchPlan, OutputSink, PlannedCommand, RankProgram
 from gpufabric.launch.identity import LOOPBACK, rank_env
@@ -71,7 +72,7 @@ def _listed_gpus(nvidia_smi: str | None) -> tuple[str, ...]:
 def virtual_gpus_warning(nodes: int, gpus_per_node: int) -> str:
     return (
         f"{WARNING_PREFIX}no GPU on this host: the {nodes} node(s) x {gpus_per_node} GPU(s) are virtual "
-        f"(GPUFABRIC_GPUS_PER_NODE={gpus_per_node}, no CUDA_VISIBLE_DEVICES set); the multi-node logic runs, "
+        f"({GPUS_PER_NODE_ENV}={gpus_per_node}, no CUDA_VISIBLE_DEVICES set); the multi-node logic runs, "
         "anything that needs a GPU will fail"
     )
 
@@ -154,7 +155,7 @@ class LocalLauncher:
             local_size = min(per_node, program.nranks - node * per_node)
             env = rank_env(program, rank=rank, node=node, local=local, local_size=local_size, port=port,
                            launcher=self.name, nodes=program.nodes)  # fmt: skip
-            env["GPUFABRIC_GPUS_PER_NODE"] = str(program.gpus_per_node)
+            env[GPUS_PER_NODE_ENV] = str(program.gpus_per_node)
             if gpu_ids:
                 start = node * program.gpus_per_node
                 env["CUDA_VISIBLE_DEVICES"] = ",".join(gpu_ids[start : start + program.gpus_per_node])

@@ -21,6 +21,7 @@ import socket
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, ClassVar
 
+from gpufabric.boundary_names import NODE_IPS_ENV
 from gpufabric.errors import LaunchError, UsageError
 from gpufabric.launch.base import LaunchOutcome, LaunchPlan, OutputSink, PlannedCommand, RankExit, RankProgram
 from gpufabric.launch.hosts import HostSlots, parse_hostfile, parse_hosts
@@ -267,7 +268,7 @@ def _needs_local_agent(opts: MpirunOptions) -> bool:
 
 def _hosts_by_rank(command: PlannedCommand, program: RankProgram, virtual_nodes: int) -> list[str | None]:
     """Each rank's node as exit reports name it: the host, or ``host/vnodeK`` (as in results)."""
-    addresses = command.env.get("GPUFABRIC_NODE_IPS", "").split(",")
+    addresses = command.env.get(NODE_IPS_ENV, "").split(",")
     local = command.host is not None
     per_node = program.ranks_per_node
     per_virtual = -(-program.nranks // max(virtual_nodes, 1))

@@ -17,10 +17,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from gpufabric.boundary_names import ENV_PREFIX
 from gpufabric.launch.base import OutputSink, PlannedCommand
 
 LAST_LINES = 20
-_PROTOCOL = re.compile(r"\s*GPUFABRIC_[A-Z]+ \{")
+_PROTOCOL = re.compile(rf"\s*{ENV_PREFIX}[A-Z]+ \{{")
 """Where the ranks' machine-readable lines start (``GPUFABRIC_STAGE {json}``, ``GPUFABRIC_PROGRESS
 {json}``): the supervisor reads them; a user never needs to see them quoted in a failure."""
 

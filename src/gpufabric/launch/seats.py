@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from gpufabric.boundary_names import GPUS_PER_NODE_ENV
 from gpufabric.errors import UsageError
 from gpufabric.launch.base import PlannedCommand, RankProgram
 from gpufabric.launch.identity import rank_env
@@ -48,7 +49,7 @@ def seated_commands(
         seat = seats[node]
         env = rank_env(program, rank=rank, node=node, local=local, port=port, launcher=launcher,
                        local_size=min(per_node, program.nranks - node * per_node), nodes=nodes)  # fmt: skip
-        env.update({"MASTER_ADDR": seats[0].address, "GPUFABRIC_GPUS_PER_NODE": "0", **seat.env})
+        env.update({"MASTER_ADDR": seats[0].address, GPUS_PER_NODE_ENV: "0", **seat.env})
         commands.append(
             PlannedCommand(argv=[*seat.prefix, *program.argv], env=env, ranks=[rank], host=seat.name)
         )

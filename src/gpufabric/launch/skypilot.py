@@ -27,6 +27,7 @@ import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from gpufabric.boundary_names import TASK_ID_ENV
 from gpufabric.errors import LaunchError
 from gpufabric.launch.base import LaunchOutcome, LaunchPlan, OutputSink, PlannedCommand, RankProgram
 from gpufabric.launch.identity import dns_label
@@ -34,9 +35,8 @@ from gpufabric.launch.names import LAUNCHER_KINDS, LauncherKind
 from gpufabric.launch.processes import run_commands
 from gpufabric.launch.signals import Interrupted
 from gpufabric.launch.skypilot_options import DEFAULT_PIP_SPEC as DEFAULT_PIP_SPEC
-from gpufabric.launch.skypilot_options import PIP_SPEC_VAR as PIP_SPEC_VAR
 from gpufabric.launch.skypilot_options import SkyPilotOptions as SkyPilotOptions
-from gpufabric.launch.task_program import TASK_ID_VAR, is_task_program
+from gpufabric.launch.task_program import is_task_program
 from gpufabric.redact import is_secret
 from gpufabric.task.model import Task
 
@@ -163,7 +163,7 @@ def dump_yaml(document: dict[str, Any]) -> str:
 
 def skypilot_task_document(program: RankProgram, opts: SkyPilotOptions) -> dict[str, Any]:
     """The YAML document as a dict (SkyPilot's field names and shapes)."""
-    env = {k: v for k, v in program.env.items() if k != TASK_ID_VAR}
+    env = {k: v for k, v in program.env.items() if k != TASK_ID_ENV}
     if opts.task is not None and is_task_program(program):
         document = _task_document(opts.task)
         document["num_nodes"] = program.nodes

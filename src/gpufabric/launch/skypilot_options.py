@@ -8,12 +8,12 @@ import os
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from gpufabric.boundary_names import PIP_SPEC_ENV
 from gpufabric.launch.identity import DEFAULT_MASTER_PORT
 from gpufabric.task.model import Task
 
 # What the VM installs: the README's install line for the benchmark engine (torchrun comes with torch).
 DEFAULT_PIP_SPEC = "gpufabric[torch]"
-PIP_SPEC_VAR = "GPUFABRIC_PIP_SPEC"
 
 
 class SkyPilotOptions(BaseModel):
@@ -26,8 +26,8 @@ class SkyPilotOptions(BaseModel):
         default=None, description="for engine programs, e.g. H100:8; a bare H100 gets the GPUs per node"
     )
     pip_spec: str = Field(
-        default_factory=lambda: os.environ.get(PIP_SPEC_VAR) or DEFAULT_PIP_SPEC,
-        description=f"what an engine program's setup pip-installs; ${PIP_SPEC_VAR} overrides it, e.g. a "
+        default_factory=lambda: os.environ.get(PIP_SPEC_ENV) or DEFAULT_PIP_SPEC,
+        description=f"what an engine program's setup pip-installs; ${PIP_SPEC_ENV} overrides it, e.g. a "
         "pinned version or a wheel URL",
     )
     sky: str = "sky"

@@ -14,6 +14,7 @@ import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
+from gpufabric.boundary_names import NODE_IPS_ENV
 from gpufabric.envnames import check_env_name, check_one_line
 from gpufabric.errors import UsageError
 from gpufabric.launch.base import LaunchOutcome, LaunchPlan, OutputSink, PlannedCommand, RankProgram
@@ -131,7 +132,7 @@ def render_sbatch_script(
         '    _gf_ips+=("${_gf_addr:-$_gf_host}")',
         "  done",
         "done",
-        'export GPUFABRIC_NODE_IPS=$(IFS=,; echo "${_gf_ips[*]}")',
+        f'export {NODE_IPS_ENV}=$(IFS=,; echo "${{_gf_ips[*]}}")',
         'export MASTER_ADDR="${_gf_ips[0]}"',
         "",
         shlex.join(_srun_argv(program, opts)),

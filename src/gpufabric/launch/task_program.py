@@ -13,27 +13,33 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
+from gpufabric.boundary_names import (
+    GPUS_PER_NODE_ENV,
+    NODE_IPS_ENV,
+    NODE_RANK_ENV,
+    NUM_NODES_ENV,
+    TASK_ID_ENV,
+)
 from gpufabric.errors import UsageError
 from gpufabric.launch.base import RankProgram
 from gpufabric.launch.identity import NodeLayout, new_task_id, node_rank_expression
 from gpufabric.task.model import Task
 
-TASK_ID_VAR = "GPUFABRIC_TASK_ID"
 NODE_WRAPPER_NAME = "gpufabric-node"
 
 _WRAPPER = """\
 # gpufabric node wrapper for task {name}: SkyPilot's per-node variables, then setup, then run.
 _gf_rank="{rank_expr}"
-export GPUFABRIC_NODE_RANK="$_gf_rank" SKYPILOT_NODE_RANK="$_gf_rank"
-if [ -z "${{GPUFABRIC_NODE_IPS:-}}" ]; then
+export {node_rank}="$_gf_rank" SKYPILOT_NODE_RANK="$_gf_rank"
+if [ -z "${{{node_ips}:-}}" ]; then
   # A launcher that names no addresses put every node on this host (local virtual nodes).
-  GPUFABRIC_NODE_IPS=$(for ((_i = 0; _i < ${{GPUFABRIC_NUM_NODES:-1}}; _i++)); do printf '127.0.0.1,'; done)
-  export GPUFABRIC_NODE_IPS="${{GPUFABRIC_NODE_IPS%,}}"
+  {node_ips}=$(for ((_i = 0; _i < ${{{num_nodes}:-1}}; _i++)); do printf '127.0.0.1,'; done)
+  export {node_ips}="${{{node_ips}%,}}"
 fi
-export SKYPILOT_NODE_IPS="$(printf '%s' "$GPUFABRIC_NODE_IPS" | tr ',' '\\n')"
-export SKYPILOT_NUM_NODES="${{GPUFABRIC_NUM_NODES:-1}}"
-export SKYPILOT_NUM_GPUS_PER_NODE="${{GPUFABRIC_GPUS_PER_NODE:-0}}"
-export SKYPILOT_TASK_ID="${{GPUFABRIC_TASK_ID:-}}"
+export SKYPILOT_NODE_IPS="$(printf '%s' "${node_ips}" | tr ',' '\\n')"
+export SKYPILOT_NUM_NODES="${{{num_nodes}:-1}}"
+export SKYPILOT_NUM_GPUS_PER_NODE="${{{gpus_per_node}:-0}}"
+export SKYPILOT_TASK_ID="${{{task_id}:-}}"
 # A run script that starts its own mpirun (as the seeds' do) must not inherit the outer launcher's
 # MPI identity: with OMPI_* inherited, mpirun stops with "mpirun does not support recursive calls".
 for _gf_var in $(compgen -e); do
@@ -58,6 +64,11 @@ def node_wrapper(task: Task) -> str:
     """The bash text each node runs (inline in argv, so no file has to reach the node)."""
     return _WRAPPER.format(
         name=task.display_name,
+        node_rank=NODE_RANK_ENV,
+        node_ips=NODE_IPS_ENV,
+        num_nodes=NUM_NODES_ENV,
+        gpus_per_node=GPUS_PER_NODE_ENV,
+        task_id=TASK_ID_ENV,
         rank_expr=node_rank_expression(),
         setup=shlex.quote(task.setup or ""),
         run=shlex.quote(task.run or ""),
@@ -80,7 +91,7 @@ def task_program(
         raise UsageError(f"--nodes {node_count}: a task runs on at least 1 node")
     gpus = gpus_per_node if gpus_per_node is not None else task.resources.gpus_per_node
     env = {**{k: v for k, v in task.envs.items() if v is not None}}
-    env[TASK_ID_VAR] = task_id or new_task_id(task.display_name)
+    env[TASK_ID_ENV] = task_id or new_task_id(task.display_name)
     return RankProgram(
         argv=["bash", "-c", node_wrapper(task), NODE_WRAPPER_NAME],
         env=env,
@@ -100,7 +111,7 @@ def program_layout(
     return NodeLayout(
         node_addresses=addresses,
         gpus_per_node=program.gpus_per_node,
-        task_id=program.env.get(TASK_ID_VAR) or new_task_id(program.label),
+        task_id=program.env.get(TASK_ID_ENV) or new_task_id(program.label),
         launcher=launcher,
         master_port=master_port,
     )

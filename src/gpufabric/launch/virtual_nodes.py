@@ -23,9 +23,10 @@ import socket
 from dataclasses import dataclass
 from pathlib import Path
 
+from gpufabric.boundary_names import GPUS_PER_NODE_ENV, NODE_RANK_ENV, NUM_NODES_ENV, VIRTUAL_NODE_ENV
 from gpufabric.errors import UsageError
 from gpufabric.launch.base import PlannedCommand, RankProgram
-from gpufabric.launch.identity import LOOPBACK, NODE_RANK_ENV, NUM_NODES_ENV, rank_env
+from gpufabric.launch.identity import LOOPBACK, rank_env
 
 RANK_VARIABLE = "OMPI_COMM_WORLD_RANK"
 """The variable the mpirun wrapper reads its row by (OpenMPI sets it in every rank it starts)."""
@@ -68,7 +69,7 @@ def virtual_rank(rank: int, nranks: int, nodes: int, gpu_ids: list[str]) -> Virt
     it sees one; 0 is the first GPU it sees, which is its share."""
     per_node = -(-nranks // nodes)
     node, local = divmod(rank, per_node)
-    env = {"GPUFABRIC_VIRTUAL_NODE": str(node), NODE_RANK_ENV: str(node)}
+    env = {VIRTUAL_NODE_ENV: str(node), NODE_RANK_ENV: str(node)}
     env["NCCL_HOSTID"] = host_id(node)
     if gpu_ids:
         share = max(len(gpu_ids) // nodes, 1)
@@ -76,7 +77,7 @@ def virtual_rank(rank: int, nranks: int, nodes: int, gpu_ids: list[str]) -> Virt
         mine = [gpu_ids[(first + i) % len(gpu_ids)] for i in range(share)]
         # One process per node (a task's node wrapper) sees the node's whole share; one per GPU sees one.
         env["CUDA_VISIBLE_DEVICES"] = ",".join(mine) if per_node == 1 else mine[local % share]
-        env["GPUFABRIC_GPUS_PER_NODE"] = str(share)
+        env[GPUS_PER_NODE_ENV] = str(share)
         env["NCCL_TESTS_DEVICE"] = "0"
     return VirtualRank(node=node, local=local, local_size=min(per_node, nranks - node * per_node), env=env)
 

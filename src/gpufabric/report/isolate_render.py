@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Mapping
 
 from gpufabric.analysis.isolate import IsolationReport, MeasuredIsolation, NodeVerdict
-from gpufabric.bench.fault import FAULT_ENV
+from gpufabric.boundary_names import FAULT_ENV
 from gpufabric.report.formats import ISOLATE_FORMATS, Format
 from gpufabric.units import human_size
 

@@ -14,6 +14,7 @@ from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from gpufabric.boundary_names import RUNS_ROOT
 from gpufabric.errors import UsageError
 from gpufabric.train.model_shape import HEAD_DIM as HEAD_DIM  # the shape's names, re-exported
 from gpufabric.train.model_shape import MODEL_PRESETS as MODEL_PRESETS
@@ -63,7 +64,7 @@ class TrainConfig(BaseModel):
     backend: str | None = Field(default=None, description=f"nccl, gloo or {BACKEND_AUTO!r} (ranks pick)")
     device: Device = "auto"
     seed: int = 0
-    run_dir: Path = Path("runs")
+    run_dir: Path = RUNS_ROOT
     label: str = "train"
     profile: str | None = Field(default=None, description="fabric-on / fabric-off in an A/B, else None")
     unset_env: list[str] = Field(

@@ -15,6 +15,7 @@ from typing import Any
 
 from gpufabric.bench.identity import RankIdentity
 from gpufabric.bench.metadata import devices_from, relevant_env
+from gpufabric.boundary_names import LAUNCHER_ENV
 from gpufabric.redact import redact_env
 from gpufabric.results.model import RunMetadata
 from gpufabric.train.config import TrainConfig
@@ -79,7 +80,7 @@ def build_result(
         started_at=started,
         finished_at=datetime.now(timezone.utc),
         command=config.command or [sys.executable, "-m", "gpufabric.train.rank"],
-        launcher=env.get("GPUFABRIC_LAUNCHER") or identity.source,
+        launcher=env.get(LAUNCHER_ENV) or identity.source,
         backend=backend,
         world_size=identity.world_size,
         hosts=sorted({f["host"] for f in facts}),

@@ -9,7 +9,7 @@ Public API:
     ``between_findings``                                isolate's answer per node (``between.py``)
     ``transport_findings``                              NCCL's log by the doctor's rules (``transport.py``)
     ``certificate`` / ``summary``                       the documents (``verdicts.py``, ``model.py``)
-    ``NODE_ENV`` / ``node_env_from`` / ``fabric_env``   the environment parity compares (``node_env.py``)
+    ``node_env_from`` / ``fabric_env``   the environment parity compares (``node_env.py``)
 The probe's rank program is ``probe_rank`` (``python -m gpufabric.analysis.certify.probe_rank``).
 """
 
@@ -33,7 +33,6 @@ from gpufabric.analysis.certify.model import (
 )
 from gpufabric.analysis.certify.node_checks import parity_findings, preflight_findings
 from gpufabric.analysis.certify.node_env import (
-    NODE_ENV,
     NodeEnvOverride,
     check_node_env,
     fabric_env,
@@ -53,7 +52,6 @@ from gpufabric.analysis.certify.verdicts import certificate, inputs_digest, summ
 
 __all__ = [
     "CERTIFICATE_SCHEMA",
-    "NODE_ENV",
     "STAGES",
     "SUMMARY_SCHEMA",
     "Action",

@@ -18,10 +18,10 @@ from collections.abc import Mapping
 
 from pydantic import BaseModel, ConfigDict
 
+from gpufabric.boundary_names import NCCL_DEBUG_FILE_ENV, NODE_OVERRIDE_ENV
 from gpufabric.errors import UsageError
 from gpufabric.redact import redact_env
 
-NODE_ENV = "GPUFABRIC_NODE_ENV"
 FABRIC_PREFIXES = ("NCCL_", "FI_", "UCX_", "TORCH_NCCL_", "OMPI_MCA_btl", "OMPI_MCA_pml", "OMPI_MCA_mtl")
 FABRIC_NAMES = frozenset(
     {
@@ -32,7 +32,7 @@ FABRIC_NAMES = frozenset(
         "MELLANOX_VISIBLE_DEVICES",
     }
 )
-PER_NODE_BY_DESIGN = frozenset({"NCCL_HOSTID", "NCCL_DEBUG_FILE", "NCCL_TESTS_DEVICE"})
+PER_NODE_BY_DESIGN = frozenset({"NCCL_HOSTID", NCCL_DEBUG_FILE_ENV, "NCCL_TESTS_DEVICE"})
 _GRAMMAR = re.compile(
     r"node=(?P<node>[0-9]+):(?P<pairs>[A-Za-z_][A-Za-z0-9_]*=[^,]*(?:,[A-Za-z_][A-Za-z0-9_]*=[^,]*)*)"
 )
@@ -56,7 +56,7 @@ def parse_node_env(text: str) -> NodeEnvOverride:
     match = _GRAMMAR.fullmatch(text)
     if match is None:
         raise UsageError(
-            f"{NODE_ENV}: {text!r} is not an override; use node=I:NAME=VALUE[,NAME=VALUE] "
+            f"{NODE_OVERRIDE_ENV}: {text!r} is not an override; use node=I:NAME=VALUE[,NAME=VALUE] "
             "(e.g. node=2:NCCL_P2P_DISABLE=1), or unset it"
         )
     pairs = dict(pair.split("=", 1) for pair in match.group("pairs").split(","))
@@ -65,7 +65,7 @@ def parse_node_env(text: str) -> NodeEnvOverride:
 
 def node_env_from(environ: Mapping[str, str]) -> NodeEnvOverride | None:
     """None when unset or empty; else the parsed override."""
-    text = environ.get(NODE_ENV)
+    text = environ.get(NODE_OVERRIDE_ENV)
     return parse_node_env(text) if text else None
 
 
@@ -73,7 +73,7 @@ def check_node_env(override: NodeEnvOverride | None, nodes: int) -> None:
     """An override aimed at a node that does not exist would silently do nothing: refuse it."""
     if override is not None and not 0 <= override.node < nodes:
         raise UsageError(
-            f"{NODE_ENV}: {override.spec!r} names node {override.node}, but nodes are 0..{nodes - 1}"
+            f"{NODE_OVERRIDE_ENV}: {override.spec!r} names node {override.node}, but nodes are 0..{nodes - 1}"
         )
 
 

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from gpufabric.analysis.doctor.runs import LogRun, comm_members, group_runs, holds_nccl_lines, run_label
 from gpufabric.analysis.expected.given import GivenShape, given_shape
+from gpufabric.boundary_names import NCCL_LOG_DIR
 from gpufabric.catalog import (
     FabricName,
     InstanceType,
@@ -256,7 +257,7 @@ def _own_log(log: Path, run: Evidence) -> bool:
     if log.resolve() in {p.resolve() for p in named if p.is_absolute()}:
         return True
     run_dir = Path(run.sources[0]).parent
-    return log.parent.resolve() == (run_dir / "nccl").resolve() and log.name in {p.name for p in named}
+    return log.parent.resolve() == (run_dir / NCCL_LOG_DIR).resolve() and log.name in {p.name for p in named}
 
 
 def _joins_table_run(run: Evidence, groups: list[LogRun]) -> bool:

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from gpufabric.engines import NCCL_LIB_ENV
+from gpufabric.boundary_names import NCCL_LIB_ENV
 from gpufabric.errors import UsageError
 
 SONAME = "libnccl.so.2"

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from gpufabric.boundary_names import NCCL_DEBUG_FILE_ENV
 from gpufabric.collectives import NcclTestsProgram
 from gpufabric.errors import InputError, LaunchError, UsageError
 from gpufabric.launch.base import Launcher, LaunchOutcome, LaunchPlan, OutputSink, RankProgram
@@ -234,7 +235,7 @@ def run_nccl_tests(
 
     plan = plan if plan is not None else launcher.render(program)
     program.workdir.mkdir(parents=True, exist_ok=True)
-    debug_file = program.env.get("NCCL_DEBUG_FILE")
+    debug_file = program.env.get(NCCL_DEBUG_FILE_ENV)
     if debug_file:  # NCCL never creates the directory: without it, every rank's log goes to stdout
         Path(debug_file).parent.mkdir(parents=True, exist_ok=True)
     json_path = _json_path(program.argv)
