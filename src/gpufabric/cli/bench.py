@@ -27,14 +27,14 @@ from pathlib import Path
 
 import typer
 
-from gpufabric.boundary_names import RUNS_ROOT
 from gpufabric.cli._common import choice, parse_env_pairs
+from gpufabric.options import AB_ROUNDS, BENCH_DEFAULTS, PLACEMENT_DEFAULTS
 from gpufabric.report import AB_FORMATS, RUN_FORMATS, Format
 
 
 def bench(
     collective: list[str] = typer.Option(
-        ["all_reduce"],
+        BENCH_DEFAULTS.collectives,
         "-c",
         "--collective",
         help="all_reduce, all_gather, reduce_scatter, alltoall, broadcast, reduce, sendrecv, or all "
@@ -43,37 +43,47 @@ def bench(
     min_bytes: str | None = typer.Option(None, "-b", "--min-bytes", help="smallest size (8, 1K, 2G)"),
     max_bytes: str | None = typer.Option(None, "-e", "--max-bytes", help="largest size"),
     step_factor: int | None = typer.Option(None, "-f", "--step-factor", help="size multiplier per step"),
-    dtype: str = typer.Option("float", "-d", "--dtype", help="float, half, bfloat16, double, int8, ..."),
+    dtype: str = typer.Option(
+        BENCH_DEFAULTS.dtype, "-d", "--dtype", help="float, half, bfloat16, double, int8, ..."
+    ),
     op: str = typer.Option(
-        "sum",
+        BENCH_DEFAULTS.op,
         "-o",
         "--op",
         help="sum, prod, max, min, avg (-o as in nccl-tests; an output file is --out in every command)",
     ),
-    root: int = typer.Option(0, "-r", "--root", help="root rank of broadcast and reduce"),
+    root: int = typer.Option(BENCH_DEFAULTS.root, "-r", "--root", help="root rank of broadcast and reduce"),
     iters: int | None = typer.Option(None, "-n", "--iters", min=1, help="iterations per timed batch"),
-    warmup: int = typer.Option(5, "-w", "--warmup", min=0, help="warm-up iterations per size"),
+    warmup: int = typer.Option(
+        BENCH_DEFAULTS.warmup, "-w", "--warmup", min=0, help="warm-up iterations per size"
+    ),
     batches: int | None = typer.Option(None, "--batches", min=1, help="timed batches per size (fixed mode)"),
     precision: str | None = typer.Option(
         None,
         "--precision",
         help="adaptive mode: run batches until the mean time is known within this (95% CI), e.g. 1%",
     ),
-    budget: float = typer.Option(2.0, "--budget", min=0.001, help="adaptive mode: seconds per size"),
-    graph: bool = typer.Option(False, "--graph", help="replay each batch as a CUDA graph (GPU only)"),
+    budget: float = typer.Option(
+        BENCH_DEFAULTS.budget_s, "--budget", min=0.001, help="adaptive mode: seconds per size"
+    ),
+    graph: bool = typer.Option(
+        BENCH_DEFAULTS.graph, "--graph", help="replay each batch as a CUDA graph (GPU only)"
+    ),
     per_iteration: bool = typer.Option(
-        False,
+        BENCH_DEFAULTS.per_iteration,
         "--per-iteration",
         help="time every iteration too (nccl-tests -I): i_min, i_max, i_p99, i_cv% columns, and the rank "
         "the others waited for",
     ),
-    check: bool = typer.Option(True, "--check/--no-check", help="verify results (#wrong)"),
+    check: bool = typer.Option(BENCH_DEFAULTS.check, "--check/--no-check", help="verify results (#wrong)"),
     ranks: int | None = typer.Option(None, "--ranks", help="ranks (default: all GPUs, or 4 on CPU)"),
     backend: str | None = typer.Option(None, "--backend", help="torch.distributed backend (nccl, gloo, ...)"),
-    average: str = typer.Option("avg", "-a", "--average", help="reduce time across ranks: avg, min, max"),
+    average: str = typer.Option(
+        BENCH_DEFAULTS.average, "-a", "--average", help="reduce time across ranks: avg, min, max"
+    ),
     out: Path | None = typer.Option(None, "--out", help="also write the final JSON result here"),
     fmt: str = typer.Option("table", "--format", help="table, json, csv or markdown"),
-    label: str = typer.Option("bench", "--label", help="name of this run in tables and run dir"),
+    label: str = typer.Option(BENCH_DEFAULTS.label, "--label", help="name of this run in tables and run dir"),
     run_dir: Path | None = typer.Option(None, "--run-dir", help="default: runs/<timestamp>-<label>/"),
     env: list[str] = typer.Option(
         [], "--env", help="NAME=VALUE passed to every rank, or NAME: its value here (repeatable)"
@@ -88,7 +98,9 @@ def bench(
     progress: bool | None = typer.Option(None, "--progress/--no-progress", help="progress bar on stderr"),
     verbose: bool = typer.Option(False, "-v", "--verbose", help="show the ranks' output on stderr"),
     ab: bool = typer.Option(False, "--ab", help="run with the fabric on and off; print speed-up + verdict"),
-    rounds: int = typer.Option(2, "--rounds", help="--ab: on/off rounds, ABBA order (2 = on,off,off,on)"),
+    rounds: int = typer.Option(
+        AB_ROUNDS, "--rounds", help="--ab: on/off rounds, ABBA order (2 = on,off,off,on)"
+    ),
     ab_a: list[str] = typer.Option(
         [],
         "--ab-a",
@@ -118,13 +130,13 @@ def bench(
         "this node",
     ),
     on: str = typer.Option(
-        "local", "--on", help="launcher: local, mpirun, slurm (kubernetes, skypilot: --dry-run)"
+        PLACEMENT_DEFAULTS.on, "--on", help="launcher: local, mpirun, slurm (kubernetes, skypilot: --dry-run)"
     ),
     hosts: list[str] = typer.Option([], "--hosts", help="mpirun: HOST[:SLOTS], comma-separated or repeated"),
     hostfile: Path | None = typer.Option(None, "--hostfile", help="mpirun: OpenMPI hostfile"),
-    mpirun: str = typer.Option("mpirun", "--mpirun", help="mpirun: the mpirun to use"),
+    mpirun: str = typer.Option(PLACEMENT_DEFAULTS.mpirun, "--mpirun", help="mpirun: the mpirun to use"),
     engine: str = typer.Option(
-        "gpufabric",
+        BENCH_DEFAULTS.engine,
         "--engine",
         help="gpufabric (NCCL called directly on GPUs, torch.distributed on CPU), nccl, torch or nccl-tests",
     ),
@@ -132,12 +144,14 @@ def bench(
         None, "--nccl-lib", help="nccl engine: the libnccl.so.2 to load (default: LD_LIBRARY_PATH, system)"
     ),
     virtual_nodes: int = typer.Option(
-        0,
+        BENCH_DEFAULTS.virtual_nodes,
         "--virtual-nodes",
         min=0,
         help="local, mpirun: split this host's ranks into N NCCL nodes (NCCL_HOSTID each)",
     ),
-    mps: bool = typer.Option(False, "--mps", help="--virtual-nodes: run an MPS daemon for the job"),
+    mps: bool = typer.Option(
+        BENCH_DEFAULTS.mps, "--mps", help="--virtual-nodes: run an MPS daemon for the job"
+    ),
     self_test: bool = typer.Option(
         False,
         "--self-test",
@@ -175,8 +189,9 @@ def bench(
         collectives=collective, min_bytes=min_bytes, max_bytes=max_bytes, step_factor=step_factor,
         dtype=dtype, op=op, root=root, iters=iters, warmup=warmup, batches=batches, precision=precision,
         budget_s=budget, graph=graph, per_iteration=per_iteration, check=check, backend=backend,
-        average=average, label=label, run_dir=run_dir or RUNS_ROOT, engine=engine, nccl_lib=nccl_lib,
-        virtual_nodes=virtual_nodes, mps=mps, nccl_tests_dir=nccl_tests_dir, gpus_per_node=gpus_per_node,
+        average=average, label=label, run_dir=run_dir or BENCH_DEFAULTS.run_dir, engine=engine,
+        nccl_lib=nccl_lib, virtual_nodes=virtual_nodes, mps=mps, nccl_tests_dir=nccl_tests_dir,
+        gpus_per_node=gpus_per_node,
     )  # fmt: skip
     where = placement(
         on, hosts=hosts, hostfile=hostfile, mpirun=mpirun, dry_run=dry_run, image=image,

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import typer
 
+from gpufabric.options import CERTIFY_DEFAULTS, PLACEMENT_DEFAULTS
 from gpufabric.report import CERTIFY_FORMATS, Format, choices
 
 FORMATS: tuple[str, ...] = choices(*CERTIFY_FORMATS)
@@ -37,8 +38,12 @@ def certify(
     run_dir: Path | None = typer.Option(
         None, "--run-dir", help="where stages and certificates go (runs/...)"
     ),
-    budget: float = typer.Option(900.0, "--budget", help="seconds the whole run may take; the plan must fit"),
-    valid_hours: float = typer.Option(24.0, "--valid-hours", help="hours a certificate stays valid"),
+    budget: float = typer.Option(
+        CERTIFY_DEFAULTS.budget_s, "--budget", help="seconds the whole run may take; the plan must fit"
+    ),
+    valid_hours: float = typer.Option(
+        CERTIFY_DEFAULTS.valid_hours, "--valid-hours", help="hours a certificate stays valid"
+    ),
     expect: str | None = typer.Option(
         None, "--expect", help="the fabric the nodes should use (efa, socket ...)"
     ),
@@ -47,21 +52,28 @@ def certify(
     ),
     gpus: int | None = typer.Option(None, "--gpus", min=1, help="GPUs each node must show"),
     virtual_nodes: bool = typer.Option(
-        False,
+        CERTIFY_DEFAULTS.virtual_nodes,
         "--virtual-nodes",
         help="local: each node is an NCCL virtual node on its share of this host's GPUs",
     ),
-    mps: bool = typer.Option(False, "--mps", help="--virtual-nodes: an MPS daemon for ranks sharing a GPU"),
+    mps: bool = typer.Option(
+        CERTIFY_DEFAULTS.mps, "--mps", help="--virtual-nodes: an MPS daemon for ranks sharing a GPU"
+    ),
     backend: str | None = typer.Option(None, "--backend", help="nccl or gloo (default: by device)"),
     node_max_bytes: str | None = typer.Option(
         None, "--node-max-bytes", help="each node alone: the sweep's largest size (256M GPU, 1M CPU)"
     ),
     node_parallel: int = typer.Option(
-        256, "--node-parallel", min=1, help="each node alone: jobs at once on mpirun/Slurm (local: one)"
+        CERTIFY_DEFAULTS.node_parallel,
+        "--node-parallel",
+        min=1,
+        help="each node alone: jobs at once on mpirun/Slurm (local: one)",
     ),
     min_drop: float | None = typer.Option(None, "--min-drop", help="between nodes: isolate's --min-drop"),
     alpha: float = typer.Option(
-        0.01, "--alpha", help="between nodes: false-alarm rate per suspect (isolate's --alpha)"
+        CERTIFY_DEFAULTS.alpha,
+        "--alpha",
+        help="between nodes: false-alarm rate per suspect (isolate's --alpha)",
     ),
     repeats: int | None = typer.Option(
         None, "--repeats", help="between nodes: retests of each suspect (isolate's --repeats)"
@@ -71,12 +83,12 @@ def certify(
         None, "--iters", help="between nodes: iterations per timed batch, at least (isolate's --iters)"
     ),
     actions: str = typer.Option(
-        "auto", "--actions", help="auto (slurm with --on slurm), slurm, kubernetes, none"
+        CERTIFY_DEFAULTS.actions, "--actions", help="auto (slurm with --on slurm), slurm, kubernetes, none"
     ),
     apply: bool = typer.Option(
-        False, "--apply", help="run the actions (drain/resume, label/taint); else print"
+        CERTIFY_DEFAULTS.apply, "--apply", help="run the actions (drain/resume, label/taint); else print"
     ),
-    mpirun: str = typer.Option("mpirun", "--mpirun", help="mpirun: the mpirun to use"),
+    mpirun: str = typer.Option(PLACEMENT_DEFAULTS.mpirun, "--mpirun", help="mpirun: the mpirun to use"),
     fmt: str = typer.Option("table", "--format", help="table or json"),
     progress: bool | None = typer.Option(None, "--progress/--no-progress", help="progress on stderr"),
     verbose: bool = typer.Option(False, "-v", "--verbose", help="show the ranks' output on stderr"),

@@ -25,6 +25,7 @@ import typer
 
 from gpufabric.errors import UsageError
 from gpufabric.jobs import ROUND_TIMEOUT_S
+from gpufabric.options import ISOLATE_DEFAULTS, PLACEMENT_DEFAULTS
 from gpufabric.report import ISOLATE_FORMATS, Format, choices
 
 FORMATS: tuple[str, ...] = choices(*ISOLATE_FORMATS)
@@ -67,7 +68,9 @@ def _refuse_other_mode_flags(ctx: typer.Context, simulate_run: bool) -> None:
 
 def isolate(
     ctx: typer.Context,
-    simulate_run: bool = typer.Option(False, "--simulate", help="search a simulated cluster"),
+    simulate_run: bool = typer.Option(
+        ISOLATE_DEFAULTS.simulate, "--simulate", help="search a simulated cluster"
+    ),
     nodes: int | None = typer.Option(None, "--nodes", help="this many nodes, node0000 ... (local ranks)"),
     hostfile: Path | None = typer.Option(None, "--hostfile", help="OpenMPI hostfile: one node per line"),
     node_list: Path | None = typer.Option(
@@ -76,31 +79,47 @@ def isolate(
         help="node names, Slurm ranges (gpu[001-064]) or kubectl 'pod/NAME' lines; real: --on slurm "
         "runs on exactly these nodes (default there: SLURM_JOB_NODELIST)",
     ),
-    bad: list[str] = typer.Option([], "--bad", help="simulator: slow node(s), index or name: 3,17"),
-    bad_link: list[str] = typer.Option([], "--bad-link", help="simulator: slow link A-B (repeatable)"),
-    slow_factor: float = typer.Option(0.5, "--slow-factor", help="simulator: a slow node's NIC fraction"),
-    link_factor: float = typer.Option(0.5, "--link-factor", help="simulator: a slow link's fraction"),
-    noise: float = typer.Option(0.03, "--noise", help="simulator: relative measurement noise (sigma)"),
+    bad: list[str] = typer.Option(
+        ISOLATE_DEFAULTS.bad, "--bad", help="simulator: slow node(s), index or name: 3,17"
+    ),
+    bad_link: list[str] = typer.Option(
+        ISOLATE_DEFAULTS.bad_links, "--bad-link", help="simulator: slow link A-B (repeatable)"
+    ),
+    slow_factor: float = typer.Option(
+        ISOLATE_DEFAULTS.slow_factor, "--slow-factor", help="simulator: a slow node's NIC fraction"
+    ),
+    link_factor: float = typer.Option(
+        ISOLATE_DEFAULTS.link_factor, "--link-factor", help="simulator: a slow link's fraction"
+    ),
+    noise: float = typer.Option(
+        ISOLATE_DEFAULTS.noise, "--noise", help="simulator: relative measurement noise (sigma)"
+    ),
     seed: int = typer.Option(
-        0,
+        ISOLATE_DEFAULTS.seed,
         "--seed",
         min=0,
         help="starts the random numbers of the simulator's noise and the search's grouping",
     ),
-    group_size: int = typer.Option(2, "--group-size", help="nodes per group in the screen round"),
+    group_size: int = typer.Option(
+        ISOLATE_DEFAULTS.group_size, "--group-size", help="nodes per group in the screen round"
+    ),
     link_sweep: bool | None = typer.Option(
         None,
         "--link-sweep/--no-link-sweep",
         help="one all-node round that finds links between groups (default: on, off for CPU gloo ranks)",
     ),
-    k_sigma: float = typer.Option(5.0, "--k-sigma", help="robust sigmas below the peers' median that flag"),
+    k_sigma: float = typer.Option(
+        ISOLATE_DEFAULTS.k_sigma, "--k-sigma", help="robust sigmas below the peers' median that flag"
+    ),
     min_drop: float | None = typer.Option(
         None,
         "--min-drop",
         help="never flag a drop smaller than this fraction (default 0.10; real 0.25; at most 0.9)",
     ),
     alpha: float = typer.Option(
-        0.01, "--alpha", help="false-alarm rate per suspect: the rank test's p must be at most this"
+        ISOLATE_DEFAULTS.alpha,
+        "--alpha",
+        help="false-alarm rate per suspect: the rank test's p must be at most this",
     ),
     repeats: int | None = typer.Option(
         None,
@@ -109,7 +128,9 @@ def isolate(
     ),
     ranks: int | None = typer.Option(None, "--ranks", help="real: ranks of the job (one per node)"),
     on: str | None = typer.Option(None, "--on", help="real: local (default), mpirun (--hostfile), slurm"),
-    collective: str = typer.Option("alltoall", "--collective", help="real: alltoall or all_reduce"),
+    collective: str = typer.Option(
+        ISOLATE_DEFAULTS.collective, "--collective", help="real: alltoall or all_reduce"
+    ),
     size: str | None = typer.Option(None, "--size", help="real: bytes per group test (64M GPU, 1M CPU)"),
     iters: int | None = typer.Option(
         None, "--iters", help="real: iterations per timed batch, at least (20 CPU, 1 GPU)"
@@ -139,11 +160,11 @@ def isolate(
         None, "--timeout-stage", help="real: seconds per stage of each round, e.g. init=120,size=60"
     ),
     run_dir: Path | None = typer.Option(None, "--run-dir", help="real: where rounds write (runs/...)"),
-    mpirun: str = typer.Option("mpirun", "--mpirun", help="real, mpirun: the mpirun to use"),
+    mpirun: str = typer.Option(PLACEMENT_DEFAULTS.mpirun, "--mpirun", help="real, mpirun: the mpirun to use"),
     verbose: bool = typer.Option(False, "-v", "--verbose", help="real: show the ranks' output on stderr"),
     fmt: str = typer.Option("table", "--format", help="table or json"),
     virtual_nodes: bool = typer.Option(
-        False,
+        ISOLATE_DEFAULTS.virtual_nodes,
         "--virtual-nodes",
         help="real, local: each node is an NCCL virtual node (NCCL_HOSTID) on this host",
     ),

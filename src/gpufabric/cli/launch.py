@@ -13,6 +13,7 @@ import typer
 
 from gpufabric.cli._common import choice, parse_env_pairs
 from gpufabric.launch import LAUNCHER_NAMES
+from gpufabric.options import LAUNCH_DEFAULTS
 from gpufabric.report import LAUNCH_PLAN_FORMATS, Format, choices
 
 FORMATS: tuple[str, ...] = choices(*LAUNCH_PLAN_FORMATS)  # --dry-run prints the task's plan
@@ -22,7 +23,7 @@ def launch_command(
     task_file: Path = typer.Argument(
         ..., help="SkyPilot-style task YAML (name, resources, num_nodes, envs, run)"
     ),
-    on: str = typer.Option("local", "--on", help=f"where to run: {', '.join(LAUNCHER_NAMES)}"),
+    on: str = typer.Option(LAUNCH_DEFAULTS.on, "--on", help=f"where to run: {', '.join(LAUNCHER_NAMES)}"),
     dry_run: bool = typer.Option(
         False, "--dry-run", help="print the launch plan (secrets redacted); run nothing"
     ),
@@ -40,10 +41,14 @@ def launch_command(
     timeout: float | None = typer.Option(
         None, "--timeout", min=1, help="stop every node after this many seconds"
     ),
-    hosts: list[str] = typer.Option([], "--hosts", help="mpirun: HOST[:SLOTS], comma-separated or repeated"),
+    hosts: list[str] = typer.Option(
+        LAUNCH_DEFAULTS.hosts, "--hosts", help="mpirun: HOST[:SLOTS], comma-separated or repeated"
+    ),
     hostfile: Path | None = typer.Option(None, "--hostfile", help="mpirun: OpenMPI hostfile"),
-    mpirun: str = typer.Option("mpirun", "--mpirun", help="mpirun: the mpirun to use"),
-    mca: list[str] = typer.Option([], "--mca", help="mpirun: KEY=VALUE MCA parameter (repeatable)"),
+    mpirun: str = typer.Option(LAUNCH_DEFAULTS.mpirun, "--mpirun", help="mpirun: the mpirun to use"),
+    mca: list[str] = typer.Option(
+        LAUNCH_DEFAULTS.mca, "--mca", help="mpirun: KEY=VALUE MCA parameter (repeatable)"
+    ),
     mca_preset: str | None = typer.Option(
         None,
         "--mca-preset",
@@ -55,16 +60,24 @@ def launch_command(
         None, "--slurm-nodes", min=1, help="pack the nodes on fewer Slurm nodes"
     ),
     slurm_mpi: str | None = typer.Option(None, "--slurm-mpi", help="srun --mpi: pmix, pmi2 or none"),
-    slurm_gpus: bool = typer.Option(True, "--slurm-gpus/--no-slurm-gpus", help="request --gpus-per-node"),
-    virtual_nodes: bool = typer.Option(
-        False, "--virtual-nodes", help="local: each node of the task is an NCCL virtual node (NCCL_HOSTID)"
+    slurm_gpus: bool = typer.Option(
+        LAUNCH_DEFAULTS.slurm_gpus, "--slurm-gpus/--no-slurm-gpus", help="request --gpus-per-node"
     ),
-    mps: bool = typer.Option(False, "--mps", help="local, --virtual-nodes: run an MPS daemon for the job"),
-    namespace: str = typer.Option("default", "--namespace", help="kubernetes: namespace"),
+    virtual_nodes: bool = typer.Option(
+        LAUNCH_DEFAULTS.virtual_nodes,
+        "--virtual-nodes",
+        help="local: each node of the task is an NCCL virtual node (NCCL_HOSTID)",
+    ),
+    mps: bool = typer.Option(
+        LAUNCH_DEFAULTS.mps, "--mps", help="local, --virtual-nodes: run an MPS daemon for the job"
+    ),
+    namespace: str = typer.Option(LAUNCH_DEFAULTS.namespace, "--namespace", help="kubernetes: namespace"),
     image: str | None = typer.Option(None, "--image", help="kubernetes: image (default: resources.image_id)"),
     kubeconfig: str | None = typer.Option(None, "--kubeconfig", help="kubernetes: kube config file"),
     context: str | None = typer.Option(None, "--context", help="kubernetes: kube config context"),
-    keep: bool = typer.Option(False, "--keep", help="kubernetes: leave the Job and Service after the run"),
+    keep: bool = typer.Option(
+        LAUNCH_DEFAULTS.keep, "--keep", help="kubernetes: leave the Job and Service after the run"
+    ),
     cluster: str | None = typer.Option(None, "--cluster", help="skypilot: sky launch -c NAME"),
     instance_type: str | None = typer.Option(
         None,
@@ -72,7 +85,7 @@ def launch_command(
         help="kubernetes: apply the planner's pod patch for this shape (fabric resources, env, affinity)",
     ),
     tier: str = typer.Option(
-        "best", "--tier", help="with --instance-type: best (fastest fabric) or standard"
+        LAUNCH_DEFAULTS.tier, "--tier", help="with --instance-type: best (fastest fabric) or standard"
     ),
 ) -> None:
     """Run a task file's setup and run on every node, with SkyPilot's variables (SKYPILOT_NODE_RANK ...)."""

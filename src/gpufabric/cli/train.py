@@ -16,9 +16,9 @@ from pathlib import Path
 
 import typer
 
-from gpufabric.boundary_names import RUNS_ROOT
 from gpufabric.cli._common import choice, parse_env_pairs
 from gpufabric.errors import InputError
+from gpufabric.options import PLACEMENT_DEFAULTS, TRAIN_DEFAULTS
 from gpufabric.report import TRAIN_FORMATS, Format, choices
 from gpufabric.train import AUTO_MODEL, CPU_DEFAULT_MODEL, GPU_DEFAULT_MODEL, MODEL_PRESETS
 
@@ -38,37 +38,60 @@ def train_bench(
         None, "--batch-size", min=1, help="samples per rank per step (default: the model's, 2-8)"
     ),
     ranks: int | None = typer.Option(None, "--ranks", help="ranks (default: all GPUs, or 2 on CPU)"),
-    steps: int = typer.Option(20, "--steps", min=2, help="timed steps (with sync, and as many without)"),
-    warmup_steps: int = typer.Option(3, "--warmup-steps", min=1, help="untimed steps first"),
-    strategy: str = typer.Option("ddp", "--strategy", help="ddp or fsdp"),
+    steps: int = typer.Option(
+        TRAIN_DEFAULTS.steps, "--steps", min=2, help="timed steps (with sync, and as many without)"
+    ),
+    warmup_steps: int = typer.Option(
+        TRAIN_DEFAULTS.warmup_steps, "--warmup-steps", min=1, help="untimed steps first"
+    ),
+    strategy: str = typer.Option(TRAIN_DEFAULTS.strategy, "--strategy", help="ddp or fsdp"),
     backend: str | None = typer.Option(
         None, "--backend", help="nccl (GPUs) or gloo (CPU); default: nccl where a rank sees a GPU, else gloo"
     ),
-    device: str = typer.Option("auto", "--device", help="auto, cuda or cpu"),
-    bucket_mb: float = typer.Option(25.0, "--bucket-mb", min=0.001, help="DDP gradient bucket size (MB)"),
-    prefetch: bool = typer.Option(
-        False, "--prefetch/--no-prefetch", help="fsdp: explicit prefetch of the next block (off: FSDP2's own)"
+    device: str = typer.Option(TRAIN_DEFAULTS.device, "--device", help="auto, cuda or cpu"),
+    bucket_mb: float = typer.Option(
+        TRAIN_DEFAULTS.bucket_mb, "--bucket-mb", min=0.001, help="DDP gradient bucket size (MB)"
     ),
-    probe_iters: int = typer.Option(10, "--probe-iters", min=2, help="rounds of the collective probe"),
-    scaling: bool = typer.Option(True, "--scaling/--no-scaling", help="time the 1-rank baseline too"),
-    ab: bool = typer.Option(False, "--ab", help="run with the fabric on and off; print the speed-up"),
-    rounds: int = typer.Option(2, "--rounds", help="--ab: on/off rounds, ABBA order (2 = on,off,off,on)"),
+    prefetch: bool = typer.Option(
+        TRAIN_DEFAULTS.prefetch,
+        "--prefetch/--no-prefetch",
+        help="fsdp: explicit prefetch of the next block (off: FSDP2's own)",
+    ),
+    probe_iters: int = typer.Option(
+        TRAIN_DEFAULTS.probe_iters, "--probe-iters", min=2, help="rounds of the collective probe"
+    ),
+    scaling: bool = typer.Option(
+        TRAIN_DEFAULTS.scaling, "--scaling/--no-scaling", help="time the 1-rank baseline too"
+    ),
+    ab: bool = typer.Option(
+        TRAIN_DEFAULTS.ab, "--ab", help="run with the fabric on and off; print the speed-up"
+    ),
+    rounds: int = typer.Option(
+        TRAIN_DEFAULTS.rounds, "--rounds", help="--ab: on/off rounds, ABBA order (2 = on,off,off,on)"
+    ),
     instance_type: str | None = typer.Option(
         None, "--instance-type", help="shape whose fabric --ab switches (default: this host's NVLink/PCIe)"
     ),
     busbw_from: Path | None = typer.Option(
         None, "--busbw-from", help="predict comm from this bench result's all_reduce busbw (default: probe)"
     ),
-    on: str = typer.Option("local", "--on", help="launcher: local, mpirun, slurm"),
+    on: str = typer.Option(PLACEMENT_DEFAULTS.on, "--on", help="launcher: local, mpirun, slurm"),
     nodes: int = typer.Option(1, "--nodes", min=1, help="nodes (mpirun/slurm) or GPU groups (local)"),
     virtual_nodes: int = typer.Option(
-        0, "--virtual-nodes", min=0, help="local: split the ranks into N NCCL nodes (NCCL_HOSTID each)"
+        TRAIN_DEFAULTS.virtual_nodes,
+        "--virtual-nodes",
+        min=0,
+        help="local: split the ranks into N NCCL nodes (NCCL_HOSTID each)",
     ),
-    mps: bool = typer.Option(False, "--mps", help="local, --virtual-nodes: run an MPS daemon for the job"),
+    mps: bool = typer.Option(
+        TRAIN_DEFAULTS.mps, "--mps", help="local, --virtual-nodes: run an MPS daemon for the job"
+    ),
     hosts: list[str] = typer.Option([], "--hosts", help="mpirun hosts (host or host:slots), repeatable"),
     out: Path | None = typer.Option(None, "--out", help="also write the JSON document here"),
     fmt: str = typer.Option("table", "--format", help=f"{', '.join(FORMATS)}"),
-    label: str = typer.Option("train", "--label", help="name of this run in tables and the run dir"),
+    label: str = typer.Option(
+        TRAIN_DEFAULTS.label, "--label", help="name of this run in tables and the run dir"
+    ),
     run_dir: Path | None = typer.Option(None, "--run-dir", help="default: runs/<timestamp>-<label>/"),
     env: list[str] = typer.Option(
         [], "--env", help="NAME=VALUE passed to every rank, or NAME: its value here (repeatable)"
@@ -112,7 +135,7 @@ def train_bench(
         prefetch=prefetch,
         probe_iters=probe_iters, scaling=scaling, ab=ab, rounds=rounds, instance_type=instance_type,
         busbw_from=busbw_from,
-        virtual_nodes=virtual_nodes, mps=mps, label=label, run_dir=run_dir or RUNS_ROOT,
+        virtual_nodes=virtual_nodes, mps=mps, label=label, run_dir=run_dir or TRAIN_DEFAULTS.run_dir,
     )  # fmt: skip
     prepared = prepare_train(request, execution)
     if verbose or dry_run:

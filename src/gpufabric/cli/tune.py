@@ -11,28 +11,40 @@ from pathlib import Path
 
 import typer
 
-from gpufabric.boundary_names import RUNS_ROOT
+from gpufabric.options import PLACEMENT_DEFAULTS, TUNE_DEFAULTS
 from gpufabric.report import TUNE_FORMATS, Format
 
 
 def tune(
-    path: str = typer.Option("socket", "--path", help="transport to tune: socket (one host: P2P/SHM off)"),
+    path: str = typer.Option(
+        TUNE_DEFAULTS.path, "--path", help="transport to tune: socket (one host: P2P/SHM off)"
+    ),
     size: str | None = typer.Option(None, "--size", help="size to tune for (default: -e, else 256M)"),
     min_bytes: str | None = typer.Option(None, "-b", "--min-bytes", help="smallest size measured"),
     max_bytes: str | None = typer.Option(None, "-e", "--max-bytes", help="largest size measured"),
-    step_factor: int = typer.Option(4, "-f", "--step-factor", help="size multiplier per step"),
-    collective: str = typer.Option("all_reduce", "-c", "--collective", help="collective to tune"),
+    step_factor: int = typer.Option(
+        TUNE_DEFAULTS.step_factor, "-f", "--step-factor", help="size multiplier per step"
+    ),
+    collective: str = typer.Option(TUNE_DEFAULTS.collective, "-c", "--collective", help="collective to tune"),
     backend: str | None = typer.Option(
         None, "--backend", help="whose knobs: nccl (default, GPU ranks) or gloo (devices per interface)"
     ),
-    budget: int = typer.Option(16, "--budget", help="jobs to spend (each candidate run is one job)"),
-    repeats: int = typer.Option(3, "--repeats", min=1, help="stop once the leader has this many jobs"),
-    iters: int = typer.Option(5, "-n", "--iters", min=1, help="iterations per timed batch"),
-    warmup: int = typer.Option(2, "-w", "--warmup", min=0, help="warm-up iterations per size"),
-    batches: int = typer.Option(4, "--batches", min=2, help="timed batches per size and job"),
+    budget: int = typer.Option(
+        TUNE_DEFAULTS.budget, "--budget", help="jobs to spend (each candidate run is one job)"
+    ),
+    repeats: int = typer.Option(
+        TUNE_DEFAULTS.repeats, "--repeats", min=1, help="stop once the leader has this many jobs"
+    ),
+    iters: int = typer.Option(TUNE_DEFAULTS.iters, "-n", "--iters", min=1, help="iterations per timed batch"),
+    warmup: int = typer.Option(
+        TUNE_DEFAULTS.warmup, "-w", "--warmup", min=0, help="warm-up iterations per size"
+    ),
+    batches: int = typer.Option(
+        TUNE_DEFAULTS.batches, "--batches", min=2, help="timed batches per size and job"
+    ),
     ranks: int | None = typer.Option(None, "--ranks", help="ranks (default: every GPU of this host)"),
     instance_type: str | None = typer.Option(None, "--instance-type", help="shape (selects the off switch)"),
-    on: str = typer.Option("local", "--on", help="launcher: local, mpirun, slurm"),
+    on: str = typer.Option(PLACEMENT_DEFAULTS.on, "--on", help="launcher: local, mpirun, slurm"),
     hosts: list[str] = typer.Option([], "--hosts", help="mpirun: HOST[:SLOTS], comma-separated or repeated"),
     hostfile: Path | None = typer.Option(None, "--hostfile", help="mpirun: OpenMPI hostfile"),
     env: list[str] = typer.Option(
@@ -44,9 +56,14 @@ def tune(
     fmt: str = typer.Option("table", "--format", help="table, markdown or json"),
     verbose: bool = typer.Option(False, "-v", "--verbose", help="show the ranks' output on stderr"),
     virtual_nodes: int = typer.Option(
-        0, "--virtual-nodes", min=0, help="local: split the ranks into N NCCL nodes (NCCL_HOSTID each)"
+        TUNE_DEFAULTS.virtual_nodes,
+        "--virtual-nodes",
+        min=0,
+        help="local: split the ranks into N NCCL nodes (NCCL_HOSTID each)",
     ),
-    mps: bool = typer.Option(False, "--mps", help="local, --virtual-nodes: run an MPS daemon per job"),
+    mps: bool = typer.Option(
+        TUNE_DEFAULTS.mps, "--mps", help="local, --virtual-nodes: run an MPS daemon per job"
+    ),
     dry_run: bool = typer.Option(
         False, "--dry-run", help="print the first round's job plans (redacted); run nothing"
     ),
@@ -61,8 +78,8 @@ def tune(
     request = TuneRequest(
         path=path, size=size, min_bytes=min_bytes, max_bytes=max_bytes, step_factor=step_factor,
         collective=collective, budget=budget, repeats=repeats, iters=iters, warmup=warmup, batches=batches,
-        instance_type=instance_type, run_dir=run_dir or RUNS_ROOT, virtual_nodes=virtual_nodes, mps=mps,
-        backend=backend,
+        instance_type=instance_type, run_dir=run_dir or TUNE_DEFAULTS.run_dir, virtual_nodes=virtual_nodes,
+        mps=mps, backend=backend,
     )  # fmt: skip
     where = placement(on, hosts=hosts, hostfile=hostfile, virtual_nodes=virtual_nodes, mps=mps)
     execution = Execution(

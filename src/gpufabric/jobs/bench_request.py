@@ -1,21 +1,20 @@
-"""What ``gpufabric bench`` is asked to measure, with the defaults the CLI shows, as one model: calling
-the library with a ``BenchRequest`` gives what the command line gives (the sweep's defaults depend on
-where the ranks run: nccl-tests' usual sweep on GPUs, a quick one on CPU ranks, the seeds' command line
-for ``--engine nccl-tests``). ``self_test_shape`` is ``--self-test``'s: how it splits this host's GPUs.
+"""What ``gpufabric bench`` is asked to measure, with the defaults the CLI shows (``options.BenchOptions``),
+as one model: calling the library with a ``BenchRequest`` gives what the command line gives (the sweep's
+defaults depend on where the ranks run: ``options.GPU_SWEEP`` on GPUs, ``options.CPU_SWEEP`` on CPU ranks,
+the seeds' command line for ``--engine nccl-tests``). ``self_test_shape`` is ``--self-test``'s: how it
+splits this host's GPUs.
 """
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
-from pathlib import Path
-
-from pydantic import BaseModel, ConfigDict, Field
 
 from gpufabric.bench.config import BenchConfig, normalize_backend
-from gpufabric.boundary_names import NCCL_LIB_ENV, RUNS_ROOT
+from gpufabric.boundary_names import NCCL_LIB_ENV
 from gpufabric.engines.nccl_tests import NcclTestsSettings
 from gpufabric.errors import UsageError
+from gpufabric.options import CPU_SWEEP, GPU_SWEEP, BenchOptions, SweepDefaults
 from gpufabric.units import parse_size
 
 ENGINES: tuple[str, ...] = ("gpufabric", "nccl", "torch", "nccl-tests")
@@ -23,19 +22,15 @@ ENGINES: tuple[str, ...] = ("gpufabric", "nccl", "torch", "nccl-tests")
 torch.distributed); ``nccl`` and ``torch`` name one of ours; ``nccl-tests`` runs NVIDIA's binaries."""
 AVERAGES: tuple[str, ...] = ("avg", "min", "max")
 
-# Defaults when the user gives none: nccl-tests' usual sweep on GPUs; a quick one for CPU ranks.
-GPU_DEFAULTS: dict[str, int | str] = {"min": "8", "max": "128M", "factor": 2, "iters": 20, "batches": 5}
-# The CPU sweep steps x8 (few sizes) when that lands exactly on -e, else x2 (see ``default_step``).
-CPU_DEFAULTS: dict[str, int | str] = {"min": "8", "max": "32K", "factor": 8, "iters": 5, "batches": 3}
 # --engine nccl-tests: the seeds' command line (all_reduce_perf -b 8 -e 2G -f 2 -c 5 -w 5 -n 100).
 _SEED = NcclTestsSettings()
-NCCL_TESTS_DEFAULTS: dict[str, int | str] = {
-    "min": _SEED.min_bytes,
-    "max": _SEED.max_bytes,
-    "factor": _SEED.step_factor,
-    "iters": _SEED.iters,
-    "batches": 1,  # nccl-tests times one loop of -n iterations
-}
+NCCL_TESTS_SWEEP = SweepDefaults(
+    min_bytes=str(_SEED.min_bytes),
+    max_bytes=str(_SEED.max_bytes),
+    step_factor=_SEED.step_factor,
+    iters=_SEED.iters,
+    batches=1,  # nccl-tests times one loop of -n iterations
+)
 
 
 def default_step(min_bytes: int, max_bytes: int, preferred: int) -> int:
@@ -62,37 +57,9 @@ def parse_precision(text: str) -> float:
     return value
 
 
-class BenchRequest(BaseModel):
-    """One ``gpufabric bench`` request; ``None`` means "the default for where the ranks run"."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    collectives: list[str] = Field(default_factory=lambda: ["all_reduce"])
-    min_bytes: str | None = Field(default=None, description="smallest size (8, 1K, 2G)")
-    max_bytes: str | None = None
-    step_factor: int | None = None
-    dtype: str = "float"
-    op: str = "sum"
-    root: int = 0
-    iters: int | None = None
-    warmup: int = 5
-    batches: int | None = None
-    precision: str | None = Field(default=None, description="adaptive mode: e.g. 1% or 0.01")
-    budget_s: float = 2.0
-    graph: bool = False
-    per_iteration: bool = False
-    check: bool = True
-    backend: str | None = None
-    average: str = "avg"
-    label: str = "bench"
-    run_dir: Path = RUNS_ROOT
-    command: list[str] = Field(default_factory=list, description="default: this process's argv")
-    engine: str = "gpufabric"
-    nccl_lib: Path | None = None
-    virtual_nodes: int = 0
-    mps: bool = False
-    nccl_tests_dir: Path | None = None
-    gpus_per_node: int | None = None
+class BenchRequest(BenchOptions):
+    """One ``gpufabric bench`` request: its fields and defaults are ``options.BenchOptions`` (the ones the
+    CLI shows); ``None`` means "the default for where the ranks run"."""
 
     def engine_env(self) -> dict[str, str]:
         """What the engine choice adds to the ranks' environment (``--nccl-lib``)."""
@@ -114,15 +81,15 @@ class BenchRequest(BaseModel):
             )
         backend = normalize_backend(self.backend)
         on_gpu = gpus > 0 and backend in (None, "nccl")
-        defaults = GPU_DEFAULTS if on_gpu else CPU_DEFAULTS
+        defaults = GPU_SWEEP if on_gpu else CPU_SWEEP
         if self.engine == "nccl-tests":
-            defaults = NCCL_TESTS_DEFAULTS
-        low = parse_size(self.min_bytes or str(defaults["min"]), flag="-b/--min-bytes")
-        high = parse_size(self.max_bytes or str(defaults["max"]), flag="-e/--max-bytes")
+            defaults = NCCL_TESTS_SWEEP
+        low = parse_size(self.min_bytes or defaults.min_bytes, flag="-b/--min-bytes")
+        high = parse_size(self.max_bytes or defaults.max_bytes, flag="-e/--max-bytes")
         step = (
             self.step_factor
             if self.step_factor is not None
-            else default_step(low, high, int(defaults["factor"]))
+            else default_step(low, high, defaults.step_factor)
         )
         return BenchConfig(
             collectives=self.collectives,
@@ -132,9 +99,9 @@ class BenchRequest(BaseModel):
             dtype=self.dtype,
             op=self.op,
             root=self.root,
-            iters=self.iters if self.iters is not None else int(defaults["iters"]),
+            iters=self.iters if self.iters is not None else defaults.iters,
             warmup=self.warmup,
-            batches=self.batches if self.batches is not None else int(defaults["batches"]),
+            batches=self.batches if self.batches is not None else defaults.batches,
             precision=parse_precision(self.precision) if self.precision is not None else None,
             budget_s=self.budget_s,
             graph=self.graph,

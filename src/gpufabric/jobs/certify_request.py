@@ -7,64 +7,24 @@ what they mean for ``isolate`` (``node_names`` and ``launcher_name`` are isolate
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
-from typing import Literal
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import get_args
 
 from gpufabric.errors import UsageError
 from gpufabric.jobs.isolate_request import IsolateRequest
 from gpufabric.launch.hostlist import SLURM_NODELIST
 from gpufabric.launch.names import LAUNCHER_KINDS, RUNNING_LAUNCHERS, launcher_kind
+from gpufabric.options import CertifyOptions
+from gpufabric.options.isolate import ActionTarget
 
-ACTION_TARGETS: tuple[str, ...] = ("auto", "slurm", "kubernetes", "none")
+ACTION_TARGETS: tuple[str, ...] = get_args(ActionTarget)
 """Where --apply's changes go: auto is Slurm for --on slurm, else none."""
 CERTIFY_LAUNCHERS: tuple[str, ...] = RUNNING_LAUNCHERS
-DEFAULT_BUDGET_S = 900.0
-DEFAULT_VALID_HOURS = 24.0
-DEFAULT_NODE_PARALLEL = 256
-"""Node-stage jobs at once on mpirun/Slurm: 4096 nodes in 16 waves (each job's client, an mpirun or an
-srun, waits on this host: a few tens of MB each)."""
 # The node stage's sweep: a few sizes up to where busbw flattens, quick on CPU ranks.
 NODE_MAX_GPU, NODE_MAX_CPU = "256M", "1M"
 
 
-class CertifyRequest(BaseModel):
-    """One ``gpufabric certify`` request. Exactly one node source, as for isolate."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    nodes: int | None = Field(default=None, description="this many nodes, node0000 ... (local ranks)")
-    hostfile: Path | None = None
-    node_list: Path | None = None
-    on: str | None = Field(default=None, description="None: local, or mpirun with a hostfile")
-    run_dir: Path | None = Field(default=None, description="None: runs/<timestamp>-certify/")
-    budget_s: float = DEFAULT_BUDGET_S
-    valid_hours: float = DEFAULT_VALID_HOURS
-    # What the nodes should be: the preflight's and the judges' expectation.
-    expect: str | None = Field(default=None, description="the fabric expected (efa, infiniband, socket ...)")
-    instance_type: str | None = None
-    gpus: int | None = Field(default=None, description="GPUs each node must show")
-    virtual_nodes: bool = False
-    mps: bool = False
-    backend: str | None = None
-    # Each node alone.
-    node_max_bytes: str | None = Field(default=None, description="None: 256M on GPUs, 1M on CPU ranks")
-    node_parallel: int = Field(
-        default=DEFAULT_NODE_PARALLEL, ge=1, description="node-stage jobs at once (mpirun, Slurm)"
-    )
-    # Between nodes: isolate's settings.
-    seed: int = 0
-    group_size: int = 2
-    min_drop: float | None = None
-    alpha: float = 0.01
-    repeats: int | None = None
-    size: str | None = None
-    iters: int | None = Field(default=None, description="None: isolate's default (1 on GPUs, 20 on CPU)")
-    batch_seconds: float | None = None
-    # Actions.
-    actions: Literal["auto", "slurm", "kubernetes", "none"] = "auto"
-    apply: bool = False
+class CertifyRequest(CertifyOptions):
+    """One ``gpufabric certify`` request: its fields and defaults are ``options.CertifyOptions``."""
 
     def isolate_request(self, **changes: object) -> IsolateRequest:
         """The isolate request of the same nodes and settings (node sources, launcher and the search)."""

@@ -10,10 +10,7 @@ the same search measures real ranks (the real-run fields; how the rounds' jobs r
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import get_args
-
-from pydantic import BaseModel, ConfigDict, Field
 
 from gpufabric.analysis.isolate import (
     SLURM_NODELIST,
@@ -29,6 +26,7 @@ from gpufabric.bench.group_statistic import DEFAULT_STATISTIC, GPU_STATISTIC, Gr
 from gpufabric.bench.groups import GroupCollective
 from gpufabric.errors import UsageError
 from gpufabric.launch.names import LAUNCHER_KINDS, RUNNING_LAUNCHERS
+from gpufabric.options import IsolateOptions
 
 COLLECTIVES: tuple[str, ...] = get_args(GroupCollective)
 """What a group test runs: alltoall (every pair of a group meets) or all_reduce."""
@@ -59,48 +57,8 @@ GPU_BATCH_S, GPU_BATCHES, GPU_ITERS = 0.02, 5, 20
 TAIL_BATCH_S, TAIL_BATCHES, TAIL_ITERS = 0.005, 100, 1
 
 
-class IsolateRequest(BaseModel):
-    """One ``gpufabric isolate`` request. Exactly one node source: ``nodes``, ``hostfile`` or
-    ``node_list`` (a real ``--on slurm`` run inside an allocation may give none: SLURM_JOB_NODELIST)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    simulate: bool = False
-    nodes: int | None = Field(default=None, description="this many nodes, node0000 ...")
-    hostfile: Path | None = None
-    node_list: Path | None = None
-    # The simulated cluster (``simulate``).
-    bad: list[str] = Field(default_factory=list, description="slow node(s), index or name: 3,17")
-    bad_links: list[str] = Field(default_factory=list, description="slow links A-B")
-    slow_factor: float = 0.5
-    link_factor: float = 0.5
-    noise: float = 0.03
-    # The search, in both modes.
-    seed: int = 0
-    group_size: int = 2
-    link_sweep: bool | None = Field(default=None, description="None: on, off for CPU gloo ranks")
-    k_sigma: float = 5.0
-    min_drop: float | None = Field(default=None, description="None: 0.10 simulated, 0.25 real")
-    alpha: float = 0.01
-    repeats: int | None = None
-    # Real ranks.
-    on: str | None = Field(default=None, description="None: local, or mpirun with a hostfile")
-    collective: str = "alltoall"
-    size: str | None = Field(default=None, description="None: 64M on GPUs, 1M on CPU ranks")
-    iters: int | None = Field(default=None, description="None: 1 on GPUs, 20 on CPU")
-    batches: int | None = Field(default=None, description="None: 100 on GPUs, 5 on CPU")
-    batch_seconds: float | None = Field(default=None, description="None: 0.005 on GPUs, 0.1 on CPU")
-    statistic: str | None = Field(
-        default=None,
-        description=(
-            "median, mean, p95, tail10 or median+tail10 (bench.group_statistic); None: median+tail10 "
-            "between GPUs (not virtual nodes), else the median"
-        ),
-    )
-    backend: str | None = None
-    expected_gbps: float | None = None
-    run_dir: Path | None = Field(default=None, description="None: runs/<timestamp>-isolate/")
-    virtual_nodes: bool = False
+class IsolateRequest(IsolateOptions):
+    """One ``gpufabric isolate`` request: its fields and defaults are ``options.IsolateOptions``."""
 
     def judge_settings(self) -> JudgeSettings:
         """How a group is judged short and a suspect convicted; the flags checked."""

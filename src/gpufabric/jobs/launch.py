@@ -16,8 +16,6 @@ import dataclasses
 from pathlib import Path
 from typing import get_args
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from gpufabric.bench.execution import Execution
 from gpufabric.boundary_names import TASK_RUNS_ROOT
 from gpufabric.errors import BenchTimeout, LaunchError, RankFailure, UsageError
@@ -26,41 +24,17 @@ from gpufabric.launch.dry_run import DryRun, DryRunJob
 from gpufabric.launch.mpirun import SEED_MCA_PRESETS
 from gpufabric.launch.registry import LauncherSettings
 from gpufabric.launch.slurm_options import SlurmMpi
+from gpufabric.options import LaunchOptions
 from gpufabric.task.model import Task
 
 SLURM_MPI_TYPES: tuple[str, ...] = get_args(SlurmMpi)
 
 
-class LaunchRequest(BaseModel):
-    """One ``gpufabric launch`` request, with the command's defaults; each launcher reads its own options."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class LaunchRequest(LaunchOptions):
+    """One ``gpufabric launch`` request: the task file and ``options.LaunchOptions`` (each launcher reads its
+    own)."""
 
     task_file: Path
-    on: str = "local"
-    nodes: int | None = Field(default=None, description="override the task's num_nodes")
-    gpus_per_node: int | None = Field(default=None, description="override the accelerator count")
-    workdir: Path | None = Field(default=None, description="run directory (default ./gpufabric-runs/<id>)")
-    hosts: list[str] = Field(default_factory=list, description="mpirun: HOST[:SLOTS]")
-    hostfile: Path | None = None
-    mpirun: str = "mpirun"
-    mca: list[str] = Field(default_factory=list, description="mpirun: KEY=VALUE MCA parameters")
-    mca_preset: str | None = Field(default=None, description="mpirun: aws-efa or gcp-tcpx")
-    slurm_partition: str | None = None
-    slurm_time: str | None = None
-    slurm_nodes: int | None = None
-    slurm_mpi: str | None = Field(default=None, description="srun --mpi: pmix, pmi2 or none")
-    slurm_gpus: bool = True
-    virtual_nodes: bool = Field(default=False, description="local: each node an NCCL virtual node")
-    mps: bool = False
-    namespace: str = "default"
-    image: str | None = None
-    kubeconfig: str | None = None
-    context: str | None = None
-    keep: bool = False
-    cluster: str | None = None
-    instance_type: str | None = Field(default=None, description="kubernetes: the planner's pod patch")
-    tier: str = "best"
 
     def launcher_settings(self) -> LauncherSettings:
         """Every backend's options from the flags; one-line ``UsageError`` for a value none accepts."""

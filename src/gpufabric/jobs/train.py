@@ -13,8 +13,6 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from gpufabric.bench.ab import MAX_ROUNDS, OFF_LABEL, ON_LABEL, round_order
 from gpufabric.bench.execution import Execution, LauncherFactory
 from gpufabric.bench.runner import default_run_dir
@@ -24,6 +22,7 @@ from gpufabric.jobs.bench import with_attester
 from gpufabric.launch.base import LaunchPlan
 from gpufabric.launch.dry_run import DryRun, DryRunJob
 from gpufabric.launch.factory import Placement
+from gpufabric.options import TrainOptions
 from gpufabric.planner.ab import ABProfiles
 from gpufabric.train.ab import AB_DOCUMENT_NAME, ab_document, side_config
 from gpufabric.train.config import DEVICES, STRATEGIES, TrainConfig, check_backend, model_spec
@@ -32,37 +31,8 @@ from gpufabric.train.result import TrainDocument, write_train_document
 from gpufabric.train.runner import PreparedTrainRun, prepare_train_run, run_train_run
 
 
-class TrainRequest(BaseModel):
-    """One ``gpufabric train-bench`` request, with the command's defaults."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    model: str = Field(default=AUTO_MODEL, description="model preset (train.model_shape); auto: by device")
-    layers: int | None = Field(default=None, description="override the preset's transformer blocks")
-    hidden: int | None = Field(default=None, description="override the preset's width (64 per head)")
-    batch_size: int | None = Field(default=None, description="samples per rank per step (default: preset's)")
-    steps: int = 20
-    warmup_steps: int = 3
-    block: int | None = Field(default=None, description="steps per timed block (default: min(5, steps))")
-    strategy: str = "ddp"
-    backend: str | None = None
-    device: str = "auto"
-    bucket_mb: float = 25.0
-    prefetch: bool = Field(
-        default=False,
-        description="fsdp: explicit prefetch of the next block (off: FSDP2's own, as torchtitan)",
-    )
-    probe_iters: int = 10
-    scaling: bool = True
-    ab: bool = False
-    rounds: int = Field(default=2, description="--ab: on/off rounds in ABBA order (2 = on,off,off,on)")
-    instance_type: str | None = Field(default=None, description="--ab: the shape whose fabric is switched")
-    busbw_from: Path | None = Field(default=None, description="a bench result (default: this run's probe)")
-    virtual_nodes: int = 0
-    mps: bool = False
-    label: str = "train"
-    run_dir: Path = RUNS_ROOT
-    command: list[str] = Field(default_factory=list, description="default: this process's argv")
+class TrainRequest(TrainOptions):
+    """One ``gpufabric train-bench`` request: its fields and defaults are ``options.TrainOptions``."""
 
     def train_config(self, *, on_gpu: bool) -> TrainConfig:
         """The ``TrainConfig`` every rank reads (``--model auto``: the GPU or the CPU default, as

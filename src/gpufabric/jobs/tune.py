@@ -14,20 +14,20 @@ import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from gpufabric.analysis.tune_judge import TuneReport
 from gpufabric.bench.config import BenchConfig
 from gpufabric.bench.execution import Execution
 from gpufabric.bench.runner import PreparedSweep
 from gpufabric.bench.tune_search import Knobs, Trial
-from gpufabric.boundary_names import RUNS_ROOT
 from gpufabric.errors import UsageError
 from gpufabric.expect.ceilings import Bound
 from gpufabric.expect.net_ceilings import ShapedLink
 from gpufabric.jobs.bench import ensure_engine, with_attester
 from gpufabric.jobs.bench_request import host_gpus
 from gpufabric.launch.dry_run import DryRun, DryRunJob
+from gpufabric.options import TuneOptions
 from gpufabric.outputs import write_output
 from gpufabric.planner.ab import FabricProfile
 from gpufabric.units import parse_size
@@ -36,28 +36,9 @@ PATHS: tuple[str, ...] = ("socket",)
 BACKENDS: tuple[str, ...] = ("nccl", "gloo")
 
 
-class TuneRequest(BaseModel):
-    """One ``gpufabric tune`` request, with the command's defaults."""
+class TuneRequest(TuneOptions):
+    """One ``gpufabric tune`` request: ``options.TuneOptions`` (the defaults) and the shaped link."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    path: str = "socket"
-    size: str | None = Field(default=None, description="size to tune for (default: -e, else 256M)")
-    min_bytes: str | None = None
-    max_bytes: str | None = None
-    step_factor: int = 4
-    collective: str = "all_reduce"
-    budget: int = 16
-    repeats: int = 3
-    iters: int = 5
-    warmup: int = 2
-    batches: int = 4
-    instance_type: str | None = None
-    run_dir: Path = RUNS_ROOT
-    command: list[str] = Field(default_factory=list)
-    virtual_nodes: int = 0
-    mps: bool = False
-    backend: str | None = Field(default=None, description="whose knobs: None/nccl: NCCL's; gloo: gloo's")
     link: ShapedLink | None = Field(default=None, description="the path's shaped rate, when known")
 
     def bench_config(self) -> tuple[BenchConfig, int]:

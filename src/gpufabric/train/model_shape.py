@@ -17,6 +17,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpufabric.errors import UsageError
+from gpufabric.options.train import AUTO_MODEL as AUTO_MODEL  # --model auto: by device
 
 
 class ModelSpec(BaseModel):
@@ -79,8 +80,6 @@ batch 2 forward+backward halves (~12 ms) while the optimizer and the gradient by
 time is over 10% of any step under 37 ms, and the default run stays well inside two minutes."""
 CPU_DEFAULT_MODEL = "tiny"
 GPU_DEFAULT_MODEL = "gpt-350m"
-AUTO_MODEL = "auto"
-"""``--model auto`` (the default): ``GPU_DEFAULT_MODEL`` where the ranks run on GPUs, else the CPU one."""
 
 HEAD_DIM = 64
 """Width of one attention head when ``--hidden`` sets the head count (GPT-2's, and the presets' scale)."""
