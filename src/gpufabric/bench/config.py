@@ -1,9 +1,14 @@
 """The typed settings of one benchmark run, and every check that can be made before a rank starts.
 
 ``BenchConfig`` is what a bench request builds from its flags (``jobs.BenchRequest.bench_config``), what
-``run_sweep`` writes to ``<run_dir>/config.json`` and what every rank reads back. Validation here raises
-``UsageError`` with one line naming the flag and the valid choices; what only a live backend can tell (say,
-uint64 on a given NCCL build) is checked on the rank side and reported the same way.
+``run_sweep`` writes to ``<run_dir>/config.json`` and what every rank reads back. It is four parts, each
+its own model and module, composed by inheritance so that its fields stay flat (``config.iters``, and
+the same ``config.json`` as before the split): ``SweepSettings`` (what is measured), ``TimingSettings``
+(how each size is timed), ``PlacementSettings`` (engine, backend, device, virtual nodes) and
+``RunSettings`` (the run directory, label and command line). The flags' defaults are
+``gpufabric.options``'. Validation here raises ``UsageError`` with one line naming the flag and the
+valid choices; what only a live backend can tell (say, uint64 on a given NCCL build) is checked on the
+rank side and reported the same way.
 """
 
 from __future__ import annotations
@@ -11,71 +16,33 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 
-from gpufabric.bench.semantics import (
-    ALL_COLLECTIVES,
-    COLLECTIVES,
-    DIRECT_ONLY,
-    PRINTS_OP,
-    REDUCING,
-    ROOTED,
-    SPLIT,
-)
-from gpufabric.boundary_names import RUNS_ROOT
-from gpufabric.collectives import ALIASES as COLLECTIVE_ALIASES
+from gpufabric.bench.placement_settings import KNOWN_BACKENDS as KNOWN_BACKENDS
+from gpufabric.bench.placement_settings import Backend as Backend
+from gpufabric.bench.placement_settings import Engine as Engine
+from gpufabric.bench.placement_settings import PlacementSettings
+from gpufabric.bench.placement_settings import normalize_backend as normalize_backend
+from gpufabric.bench.semantics import COLLECTIVES, DIRECT_ONLY, REDUCING, ROOTED, SPLIT
+from gpufabric.bench.sweep_settings import DIRECT_ONLY_DTYPES as DIRECT_ONLY_DTYPES
+from gpufabric.bench.sweep_settings import DTYPE_ALIASES as DTYPE_ALIASES
+from gpufabric.bench.sweep_settings import DTYPE_SIZES as DTYPE_SIZES
+from gpufabric.bench.sweep_settings import FLOAT_DTYPES as FLOAT_DTYPES
+from gpufabric.bench.sweep_settings import REDOPS as REDOPS
+from gpufabric.bench.sweep_settings import SweepSettings
+from gpufabric.bench.sweep_settings import normalize_collectives as normalize_collectives
+from gpufabric.bench.sweep_settings import normalize_dtype as normalize_dtype
+from gpufabric.bench.sweep_settings import normalize_op as normalize_op
+from gpufabric.bench.timing_settings import Estimator as Estimator
+from gpufabric.bench.timing_settings import TimeReduction as TimeReduction
+from gpufabric.bench.timing_settings import TimingSettings
 from gpufabric.errors import UsageError
-from gpufabric.units import human_size, size_sweep
+from gpufabric.options import BENCH_DEFAULTS
+from gpufabric.units import human_size
 
-# nccl-tests' type and op names (src/common.cu test_typenames / test_opnames), with their word sizes.
-DTYPE_SIZES: dict[str, int] = {
-    "int8": 1,
-    "uint8": 1,
-    "int32": 4,
-    "uint32": 4,
-    "int64": 8,
-    "uint64": 8,
-    "half": 2,
-    "float": 4,
-    "double": 8,
-    "bfloat16": 2,
-    "f8e4m3": 1,
-    "f8e5m2": 1,
-}
-DTYPE_ALIASES: dict[str, str] = {
-    "char": "int8",
-    "int": "int32",
-    "float16": "half",
-    "float32": "float",
-    "float64": "double",
-    "bf16": "bfloat16",
-    "fp16": "half",
-    "fp32": "float",
-    "fp8": "f8e4m3",
-    "fp8e4m3": "f8e4m3",
-    "fp8e5m2": "f8e5m2",
-    "float8e4m3": "f8e4m3",
-    "float8e5m2": "f8e5m2",
-}
-REDOPS: tuple[str, ...] = ("sum", "prod", "max", "min", "avg")
-FLOAT_DTYPES = frozenset({"half", "float", "double", "bfloat16", "f8e4m3", "f8e5m2"})
-# NCCL's fp8 types have no torch.distributed counterpart: the direct engine (and nccl-tests) only.
-DIRECT_ONLY_DTYPES = frozenset({"f8e4m3", "f8e5m2"})
-Engine = Literal["auto", "nccl", "torch"]
-"""Which rank program measures: ``nccl`` (NCCL through nccl4py, no torch: the default on GPUs when the
-``gpu`` extra is installed), ``torch`` (torch.distributed: gloo on CPU, other backends, or NCCL through
-torch), ``auto`` (nccl on GPUs with nccl4py installed, else torch)."""
 # What gloo in torch 2.13 lacks (probed: "Invalid scalar type" for uint32/uint64 on every collective;
 # avg on integer types fails with "result type Float can't be cast").
 GLOO_MISSING_DTYPES = frozenset({"uint32", "uint64"})
-
-TimeReduction = Literal["avg", "min", "max"]
-Estimator = Literal["median", "mean"]
-Backend = str  # any torch.distributed backend name: nccl, gloo, hccl, mpi, xccl, ...
-# torch.distributed's built-in backends (Backend.backend_list in torch 2.13, less 'undefined' and 'fake')
-# plus Habana's hccl, which its plugin registers on Gaudi hosts (seed 004). A name outside this list
-# would only fail inside every rank, as an AssertionError from init_process_group.
-KNOWN_BACKENDS: tuple[str, ...] = ("nccl", "gloo", "mpi", "ucc", "xccl", "hccl")
 BUFFERS_PER_RANK = 2
 """Each rank holds a send and a receive buffer of the largest size (``engines.torch.ops.Buffers``)."""
 CPU_RANKS_PER_CORE = 8
@@ -86,195 +53,23 @@ RANK_PROCESS_BYTES = 256 << 20
 measured with torch 2.13), rounded up."""
 
 
-class BenchConfig(BaseModel):
-    """Everything a rank needs to run the sweep. Sizes are requested bytes, as nccl-tests' -b/-e/-f."""
+class RunSettings(BaseModel):
+    """The run itself, the fourth part: where it writes, its name in tables, the command that asked for
+    it, and how long the ranks may take to join."""
 
     model_config = ConfigDict(extra="forbid")
 
-    collectives: list[str] = Field(default_factory=lambda: ["all_reduce"])
-    min_bytes: int = 8
-    max_bytes: int = 128 << 20
-    step_factor: int = 2
-    step_bytes: int = 0
-    dtype: str = "float"
-    op: str = "sum"
-    root: int = 0
-    iters: int = Field(default=20, ge=1, description="iterations per timed batch (nccl-tests -n)")
-    warmup: int = Field(default=5, ge=0, description="warm-up iterations per size (nccl-tests -w)")
-    batches: int = Field(default=5, ge=1, description="timed batches per size in fixed mode")
-    precision: float | None = Field(
-        default=None,
-        description="adaptive mode: stop when the 95% confidence interval of the mean time is within "
-        "this fraction of it (e.g. 0.01)",
-    )
-    budget_s: float = Field(default=2.0, gt=0, description="adaptive mode: seconds per size and placement")
-    min_batches: int = Field(default=3, ge=2, description="adaptive mode: fewest batches per size")
-    max_batches: int = Field(
-        default=30,
-        ge=2,
-        description="adaptive mode: most batches per size; a size whose batches stay noisy stops here "
-        "(or at --budget) and says so in the notes, instead of spending the whole budget",
-    )
-    min_batch_s: float | None = Field(
-        default=None,
-        ge=0,
-        description="seconds of work per timed batch: iterations per batch are raised (never lowered "
-        "below --iters in fixed mode) until a batch lasts this long, so short collectives are not "
-        "timed over a few microseconds of jittery work. None: 2 ms in adaptive mode, off in fixed "
-        "mode (exactly --iters per batch, as nccl-tests -n)",
-    )
-    max_iters_per_batch: int = Field(default=1000, ge=1)
-    estimator: Estimator = Field(
-        default="median",
-        description="the per-size time: median of the batch means (one cold or disturbed batch does "
-        "not move it) or their mean (nccl-tests' single -n loop is a mean); both are derivable from "
-        "the kept samples",
-    )
-    stable_tol: float = Field(
-        default=0.02,
-        ge=0,
-        description="warm-up stabilisation: timed batches are discarded until two consecutive ones "
-        "agree within this fraction (clock ramp, lazy NCCL connections, first graph launch)",
-    )
-    max_unstable_batches: int = Field(
-        default=3, ge=0, description="warm-up stabilisation: most batches discarded per size"
-    )
-    graph: bool = False
-    per_iteration: bool = Field(
-        default=False,
-        description="time every iteration too (events between launches, nccl-tests -I): min, max, p99 and "
-        "CV per size, each rank's slowest iteration and its time not spent waiting for its peers",
-    )
-    check: bool = True
-    engine: Engine = "auto"
-    virtual_nodes: int = Field(
-        default=0,
-        ge=0,
-        description="local launcher: split the ranks into this many NCCL virtual nodes (NCCL_HOSTID per "
-        "node); ranks may share a GPU. 0: off",
-    )
-    mps: bool = Field(default=False, description="local launcher: a private MPS daemon for the job")
-    time_reduction: TimeReduction = "avg"
-    backend: str | None = None
-    device: Literal["auto", "cuda", "cpu"] = "auto"
-    hold_stream: bool = Field(
-        default=False,
-        description="GPU only: hold the stream with a sleep kernel while a batch is enqueued, so host "
-        "launch gaps leave the timed region (device-only time), at every size",
-    )
-    hold_stream_from_bytes: int | None = Field(
-        default=1 << 20,
-        ge=0,
-        description="GPU only: hold the stream from this size up (None: never, unless hold_stream). "
-        "Measured on 4x H200: torch.distributed spends ~36 us of host time per eager all_reduce call, "
-        "more than the GPU needs for 1 MB (nccl-tests: 19.9 us), so unheld batches time the host, not "
-        "the fabric (1 MB read 43 GB/s, nccl-tests 79). nccl-tests' C launch path is cheaper than the "
-        "GPU time from 1 MB up, so holding there measures what it measures; below 1 MB both are "
-        "launch-bound and we keep launch-inclusive time, as nccl-tests does (or use --graph)",
-    )
-    run_dir: Path = RUNS_ROOT
+    run_dir: Path = BENCH_DEFAULTS.run_dir
     label: str = "gpufabric"
     command: list[str] = Field(default_factory=list)
     init_timeout_s: float = 300.0
 
-    @field_validator("collectives")
-    @classmethod
-    def _collectives(cls, value: list[str]) -> list[str]:
-        return normalize_collectives(value)
 
-    @field_validator("dtype")
-    @classmethod
-    def _dtype(cls, value: str) -> str:
-        return normalize_dtype(value)
+# pydantic lays out the fields of the last base first: sweep, timing, placement, run.
+class BenchConfig(RunSettings, PlacementSettings, TimingSettings, SweepSettings):
+    """Everything a rank needs to run the sweep. Sizes are requested bytes, as nccl-tests' -b/-e/-f."""
 
-    @field_validator("op")
-    @classmethod
-    def _op(cls, value: str) -> str:
-        return normalize_op(value)
-
-    @field_validator("backend")
-    @classmethod
-    def _backend(cls, value: str | None) -> str | None:
-        return normalize_backend(value)
-
-    @property
-    def adaptive(self) -> bool:
-        return self.precision is not None
-
-    @property
-    def batch_floor_s(self) -> float:
-        """The effective ``min_batch_s``: 2 ms in adaptive mode and 0 (off) in fixed mode unless set."""
-        if self.min_batch_s is not None:
-            return self.min_batch_s
-        return 0.002 if self.adaptive else 0.0
-
-    @property
-    def wordsize(self) -> int:
-        return DTYPE_SIZES[self.dtype]
-
-    def sizes(self) -> list[int]:
-        return size_sweep(self.min_bytes, self.max_bytes, self.step_factor, self.step_bytes)
-
-    def redop_for(self, collective: str) -> str:
-        """The redop column: the op for reducing collectives and for sendrecv, whose nccl-tests binary
-        prints -o too (it runs the op loop without reducing anything); "none" for the others."""
-        return self.op if collective in PRINTS_OP else "none"
-
-    def root_for(self, collective: str) -> int:
-        return self.root if collective in ROOTED else -1
-
-
-def normalize_collectives(values: list[str]) -> list[str]:
-    """Accept repeats, comma lists, ``all`` and nccl-tests' binary names (``all_reduce_perf``)."""
-    names: list[str] = []
-    for value in values:
-        for raw in value.split(","):
-            name = raw.strip().lower().removesuffix("_perf").replace("-", "_")
-            if not name:
-                continue
-            if name == "all":
-                names.extend(c for c in COLLECTIVES if c not in names)
-                continue
-            name = COLLECTIVE_ALIASES.get(name, name)
-            if name not in ALL_COLLECTIVES:
-                # nccl-tests' `-c 0|1` is its result check; here -c names the collective (docs/cli.md).
-                check = "; nccl-tests' -c (check) is --check/--no-check here" if name.isdigit() else ""
-                raise UsageError(
-                    f"-c/--collective: unknown collective {raw.strip()!r}; "
-                    f"choose from {', '.join(ALL_COLLECTIVES)} or all{check}"
-                )
-            if name not in names:
-                names.append(name)
-    if not names:
-        raise UsageError(f"-c/--collective: empty; choose from {', '.join(COLLECTIVES)} or all")
-    return names
-
-
-def normalize_dtype(value: str) -> str:
-    name = DTYPE_ALIASES.get(value.strip().lower(), value.strip().lower())
-    if name not in DTYPE_SIZES:
-        raise UsageError(f"--dtype: unknown type {value!r}; choose from {', '.join(DTYPE_SIZES)}")
-    return name
-
-
-def normalize_op(value: str) -> str:
-    name = value.strip().lower()
-    if name not in REDOPS:
-        raise UsageError(f"--op: unknown reduction {value!r}; choose from {', '.join(REDOPS)}")
-    return name
-
-
-def normalize_backend(value: str | None) -> str | None:
-    """``--backend``: lower-cased (``NCCL`` means nccl), and one of ``KNOWN_BACKENDS``; None stays None."""
-    if value is None:
-        return None
-    name = value.strip().lower()
-    if name not in KNOWN_BACKENDS:
-        raise UsageError(
-            f"--backend: unknown torch.distributed backend {value!r}; choose from "
-            f"{', '.join(KNOWN_BACKENDS)} (or drop --backend: nccl on GPUs, else gloo)"
-        )
-    return name
+    model_config = ConfigDict(extra="forbid")
 
 
 def nccl4py_installed() -> bool:

@@ -24,6 +24,7 @@ from gpufabric.jobs.bench import bench_config, check_outputs, ensure_engine, req
 from gpufabric.jobs.bench_request import BenchRequest
 from gpufabric.launch.base import LaunchPlan
 from gpufabric.launch.dry_run import DryRun, DryRunJob
+from gpufabric.options import AB_ROUNDS
 from gpufabric.outputs import write_output
 from gpufabric.planner.ab import ABProfiles
 
@@ -61,7 +62,7 @@ def prepare_ab(
     request: BenchRequest,
     execution: Execution,
     *,
-    rounds: int = 2,
+    rounds: int = AB_ROUNDS,
     instance_type: str | None = None,
     sides: tuple[dict[str, str], dict[str, str]] | None = None,
     side_names: tuple[str, str] | None = None,

@@ -4,10 +4,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpufabric.boundary_names import RUNS_ROOT
+
+TimeReduction = Literal["avg", "min", "max"]
+"""How the ranks' times of one size come to one (``-a/--average``)."""
+DEFAULT_TIME_REDUCTION: TimeReduction = "avg"
 
 
 class PlacementOptions(BaseModel):
@@ -64,7 +69,7 @@ class BenchOptions(BaseModel):
     per_iteration: bool = False
     check: bool = True
     backend: str | None = None
-    average: str = "avg"
+    average: str = DEFAULT_TIME_REDUCTION
     label: str = "bench"
     run_dir: Path = RUNS_ROOT
     command: list[str] = Field(default_factory=list, description="default: this process's argv")

@@ -80,12 +80,9 @@ class CertifyOptions(BaseModel):
     backend: str | None = None
     # Each node alone.
     node_max_bytes: str | None = Field(default=None, description="None: 256M on GPUs, 1M on CPU ranks")
-    node_parallel: int = Field(
-        default=256,
-        ge=1,
-        description="node-stage jobs at once (mpirun, Slurm): 4096 nodes in 16 waves (each job's client, "
-        "an mpirun or an srun, waits on this host: a few tens of MB each)",
-    )
+    # 256: 4096 nodes in 16 waves (each job's client, an mpirun or an srun, waits on this host: a few
+    # tens of MB each).
+    node_parallel: int = Field(default=256, ge=1, description="node-stage jobs at once (mpirun, Slurm)")
     # Between nodes: isolate's settings.
     seed: int = ISOLATE_DEFAULTS.seed
     group_size: int = ISOLATE_DEFAULTS.group_size

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpufabric.boundary_names import RUNS_ROOT
 from gpufabric.options.bench import AB_ROUNDS
 
+Strategy = Literal["ddp", "fsdp"]
+Device = Literal["auto", "cuda", "cpu"]
+# Typed as the train config's fields take them (the request takes any string and names the choices).
+DEFAULT_STRATEGY: Strategy = "ddp"
+DEFAULT_DEVICE: Device = "auto"
 AUTO_MODEL = "auto"
 """``--model auto`` (the default): ``train.model_shape.GPU_DEFAULT_MODEL`` where the ranks run on GPUs,
 else the CPU one."""
@@ -26,10 +32,10 @@ class TrainOptions(BaseModel):
     steps: int = 20
     warmup_steps: int = 3
     block: int | None = Field(default=None, description="steps per timed block (default: min(5, steps))")
-    strategy: str = "ddp"
+    strategy: str = DEFAULT_STRATEGY
     backend: str | None = None
-    device: str = "auto"
-    bucket_mb: float = Field(default=25.0, description="DDP gradient bucket size (torch's default)")
+    device: str = DEFAULT_DEVICE
+    bucket_mb: float = 25.0  # DDP gradient bucket size, torch's default
     prefetch: bool = Field(
         default=False,
         description="fsdp: explicit prefetch of the next block (off: FSDP2's own, as torchtitan)",

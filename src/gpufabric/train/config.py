@@ -10,12 +10,15 @@ on machines without torch.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal, get_args
+from typing import get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from gpufabric.boundary_names import RUNS_ROOT
 from gpufabric.errors import UsageError
+from gpufabric.options import TRAIN_DEFAULTS
+from gpufabric.options.train import DEFAULT_DEVICE, DEFAULT_STRATEGY
+from gpufabric.options.train import Device as Device
+from gpufabric.options.train import Strategy as Strategy
 from gpufabric.train.model_shape import HEAD_DIM as HEAD_DIM  # the shape's names, re-exported
 from gpufabric.train.model_shape import MODEL_PRESETS as MODEL_PRESETS
 from gpufabric.train.model_shape import ModelSpec as ModelSpec
@@ -25,9 +28,7 @@ CONFIG_NAME = "train_config.json"
 RESULT_NAME = "train.json"
 """Files in the run directory (next to ``nccl/`` and ``errors/``, laid out as ``gpufabric.bench.rundir``)."""
 
-Strategy = Literal["ddp", "fsdp"]
 STRATEGIES: tuple[str, ...] = get_args(Strategy)
-Device = Literal["auto", "cuda", "cpu"]
 DEVICES: tuple[str, ...] = get_args(Device)
 BACKEND_AUTO = "auto"
 """The backend a remote launcher's ranks choose themselves, by the local rule: nccl where the rank sees a
@@ -45,27 +46,37 @@ class TrainConfig(BaseModel):
 
     model_name: str = Field(default="tiny", description="preset the shape came from (train.model_shape)")
     model: ModelSpec = Field(default_factory=lambda: MODEL_PRESETS["tiny"])
-    strategy: Strategy = "ddp"
+    strategy: Strategy = DEFAULT_STRATEGY
     batch_size: int = Field(default=8, ge=1, description="samples per rank per step")
-    steps: int = Field(default=20, ge=2, description="timed steps with gradient sync (and as many without)")
-    warmup_steps: int = Field(default=3, ge=1, description="untimed steps first (DDP builds its buckets)")
+    steps: int = Field(
+        default=TRAIN_DEFAULTS.steps, ge=2, description="timed steps with gradient sync (and as many without)"
+    )
+    warmup_steps: int = Field(
+        default=TRAIN_DEFAULTS.warmup_steps, ge=1, description="untimed steps first (DDP builds its buckets)"
+    )
     block: int = Field(
         default=5, ge=1, description="steps per timed block; synced and compute-only blocks alternate"
     )
-    probe_iters: int = Field(default=10, ge=2, description="rounds of the isolated collective probe")
-    scaling: bool = Field(default=True, description="also time rank 0 alone (the 1-rank baseline)")
-    bucket_cap_mb: float = Field(default=25.0, gt=0, description="DDP gradient bucket size (torch default)")
+    probe_iters: int = Field(
+        default=TRAIN_DEFAULTS.probe_iters, ge=2, description="rounds of the isolated collective probe"
+    )
+    scaling: bool = Field(
+        default=TRAIN_DEFAULTS.scaling, description="also time rank 0 alone (the 1-rank baseline)"
+    )
+    bucket_cap_mb: float = Field(
+        default=TRAIN_DEFAULTS.bucket_mb, gt=0, description="DDP gradient bucket size (torch default)"
+    )
     fsdp_prefetch: bool = Field(
-        default=False,
+        default=TRAIN_DEFAULTS.prefetch,
         description="FSDP: explicit forward/backward prefetch of the next block (set_modules_to_*_prefetch); "
         "off (the default): FSDP2's implicit prefetch, as torchtitan trains without expert parallelism, so "
         "the loop is the reference loop's",
     )
     backend: str | None = Field(default=None, description=f"nccl, gloo or {BACKEND_AUTO!r} (ranks pick)")
-    device: Device = "auto"
+    device: Device = DEFAULT_DEVICE
     seed: int = 0
-    run_dir: Path = RUNS_ROOT
-    label: str = "train"
+    run_dir: Path = TRAIN_DEFAULTS.run_dir
+    label: str = TRAIN_DEFAULTS.label
     profile: str | None = Field(default=None, description="fabric-on / fabric-off in an A/B, else None")
     unset_env: list[str] = Field(
         default_factory=list,
