@@ -5,21 +5,34 @@ lacked alltoallv, which ``-c`` accepts, and planning it ended in a pydantic trac
 from __future__ import annotations
 
 import ast
+import importlib
+import inspect
 import re
 from pathlib import Path
 
 import pytest
+from pydantic import BaseModel
 
 import gpufabric
-from gpufabric import boundary_names, collectives
+from gpufabric import boundary_names, collectives, options
 from gpufabric.bench import rundir, semantics
+from gpufabric.bench.config import BenchConfig
 from gpufabric.engines import NCCL_LIB_ENV
 from gpufabric.engines.nccl_tests.driver import NcclTestsSettings, RankZeroLog
 from gpufabric.expect.published import efa_count_figures
+from gpufabric.jobs import (
+    BenchRequest,
+    CertifyRequest,
+    IsolateRequest,
+    LaunchRequest,
+    TrainRequest,
+    TuneRequest,
+)
 from gpufabric.launch import identity as launch_identity
 from gpufabric.mpirun_tag import MPIRUN_TAG
 from gpufabric.results.model import ENGINE_COLLECTIVES
 from gpufabric.results.readers.prefixes import split_prefixes
+from gpufabric.train.config import TrainConfig
 
 SRC = Path(gpufabric.__file__).parent
 HOME = {
@@ -246,3 +259,174 @@ def test_only_the_nccl_log_patterns_say_which_lines_prove_a_network() -> None:
     assert spelled == {"nccl_logs/patterns.py"}
     data = [p.name for p in (SRC / "catalog" / "data").rglob("*.yaml") if "Using network" in p.read_text()]
     assert data == []
+
+
+# Each command's flags and its request model share one options model (gpufabric.options): the CLI reads
+# its defaults from it, the request model subclasses it, and the settings a rank reads take theirs from it.
+# Per command: (CLI module, function) -> (options model, {flag parameter: field} where the names differ).
+_COMMANDS: dict[tuple[str, str], tuple[type[BaseModel], dict[str, str]]] = {
+    ("bench", "bench"): (options.BenchOptions, {"collective": "collectives", "budget": "budget_s"}),
+    ("tune", "tune"): (options.TuneOptions, {}),
+    ("train", "train_bench"): (options.TrainOptions, {}),
+    ("launch", "launch_command"): (options.LaunchOptions, {}),
+    ("isolate", "isolate"): (options.IsolateOptions, {"bad_link": "bad_links", "simulate_run": "simulate"}),
+    ("certify", "certify"): (options.CertifyOptions, {"budget": "budget_s"}),
+}
+# Flags of several commands that no request holds: where the ranks run, and the A/B's rounds.
+_SHARED = {"on": options.PLACEMENT_DEFAULTS.on, "mpirun": options.PLACEMENT_DEFAULTS.mpirun}
+_SHARED_ROUNDS = options.AB_ROUNDS
+_REQUESTS: dict[type[BaseModel], tuple[type[BaseModel], set[str]]] = {
+    # request model -> (its options, the fields it adds)
+    BenchRequest: (options.BenchOptions, set()),
+    TuneRequest: (options.TuneOptions, {"link"}),
+    TrainRequest: (options.TrainOptions, set()),
+    LaunchRequest: (options.LaunchOptions, {"task_file"}),
+    IsolateRequest: (options.IsolateOptions, set()),
+    CertifyRequest: (options.CertifyOptions, set()),
+}
+
+
+def _typer_defaults(module: str, function: str) -> dict[str, ast.expr]:
+    """Each parameter of the command function -> the first argument of its ``typer.Option(...)``."""
+    tree = ast.parse((SRC / "cli" / f"{module}.py").read_text(encoding="utf-8"))
+    [command] = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == function]
+    found: dict[str, ast.expr] = {}
+    positional = command.args.args[len(command.args.args) - len(command.args.defaults) :]
+    for arg, default in zip(positional, command.args.defaults, strict=True):
+        if isinstance(default, ast.Call) and default.args:
+            found[arg.arg] = default.args[0]
+    return found
+
+
+def _literal(node: ast.expr) -> bool:
+    """A default spelled as a value (``"float"``, ``5``, ``[]``), not read from a model; ``None`` (the flag
+    left out) and ``...`` (required) are no defaults."""
+    try:
+        value = ast.literal_eval(node)
+    except ValueError:
+        return False
+    return value is not None and value is not Ellipsis
+
+
+@pytest.mark.parametrize("command", sorted(_COMMANDS), ids=lambda c: c[0])
+def test_a_flag_of_a_request_field_reads_its_default_from_the_options(command: tuple[str, str]) -> None:
+    model, renamed = _COMMANDS[command]
+    spelled = [
+        parameter
+        for parameter, default in _typer_defaults(*command).items()
+        if renamed.get(parameter, parameter) in model.model_fields and _literal(default)
+    ]
+    assert spelled == [], f"cli/{command[0]}.py: read these defaults from gpufabric.options: {spelled}"
+
+
+@pytest.mark.parametrize("command", sorted(_COMMANDS), ids=lambda c: c[0])
+def test_the_flags_defaults_are_the_options_defaults(command: tuple[str, str]) -> None:
+    """What ``--help`` shows is what the library gets: a flag left out is the options' default (``None``
+    where the CLI fills it in itself, as the run directory)."""
+    model, renamed = _COMMANDS[command]
+    function = getattr(importlib.import_module(f"gpufabric.cli.{command[0]}"), command[1])
+    wrong = {}
+    for name, parameter in inspect.signature(function).parameters.items():
+        field = model.model_fields.get(renamed.get(name, name))
+        shown = getattr(parameter.default, "default", None)
+        if field is not None and shown is not None:
+            expected = field.get_default(call_default_factory=True)
+            if shown != expected:
+                wrong[name] = (shown, expected)
+    assert wrong == {}
+
+
+def test_no_command_spells_the_launcher_or_the_ab_rounds_defaults() -> None:
+    spelled = [
+        f"cli/{path.stem}.py --{parameter}"
+        for path in sorted((SRC / "cli").glob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.FunctionDef)
+        for parameter, default in _typer_defaults_of(node).items()
+        if (parameter in _SHARED or parameter == "rounds") and _literal(default)
+    ]
+    assert spelled == []
+    assert _SHARED == {"on": "local", "mpirun": "mpirun"} and _SHARED_ROUNDS == 2
+
+
+def _typer_defaults_of(function: ast.FunctionDef) -> dict[str, ast.expr]:
+    positional = function.args.args[len(function.args.args) - len(function.args.defaults) :]
+    return {
+        arg.arg: default.args[0]
+        for arg, default in zip(positional, function.args.defaults, strict=True)
+        if isinstance(default, ast.Call)
+        and getattr(default.func, "attr", "") in ("Option", "Argument")
+        and default.args
+    }
+
+
+@pytest.mark.parametrize("request_model", list(_REQUESTS), ids=lambda m: m.__name__)
+def test_each_request_model_is_its_options_and_adds_no_default_of_its_own(
+    request_model: type[BaseModel],
+) -> None:
+    base, added = _REQUESTS[request_model]
+    assert issubclass(request_model, base)
+    assert set(request_model.model_fields) - set(base.model_fields) == added
+
+
+# The settings a rank reads: their fields that a flag sets take the flag's default from the options. Two
+# differ on purpose: a BenchConfig built by the library is labelled "gpufabric" (bench's runs "bench"),
+# and its engine is the rank program ("auto"), where the flag names the tool ("gpufabric", "nccl-tests").
+_SETTINGS = {
+    "bench/sweep_settings.py": (options.BENCH_DEFAULTS, {}),
+    "bench/timing_settings.py": (options.BENCH_DEFAULTS, {"time_reduction": "average"}),
+    "bench/placement_settings.py": (options.BENCH_DEFAULTS, {"engine": ""}),
+    "bench/config.py": (options.BENCH_DEFAULTS, {"label": ""}),
+    "train/config.py": (options.TRAIN_DEFAULTS, {"bucket_cap_mb": "bucket_mb", "fsdp_prefetch": "prefetch"}),
+}
+
+
+def _field_default(value: ast.expr) -> ast.expr | None:
+    if isinstance(value, ast.Call) and getattr(value.func, "id", "") == "Field":
+        keywords = {k.arg: k.value for k in value.keywords}
+        return keywords.get("default", value.args[0] if value.args else None)
+    return value
+
+
+@pytest.mark.parametrize("module", sorted(_SETTINGS))
+def test_the_settings_a_rank_reads_take_the_flags_defaults_from_the_options(module: str) -> None:
+    defaults, renamed = _SETTINGS[module]
+    spelled = []
+    for node in ast.walk(ast.parse((SRC / module).read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ClassDef):
+            for statement in node.body:
+                if not isinstance(statement, ast.AnnAssign) or statement.value is None:
+                    continue
+                name = getattr(statement.target, "id", "")
+                field = renamed.get(name, name)
+                default = _field_default(statement.value)
+                flag_default = getattr(defaults, field, None)  # None: the request works it out
+                if flag_default is not None and default is not None and _literal(default):
+                    spelled.append(name)
+    assert spelled == [], f"{module}: take these defaults from gpufabric.options: {spelled}"
+
+
+def test_the_settings_defaults_are_the_flags_defaults() -> None:
+    bench, train = BenchConfig(), TrainConfig()
+    shared = set(BenchConfig.model_fields) & set(options.BenchOptions.model_fields) - {"label", "engine"}
+    shared -= {"min_bytes", "max_bytes", "step_factor", "iters", "batches"}  # options.GPU_SWEEP's, below
+    assert {f: getattr(bench, f) for f in shared} == {f: getattr(options.BENCH_DEFAULTS, f) for f in shared}
+    assert (bench.min_bytes, bench.max_bytes, bench.step_factor) == (
+        8,
+        128 << 20,
+        options.GPU_SWEEP.step_factor,
+    )
+    assert (bench.iters, bench.batches) == (options.GPU_SWEEP.iters, options.GPU_SWEEP.batches)
+    assert bench.time_reduction == options.BENCH_DEFAULTS.average
+    assert (train.bucket_cap_mb, train.fsdp_prefetch) == (
+        options.TRAIN_DEFAULTS.bucket_mb,
+        options.TRAIN_DEFAULTS.prefetch,
+    )
+    train_shared = {
+        f
+        for f in set(TrainConfig.model_fields) & set(options.TrainOptions.model_fields) - {"model"}
+        if getattr(options.TRAIN_DEFAULTS, f) is not None  # None: the request works it out
+    }
+    assert {f: getattr(train, f) for f in train_shared} == {
+        f: getattr(options.TRAIN_DEFAULTS, f) for f in train_shared
+    }

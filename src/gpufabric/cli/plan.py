@@ -11,16 +11,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import typer
 
 from gpufabric.cli._common import choice
 from gpufabric.errors import UsageError
+from gpufabric.planner import PlanRequest  # its model is light: --help shows its defaults
 from gpufabric.report import CLUSTER_PLAN_FORMATS, PLAN_FORMATS, Format
-
-if TYPE_CHECKING:
-    from gpufabric.planner import PlanRequest
 
 # PlanRequest fields -> the flag that sets them, for validation errors pydantic raises.
 _FIELD_FLAGS = {"cluster_name": "--cluster-name", "accelerator_count": "--accelerator", "nodes": "--nodes"}
@@ -30,8 +28,6 @@ def _request(**fields: Any) -> PlanRequest:
     """``PlanRequest(**fields)``; a value its schema rejects is one line naming the flag, not a traceback."""
     # Imported when the command runs, not when `gpufabric --help` lists it (benchmarks/import_time.py).
     from pydantic import ValidationError
-
-    from gpufabric.planner import PlanRequest
 
     try:
         return PlanRequest(**fields)
@@ -79,7 +75,7 @@ def plan_command(
     public_ip: bool = typer.Option(False, "--public-ip", help="AWS VM: public IPs (limits EFA to 1)"),
     strict: bool = typer.Option(False, "--strict", help="error when the best tier is impossible"),
     pod_config: Path | None = typer.Option(None, "--pod-config", help="your pod_config YAML, merged in"),
-    cluster_name: str = typer.Option("gpufabric", "--cluster-name"),
+    cluster_name: str = typer.Option(PlanRequest.model_fields["cluster_name"].default, "--cluster-name"),
     image: str | None = typer.Option(None, "--image"),
     fmt: str = typer.Option(
         "yaml",
