@@ -30,6 +30,7 @@ from gpufabric.jobs import (
 )
 from gpufabric.launch import identity as launch_identity
 from gpufabric.mpirun_tag import MPIRUN_TAG
+from gpufabric.planner import PlanRequest
 from gpufabric.results.model import ENGINE_COLLECTIVES
 from gpufabric.results.readers.prefixes import split_prefixes
 from gpufabric.train.config import TrainConfig
@@ -271,6 +272,7 @@ _COMMANDS: dict[tuple[str, str], tuple[type[BaseModel], dict[str, str]]] = {
     ("launch", "launch_command"): (options.LaunchOptions, {}),
     ("isolate", "isolate"): (options.IsolateOptions, {"bad_link": "bad_links", "simulate_run": "simulate"}),
     ("certify", "certify"): (options.CertifyOptions, {"budget": "budget_s"}),
+    ("plan", "plan_command"): (PlanRequest, {}),  # the planner's request is light: it is its own options
 }
 # Flags of several commands that no request holds: where the ranks run, and the A/B's rounds.
 _SHARED = {"on": options.PLACEMENT_DEFAULTS.on, "mpirun": options.PLACEMENT_DEFAULTS.mpirun}

@@ -84,7 +84,9 @@ def bench(
     out: Path | None = typer.Option(None, "--out", help="also write the final JSON result here"),
     fmt: str = typer.Option("table", "--format", help="table, json, csv or markdown"),
     label: str = typer.Option(BENCH_DEFAULTS.label, "--label", help="name of this run in tables and run dir"),
-    run_dir: Path | None = typer.Option(None, "--run-dir", help="default: runs/<timestamp>-<label>/"),
+    run_dir: Path | None = typer.Option(
+        None, "--run-dir", help=f"default: {BENCH_DEFAULTS.run_dir}/<timestamp>-<label>/"
+    ),
     env: list[str] = typer.Option(
         [], "--env", help="NAME=VALUE passed to every rank, or NAME: its value here (repeatable)"
     ),

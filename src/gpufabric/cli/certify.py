@@ -16,6 +16,7 @@ from pathlib import Path
 
 import typer
 
+from gpufabric.boundary_names import RUNS_ROOT
 from gpufabric.options import CERTIFY_DEFAULTS, PLACEMENT_DEFAULTS
 from gpufabric.report import CERTIFY_FORMATS, Format, choices
 
@@ -36,7 +37,7 @@ def certify(
     ),
     on: str | None = typer.Option(None, "--on", help="local (default), mpirun (--hostfile), slurm"),
     run_dir: Path | None = typer.Option(
-        None, "--run-dir", help="where stages and certificates go (runs/...)"
+        None, "--run-dir", help=f"where stages and certificates go ({RUNS_ROOT}/...)"
     ),
     budget: float = typer.Option(
         CERTIFY_DEFAULTS.budget_s, "--budget", help="seconds the whole run may take; the plan must fit"

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import typer
 
+from gpufabric.boundary_names import RUNS_ROOT
 from gpufabric.errors import UsageError
 from gpufabric.jobs import ROUND_TIMEOUT_S
 from gpufabric.options import ISOLATE_DEFAULTS, PLACEMENT_DEFAULTS
@@ -159,7 +160,9 @@ def isolate(
     timeout_stage: str | None = typer.Option(
         None, "--timeout-stage", help="real: seconds per stage of each round, e.g. init=120,size=60"
     ),
-    run_dir: Path | None = typer.Option(None, "--run-dir", help="real: where rounds write (runs/...)"),
+    run_dir: Path | None = typer.Option(
+        None, "--run-dir", help=f"real: where rounds write ({RUNS_ROOT}/...)"
+    ),
     mpirun: str = typer.Option(PLACEMENT_DEFAULTS.mpirun, "--mpirun", help="real, mpirun: the mpirun to use"),
     verbose: bool = typer.Option(False, "-v", "--verbose", help="real: show the ranks' output on stderr"),
     fmt: str = typer.Option("table", "--format", help="table or json"),

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import typer
 
+from gpufabric.boundary_names import TASK_RUNS_ROOT
 from gpufabric.cli._common import choice, parse_env_pairs
 from gpufabric.launch import LAUNCHER_NAMES
 from gpufabric.options import LAUNCH_DEFAULTS
@@ -36,7 +37,7 @@ def launch_command(
         None, "--gpus-per-node", min=0, help="override the accelerator count"
     ),
     workdir: Path | None = typer.Option(
-        None, "--workdir", help="run directory (default ./gpufabric-runs/<id>)"
+        None, "--workdir", help=f"run directory (default ./{TASK_RUNS_ROOT}/<id>)"
     ),
     timeout: float | None = typer.Option(
         None, "--timeout", min=1, help="stop every node after this many seconds"

@@ -20,6 +20,8 @@ from gpufabric.errors import UsageError
 from gpufabric.planner import PlanRequest  # its model is light: --help shows its defaults
 from gpufabric.report import CLUSTER_PLAN_FORMATS, PLAN_FORMATS, Format
 
+PLAN_DEFAULTS = PlanRequest.model_construct()
+"""The request's defaults, which --help shows (unvalidated: a request must name a shape)."""
 # PlanRequest fields -> the flag that sets them, for validation errors pydantic raises.
 _FIELD_FLAGS = {"cluster_name": "--cluster-name", "accelerator_count": "--accelerator", "nodes": "--nodes"}
 
@@ -72,10 +74,14 @@ def plan_command(
     ),
     gpus: int | None = typer.Option(None, "--gpus", min=1, help="accelerators per pod/node (default all)"),
     efa_count: int | None = typer.Option(None, "--efa-count", min=1),
-    public_ip: bool = typer.Option(False, "--public-ip", help="AWS VM: public IPs (limits EFA to 1)"),
-    strict: bool = typer.Option(False, "--strict", help="error when the best tier is impossible"),
+    public_ip: bool = typer.Option(
+        PLAN_DEFAULTS.public_ip, "--public-ip", help="AWS VM: public IPs (limits EFA to 1)"
+    ),
+    strict: bool = typer.Option(
+        PLAN_DEFAULTS.strict, "--strict", help="error when the best tier is impossible"
+    ),
     pod_config: Path | None = typer.Option(None, "--pod-config", help="your pod_config YAML, merged in"),
-    cluster_name: str = typer.Option(PlanRequest.model_fields["cluster_name"].default, "--cluster-name"),
+    cluster_name: str = typer.Option(PLAN_DEFAULTS.cluster_name, "--cluster-name"),
     image: str | None = typer.Option(None, "--image"),
     fmt: str = typer.Option(
         "yaml",

@@ -92,7 +92,9 @@ def train_bench(
     label: str = typer.Option(
         TRAIN_DEFAULTS.label, "--label", help="name of this run in tables and the run dir"
     ),
-    run_dir: Path | None = typer.Option(None, "--run-dir", help="default: runs/<timestamp>-<label>/"),
+    run_dir: Path | None = typer.Option(
+        None, "--run-dir", help=f"default: {TRAIN_DEFAULTS.run_dir}/<timestamp>-<label>/"
+    ),
     env: list[str] = typer.Option(
         [], "--env", help="NAME=VALUE passed to every rank, or NAME: its value here (repeatable)"
     ),

@@ -51,7 +51,9 @@ def tune(
         [], "--env", help="NAME=VALUE passed to every rank, or NAME: its value here (repeatable)"
     ),
     timeout: float | None = typer.Option(None, "--timeout", min=1, help="stop each job after seconds"),
-    run_dir: Path | None = typer.Option(None, "--run-dir", help="default: runs/<timestamp>-tune/"),
+    run_dir: Path | None = typer.Option(
+        None, "--run-dir", help=f"default: {TUNE_DEFAULTS.run_dir}/<timestamp>-tune/"
+    ),
     out: Path | None = typer.Option(None, "--out", help="also write the JSON report here"),
     fmt: str = typer.Option("table", "--format", help="table, markdown or json"),
     verbose: bool = typer.Option(False, "-v", "--verbose", help="show the ranks' output on stderr"),

@@ -8,6 +8,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from gpufabric.boundary_names import RUNS_ROOT
+
 
 class IsolateOptions(BaseModel):
     """One ``gpufabric isolate`` request's fields. Exactly one node source: ``nodes``, ``hostfile`` or
@@ -49,7 +51,7 @@ class IsolateOptions(BaseModel):
     )
     backend: str | None = None
     expected_gbps: float | None = None
-    run_dir: Path | None = Field(default=None, description="None: runs/<timestamp>-isolate/")
+    run_dir: Path | None = Field(default=None, description=f"None: {RUNS_ROOT}/<timestamp>-isolate/")
     virtual_nodes: bool = False
 
 
@@ -68,7 +70,7 @@ class CertifyOptions(BaseModel):
     hostfile: Path | None = None
     node_list: Path | None = None
     on: str | None = Field(default=None, description="None: local, or mpirun with a hostfile")
-    run_dir: Path | None = Field(default=None, description="None: runs/<timestamp>-certify/")
+    run_dir: Path | None = Field(default=None, description=f"None: {RUNS_ROOT}/<timestamp>-certify/")
     budget_s: float = 900.0
     valid_hours: float = 24.0
     # What the nodes should be: the preflight's and the judges' expectation.
