@@ -39,6 +39,7 @@ from gpufabric.jobs.certify_where import Where, where_of
 from gpufabric.launch.base import Launcher, LaunchPlan, RankProgram
 from gpufabric.launch.dry_run import DryRun, DryRunJob
 from gpufabric.launch.names import launcher_kind
+from gpufabric.options import PLACEMENT_DEFAULTS
 
 PROBE_MODULE = "gpufabric.analysis.certify.probe_rank"
 PLAN_NAME = "certify-plan.json"
@@ -98,7 +99,7 @@ def _probe_program(
 
 
 def prepare_certify(
-    request: CertifyRequest, execution: Execution | None = None, *, mpirun: str = "mpirun"
+    request: CertifyRequest, execution: Execution | None = None, *, mpirun: str = PLACEMENT_DEFAULTS.mpirun
 ) -> PreparedCertify:
     """Every decision a certify run starts with; nothing started, nothing written."""
     execution = execution or Execution()
