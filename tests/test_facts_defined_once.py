@@ -180,6 +180,30 @@ def test_every_environment_variable_of_ours_is_a_boundary_name() -> None:
     assert found == set()
 
 
+# A heredoc's end marker in the remote rank script: shell text that no other process reads.
+_NOT_A_NAME = {"GPUFABRIC_CONFIG"}
+
+
+def test_messages_and_shell_text_name_our_variables_through_the_constants() -> None:
+    """An error message, a help text or a generated script that names a variable takes it from
+    boundary_names too (docstrings and comments may name it: they are read by people, not programs)."""
+    found = []
+    for path in _modules():
+        if path == HOME["boundary names"]:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docstrings = {
+            id(node.value)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+        }
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+                names = set(re.findall(r"GPUFABRIC_[A-Z_]+", node.value)) - _NOT_A_NAME
+                found += [f"{path.relative_to(SRC)}:{node.lineno} {name}" for name in sorted(names)]
+    assert found == []
+
+
 def test_the_rank_side_and_the_launchers_use_the_same_objects() -> None:
     assert launch_identity.LAUNCHER_ENV is boundary_names.LAUNCHER_ENV
     assert NCCL_LIB_ENV is boundary_names.NCCL_LIB_ENV

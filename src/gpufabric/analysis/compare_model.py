@@ -16,6 +16,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpufabric.analysis.stats import Interval
+from gpufabric.boundary_names import FAULT_ENV
 
 Placement = Literal["out_of_place", "in_place"]
 PLACEMENT_NAMES: dict[str, Placement] = {"out-of-place": "out_of_place", "in-place": "in_place"}
@@ -96,7 +97,7 @@ class CompareTable(_Frozen):
     dropped: dict[str, list[int]] = Field(default_factory=dict, description="sizes only that run had")
     observations: list[Observation] = Field(default_factory=list)
     faults: dict[str, str] = Field(
-        default_factory=dict, description="label -> GPUFABRIC_FAULT of each run measured under a fault"
+        default_factory=dict, description=f"label -> {FAULT_ENV} of each run measured under a fault"
     )
 
     @property
@@ -111,5 +112,5 @@ class Comparison(_Frozen):
     tables: list[CompareTable]
     notes: list[str] = Field(default_factory=list)
     faults: dict[str, str] = Field(
-        default_factory=dict, description="label -> GPUFABRIC_FAULT of each run measured under a fault"
+        default_factory=dict, description=f"label -> {FAULT_ENV} of each run measured under a fault"
     )

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from gpufabric.bench.config import BenchConfig, check_cpu_ranks, check_memory, resolve_engine, validate
 from gpufabric.bench.fault import Fault, check_world, fault_from_env
+from gpufabric.boundary_names import FAULT_ENV
 from gpufabric.errors import UsageError
 from gpufabric.launch.local import host_gpu_ids
 
@@ -159,12 +160,10 @@ def _checked_fault(environ: Mapping[str, str], config: BenchConfig, nranks: int)
     check_world(fault, nranks)
     if fault is not None and fault.kind == "corrupt" and not config.check:
         raise UsageError(
-            f"GPUFABRIC_FAULT: {fault.spec!r} corrupts received data, which only --check can detect; "
-            "drop --no-check (or unset GPUFABRIC_FAULT)"
+            f"{FAULT_ENV}: {fault.spec!r} corrupts received data, which only --check can detect; "
+            f"drop --no-check (or unset {FAULT_ENV})"
         )
     if fault is not None and fault.size is not None and fault.size not in config.sizes():
         sizes = ", ".join(str(s) for s in config.sizes())
-        raise UsageError(
-            f"GPUFABRIC_FAULT: size={fault.size} is not a size of this sweep; choose from {sizes}"
-        )
+        raise UsageError(f"{FAULT_ENV}: size={fault.size} is not a size of this sweep; choose from {sizes}")
     return fault

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import typer
 
+from gpufabric.boundary_names import NCCL_LIB_ENV
 from gpufabric.cli._common import choice, parse_env_pairs
 from gpufabric.options import AB_ROUNDS, BENCH_DEFAULTS, PLACEMENT_DEFAULTS
 from gpufabric.report import AB_FORMATS, RUN_FORMATS, Format
@@ -106,7 +107,7 @@ def bench(
     ab_a: list[str] = typer.Option(
         [],
         "--ab-a",
-        help="--ab of two configurations: side A's NAME=VALUE (repeatable; e.g. GPUFABRIC_NCCL_LIB=PATH)",
+        help=f"--ab of two configurations: side A's NAME=VALUE (repeatable; e.g. {NCCL_LIB_ENV}=PATH)",
     ),
     ab_b: list[str] = typer.Option(
         [],

@@ -17,6 +17,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from gpufabric.boundary_names import FAULT_ENV
 from gpufabric.collectives import COLLECTIVES
 from gpufabric.hardware.attribution import HostTraffic
 from gpufabric.hardware.shape import NodeShape
@@ -179,7 +180,7 @@ class Device(_Model):
 
 def fault_text(spec: str) -> str:
     """The one wording every output uses for a run measured under ``GPUFABRIC_FAULT``."""
-    return f"fault injected: GPUFABRIC_FAULT={spec} (a test run, not a real measurement)"
+    return f"fault injected: {FAULT_ENV}={spec} (a test run, not a real measurement)"
 
 
 class RunMetadata(_Model):
@@ -210,7 +211,7 @@ class RunMetadata(_Model):
     settings: dict[str, str | int | float | bool | None] = Field(
         default_factory=dict, description="engine settings: iters, warmup, precision, graph, check, ..."
     )
-    fault: str | None = Field(default=None, description="GPUFABRIC_FAULT in force during the run, if any")
+    fault: str | None = Field(default=None, description=f"{FAULT_ENV} in force during the run, if any")
     log_files: list[str] = Field(default_factory=list, description="per-rank NCCL debug logs of this run")
     notes: list[str] = Field(default_factory=list)
     phases: RunPhases | None = Field(

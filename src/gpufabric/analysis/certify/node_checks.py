@@ -14,6 +14,7 @@ from collections.abc import Mapping
 
 from gpufabric.analysis.certify.model import Finding, NodeFacts, NodeStatus
 from gpufabric.analysis.doctor.model import Verdict
+from gpufabric.boundary_names import NODE_OVERRIDE_ENV
 
 VERSION_KEYS = ("nccl", "net_plugin", "driver", "cuda", "gpufabric")
 SHOWN_NODES = 6
@@ -55,7 +56,7 @@ def preflight_findings(facts: NodeFacts) -> list[Finding]:
                 stage="preflight",
                 code="preflight:test-override",
                 status=NodeStatus.DEGRADED,
-                text=f"test override applied on this node: GPUFABRIC_NODE_ENV={facts.node_env_override}",
+                text=f"test override applied on this node: {NODE_OVERRIDE_ENV}={facts.node_env_override}",
             )
         )
     return findings

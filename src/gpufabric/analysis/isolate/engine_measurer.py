@@ -25,6 +25,7 @@ from gpufabric.analysis.isolate.blend import Reading, blended, tail_scale
 from gpufabric.analysis.isolate.measurer import GroupMeasurement, NodeId
 from gpufabric.analysis.isolate.model import IsolationReport
 from gpufabric.analysis.isolate.stats import MIN_PEERS_FOR_MAD
+from gpufabric.boundary_names import FAULT_ENV
 
 RoundRunner = Callable[[Sequence[Sequence[NodeId]]], Sequence[Reading]]
 """Runs one round (disjoint groups of node ids, all at once); returns busbw per group, GB/s (or the
@@ -101,7 +102,7 @@ class MeasuredIsolation(BaseModel):
     tail_scale: float | None = Field(
         default=None, description="median+tail10: the screen's healthy median / healthy tail (``blend``)"
     )
-    fault: str | None = Field(default=None, description="GPUFABRIC_FAULT as the ranks saw it (tests)")
+    fault: str | None = Field(default=None, description=f"{FAULT_ENV} as the ranks saw it (tests)")
     link_sweep: bool
     run_dir: str
     round_dirs: list[str]

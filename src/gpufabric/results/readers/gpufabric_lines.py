@@ -19,6 +19,7 @@ import contextlib
 import re
 from dataclasses import dataclass, field
 
+from gpufabric.boundary_names import FAULT_ENV
 from gpufabric.results.model import Device
 from gpufabric.results.readers.collective_names import KNOWN_PROGRAMS
 from gpufabric.results.readers.nccl_header import parse_settings_text
@@ -42,9 +43,7 @@ _VERSIONS = re.compile(r"^# (?:NCCL version|torch|CUDA) \S")
 _VERSION_ITEM = re.compile(r"^(?P<what>NCCL version|torch|CUDA) (?P<value>\S{1,128})$")
 _NOTE = "# note: "
 _INCOMPLETE = "# INCOMPLETE: "
-_FAULT = re.compile(
-    r"^# fault injected: GPUFABRIC_FAULT=(?P<spec>.*) \(a test run, not a real measurement\)$"
-)
+_FAULT = re.compile(rf"^# fault injected: {FAULT_ENV}=(?P<spec>.*) \(a test run, not a real measurement\)$")
 
 
 @dataclass(frozen=True)
