@@ -17,6 +17,7 @@ from pathlib import Path
 from gpufabric.errors import UsageError
 from gpufabric.launch.base import Launcher
 from gpufabric.launch.names import HOST_LAUNCHERS, RUNNING_LAUNCHERS, launcher_kind
+from gpufabric.options import PLACEMENT_DEFAULTS
 
 
 def host_count(hosts: list[str], hostfile: Path | None) -> int:
@@ -103,7 +104,7 @@ def placement(
     *,
     hosts: list[str],
     hostfile: Path | None,
-    mpirun: str = "mpirun",
+    mpirun: str = PLACEMENT_DEFAULTS.mpirun,
     dry_run: bool = False,
     image: str | None = None,
     virtual_nodes: int = 0,
@@ -123,7 +124,7 @@ def placement(
 
 
 def launcher_chooser(
-    *, hostfile: Path | None, mpirun: str = "mpirun", mps: bool = False
+    *, hostfile: Path | None, mpirun: str = PLACEMENT_DEFAULTS.mpirun, mps: bool = False
 ) -> Callable[[str, int], Callable[[], Launcher]]:
     """isolate's launchers: (launcher name, virtual nodes on this host) -> a factory of fresh launchers,
     one per round, with ``--hostfile``, ``--mpirun`` and ``--mps`` fixed."""

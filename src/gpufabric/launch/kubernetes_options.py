@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpufabric.launch.identity import DEFAULT_MASTER_PORT
+from gpufabric.options import LAUNCH_DEFAULTS
 
 JOB_NAME_LABEL = "gpufabric.io/job"
 MAIN_CONTAINER = "main"
@@ -20,7 +21,7 @@ class KubernetesOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    namespace: str = "default"
+    namespace: str = LAUNCH_DEFAULTS.namespace
     image: str | None = Field(default=None, description="container image; default: the task's image_id")
     job_name: str | None = Field(default=None, description="default: the program label")
     plan_patch: dict[str, Any] = Field(default_factory=dict, description="the planner's pod patch")

@@ -9,6 +9,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpufabric.launch.identity import DEFAULT_MASTER_PORT
+from gpufabric.options import PLACEMENT_DEFAULTS
 
 
 class MpirunOptions(BaseModel):
@@ -18,7 +19,7 @@ class MpirunOptions(BaseModel):
 
     hosts: list[str] = Field(default_factory=list, description="host or host:slots, one entry per node")
     hostfile: Path | None = None
-    mpirun: str = "mpirun"
+    mpirun: str = PLACEMENT_DEFAULTS.mpirun
     mca: list[tuple[str, str]] = Field(default_factory=list)
     extra_args: list[str] = Field(default_factory=list, description="passed to mpirun before the program")
     oversubscribe: bool | None = Field(default=None, description="None: only when ranks exceed cores here")

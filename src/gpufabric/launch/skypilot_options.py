@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from gpufabric.boundary_names import PIP_SPEC_ENV
 from gpufabric.launch.identity import DEFAULT_MASTER_PORT
+from gpufabric.options import LAUNCH_DEFAULTS
 from gpufabric.task.model import Task
 
 # What the VM installs: the README's install line for the benchmark engine (torchrun comes with torch).
@@ -21,7 +22,7 @@ class SkyPilotOptions(BaseModel):
 
     task: Task | None = Field(default=None, description="the task as loaded; None for engine programs")
     cluster: str | None = Field(default=None, description="sky launch -c NAME; default: the task name")
-    network_tier: str = "best"
+    network_tier: str = LAUNCH_DEFAULTS.tier
     accelerators: str | None = Field(
         default=None, description="for engine programs, e.g. H100:8; a bare H100 gets the GPUs per node"
     )
