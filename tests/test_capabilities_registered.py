@@ -14,8 +14,8 @@ from typing import get_args
 
 import pytest
 
-from gpufabric.bench.config import normalize_collectives
 from gpufabric.bench.semantics import bus_factor, layout
+from gpufabric.bench.sweep_settings import normalize_collectives
 from gpufabric.catalog import Cloud
 from gpufabric.cli.bench import bench as bench_command
 from gpufabric.collectives import (

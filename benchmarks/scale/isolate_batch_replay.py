@@ -25,14 +25,15 @@ from pathlib import Path
 
 import numpy as np
 
+from gpufabric.bench.group_statistic import TAIL_FRACTION, WARMUP_BATCHES
 from gpufabric.bench.groups import RoundResult
 from gpufabric.jobs.isolate_request import REAL_MIN_DROP
 
 Reading = Callable[[Sequence[float]], float]
 
 
-def tail(samples: Sequence[float], fraction: float = 0.10) -> float:
-    """The mean of the slowest ``fraction`` of the batches (at least one)."""
+def tail(samples: Sequence[float], fraction: float = TAIL_FRACTION) -> float:
+    """The mean of the slowest ``fraction`` of the batches (at least one), as ``tail10`` reads them."""
     ordered = sorted(samples)
     return statistics.fmean(ordered[-max(1, round(fraction * len(ordered))) :])
 
@@ -42,7 +43,7 @@ def quantile(p: float) -> Reading:
 
 
 def settled(reading: Reading) -> Reading:
-    return lambda samples: reading(samples[2:])
+    return lambda samples: reading(samples[WARMUP_BATCHES:])
 
 
 READINGS: dict[str, Reading] = {

@@ -95,6 +95,13 @@ def test_inspector_nothing_there(tmp_path: Path) -> None:
         read_inspector([tmp_path])
 
 
+@pytest.mark.parametrize("name", ["metrics.prom", "vm-pid12.log"])
+def test_a_file_named_like_the_plugins_without_its_records_is_one_line(tmp_path: Path, name: str) -> None:
+    (tmp_path / name).write_text("hello\n", encoding="utf-8")
+    with pytest.raises(InputError, match="no Inspector record in it"):
+        read_inspector([tmp_path / name])
+
+
 def test_show_and_doctor_read_an_inspector_dump(tmp_path: Path) -> None:
 
     from typer.testing import CliRunner

@@ -80,9 +80,13 @@ def isolate_on(bed: Testbed, run_dir: Path) -> list[tuple[str, list[str], str]]:
 
 
 def test_isolate_finds_a_5x_slower_nic_as_a_node(tmp_path: Path) -> None:
+    # Exactly the slowed node convicted, as a node. A busy CI box once also left node0003 "not proven"
+    # (a warning with no conviction, alpha 0.05 with one control group): allowed; any other verdict fails.
     with Testbed(BedSpec(nodes=4, nic_rate_mbit=NIC_MBIT)) as bed:
         bed.apply(SlowNic(node=1, rate_mbit=SLOW_MBIT))
-        assert isolate_on(bed, tmp_path) == [("node", ["node0001"], "convicted")]
+        suspects = isolate_on(bed, tmp_path)
+    assert [s for s in suspects if s[2] == "convicted"] == [("node", ["node0001"], "convicted")], suspects
+    assert {s[2] for s in suspects} <= {"convicted", "not-proven"}, suspects
 
 
 def test_isolate_finds_a_5x_slower_path_as_a_link(tmp_path: Path) -> None:

@@ -15,12 +15,13 @@ from gpufabric._lazy import lazy_package
 # Each name is imported on first use (gpufabric._lazy): a rank program imports this package for its config
 # and must start fast, without the runner's launchers and failure readers.
 if TYPE_CHECKING:
-    from gpufabric.bench.config import BenchConfig, normalize_collectives, normalize_dtype, normalize_op
+    from gpufabric.bench.config import BenchConfig
     from gpufabric.bench.execution import Attester, Execution, LauncherFactory, ProgressSink
     from gpufabric.bench.rundir import RESULT_NAME, STREAM_NAME, check_fresh_run_dir, check_output_file
     from gpufabric.bench.runner import PreparedSweep, prepare_sweep, run_bench, run_sweep
     from gpufabric.bench.self_test import SELF_TEST_NOTE, check_instance, self_test_lines
     from gpufabric.bench.stages import parse_stage_timeouts
+    from gpufabric.bench.sweep_settings import normalize_collectives, normalize_dtype, normalize_op
     from gpufabric.bench.world import visible_gpu_count
 lazy_package(__name__)
 

@@ -11,8 +11,9 @@ import math
 import statistics
 from dataclasses import dataclass, field
 
-from gpufabric.bench.config import BenchConfig, Estimator
+from gpufabric.bench.config import BenchConfig
 from gpufabric.bench.per_iteration import BatchDetail
+from gpufabric.bench.timing_settings import Estimator
 from gpufabric.units import human_size
 
 # Stop decisions as the integers rank 0 broadcasts.

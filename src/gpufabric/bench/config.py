@@ -3,12 +3,12 @@
 ``BenchConfig`` is what a bench request builds from its flags (``jobs.BenchRequest.bench_config``), what
 ``run_sweep`` writes to ``<run_dir>/config.json`` and what every rank reads back. It is four parts, each
 its own model and module, composed by inheritance so that its fields stay flat (``config.iters``, and
-the same ``config.json`` as before the split): ``SweepSettings`` (what is measured), ``TimingSettings``
-(how each size is timed), ``PlacementSettings`` (engine, backend, device, virtual nodes) and
-``RunSettings`` (the run directory, label and command line). The flags' defaults are
-``gpufabric.options``'. Validation here raises ``UsageError`` with one line naming the flag and the
-valid choices; what only a live backend can tell (say, uint64 on a given NCCL build) is checked on the
-rank side and reported the same way.
+``config.json`` keeps the keys and values it had before the split, in another order): ``SweepSettings``
+(what is measured), ``TimingSettings`` (how each size is timed), ``PlacementSettings`` (engine, backend,
+device, virtual nodes) and ``RunSettings`` (the run directory, label and command line). The flags'
+defaults are ``gpufabric.options``'. Validation here raises ``UsageError`` with one line naming the flag
+and the valid choices; what only a live backend can tell (say, uint64 on a given NCCL build) is checked
+on the rank side and reported the same way.
 """
 
 from __future__ import annotations
@@ -18,23 +18,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from gpufabric.bench.placement_settings import KNOWN_BACKENDS as KNOWN_BACKENDS
-from gpufabric.bench.placement_settings import Backend as Backend
-from gpufabric.bench.placement_settings import Engine as Engine
 from gpufabric.bench.placement_settings import PlacementSettings
-from gpufabric.bench.placement_settings import normalize_backend as normalize_backend
 from gpufabric.bench.semantics import COLLECTIVES, DIRECT_ONLY, REDUCING, ROOTED, SPLIT
-from gpufabric.bench.sweep_settings import DIRECT_ONLY_DTYPES as DIRECT_ONLY_DTYPES
-from gpufabric.bench.sweep_settings import DTYPE_ALIASES as DTYPE_ALIASES
-from gpufabric.bench.sweep_settings import DTYPE_SIZES as DTYPE_SIZES
-from gpufabric.bench.sweep_settings import FLOAT_DTYPES as FLOAT_DTYPES
-from gpufabric.bench.sweep_settings import REDOPS as REDOPS
-from gpufabric.bench.sweep_settings import SweepSettings
-from gpufabric.bench.sweep_settings import normalize_collectives as normalize_collectives
-from gpufabric.bench.sweep_settings import normalize_dtype as normalize_dtype
-from gpufabric.bench.sweep_settings import normalize_op as normalize_op
-from gpufabric.bench.timing_settings import Estimator as Estimator
-from gpufabric.bench.timing_settings import TimeReduction as TimeReduction
+from gpufabric.bench.sweep_settings import DIRECT_ONLY_DTYPES, DTYPE_SIZES, FLOAT_DTYPES, SweepSettings
 from gpufabric.bench.timing_settings import TimingSettings
 from gpufabric.errors import UsageError
 from gpufabric.options import BENCH_DEFAULTS

@@ -54,9 +54,9 @@ GroupStatistic = Literal["median", "mean", "p95", "tail10", "median+tail10"]
 GROUP_STATISTICS: tuple[GroupStatistic, ...] = ("median", "mean", "p95", "tail10", "median+tail10")
 # CPU ranks and virtual nodes (host-scheduled batches): the median. GPUs talking directly: both.
 DEFAULT_STATISTIC: GroupStatistic = "median"
-GPU_STATISTIC: GroupStatistic = "median+tail10"
 BLENDED: GroupStatistic = "median+tail10"
 """Read twice (the median and tail10); ``group_readings`` gives both, ``analysis.isolate.blend`` one."""
+GPU_STATISTIC: GroupStatistic = BLENDED
 TAIL_FRACTION = 0.10
 """``tail10``: the mean of this slowest fraction of the batches (at least one)."""
 WARMUP_BATCHES, SETTLE_FROM = 2, 20

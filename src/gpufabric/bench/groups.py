@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from gpufabric.bench.config import BenchConfig
 from gpufabric.bench.group_statistic import GroupStatistic
 from gpufabric.bench.stages import ROUND_TIMEOUT_S, StageTimeouts
+from gpufabric.options.train import Device
 from gpufabric.outputs import atomic_write_text
 
 GroupCollective = Literal["alltoall", "all_reduce"]
@@ -139,7 +140,7 @@ class RoundSettings(BaseModel):
         default="median", description="what each group test's batch times are reduced to (group_statistic)"
     )
     backend: str | None = None
-    device: Literal["auto", "cuda", "cpu"] = "auto"
+    device: Device = "auto"
     stage_timeouts: StageTimeouts = Field(default_factory=StageTimeouts)
     round_timeout_s: float | None = Field(default=ROUND_TIMEOUT_S, gt=0, description="each round's whole job")
     in_turn: bool = Field(default=False, description="every round's groups take turns (GroupRound.in_turn)")

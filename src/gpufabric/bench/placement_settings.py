@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from gpufabric.errors import UsageError
 from gpufabric.options import BENCH_DEFAULTS
+from gpufabric.options.train import Device
 
 Engine = Literal["auto", "nccl", "torch"]
 """Which rank program measures: ``nccl`` (NCCL through nccl4py, no torch: the default on GPUs when the
@@ -37,7 +38,7 @@ class PlacementSettings(BaseModel):
         default=BENCH_DEFAULTS.mps, description="local launcher: a private MPS daemon for the job"
     )
     backend: str | None = BENCH_DEFAULTS.backend
-    device: Literal["auto", "cuda", "cpu"] = "auto"
+    device: Device = "auto"
 
     @field_validator("backend")
     @classmethod

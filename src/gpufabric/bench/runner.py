@@ -235,8 +235,17 @@ def run_sweep(prepared: PreparedSweep) -> RunResult:
     ranks_exited = now()
     result = read_result(run_dir / RESULT_NAME)
     # This process's phases join rank 0's, in the returned result and in the file alike.
-    result.metadata.phases = (result.metadata.phases or RunPhases()).model_copy(
-        update={"command_start": process_start(), "spawn": spawn, "ranks_exited": ranks_exited, **end_phases}
+    phases = result.metadata.phases or RunPhases()
+    # Rank 0's start comes from /proc, in clock ticks (10 ms): one read as before its spawn began then.
+    rank_start = None if phases.rank_start is None else max(phases.rank_start, spawn)
+    result.metadata.phases = phases.model_copy(
+        update={
+            "command_start": process_start(),
+            "spawn": spawn,
+            "rank_start": rank_start,
+            "ranks_exited": ranks_exited,
+            **end_phases,
+        }
     )
     if attest is not None and result.metadata.log_files:
         result.attestation = attest([Path(p) for p in result.metadata.log_files])

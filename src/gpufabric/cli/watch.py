@@ -105,6 +105,7 @@ def _hand_to_isolate(accusation: Accusation, hostfile: Path, *, fallback: int) -
         return fallback
     argv = accusation.isolate_argv(hostfile)
     typer.echo(f"watch --isolate: running {accusation.isolate_command(hostfile)}", err=True)
+    # No timeout here: isolate bounds each of its rounds itself (stage timeouts) and Ctrl-C reaches it.
     return subprocess.run([sys.executable, "-m", "gpufabric.cli", *argv[1:]], check=False).returncode
 
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 import sys
 from collections.abc import Mapping
 
-from gpufabric.bench.config import BenchConfig, normalize_backend
+from gpufabric.bench.config import BenchConfig
+from gpufabric.bench.placement_settings import normalize_backend
 from gpufabric.boundary_names import NCCL_LIB_ENV
 from gpufabric.engines.nccl_tests import NcclTestsSettings
 from gpufabric.errors import UsageError

@@ -77,7 +77,6 @@ VIRTUAL_NODE_LAUNCHERS: tuple[str, ...] = tuple(
 """Launchers that place every rank on this host, so they can split them into virtual nodes."""
 HOST_LAUNCHERS: tuple[str, ...] = tuple(name for name, kind in LAUNCHER_KINDS.items() if kind.takes_hosts)
 """Launchers that place ranks on the hosts ``--hosts``/``--hostfile`` name."""
-REMOTE_LAUNCHERS: tuple[str, ...] = tuple(name for name, kind in LAUNCHER_KINDS.items() if kind.remote)
 
 
 def launcher_kind(name: str) -> LauncherKind:

@@ -204,6 +204,12 @@ def read_inspector(paths: list[Path]) -> InspectorSummary:
         prom = file.suffix == ".prom"
         kinds.add("prometheus" if prom else "json")
         samples.extend(_prom_samples(text) if prom else _json_samples(text, str(file)))
+    if not samples:  # a file named like the plugin's output that holds none of its records
+        raise InputError(
+            f"{', '.join(map(str, files))}: no Inspector record in it (named like the plugin's output, but "
+            "not its JSON lines or Prometheus metrics, or the job ran no collective); give the files of "
+            "NCCL_INSPECTOR_DUMP_DIR"
+        )
     grouped: dict[tuple[str, str], list[InspectorSample]] = defaultdict(list)
     for s in samples:
         grouped[(s.collective, s.size)].append(s)

@@ -34,6 +34,7 @@ import torch
 import torch.distributed as dist
 from torch import nn
 
+from gpufabric.options import TRAIN_DEFAULTS
 from gpufabric.train.config import TrainConfig
 from gpufabric.train.result import CollectiveCall
 from gpufabric.train.schedule import Layout, fsdp_schedule
@@ -92,9 +93,9 @@ def wrap(config: TrainConfig, device: torch.device, on_gpu: bool, world_size: in
     return _fsdp(config, device, on_gpu, world_size)
 
 
-TORCH_DEFAULT_BUCKET_MB = 25.0
-"""DDP's default ``bucket_cap_mb``. Passed as such it would also set the first bucket to 25 MB; left out,
-torch keeps its small first bucket (``dist._DEFAULT_FIRST_BUCKET_BYTES``), as the reference loop does."""
+# The flag's default is DDP's own ``bucket_cap_mb`` (25 MB). Passed as such it would also set the first
+# bucket to 25 MB; left out, torch keeps its small first bucket (``dist._DEFAULT_FIRST_BUCKET_BYTES``), as
+# the reference loop does.
 
 
 def _ddp(config: TrainConfig, device: torch.device, dtype: torch.dtype) -> DataParallel:
@@ -104,7 +105,7 @@ def _ddp(config: TrainConfig, device: torch.device, dtype: torch.dtype) -> DataP
     layout = Layout.of(config.model)
     ready_of = {id(p): layout.grad_ready(name) for name, p in model.named_parameters()}
     ids = [device.index] if device.type == "cuda" else None
-    if config.bucket_cap_mb == TORCH_DEFAULT_BUCKET_MB:
+    if config.bucket_cap_mb == TRAIN_DEFAULTS.bucket_mb:
         ddp = DDP(model, device_ids=ids)
     else:
         ddp = DDP(model, device_ids=ids, bucket_cap_mb=config.bucket_cap_mb)

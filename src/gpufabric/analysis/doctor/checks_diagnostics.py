@@ -79,7 +79,7 @@ def p2p_gap(ev: Evidence, report: NcclDiagnostics, coverage: P2pCoverage) -> str
         return None  # several communicators' checks add up; one node's pair count would not compare
     nranks = int(done[0].rsplit("across ", 1)[1].split()[0])
     per_host = [len(r) for r in coverage.ranks_by_host.values()] or ([nranks] if ev.nodes == 1 else [])
-    expected = sum(n * (n - 1) for n in per_host)
+    expected = coverage.node_edges() or sum(n * (n - 1) for n in per_host)
     tested = report.p2p_tested or 0  # no p2p line: NCCL prints none when no pair was eligible
     if not per_host or tested + report.p2p_skipped_indirect >= expected:
         return None
@@ -159,18 +159,14 @@ def check_nccl_diagnostics(ev: Evidence) -> list[CheckResult]:
     coverage = run_p2p_coverage(ev)
     gap = p2p_gap(ev, report, coverage)
     if gap is not None:
-        return [
-            CheckResult(
-                id=_ID,
-                title=_TITLE,
-                verdict=Verdict.WARN,
-                evidence=[*report.lines, *coverage.evidence],
-                cause="; ".join([gap, *concerns]),
-                fix="unset NCCL_P2P_DISABLE / NCCL_P2P_LEVEL / NCCL_TOPO_FILE if set by mistake (then NCCL "
-                "connects the GPUs by NVLink or PCIe P2P, not through host memory); else check the pair with "
-                "'nvidia-smi topo -m' and 'nvidia-smi topo -p2p n'",
-            )
-        ]
+        return _check(
+            Verdict.WARN,
+            "; ".join([gap, *concerns]),
+            fix="unset NCCL_P2P_DISABLE / NCCL_P2P_LEVEL / NCCL_TOPO_FILE if set by mistake (then NCCL "
+            "connects the GPUs by NVLink or PCIe P2P, not through host memory); else check the pair with "
+            "'nvidia-smi topo -m' and 'nvidia-smi topo -p2p n'",
+            evidence=[*report.lines, *coverage.evidence],
+        )
     if concerns:
         return _check(
             Verdict.WARN,

@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from gpufabric.bench.config import FLOAT_DTYPES
 from gpufabric.bench.rows import Mismatch
+from gpufabric.bench.sweep_settings import FLOAT_DTYPES
 from gpufabric.engines.nccl import values
 from gpufabric.engines.nccl.cuda import DeviceBuffer, Stream, checked, copy_from_device, copy_to_device
 from gpufabric.engines.nccl.values import Segment

@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from gpufabric.bench.config import FLOAT_DTYPES
 from gpufabric.bench.rows import Mismatch
+from gpufabric.bench.sweep_settings import FLOAT_DTYPES
 
 NUMPY_TYPES: dict[str, np.dtype[Any]] = {
     "int8": np.dtype(np.int8),

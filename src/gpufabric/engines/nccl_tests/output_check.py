@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpufabric.bench.config import DTYPE_SIZES
 from gpufabric.bench.semantics import PRINTS_OP, ROOTED, aligned_in, layout
+from gpufabric.bench.sweep_settings import DTYPE_SIZES
 from gpufabric.errors import UsageError
 from gpufabric.launch.names import LAUNCHER_KINDS
 from gpufabric.results.model import RunResult

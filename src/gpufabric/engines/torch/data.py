@@ -14,8 +14,8 @@ from typing import Any
 
 import torch
 
-from gpufabric.bench.config import FLOAT_DTYPES
 from gpufabric.bench.rows import Mismatch
+from gpufabric.bench.sweep_settings import FLOAT_DTYPES
 
 TORCH_DTYPES: dict[str, torch.dtype] = {
     "int8": torch.int8,
