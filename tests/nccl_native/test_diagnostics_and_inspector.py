@@ -98,7 +98,7 @@ def test_inspector_nothing_there(tmp_path: Path) -> None:
 @pytest.mark.parametrize("name", ["metrics.prom", "vm-pid12.log"])
 def test_a_file_named_like_the_plugins_without_its_records_is_one_line(tmp_path: Path, name: str) -> None:
     (tmp_path / name).write_text("hello\n", encoding="utf-8")
-    with pytest.raises(InputError, match="no Inspector record in it|not Inspector JSON"):
+    with pytest.raises(InputError, match=r"no Inspector record in it|not Inspector JSON"):
         read_inspector([tmp_path / name])
 
 
