@@ -170,7 +170,7 @@ CHANNEL_COUNTS = re.compile(
 # `comm 0x55cc8aa86c70 rank 0 nranks 16 cudaDev 0 nvmlDev 0 busId 1c000 commId 0x65e0... - Init START`
 COMM_INIT = re.compile(
     r"comm 0x[0-9a-f]+ rank (?P<rank>\d{1,12}) nranks (?P<nranks>\d{1,12}) cudaDev (?P<dev>\d{1,12})"
-    r"(?: nvmlDev \d+)?(?: busId (?P<bus>[0-9a-fA-F]+))?"
+    r"(?: nvmlDev (?P<nvml>\d+))?(?: busId (?P<bus>[0-9a-fA-F]+))?"
 )
 # Which communicator a rank's Init line belongs to, read from the raw bytes to tell runs apart before
 # attesting them. Every rank of a communicator logs the same commId (2.13+); 2.8-2.12 print none:

@@ -16,21 +16,21 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-_PREFIX = r"(?P<host>[^\s:]+):(?P<pid>\d+):\d+ \[\d+\] NCCL INFO "
+from gpufabric.nccl_logs.patterns import (
+    CHANNEL_LINK,
+    COMM_INIT,
+    COMM_NODES,
+    ENV_SET,
+    MARKER,
+    split_header,
+)
+
+# NCCL's per-edge line (ncclDiagP2pLogEdge); the rest (comm, Init, Channel, env lines) are read with the
+# NCCL log reader's own patterns (``nccl_logs.patterns``) on the message after ``NCCL INFO``.
 _EDGE = re.compile(
-    _PREFIX + r"Diagnostics P2P \w+ srcRank=(?P<src>\d+) srcCudaDev=-?\d+ srcNvmlDev=(?P<src_dev>-?\d+) "
+    r"^Diagnostics P2P \w+ srcRank=(?P<src>\d+) srcCudaDev=-?\d+ srcNvmlDev=(?P<src_dev>-?\d+) "
     r"dstRank=(?P<dst>\d+) dstCudaDev=-?\d+ dstNvmlDev=(?P<dst_dev>-?\d+) "
 )
-_COMM = re.compile(
-    _PREFIX + r"comm 0x[0-9a-f]+ rank (?P<rank>\d+) nRanks (?P<nranks>\d+) nNodes \d+ localRanks"
-)
-_INIT = re.compile(
-    _PREFIX + r"\S+ comm 0x[0-9a-f]+ rank (?P<rank>\d+) nranks \d+ cudaDev -?\d+ nvmlDev (?P<dev>-?\d+)"
-)
-_CHANNEL = re.compile(
-    r"NCCL INFO Channel \d+/\d+ : (?P<src>\d+)\[\d+\] -> (?P<dst>\d+)\[\d+\] via (?P<via>\S+)"
-)
-_ENV = re.compile(r"NCCL INFO (?P<name>NCCL_\w+) set by environment to (?P<value>.*?)\.?\s*$")
 # The settings that decide whether NCCL connects a GPU pair by P2P (src/transport/p2p.cc, src/graph/paths.cc).
 P2P_SETTINGS = ("NCCL_P2P_DISABLE", "NCCL_P2P_LEVEL", "NCCL_P2P_DIRECT_DISABLE", "NCCL_TOPO_FILE")
 _KEYS = ("Diagnostics P2P ", " localRanks ", "Init COMPLETE", " via ", " set by environment to ")
@@ -75,23 +75,25 @@ def read_p2p_coverage(lines: Iterable[str]) -> P2pCoverage:
     checked: set[tuple[int, int]] = set()
     members: set[tuple[int, str, int]] = set()  # (nRanks, host, rank) of every communicator's ranks
     for line in lines:
-        if "NCCL INFO" not in line or not any(key in line for key in _KEYS):
+        marker = MARKER.search(line)
+        if marker is None or marker["level"] != "INFO" or not any(key in line for key in _KEYS):
             continue
-        if m := _EDGE.search(line):
+        msg = line[marker.end() :].rstrip("\n")
+        if m := _EDGE.match(msg):
             src, dst = int(m["src"]), int(m["dst"])
             checked.add((src, dst))
             coverage.device_of.setdefault(src, int(m["src_dev"]))
             coverage.device_of.setdefault(dst, int(m["dst_dev"]))
-        elif m := _COMM.search(line):
-            members.add((int(m["nranks"]), m["host"], int(m["rank"])))
-        elif m := _INIT.search(line):
-            coverage.device_of.setdefault(int(m["rank"]), int(m["dev"]))
-        elif m := _CHANNEL.search(line):
-            via = coverage.channels.setdefault(f"{m['src']}->{m['dst']}", [])
-            if m["via"] not in via:
-                via.append(m["via"])
-        elif (m := _ENV.search(line)) and m["name"] in P2P_SETTINGS and m["name"] not in coverage.settings:
-            coverage.settings[m["name"]] = m["value"]
+        elif (m := COMM_NODES.search(msg)) and (header := split_header(line[: marker.start()])):
+            members.add((int(m["nranks"]), header[0], int(m["rank"])))
+        elif (m := COMM_INIT.search(msg)) and m["nvml"] is not None:
+            coverage.device_of.setdefault(int(m["rank"]), int(m["nvml"]))
+        elif m := CHANNEL_LINK.match(msg):
+            via = coverage.channels.setdefault(f"{m['rank']}->{m['peer']}", [])
+            if m["transport"] not in via:
+                via.append(m["transport"])
+        elif (m := ENV_SET.match(msg)) and m["name"] in P2P_SETTINGS and m["name"] not in coverage.settings:
+            coverage.settings[m["name"]] = m["value"].rstrip().removesuffix(".")
             coverage.evidence.append(line.rstrip("\n"))
     coverage.checked = sorted(checked)
     # The job's own communicator is the largest; a job's smaller ones (sub-groups) number ranks their own way.
