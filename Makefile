@@ -10,9 +10,9 @@ WHEELS := $(wildcard /opt/wheels)
 PIP_FIND := $(if $(WHEELS),--find-links $(WHEELS),)
 TORCH_CPU_INDEX ?= https://download.pytorch.org/whl/cpu
 TORCH_CPU := $(if $(WHEELS),"torch==2.13.0",--timeout 15 --retries 0 --index-url $(TORCH_CPU_INDEX) torch)
-OS_PACKAGES := openmpi-bin slurm-wlm munge libpmix-dev chromium iproute2 util-linux
+OS_PACKAGES := openmpi-bin slurm-wlm munge libpmix-dev chromium iproute2 util-linux gcc libc6-dev
 # ip and tc build the network-namespace test beds (tests marked netns), taskset starves one of their nodes.
-OS_TOOLS := mpirun slurmctld slurmd munged chromium ip tc taskset
+OS_TOOLS := mpirun slurmctld slurmd munged chromium ip tc taskset cc
 # Slurm's mpi/pmix plugin dlopens the unversioned libpmix.so, which only libpmix-dev ships.
 OS_FILES := /usr/lib/*/pmix2/lib/libpmix.so
 

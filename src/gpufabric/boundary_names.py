@@ -29,6 +29,8 @@ VIRTUAL_NODE_ENV = "GPUFABRIC_VIRTUAL_NODE"
 
 NCCL_LIB_ENV = "GPUFABRIC_NCCL_LIB"
 """The libnccl.so.2 the direct engine loads (``bench --nccl-lib``)."""
+LAUNCH_LOOP_ENV = "GPUFABRIC_LAUNCH_LOOP"
+"""``python``: the direct engine times its batches with the Python loop, not the C one (``engines.nccl.launch_loop``)."""
 GLOO_DEVICES_ENV = "GPUFABRIC_GLOO_DEVICES"
 """How many times a gloo rank lists its interface (``tune --path socket``'s knob)."""
 NO_METADATA_ENV = "GPUFABRIC_NO_METADATA"

@@ -70,6 +70,7 @@ def _timed(per_iteration: bool) -> tuple[list[str], Any]:
         line_up=lambda: log.append("line_up"),
         launch=lambda i=0: log.append("collective (untimed)"),
         batch=lambda iters: [lambda: log.append("collective")] * iters,
+        native=None,
     )
     config = BenchConfig(per_iteration=per_iteration)
     timer = DirectTimer(config, cast(Any, stream), cast(Any, None), rank=0, world_size=4)

@@ -6,8 +6,10 @@ regions of them. Placement follows nccl-tests' ``startColl``: in place, the send
 and each iteration moves to the next ``size``-sized region of the buffer (``shift = size * (iter %
 steps)``, "to avoid cache effects"), so a batch touches the same memory nccl-tests' loop touches.
 
-A launch is a list of prebuilt argument tuples and one bound binding function, so the Python work per
-call is one tuple unpack and one call into the binding (~1.4 us on one H100), nothing else.
+Each iteration's NCCL calls are described once (``LaunchOp``: the C symbol and its arguments) and made two
+ways from that description: a table for the C launch loop that times batches (``launch_loop``), and bound
+nccl4py bindings for everything else (warm-up, capture, the check) and for the Python loop where no C loop
+exists (one call into the binding per launch, ~1.4 us of Python on one H100).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 
 from gpufabric.bench.semantics import NO_INPLACE_CHECK, CollectiveLayout, alltoallv_peer_bytes
 from gpufabric.engines.nccl.cuda import DeviceBuffer
+from gpufabric.engines.nccl.launch_loop import LaunchLoop, LaunchOp, NativeProgram
 
 # NCCL releases that first had what a request needs (nccl.h of each release).
 GATHER_SCATTER_SINCE = (2, 28, 0)
@@ -84,6 +87,9 @@ class Workload:
     collective itself cannot do this: a broadcast's root, or
     reduce's and gather's senders, finish as soon as their data fits NCCL's buffers, before the others
     start (on 4 H100s a 1 MB broadcast timed after such a line-up read 48 us a call, nccl-tests 13 us)."""
+    native: NativeProgram | None = None
+    """The same calls as the C launch loop's table (``engines.nccl.launch_loop``); None: the Python loop
+    times the batch (no C loop here, or ``calls`` were replaced, as the ``slow`` fault replaces them)."""
 
     def launch(self, iteration: int = 0) -> None:
         self.calls[iteration % len(self.calls)]()
@@ -108,6 +114,7 @@ def build(
     root: int,
     rank: int,
     nccl_version: tuple[int, ...],
+    loop: LaunchLoop | None = None,
 ) -> Workload:
     """The launch calls of ``shape`` in the given placement on ``buffers``."""
     width = shape.wordsize
@@ -118,22 +125,40 @@ def build(
     recv_off = shape.recv_inplace_offset * rank * width if in_place else 0
     ncclt = int(getattr(nccl.DataType, NCCL_TYPES[dtype]))
     ncclop = int(getattr(nccl.RedOp, NCCL_OPS[op]))
-    calls = []
+    steps_ops = []
     for step in range(min(steps, 64)):  # 64 regions are plenty to defeat caches; nccl-tests uses all
         shift = total * step
         send = send_base + shift + send_off
         recv = buffers.recv.ptr + shift + recv_off
-        calls.append(_call(nccl, comm, stream, shape, send, recv, ncclt, ncclop, root, rank, nccl_version))
+        steps_ops.append(_ops(comm, stream, shape, send, recv, ncclt, ncclop, root, rank, nccl_version))
+    calls = [python_call(nccl, ops) for ops in steps_ops]
     first_send = send_base + send_off
     first_recv = buffers.recv.ptr + recv_off
     checked = not (in_place and shape.collective in NO_INPLACE_CHECK)
     fence, float32, total_op = buffers.fence.ptr, int(nccl.DataType.Float32), int(nccl.RedOp.Sum)
     line_up = partial(nccl.all_reduce, fence, fence, 1, float32, total_op, comm, stream)
-    return Workload(shape, in_place, first_send, first_recv, calls, checked, line_up)
+    native = loop.program(steps_ops) if loop is not None else None
+    return Workload(shape, in_place, first_send, first_recv, calls, checked, line_up, native)
 
 
-def _call(
-    nccl: Any,
+BINDINGS = {
+    "ncclAllReduce": "all_reduce",
+    "ncclBroadcast": "broadcast",
+    "ncclReduce": "reduce",
+    "ncclAllGather": "all_gather",
+    "ncclReduceScatter": "reduce_scatter",
+    "ncclAlltoAll": "allto_all",
+    "ncclGather": "gather",
+    "ncclScatter": "scatter",
+    "ncclSend": "send",
+    "ncclRecv": "recv",
+    "ncclGroupStart": "group_start",
+    "ncclGroupEnd": "group_end",
+}
+"""nccl4py's low-level binding of each NCCL call: the Python loop's way to make the C loop's call."""
+
+
+def _ops(
     comm: Any,
     stream: int,
     shape: CollectiveLayout,
@@ -144,39 +169,49 @@ def _call(
     root: int,
     rank: int,
     version: tuple[int, ...],
-) -> Callable[[], None]:
+) -> list[LaunchOp]:
+    """The NCCL calls of one iteration, in nccl-tests' order (its ``runColl`` of each collective)."""
     name, count = shape.collective, shape.param_count
-    # functools.partial calls the binding from C: no Python frame per launch (~0.4 us per call left).
     if name == "all_reduce":
-        return partial(nccl.all_reduce, send, recv, count, dtype, op, comm, stream)
+        return [LaunchOp("ncclAllReduce", (send, recv, count, dtype, op, comm, stream))]
     if name == "broadcast":
-        return partial(nccl.broadcast, send, recv, count, dtype, root, comm, stream)
+        return [LaunchOp("ncclBroadcast", (send, recv, count, dtype, root, comm, stream))]
     if name == "reduce":
-        return partial(nccl.reduce, send, recv, count, dtype, op, root, comm, stream)
+        return [LaunchOp("ncclReduce", (send, recv, count, dtype, op, root, comm, stream))]
     if name == "all_gather":
-        return partial(nccl.all_gather, send, recv, count, dtype, comm, stream)
+        return [LaunchOp("ncclAllGather", (send, recv, count, dtype, comm, stream))]
     if name == "reduce_scatter":
-        return partial(nccl.reduce_scatter, send, recv, count, dtype, op, comm, stream)
+        return [LaunchOp("ncclReduceScatter", (send, recv, count, dtype, op, comm, stream))]
     if name == "alltoall":
-        return partial(nccl.allto_all, send, recv, count, dtype, comm, stream)
+        return [LaunchOp("ncclAlltoAll", (send, recv, count, dtype, comm, stream))]
     if name in ("gather", "scatter") and version >= GATHER_SCATTER_SINCE:
         if count == 0:  # nccl-tests returns before calling NCCL (gather.cu, scatter.cu)
-            return _nothing
-        fn = nccl.gather if name == "gather" else nccl.scatter
-        return partial(fn, send, recv, count, dtype, root, comm, stream)
+            return []
+        symbol = "ncclGather" if name == "gather" else "ncclScatter"
+        return [LaunchOp(symbol, (send, recv, count, dtype, root, comm, stream))]
     # Point-to-point groups: sendrecv's ring, alltoallv's generated pattern, and gather/scatter on NCCL
     # releases before 2.28 (nccl-tests' own fallback for them).
-    pairs = _p2p_pairs(shape, send, recv, root, rank)
-    p2p_send, p2p_recv, start, end = nccl.send, nccl.recv, nccl.group_start, nccl.group_end
+    calls = [LaunchOp("ncclGroupStart", ())]
+    for peer, sbuf, scount, rbuf, rcount in _p2p_pairs(shape, send, recv, root, rank):
+        if scount:
+            calls.append(LaunchOp("ncclSend", (sbuf, scount, dtype, peer, comm, stream)))
+        if rcount:
+            calls.append(LaunchOp("ncclRecv", (rbuf, rcount, dtype, peer, comm, stream)))
+    calls.append(LaunchOp("ncclGroupEnd", ()))
+    return calls
+
+
+def python_call(nccl: Any, ops: list[LaunchOp]) -> Callable[[], None]:
+    """One iteration's calls through nccl4py's bindings: what the Python loop runs."""
+    if not ops:
+        return _nothing
+    bound = [partial(getattr(nccl, BINDINGS[op.symbol]), *op.args) for op in ops]
+    if len(bound) == 1:
+        return bound[0]  # functools.partial calls the binding from C: no Python frame per launch
 
     def group() -> None:
-        start()
-        for peer, sbuf, scount, rbuf, rcount in pairs:
-            if scount:
-                p2p_send(sbuf, scount, dtype, peer, comm, stream)
-            if rcount:
-                p2p_recv(rbuf, rcount, dtype, peer, comm, stream)
-        end()
+        for call in bound:
+            call()
 
     return group
 

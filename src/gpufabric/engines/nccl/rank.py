@@ -43,7 +43,7 @@ from gpufabric.bench.rank_process import (
 from gpufabric.bench.stages import StageReporter
 from gpufabric.bench.traffic import SizeTraffic
 from gpufabric.engines import RANK_MODULES
-from gpufabric.engines.nccl import cuda, library
+from gpufabric.engines.nccl import cuda, launch_loop, library
 from gpufabric.engines.nccl.control import ControlPlane
 from gpufabric.engines.nccl.device_check import DeviceChecker
 from gpufabric.engines.nccl.sweep import SweepContext, check_library, run_collective
@@ -143,7 +143,12 @@ def run_rank(config: BenchConfig, identity: RankIdentity) -> int:
             if reporter is not None:
                 notes.append(f"--check ran {where}")
         total = len(config.collectives) * len(config.sizes())
-        timer = DirectTimer(config, stream, control, identity.rank, identity.world_size)
+        loop = launch_loop.load(nccl_lib.path)
+        if not all(control.allgather(loop.native)):  # every rank times its batches the same way
+            loop = launch_loop.LaunchLoop(None, None, loop.why_python or "a peer rank has no C loop")
+        if reporter is not None:
+            notes.append(loop.describe())
+        timer = DirectTimer(config, stream, control, identity.rank, identity.world_size, loop=loop)
         first = {"value": True}
 
         def on_size(collective: str, size: int) -> None:

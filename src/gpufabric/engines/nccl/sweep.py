@@ -99,12 +99,13 @@ def run_collective(collective: str, config: BenchConfig, ctx: SweepContext, note
                 work = collectives.build(
                     ctx.nccl, ctx.comm, ctx.stream.handle, shape, in_place=in_place, buffers=buffers,
                     dtype=config.dtype, op=op_name, root=max(root, 0), rank=ctx.rank,
-                    nccl_version=ctx.version,
+                    nccl_version=ctx.version, loop=ctx.timer.loop,
                 )  # fmt: skip
                 waited = ctx.timer.waits.timed(ctx.stream.synchronize)  # not this rank's own time
                 slowed = [slowed_launch(fault, ctx.rank, call, waited) for call in work.calls]
                 if all(call is not None for call in slowed):
                     work.calls = [call for call in slowed if call is not None]
+                    work.native = None  # the slowed calls are Python: the C loop would skip them
                 samples = _measure(ctx, work, collective, shape.size_bytes, warm=not in_place)
                 wrong: int | None = None
                 if config.check:

@@ -35,6 +35,7 @@ from gpufabric.bench.per_iteration import BatchDetail, WaitClock, detail_of, ran
 from gpufabric.engines.nccl.collectives import Workload
 from gpufabric.engines.nccl.control import ControlPlane
 from gpufabric.engines.nccl.cuda import Graph, Stream
+from gpufabric.engines.nccl.launch_loop import LaunchLoop
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,8 @@ class DirectTimer:
     """Collective calls run so far (the line-up's one-element all_reduce is not one of them)."""
     waits: WaitClock = field(default_factory=WaitClock)
     """Time this rank's launches spent waiting for the device (the ``slow`` fault's launches do)."""
+    loop: LaunchLoop | None = None
+    """The C launch loop that times batches (None, or without a C compiler: the Python loop)."""
 
     def reduce_time(self, seconds: float) -> float:
         """This batch's per-iteration time reduced over the ranks (avg, min or max: nccl-tests ``-a``)."""
@@ -77,8 +80,11 @@ class DirectTimer:
         return reduced(seconds, self.config.time_reduction), detail_of([row[1:] for row in rows])
 
     def run_batch(self, work: Workload, iters: int, graph: Graph | None = None) -> DirectBatch:
-        """One timed batch on this rank."""
-        calls = work.batch(iters) if graph is None else []
+        """One timed batch on this rank: a graph replay, the C launch loop, or (with ``per_iteration``'s
+        events between the calls, or no C loop) the Python loop."""
+        native = graph is None and not self.config.per_iteration
+        native = native and work.native is not None and self.loop is not None
+        calls = work.batch(iters) if graph is None and not native else []
         marks = [self.stream.event() for _ in range(iters + 1)] if self.config.per_iteration else []
         self.launches += iters
         try:
@@ -88,6 +94,11 @@ class DirectTimer:
             start = time.perf_counter()
             if graph is not None:
                 graph.launch()
+            elif native:
+                assert work.native is not None and self.loop is not None
+                status, failed = self.loop.run(work.native, iters)
+                if status:
+                    self.loop.raise_for(status, failed)
             elif marks:
                 for mark, call in zip(marks, calls, strict=False):
                     mark.record()
