@@ -52,6 +52,8 @@ def test_one_rank_every_collective_both_columns(tmp_path: Path) -> None:
     assert result.metadata.torch_version is None
     assert Path(str(result.metadata.settings["nccl_library"])).name.startswith("libnccl")
     assert "--check ran on the GPU" in " ".join(result.metadata.notes)  # nccl-tests' way, not the host
+    # The timed batches ran in the C launch loop (the GPU machine has a compiler, as nccl-tests' build needs).
+    assert "launch loop: C" in " ".join(result.metadata.notes)
 
 
 @pytest.mark.parametrize("dtype", ["half", "bfloat16", "f8e4m3", "f8e5m2", "int8", "double"])
