@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from gpufabric.bench.batches import STEADY_CAP_US, STEADY_REL_FLOOR, BatchLog, steady, steady_tolerance_us
+from gpufabric.bench.batches import BatchLog
 from gpufabric.bench.config import BenchConfig
+from gpufabric.bench.steady_rule import STEADY_CAP_US, STEADY_REL_FLOOR, steady, steady_tolerance_us
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 # Kept batches of real runs: 1x H100 all_reduce 8 B - 128 MB (torch engine, 20 iterations a batch), and

@@ -50,10 +50,20 @@ def test_stabilisation_keeps_the_level_it_settles_on() -> None:
 
 
 def test_stabilisation_gives_up_after_the_cap_and_says_so() -> None:
-    log = _log([10.0, 20.0, 40.0, 80.0, 160.0, 320.0], max_unstable=2)
-    assert log.discarded_us == [10.0, 20.0]
+    log = _log([200.0, 400.0, 800.0, 1600.0, 3200.0, 6400.0], max_unstable=2)
+    assert log.discarded_us == [200.0, 400.0]
     assert log.settled and not log.stable
-    assert log.samples_us == [40.0, 80.0, 160.0, 320.0]  # nothing dropped once it gave up
+    assert log.samples_us == [800.0, 1600.0, 3200.0, 6400.0]  # nothing dropped once it gave up
+
+
+def test_short_batches_may_discard_four_times_as_many() -> None:
+    """Under 100 us per iteration (batches of 2 ms at most at -n 20) the cap is 4x max_unstable."""
+    alternating = [10.0, 20.0] * 6
+    log = _log(alternating, max_unstable=2)
+    assert log.discarded_us == alternating[:8]
+    assert log.settled and not log.stable and log.samples_us == alternating[8:]
+    long = _log([v * 100 for v in alternating], max_unstable=2)
+    assert len(long.discarded_us) == 2 and not long.stable
 
 
 def test_no_stabilisation_when_disabled() -> None:

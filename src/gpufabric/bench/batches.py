@@ -13,6 +13,13 @@ from dataclasses import dataclass, field
 
 from gpufabric.bench.config import BenchConfig
 from gpufabric.bench.per_iteration import BatchDetail
+from gpufabric.bench.steady_rule import (
+    SHORT_BATCH_US,
+    SHORT_UNSETTLED_WORDS,
+    allowed_discards,
+    floor_words,
+    steady,
+)
 from gpufabric.bench.timing_settings import Estimator
 from gpufabric.units import human_size
 
@@ -148,38 +155,15 @@ def relative_ci(values: list[float], estimator: Estimator) -> float:
     return relative_ci95_median(values) if estimator == "median" else relative_ci95(values)
 
 
-STEADY_REL_FLOOR = 0.15
-STEADY_CAP_US = 15.0
-"""Two batches of microsecond collectives agree when their per-iteration times differ by at most
-``STEADY_REL_FLOOR`` of the smaller, up to ``STEADY_CAP_US``, whatever ``stable_tol`` says. Why: at 8 B -
-64 KB an iteration lasts 6-30 us, and on a quiet machine a 20-iteration batch's mean moves by 5-15% from
-one batch to the next (nccl-tests' own runs of one size differ by that much there, and single iterations
-by 7-13x; the kept batches of our 1x H100 run at 8-16 B differ by up to 14%), so a 2% rule alone
-discarded 79 batches of a clean 4x H200 run and called sizes unsettled. The cap makes the floor 2% of
-750 us: from there up ``stable_tol`` rules. What it still catches: another process's kernels on one GPU
-time-slice the collective by hundreds of microseconds to milliseconds, and a cold first batch is
-1.5-2x the next (the clock ramp, NCCL's lazy connections)."""
-
-
-def steady_tolerance_us(time_us: float, tol: float) -> float:
-    """How far apart two batches of about ``time_us`` per iteration may be and still agree."""
-    return max(tol * time_us, min(STEADY_REL_FLOOR * time_us, STEADY_CAP_US))
-
-
-def steady(older_us: float, newer_us: float, tol: float) -> bool:
-    """Whether two consecutive batch times agree (``steady_tolerance_us`` of the smaller)."""
-    low = min(older_us, newer_us)
-    return low > 0 and abs(older_us - newer_us) <= steady_tolerance_us(low, tol)
-
-
 @dataclass
 class BatchLog:
     """Rank 0's record of one size's batch times, with warm-up stabilisation.
 
     Until two consecutive batches agree (``steady``: within ``tol``, or the microsecond floor) the
-    older one of each disagreeing pair is discarded (at most ``max_unstable`` of them; then what is there
-    is kept and ``stable`` stays False). A warm batch costs nothing: when the first two agree, both are
-    kept. ``details`` (per-iteration figures, when measured) follow their samples exactly.
+    older one of each disagreeing pair is discarded (at most ``max_unstable`` of them, or
+    ``allowed_discards`` where batches are short; then what is there is kept and ``stable`` stays
+    False). A warm batch costs nothing: when the first two agree, both are kept. ``details``
+    (per-iteration figures, when measured) follow their samples exactly.
     """
 
     tol: float
@@ -202,7 +186,7 @@ class BatchLog:
         older, newer = self.samples_us[-2], self.samples_us[-1]
         if steady(older, newer, self.tol):
             self.settled = True
-        elif len(self.discarded_us) >= self.max_unstable:
+        elif len(self.discarded_us) >= allowed_discards(min(older, newer), self.max_unstable):
             self.settled, self.stable = True, False
         else:
             self.discarded_us.append(self.samples_us.pop(0))
@@ -285,10 +269,6 @@ def batch_iters(per_iter_s: float, config: BenchConfig) -> int:
     return sized if config.adaptive else max(config.iters, sized)
 
 
-def _floor_words() -> str:
-    return f"{STEADY_REL_FLOOR * 100:g}% up to {STEADY_CAP_US:g} us"
-
-
 class TimingNotes:
     """Rank 0's account of how each size's timing went, as a few lines for ``metadata.notes``:
     sizes that stopped short of ``--precision``, warm-up batches discarded, holds that missed."""
@@ -298,6 +278,7 @@ class TimingNotes:
         self.config = config
         self.short: list[str] = []
         self.unstable: list[str] = []
+        self.unstable_short: list[str] = []
         self.discarded = 0
         self.discarded_sizes = 0
         self.unheld = 0
@@ -308,7 +289,8 @@ class TimingNotes:
             self.discarded += len(samples.discarded_us)
             self.discarded_sizes += 1
         if not samples.stable:
-            self.unstable.append(where)
+            short = samples.samples_us and statistics.median(samples.samples_us) < SHORT_BATCH_US
+            (self.unstable_short if short else self.unstable).append(where)
         self.unheld += samples.unheld
         if self.config.adaptive and samples.stopped_by not in ("precision", ""):
             ci = relative_ci(samples.samples_us, self.config.estimator)
@@ -326,13 +308,22 @@ class TimingNotes:
             out.append(
                 f"{name}: warm-up stabilisation discarded {self.discarded} batch(es) over "
                 f"{self.discarded_sizes} size(s) (consecutive batches differed by more than "
-                f"{self.config.stable_tol * 100:g}% and {_floor_words()})"
+                f"{self.config.stable_tol * 100:g}% and {floor_words()})"
             )
         if self.unstable:
             out.append(
                 f"{name}: batches never agreed within {self.config.stable_tol * 100:g}% (or "
-                f"{_floor_words()}) after "
+                f"{floor_words()}) after "
                 f"{self.config.max_unstable_batches} discarded: {', '.join(self.unstable)}"
+            )
+        if self.unstable_short:
+            out.append(
+                f"{name}: {len(self.unstable_short)} {SHORT_UNSETTLED_WORDS} (under "
+                f"{SHORT_BATCH_US:g} us per iteration, within {self.config.stable_tol * 100:g}% or "
+                f"{floor_words()}) after "
+                f"{allowed_discards(0.0, self.config.max_unstable_batches)} discarded: "
+                f"{', '.join(self.unstable_short)} (a late batch in a fraction of a millisecond; the median "
+                "of the kept batches is reported)"
             )
         if self.unheld:
             out.append(f"{name}: {self.unheld} batch(es) discarded because the stream hold ended early")

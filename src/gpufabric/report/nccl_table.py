@@ -19,6 +19,7 @@ import re
 from collections.abc import Mapping
 from typing import Literal
 
+from gpufabric.bench.steady_rule import DISTURBED_SHORT_SIZES, SHORT_UNSETTLED_WORDS
 from gpufabric.report.expected_lines import expected_lines
 from gpufabric.report.formats import RUN_FORMATS, Format
 from gpufabric.report.iteration_columns import (
@@ -179,17 +180,18 @@ def render_series(result: RunResult, series: Series) -> str:
 # in the table as one summary line, so a sweep of every collective does not end in a screen of them.
 _WARMUP_NOTE = re.compile(
     r"^(?P<collective>[\w?() ]+): (?:warm-up stabilisation discarded (?P<batches>\d+) batch\(es\)"
-    r"|batches never agreed within )"
+    rf"|(?P<short>\d+) {re.escape(SHORT_UNSETTLED_WORDS)}|batches never agreed within )"
 )
 
 
 def _table_notes(notes: list[str]) -> list[str]:
     """The notes as the table shows them: each one, but the warm-up ones summed up in one line, and only
-    when some size never settled. Discarding a warm-up batch that disagreed with the next is the rule
-    working (a clock ramp, one jittery batch), not news; sizes whose batches never agreed are: the run
-    was disturbed while they ran."""
+    when the run looks disturbed. Discarding a warm-up batch that disagreed with the next is the rule
+    working (a clock ramp, one jittery batch), not news, and so are one or two short sizes that never
+    settled (``DISTURBED_SHORT_SIZES``); a long size that never settled, or several short ones, are: the
+    run was disturbed while they ran."""
     shown: list[str] = []
-    discarded, collectives, unsettled = 0, set(), False
+    discarded, collectives, long_unsettled, short_unsettled = 0, set(), False, 0
     for note in notes:
         match = _WARMUP_NOTE.match(note)
         if match is None:
@@ -198,9 +200,11 @@ def _table_notes(notes: list[str]) -> list[str]:
         collectives.add(match["collective"])
         if match["batches"]:
             discarded += int(match["batches"])
+        elif match["short"]:
+            short_unsettled += int(match["short"])
         else:
-            unsettled = True
-    if unsettled:
+            long_unsettled = True
+    if long_unsettled or short_unsettled >= DISTURBED_SHORT_SIZES:
         shown.append(
             f"warm-up: {discarded} unsteady batch(es) discarded in {len(collectives)} collective(s); some "
             "sizes never settled: something else ran on the GPUs or hosts (each size's detail: the "
