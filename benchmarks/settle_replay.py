@@ -133,6 +133,29 @@ def documents(path: Path) -> list[tuple[str, dict[str, Any]]]:
     return found
 
 
+def isolate_rounds(folder: Path, loaded_rank: int) -> None:
+    """Each group's one-iteration batches of ``gpufabric isolate`` rounds (round.json) through the current
+    rule: whether groups with the loaded GPU's rank settle, and at what level against the others."""
+    for run in sorted(p for p in folder.iterdir() if p.is_dir()):
+        by_load: dict[bool, list[tuple[bool, int, float]]] = {True: [], False: []}
+        for path in sorted(run.glob("round*/round.json")):
+            for group in json.loads(path.read_text(encoding="utf-8"))["groups"]:
+                log = BatchLog(0.02, 3)
+                for value in group["samples_us"]:
+                    log.add(float(value))
+                    if log.settled:
+                        break
+                level = statistics.median(group["samples_us"])
+                by_load[loaded_rank in group["ranks"]].append((log.stable, len(log.discarded_us), level))
+        for loaded, groups in by_load.items():
+            if groups:
+                print(
+                    f"{run.name:8} {'with' if loaded else 'without'} rank {loaded_rank}: groups {len(groups):2}, settled "
+                    f"{sum(g[0] for g in groups):2}, discards max {max(g[1] for g in groups)}, median "
+                    f"{min(g[2] for g in groups):.1f}-{max(g[2] for g in groups):.1f} us"
+                )
+
+
 def _fmt(values: list[float]) -> str:
     return "[" + ", ".join(f"{v:.1f}" for v in values) + "]"
 
@@ -140,7 +163,13 @@ def _fmt(values: list[float]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("paths", nargs="+", type=Path, help="result.json, run directories or runs .tgz")
+    parser.add_argument(
+        "--isolate-load", type=Path, help="a folder of isolate runs (round*/round.json) to replay as well"
+    )
+    parser.add_argument("--loaded-rank", type=int, default=3, help="the rank whose GPU ran the load")
     args = parser.parse_args(argv)
+    if args.isolate_load:
+        isolate_rounds(args.isolate_load, args.loaded_rank)
     runs = [replay(label, doc) for path in args.paths for label, doc in documents(path)]
     print(f"{'run':58} {'placements':>10}  note before  after  (unsettled sizes before -> after)")
     for run in runs:
@@ -153,9 +182,8 @@ def main(argv: list[str] | None = None) -> int:
             medians = f"median {statistics.median(r.recorded_us):.2f}"
             if r.kept_us:
                 medians += f" -> {statistics.median(r.kept_us):.2f} us ({len(r.kept_us)} kept in the record)"
-            print(
-                f"    {r.where:28} {'short' if r.short else 'long':5} {_fmt(r.recorded_us):44} {r.outcome:9} {medians}"
-            )
+            kind = "short" if r.short else "long"
+            print(f"    {r.where:28} {kind:5} {_fmt(r.recorded_us):44} {r.outcome:9} {medians}")
     before = sum(r.before_note for r in runs)
     after = sum(r.after_note for r in runs)
     print(f"runs: {len(runs)}; with the note: {before} before, {after} after")
