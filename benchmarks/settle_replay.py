@@ -149,8 +149,9 @@ def isolate_rounds(folder: Path, loaded_rank: int) -> None:
                 by_load[loaded_rank in group["ranks"]].append((log.stable, len(log.discarded_us), level))
         for loaded, groups in by_load.items():
             if groups:
+                which = f"{'with' if loaded else 'without'} rank {loaded_rank}"
                 print(
-                    f"{run.name:8} {'with' if loaded else 'without'} rank {loaded_rank}: groups {len(groups):2}, settled "
+                    f"{run.name:8} {which:14}: groups {len(groups):2}, settled "
                     f"{sum(g[0] for g in groups):2}, discards max {max(g[1] for g in groups)}, median "
                     f"{min(g[2] for g in groups):.1f}-{max(g[2] for g in groups):.1f} us"
                 )
