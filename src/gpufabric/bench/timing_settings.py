@@ -65,7 +65,10 @@ class TimingSettings(BaseModel):
         "agree within this fraction (clock ramp, lazy NCCL connections, first graph launch)",
     )
     max_unstable_batches: int = Field(
-        default=3, ge=0, description="warm-up stabilisation: most batches discarded per size"
+        default=3,
+        ge=0,
+        description="warm-up stabilisation: most batches discarded per size (4 times this where an "
+        "iteration lasts under 100 us: such batches last a few milliseconds at most)",
     )
     graph: bool = BENCH_DEFAULTS.graph
     per_iteration: bool = Field(
