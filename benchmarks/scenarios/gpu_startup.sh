@@ -41,7 +41,7 @@ for i in 0 1 2 3; do  # run 0 warms the page cache and the byte-compiled files; 
 done
 unsettled=0
 for i in 0 1 2 3; do unsettled=$((unsettled + $(cat "$R/gf-$i.txt" 2>/dev/null | grep -c 'never settled'))); done
-record "warm-up 'never settled' notes in our 4 clean runs: $unsettled (issue 36 item 3: 0 wanted)"
+record "warm-up 'never settled' notes in our 4 clean runs: $unsettled (issue 36 item 3: 0 wanted); GPU-sharing notes: $(cat "$R"/gf-*.txt 2>/dev/null | grep -c 'another process') (0 wanted)"
 timeout 60 python3 benchmarks/startup_summary.py "$JSONL" "${DIRS[@]}" > "$R/summary.md" 2>&1
 record "startup summary: exit $?"
 while IFS= read -r l; do record "$l"; done < "$R/summary.md"

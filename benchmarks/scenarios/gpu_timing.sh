@@ -41,7 +41,7 @@ for run in 1 2 3; do
   t0=$(now)
   timeout 150 $GF bench -c all,gather,scatter,alltoallv "${SIZES[@]}" --no-check --no-progress \
     --run-dir "$R/o-all-$run" >"$R/o-all-$run.txt" 2>&1
-  record "gpufabric run $run: ten collectives, exit $? wall $(since "$t0") s, never-settled notes: $(grep -c 'never settled' "$R/o-all-$run.txt"), short unsettled sizes: $(short_unsettled "$R/o-all-$run")"
+  record "gpufabric run $run: ten collectives, exit $? wall $(since "$t0") s, never-settled notes: $(grep -c 'never settled' "$R/o-all-$run.txt"), GPU-sharing notes: $(grep -c 'another process' "$R/o-all-$run.txt"), short unsettled sizes: $(short_unsettled "$R/o-all-$run")"
 done
 
 # One collective alone, 3 runs: compared with the same collective in the three commands of ten.
@@ -49,7 +49,7 @@ for run in 1 2 3; do
   in_budget "$ALONE alone run $run" || break
   timeout 60 $GF bench -c $ALONE "${SIZES[@]}" --no-check --no-progress --run-dir "$R/o-alone-$run" \
     >"$R/o-alone-$run.txt" 2>&1
-  record "gpufabric $ALONE alone run $run: exit $?, never-settled notes: $(grep -c 'never settled' "$R/o-alone-$run.txt"), short unsettled sizes: $(short_unsettled "$R/o-alone-$run")"
+  record "gpufabric $ALONE alone run $run: exit $?, never-settled notes: $(grep -c 'never settled' "$R/o-alone-$run.txt"), GPU-sharing notes: $(grep -c 'another process' "$R/o-alone-$run.txt"), short unsettled sizes: $(short_unsettled "$R/o-alone-$run")"
 done
 
 # A disturbed run: a matmul loop on GPU 1 from the second row on. torch's import and CUDA set-up take
@@ -83,7 +83,7 @@ touch "$GO"
 wait $bench; rc=$?
 kill $load 2>/dev/null; wait $load 2>/dev/null
 big() { awk '$1 == 1073741824 { print $6; exit }' "$1" 2>/dev/null; }
-record "gpufabric with a matmul on GPU 1 from the second row: exit $rc, never-settled notes: $(grep -c 'never settled' "$R/o-loaded.txt"), short unsettled sizes: $(short_unsettled "$R/o-loaded"); matmul $(grep -c '^ready' "$R/matmul.txt") ready, $(grep -c '^go' "$R/matmul.txt") released, $(tail -1 "$R/matmul.txt" | cut -c1-40); all_reduce 1 GB oop $(big "$R/o-loaded.txt") us loaded vs $(big "$R/o-all-1.txt") us in clean run 1"
+record "gpufabric with a matmul on GPU 1 from the second row: exit $rc, never-settled notes: $(grep -c 'never settled' "$R/o-loaded.txt"), GPU-sharing notes: $(grep -c 'another process' "$R/o-loaded.txt") ($(grep -m1 'another process' "$R/o-loaded.txt" | cut -c1-160)), short unsettled sizes: $(short_unsettled "$R/o-loaded"); matmul $(grep -c '^ready' "$R/matmul.txt") ready, $(grep -c '^go' "$R/matmul.txt") released, $(tail -1 "$R/matmul.txt" | cut -c1-40); all_reduce 1 GB oop $(big "$R/o-loaded.txt") us loaded vs $(big "$R/o-all-1.txt") us in clean run 1"
 }
 
 # Per-iteration figures (nccl-tests -I) of one clean command, and nccl-tests' own -I beside it.

@@ -29,6 +29,7 @@ import numpy as np
 import gpufabric
 from gpufabric.bench.config import BenchConfig, validate
 from gpufabric.bench.fault import check_world, fault_from_env, timing_under, trigger
+from gpufabric.bench.gpu_sharing import watch_for
 from gpufabric.bench.hosts import RankHosts
 from gpufabric.bench.identity import RankIdentity
 from gpufabric.bench.metadata import driver_version, node_name, topology
@@ -108,6 +109,7 @@ def run_rank(config: BenchConfig, identity: RankIdentity) -> int:
     config = timing_under(fault, config)
     control, nccl, comm = _join(config, identity, stages)
     stream = cuda.Stream()
+    sharing = None
     try:
         stages.enter("first")
         hosts = RankHosts.learn(identity.rank, control)
@@ -120,8 +122,10 @@ def run_rank(config: BenchConfig, identity: RankIdentity) -> int:
                 "name": info.name,
                 "bus_id": info.bus_id,
                 "nccl_log": own_nccl_log(os.environ),
+                "pid": os.getpid(),
             }
         )
+        sharing, unwatched = watch_for(facts, hosts.host, hosts.reads_host, os.environ)
         node_records = nodes.collect(control)
         reporter = None
         if node_records is not None:  # rank 0
@@ -132,6 +136,8 @@ def run_rank(config: BenchConfig, identity: RankIdentity) -> int:
             reporter.start(facts, node_records)
             reporter.background_s = {**_early_device_time(), **nodes.background()}
         notes: list[str] = [f"engine: {ENGINE_NAME}; {nccl_lib.describe()}", diagnostics] if reporter else []
+        if unwatched and reporter is not None:
+            notes.append(unwatched)
         if identity.world_size == 1 and reporter is not None:
             notes.append(
                 "1 rank: nothing crosses a link, so busbw is 0 by definition and times are local copies; "
@@ -171,6 +177,7 @@ def run_rank(config: BenchConfig, identity: RankIdentity) -> int:
             on_row=None,
             checker=checker,
             traffic=SizeTraffic(hosts, control),
+            sharing=sharing,
         )
         if reporter is not None:
             rank0 = reporter
@@ -193,6 +200,8 @@ def run_rank(config: BenchConfig, identity: RankIdentity) -> int:
         if reporter is not None:
             announce_phase("teardown")
     finally:
+        if sharing is not None:
+            sharing.stop()
         stream.synchronize()
         _destroy(nccl, comm)
         control.close()

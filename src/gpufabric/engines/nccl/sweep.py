@@ -17,6 +17,7 @@ from typing import Any
 from gpufabric.bench.batches import Samples, TimingNotes
 from gpufabric.bench.config import BenchConfig
 from gpufabric.bench.fault import Fault, slowed_launch
+from gpufabric.bench.gpu_sharing import SharingWatch, sharing_note
 from gpufabric.bench.rows import measurement, note_first_wrong
 from gpufabric.bench.semantics import layout
 from gpufabric.bench.traffic import SizeTraffic
@@ -49,6 +50,9 @@ class SweepContext:
     checker: DeviceChecker | None = None
     """``--check`` on the GPU; None: on the host."""
     traffic: SizeTraffic | None = None
+    sharing: SharingWatch | None = None
+    """This host's watch for other processes on the run's GPUs (every rank has one; the host's lowest
+    rank's looks)."""
 
     @property
     def version(self) -> tuple[int, ...]:
@@ -145,6 +149,11 @@ def run_collective(collective: str, config: BenchConfig, ctx: SweepContext, note
     finally:
         ctx.stream.synchronize()
         buffers.free()
+    if ctx.sharing is not None:  # every rank takes part: each host's watch says what it saw
+        seen = ctx.control.allgather(ctx.sharing.take())
+        note = sharing_note(collective, seen) if ctx.rank == 0 else None
+        if note:
+            notes.append(note)
     if ctx.rank == 0:
         notes.extend(timing_log.notes())
         series.avg_busbw_gbs = sum(busbw_values) / len(busbw_values) if busbw_values else None

@@ -1,0 +1,58 @@
+"""Another process on the run's GPUs is named in the notes (issue 36 item 3): which listed processes are
+not the run's, in one pid namespace and across two, and the note rank 0 writes from every host's look.
+NVML itself is read in the GPU suite (tests/engines/nccl/test_gpu_sharing.py); here the lister is a
+stand-in over real processes, so the names come from their /proc entries."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from gpufabric.bench.gpu_sharing import SharingWatch, foreign, sharing_note, watch_for
+
+BUS = "00000000:00:07.0"
+
+
+def test_a_pid_that_is_not_one_of_the_ranks_is_foreign() -> None:
+    assert foreign([(11, 500), (99, 2048)], {11}) == [(99, 2048)]
+    assert foreign([(11, 500)], {11}) == []
+
+
+def test_in_another_pid_namespace_the_processes_beyond_the_ranks_count_are_foreign() -> None:
+    # NVML lists the host's pids: none is ours, so only the count tells.
+    assert foreign([(4001, 500)], {11}) == []
+    assert foreign([(4001, 500), (4002, 1024)], {11}) == [(4002, 1024)]
+
+
+def test_the_watch_names_a_real_process_sharing_a_gpu_and_forgets_it_once_taken() -> None:
+    load = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        listed = [(os.getpid(), 900), (load.pid, 3 * 1024)]
+        watch = SharingWatch("node1", {BUS: {os.getpid()}}, lambda bus: listed if bus == BUS else [])
+        seen = watch.take()
+        assert [(s["pid"], s["bus_id"], s["memory_mib"]) for s in seen] == [(load.pid, BUS, 3072)]
+        assert seen[0]["name"].startswith("python")
+        note = sharing_note("all_reduce", [seen, []])
+        assert note is not None and note.startswith("all_reduce: another process used the run's GPUs")
+        assert f"GPU {BUS} on node1: pid {load.pid} python" in note and "3.0 GiB" in note
+        listed.pop()  # the load ended: nothing new to say at the next collective
+        assert watch.take() == [] and sharing_note("reduce", [[], []]) is None
+    finally:
+        load.kill()
+        load.wait()
+
+
+def test_a_failing_lister_says_nothing_rather_than_failing_the_run() -> None:
+    def broken(bus: str) -> list[tuple[int, int | None]]:
+        raise RuntimeError("NVML gone")
+
+    assert SharingWatch("node1", {BUS: {1}}, broken).take() == []
+
+
+def test_only_the_hosts_lowest_rank_watches_and_mps_is_not_watched() -> None:
+    facts = [{"host": "a", "bus_id": BUS, "pid": 5}, {"host": "b", "bus_id": BUS, "pid": 6}]
+    follower, note = watch_for(facts, "a", leader=False, environ={})
+    assert follower.lister is None and note is None and follower.take() == []
+    under_mps, why = watch_for(facts, "a", leader=True, environ={"CUDA_MPS_PIPE_DIRECTORY": "/tmp/mps"})
+    assert under_mps.lister is None and why is not None and "MPS" in why
