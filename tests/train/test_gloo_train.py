@@ -123,8 +123,15 @@ def test_bytes_all_reduced_are_counted_from_the_buckets(
         assert 0 < probe.compute_rate <= 1 and 0 < probe.comm_rate <= 1
         assert run.prediction.serial_comm_ms is not None
         # Free overlap never exposes more than the serial wire time; contention comes on top of it.
-        free = run.prediction.predicted_comm_ms - run.prediction.contention_ms
-        assert run.prediction.predicted_comm_ms >= 0 and free <= run.prediction.serial_comm_ms + 1e-9
+        comm = run.prediction.comm_exposed_ms
+        assert (
+            comm is not None and comm - run.prediction.contention_ms <= run.prediction.serial_comm_ms + 1e-9
+        )
+        # The host-path probe ran too: the prediction is the larger of its bound and communication's.
+        host = run.comm.host_path
+        assert host is not None and host.rounds == 2 and min(host.twin_host_ms, host.synced_host_ms) > 0
+        assert run.prediction.host_bound_ms == pytest.approx(host.extra_ms + run.comm.calls[-1].isolated_ms)
+        assert run.prediction.predicted_comm_ms == max(comm, run.prediction.host_bound_ms)
         # No GPU, no MFU: the result names the missing fact instead of a number.
         assert run.mfu is None and run.peak is not None and "CPU run has no MFU" in (run.peak.missing or "")
         assert run.scaling is not None and run.scaling.efficiency > 0
@@ -146,7 +153,7 @@ def test_table_output_names_numbers_and_method(ab_run: tuple[subprocess.Complete
         "bytes per step:",
         f"all-reduce {human_size(TINY_PARAMS * 4)}",
         "predicted",
-        "no_sync()",
+        "over a process group of the rank alone",
         "method:",
         # Both arms are CPU gloo runs: the speed-up must not be read as the fabric's.
         "caveat: both arms ran on CPU ranks with gloo",

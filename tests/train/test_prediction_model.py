@@ -12,6 +12,7 @@ from gpufabric.train.predict import agreement_verdict, predict
 from gpufabric.train.result import (
     CollectiveCall,
     CommPayload,
+    HostPath,
     PhaseSplit,
     Prediction,
     StepTimes,
@@ -115,6 +116,36 @@ def test_probe_times_hidden_behind_backward_predict_none_exposed() -> None:
     assert agreement_verdict(p).startswith("agrees: the model hides all 2.00 ms")
     late = predict(_result(calls, synced_bwd=31.5))
     assert late is not None and "the overlap term dominates" in agreement_verdict(late)
+
+
+def _host(twin: float, synced: float) -> HostPath:
+    return HostPath(twin_host_ms=twin, synced_host_ms=synced, twin_device_ms=twin, synced_device_ms=synced,
+                    rounds=3)  # fmt: skip
+
+
+def test_a_host_paced_step_is_bounded_by_the_host_path_not_by_busbw() -> None:
+    # Two calls of 2 ms (probe), ready at 0.5 and at the end of backward (t=20 and t=30 on the twin's
+    # clock): the first hides, the last is exposed, so communication predicts 2 ms. The host-path probe
+    # says the synced step took 9 ms longer to issue than its twin: the GPU cannot end backward before
+    # that, and the last call (2 ms) follows it: 11 ms, the larger bound. Measured 41 - 30 = 11 ms.
+    calls = [_call(isolated_ms=2.0, ready_at=0.5), _call(isolated_ms=2.0, ready_at=1.0)]
+    result = _result(calls, synced_bwd=41.0)
+    result.comm.host_path = _host(twin=30.0, synced=39.0)
+    p = predict(result)
+    assert (
+        p is not None and p.comm_exposed_ms == pytest.approx(2.0) and p.host_bound_ms == pytest.approx(11.0)
+    )
+    assert p.predicted_comm_ms == pytest.approx(11.0) and p.agreement_pct == pytest.approx(100.0)
+    assert "the host path dominates: 11.00 ms" in agreement_verdict(p)
+    # A host that issues the synced step no slower than the twin leaves the bound to communication.
+    result.comm.host_path = _host(twin=30.0, synced=29.0)
+    fast = predict(result)
+    assert fast is not None and fast.predicted_comm_ms == pytest.approx(2.0)
+    assert fast.host_bound_ms == pytest.approx(2.0)  # no extra issue time, the last call alone
+    assert "communication dominates: 2.00 ms" in agreement_verdict(fast)
+    assert "450% above the prediction (outside +-15%)" in agreement_verdict(
+        fast
+    )  # 11 ms measured, 2 predicted
 
 
 def _prediction(*, predicted: float, measured: float, serial: float) -> Prediction:

@@ -112,10 +112,18 @@ def prediction_line(result: TrainResult) -> str:
         if probe is not None
         else ""
     )
+    host = result.comm.host_path
+    bounds = (
+        f"; the larger of communication {p.comm_exposed_ms:.2f} and host path {p.host_bound_ms:.2f} (the "
+        f"synced step took {host.synced_host_ms:.2f} ms to issue to the end of backward, its twin "
+        f"{host.twin_host_ms:.2f}; on the device {host.synced_device_ms:.2f} and {host.twin_device_ms:.2f})"
+        if host is not None and p.host_bound_ms is not None and p.comm_exposed_ms is not None
+        else ""
+    )
     return (
         f"communication: {p.wire_ms:.2f} ms on the wire at busbw {p.effective_busbw_gbs:.2f} GB/s "
         f"({p.busbw_source}{latency}); predicted exposed {p.predicted_comm_ms:.2f} ms (forward stalls "
-        f"{p.forward_stall_ms:.2f}{contention}), measured {p.measured_comm_ms:.2f} ms = "
+        f"{p.forward_stall_ms:.2f}{contention}{bounds}), measured {p.measured_comm_ms:.2f} ms = "
         f"{p.agreement_pct:.0f}% of predicted"
     )
 

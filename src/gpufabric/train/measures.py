@@ -96,6 +96,28 @@ class Contention(TrainPart):
         return min(1.0, max(RATE_FLOOR, done / self.overlap_ms))
 
 
+class HostPath(TrainPart):
+    """The host-path probe (``host_path.probe_host_path``): the twin's and the synced step's start to the
+    end of their backward, on the host clock (time to issue) and on the device, one step at a time after
+    a synchronisation. Medians over rounds of the slowest rank."""
+
+    twin_host_ms: float = Field(ge=0)
+    synced_host_ms: float = Field(ge=0)
+    twin_device_ms: float = Field(ge=0)
+    synced_device_ms: float = Field(ge=0)
+    rounds: int = Field(ge=1)
+
+    @property
+    def extra_ms(self) -> float:
+        """What the synced step's host path adds to the twin's: the GPU pays it where the host paces it."""
+        return max(0.0, self.synced_host_ms - self.twin_host_ms)
+
+    @property
+    def host_paced(self) -> float:
+        """The twin's host time / its device time: near 1, the host paces the GPU (it waits for kernels)."""
+        return self.twin_host_ms / self.twin_device_ms if self.twin_device_ms > 0 else 0.0
+
+
 class CommPayload(TrainPart):
     """What one training step communicates, counted from the gradient buckets / sharded parameters."""
 
@@ -112,6 +134,9 @@ class CommPayload(TrainPart):
     )
     contention: Contention | None = Field(
         default=None, description="compute and collectives side by side (older documents: None)"
+    )
+    host_path: HostPath | None = Field(
+        default=None, description="the host-path probe: issue time, synced vs twin (older documents: None)"
     )
 
 
@@ -140,6 +165,13 @@ class Prediction(TrainPart):
     forward_stall_ms: float = Field(default=0.0, description="of the prediction: compute waiting in forward")
     contention_ms: float = Field(
         default=0.0, description="of the prediction: what contention adds over free overlap (0: no probe)"
+    )
+    comm_exposed_ms: float | None = Field(
+        default=None, description="the overlap model's exposed time: busbw, launch/sync, contention"
+    )
+    host_bound_ms: float | None = Field(
+        default=None,
+        description="the host path's bound: host-path probe's extra issue time + the last calls' tail",
     )
 
     @property

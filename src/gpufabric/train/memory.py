@@ -3,10 +3,11 @@
 Without it ``--hidden 100000000`` launches the ranks, which die on a 102 GB embedding allocation with
 the allocator's message. The bound counts only what scales with the parameters, as ``bench``'s
 ``check_memory`` counts only its buffers: each rank holds the weights, their gradients, DDP's flat
-gradient buckets (a second copy of the gradients) and AdamW's two moments, all in the training dtype;
-activations come on top. FSDP shards the synced model, but its communication-free twin is the whole
-model on a one-rank mesh with its own optimizer, in fp32 (``strategy._fsdp``): weights, gradients and
-two moments, 16 bytes a parameter. No torch here.
+gradient buckets (a second copy of the gradients) and AdamW's two moments, all in the training dtype,
+and all of it twice under DDP: its communication-free twin is a second DDP model over a one-rank group
+(``strategy._ddp``); activations come on top. FSDP shards the synced model, but its communication-free
+twin is the whole model on a one-rank mesh with its own optimizer, in fp32 (``strategy._fsdp``):
+weights, gradients and two moments, 16 bytes a parameter. No torch here.
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ from gpufabric.errors import UsageError
 from gpufabric.train.config import HEAD_DIM, ModelSpec
 from gpufabric.units import human_size
 
-COPIES_PER_PARAMETER = 5
-"""Weights + gradients + DDP bucket copy of the gradients + AdamW exp_avg + exp_avg_sq."""
+COPIES_PER_PARAMETER = 2 * 5
+"""Weights + gradients + DDP bucket copy of the gradients + AdamW exp_avg + exp_avg_sq, for the synced
+model and for its one-rank twin."""
 BYTES_GPU = 2  # bf16 on GPU ranks
 BYTES_CPU = 4  # fp32 on CPU ranks
 
@@ -64,7 +66,7 @@ def check_model_memory(
         "4 fp32 copies (FSDP's one-rank twin: weights, gradients, AdamW moments)"
         if strategy == "fsdp"
         else f"{COPIES_PER_PARAMETER} {'bf16' if on_gpu else 'fp32'} copies: weights, gradients, DDP "
-        "buckets, AdamW moments"
+        "buckets, AdamW moments, of the synced model and of its one-rank twin"
     )
     widest = largest_hidden(spec, ranks=ranks, available=available, on_gpu=on_gpu, strategy=strategy)
     hint = (

@@ -14,6 +14,11 @@ the per-call launch/sync cost, which the probe also measures alone (a 1-element 
 reduce-scatters), each side slowed by the other where they overlap at the rates the contention probe
 measured (``contention``; ``contention_ms`` is what that adds over free overlap), which gives the
 predicted *exposed* communication: what the step pays beyond compute.
+Where the host paces the GPU (a Python-issued step whose kernels are shorter than their launches), the
+synced backward also cannot end on the GPU before the host has issued it: the host-path probe's extra
+issue time over the twin (``HostPath.extra_ms``), plus the last call, which nothing follows to hide
+behind, bounds it from the other side. The prediction is the larger of the two bounds
+(``host_bound_ms``, ``comm_exposed_ms``), and the verdict names the one that set it.
 It is checked against the measured exposed communication: end of backward with sync minus the same in
 the communication-free twin. Where they differ, ``agreement_verdict`` names the term that dominates.
 No torch here.
@@ -132,6 +137,10 @@ def predict(
     else:  # an older document: no phases to overlap with, so the serial time is all there is
         predicted_ms, stall = sum(durations), 0.0
         notes.append("no forward/backward phases recorded: predicted as the serial time, no overlap")
+    comm_exposed = predicted_ms
+    host_bound = host_bound_ms(result, durations)
+    if host_bound is not None:
+        predicted_ms = max(predicted_ms, host_bound)
     serial = sum(durations)
     traffic = sum(bus_bytes(c, n) for c in calls)
     measured_ms = result.comm_ms
@@ -147,10 +156,47 @@ def predict(
         latency_total_ms=latency * len(calls) if latency is not None else 0.0,
         forward_stall_ms=stall,
         contention_ms=contention_ms,
+        comm_exposed_ms=comm_exposed,
+        host_bound_ms=host_bound,
         agreement_pct=100.0 * measured_ms / predicted_ms if predicted_ms > 0 else 0.0,
         predicted_share=serial / (compute_ms + serial) if compute_ms + serial > 0 else 0.0,
         measured_share=measured_ms / result.step.mean_ms if result.step.mean_ms > 0 else 0.0,
         notes=notes,
+    )
+
+
+def host_bound_ms(result: TrainResult, durations: Sequence[float]) -> float | None:
+    """The host path's bound on exposed communication: the synced step's extra issue time over its twin
+    (the host-path probe), then the last call alone on the wire, as nothing is left to issue beside it.
+    None without the probe (older documents, one rank)."""
+    probe = result.comm.host_path
+    if probe is None or not durations:
+        return None
+    return probe.extra_ms + durations[-1]
+
+
+def dominant_term(p: Prediction) -> str:
+    """Which bound set the prediction, in words, with both bounds' values."""
+    if p.host_bound_ms is None or p.comm_exposed_ms is None:
+        return ""
+    if p.host_bound_ms > p.comm_exposed_ms:
+        return (
+            f"; the host path dominates: {p.host_bound_ms:.2f} ms (the synced step's extra issue time over "
+            f"its twin + the last call) against {p.comm_exposed_ms:.2f} ms from busbw and contention"
+        )
+    return (
+        f"; communication dominates: {p.comm_exposed_ms:.2f} ms from busbw and contention against the host "
+        f"path's {p.host_bound_ms:.2f} ms"
+    )
+
+
+def _unmodelled(p: Prediction) -> str:
+    if p.host_bound_ms is not None:  # the host path is in the prediction: what is left is not host issue time
+        return "more contention inside the step than beside the twin, or ranks waiting for each other"
+    return (
+        "host-side costs of the synced step's collective path that the twin does not run (FSDP2's "
+        "copy-in/copy-out and per-unit hooks, DDP's bucket copies), more contention inside the step than "
+        "beside the twin, or ranks waiting for each other"
     )
 
 
@@ -162,8 +208,12 @@ HIDDEN_BELOW = 0.15
 
 
 def agreement_verdict(prediction: Prediction) -> str:
-    """The agreement in words: within the band, or which term of the model dominates the miss."""
-    p = prediction
+    """The agreement in words: within the band, or which term of the model dominates the miss; then which
+    bound (host path or communication) set the prediction."""
+    return _agreement(prediction) + dominant_term(prediction)
+
+
+def _agreement(p: Prediction) -> str:
     band = f"+-{AGREEMENT_BAND:.0%}"
     miss = p.measured_comm_ms - p.predicted_comm_ms
     hidden = p.wire_ms - p.predicted_comm_ms
@@ -213,10 +263,7 @@ def agreement_verdict(prediction: Prediction) -> str:
         return (
             f"{100 * (ratio - 1):.0f}% above the prediction (outside {band}), which holds "
             f"{p.contention_ms:.2f} ms of contention as the probe measured it: the other {miss:.2f} ms "
-            "are host-side costs of the "
-            "synced step's collective path that the twin does not run (FSDP2's copy-in/copy-out and per-unit "
-            "hooks, DDP's bucket copies), more contention inside the step than beside the twin, or ranks "
-            f"waiting for each other{latency}"
+            f"are {_unmodelled(p)}{latency}"
         )
     if p.measured_comm_ms > p.wire_ms:
         return (

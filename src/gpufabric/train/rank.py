@@ -9,8 +9,9 @@ Any launcher can start it (ours, torchrun, mpirun, srun): identity comes from th
 3. the split, in steps of its own: blocks that alternate full steps and twin steps, each step marked at
    the end of forward and of backward (``timing``), so drift hits both alike;
 4. the probes: the step's collectives alone, back to back (``timing.probe_collectives``), the cost of a
-   collective that moves nothing (``timing.probe_latency``), and the twin's backward with those
-   collectives beside it (``contention.probe_contention``);
+   collective that moves nothing (``timing.probe_latency``), the twin's backward with those
+   collectives beside it (``contention.probe_contention``), and the host time to issue a synced step
+   against its twin's (``host_path.probe_host_path``);
 5. with ``scaling``, rank 0 alone times the twin (the 1-GPU baseline, same batch) while the rest wait.
 
 Rank 0 writes ``<run_dir>/train.json``; a failing rank leaves ``<run_dir>/errors/rank<N>.json``.
@@ -55,6 +56,11 @@ def run_rank(config: TrainConfig, identity: RankIdentity) -> int:
     if on_gpu:
         device = torch.device("cuda", identity.local_rank % gpus)
         torch.cuda.set_device(device)
+        # torchrun's rule (the reference loop runs under it): one intra-op thread per rank when several
+        # share a host, unless OMP_NUM_THREADS says otherwise, so the ranks' thread pools do not compete
+        # for the cores their Python threads issue kernels from.
+        if "OMP_NUM_THREADS" not in os.environ and (identity.local_world_size or 1) > 1:
+            torch.set_num_threads(1)
     else:
         device = torch.device("cpu")
         # Ranks sharing a host share its cores: give each its slice, so they do not oversubscribe.
@@ -98,6 +104,7 @@ def run_rank(config: TrainConfig, identity: RankIdentity) -> int:
 def _measure(config: TrainConfig, identity: RankIdentity, device: Any, on_gpu: bool) -> dict[str, Any]:
     """Phases 1-5 of the module docstring; returns plain data for ``record.build_result``."""
     from gpufabric.train.contention import probe_contention
+    from gpufabric.train.host_path import probe_host_path
     from gpufabric.train.strategy import sync_world, wrap
     from gpufabric.train.timing import (
         PhasedTimes,
@@ -142,7 +149,7 @@ def _measure(config: TrainConfig, identity: RankIdentity, device: Any, on_gpu: b
     calls = parallel.payload() if world > 1 else []
     probe_total: float | None = None
     latency: float | None = None
-    contention = None
+    contention = host_path = None
     if calls:
         calls, probe_total = probe_collectives(
             calls, rounds=config.probe_iters, world_size=world, device=device
@@ -155,6 +162,9 @@ def _measure(config: TrainConfig, identity: RankIdentity, device: Any, on_gpu: b
             rounds=config.probe_iters,
             world_size=world,
             device=device,
+        )
+        host_path = probe_host_path(
+            synced, compute, rounds=config.probe_iters, world_size=world, device=device
         )
     baseline: list[float] | None = None
     if config.scaling and world > 1:
@@ -175,6 +185,7 @@ def _measure(config: TrainConfig, identity: RankIdentity, device: Any, on_gpu: b
         "probe_total_ms": probe_total,
         "latency_ms": latency,
         "contention": contention,
+        "host_path": host_path,
         "baseline_ms": baseline,
         "dtype": "bfloat16" if on_gpu else "float32",
     }

@@ -103,6 +103,7 @@ def build_result(
         isolated_ms=measured["probe_total_ms"],
         latency_ms=measured.get("latency_ms"),
         contention=measured.get("contention"),
+        host_path=measured.get("host_path"),
     )
     synced, twin = measured["synced"], measured["compute"]
     result = TrainResult(
