@@ -65,8 +65,36 @@ def run_line(name: str, result: TrainResult) -> str:
     within = abs(p.agreement_pct / 100 - 1) <= AGREEMENT_BAND
     return (
         f"{head}; exposed measured {p.measured_comm_ms:.2f} ms vs predicted {p.predicted_comm_ms:.2f} ms "
-        f"({p.agreement_pct:.0f}%, wire {p.wire_ms:.2f} ms{rates}) {_met(within)}: "
-        f"{agreement_verdict(p)[:160]}"
+        f"({p.agreement_pct:.0f}%, wire {p.wire_ms:.2f} ms{rates}{_host_path(result)}) {_met(within)}: "
+        f"{agreement_verdict(p)}"
+    )
+
+
+def _host_path(result: TrainResult) -> str:
+    """The host-path probe's figures: what the larger-of-two-bounds prediction rests on."""
+    p, host = result.prediction, result.comm.host_path
+    if p is None or host is None or p.comm_exposed_ms is None or p.host_bound_ms is None:
+        return ""
+    return (
+        f"; bounds: communication {p.comm_exposed_ms:.2f} ms, host path {p.host_bound_ms:.2f} ms (issue to "
+        f"end of backward: synced {host.synced_host_ms:.2f} / twin {host.twin_host_ms:.2f} ms on the host, "
+        f"{host.synced_device_ms:.2f} / {host.twin_device_ms:.2f} ms on the device, one step after a sync)"
+    )
+
+
+def target_line(name: str, result: TrainResult) -> str:
+    """The prediction target alone, for the closing lines: measured vs predicted and the bound that set it."""
+    p = result.prediction
+    if p is None:
+        return f"predicted vs measured exposed comm, {name}: no prediction (MISS)"
+    within = abs(p.agreement_pct / 100 - 1) <= AGREEMENT_BAND
+    bound = ""
+    if p.comm_exposed_ms is not None and p.host_bound_ms is not None:
+        which = "host path" if p.host_bound_ms > p.comm_exposed_ms else "communication"
+        bound = f", set by {which} (communication {p.comm_exposed_ms:.2f}, host path {p.host_bound_ms:.2f})"
+    return (
+        f"predicted vs measured exposed comm, {name}: measured {p.measured_comm_ms:.2f} ms, predicted "
+        f"{p.predicted_comm_ms:.2f} ms{bound}: {p.agreement_pct:.0f}% (target 85-115%: {_met(within)})"
     )
 
 
@@ -85,6 +113,16 @@ def default_line(result: TrainResult | None, runs: Path) -> str:
     )
 
 
+def _reference_step(runs: Path, strategy: str, ranks: int) -> float | None:
+    path = runs / f"ref-{strategy}-{ranks}.json"
+    lines = [line for line in path.read_text().splitlines() if line.startswith("{")] if path.is_file() else []
+    return float(json.loads(lines[-1])["step_ms"]) if lines else None
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
 def scaling_line(strategy: str, ours: TrainResult | None, runs: Path, ranks: int) -> str:
     one, many = _reference(runs, strategy, 1), _reference(runs, strategy, ranks)
     theirs = many / (ranks * one) if one and many else None
@@ -94,9 +132,17 @@ def scaling_line(strategy: str, ours: TrainResult | None, runs: Path, ranks: int
         if mine is not None and theirs is not None
         else ""
     )
+    # The steps each efficiency rests on: where the two loops differ, in the one-GPU step or the N-GPU one.
+    steps = (
+        f" [step ms, 1 GPU / {ranks} GPUs: train-bench {_ms(ours.scaling.baseline.mean_ms)} / "
+        f"{ours.step.mean_ms:.2f}, reference {_ms(_reference_step(runs, strategy, 1))} / "
+        f"{_ms(_reference_step(runs, strategy, ranks))}]"
+        if ours is not None and ours.scaling
+        else ""
+    )
     return (
         f"{strategy} scaling efficiency on {ranks} GPUs: train-bench {_pct(mine)}, reference loop "
-        f"(benchmarks/train_reference.py, torchtitan's FSDP2 layout) {_pct(theirs)}{gap}"
+        f"(benchmarks/train_reference.py, torchtitan's FSDP2 layout) {_pct(theirs)}{gap}{steps}"
     )
 
 
@@ -118,8 +164,16 @@ def main(runs: Path) -> int:
     else:
         lines.append("--ab: missing")
     ranks = ddp.world_size if isinstance(ddp, TrainResult) else 4
+    # The targets' figures last: scaling against the reference, then predicted vs measured per fabric.
     lines.append(scaling_line("ddp", ddp if isinstance(ddp, TrainResult) else None, runs, ranks))
     lines.append(scaling_line("fsdp", fsdp if isinstance(fsdp, TrainResult) else None, runs, ranks))
+    predicted = [("DDP NVLink", ddp), ("FSDP NVLink", fsdp), ("FSDP sockets", fsdp_sockets)]
+    predicted.append(("DDP sockets", ab.off if isinstance(ab, TrainAB) else None))
+    for name, document in predicted:
+        if isinstance(document, TrainResult):
+            lines.append(target_line(name, document))
+        else:
+            lines.append(f"predicted vs measured exposed comm, {name}: missing (MISS)")
     print("\n".join(lines))
     return 0
 
