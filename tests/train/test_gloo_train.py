@@ -119,7 +119,7 @@ def test_bytes_all_reduced_are_counted_from_the_buckets(
         # step's collectives beside it, against the same collectives alone (the probe's round total).
         probe = run.comm.contention
         assert probe is not None and probe.rounds == 2 and probe.comm_alone_ms == run.comm.isolated_ms
-        assert min(probe.backward_alone_ms, probe.backward_beside_ms, probe.comm_beside_ms) > 0
+        assert min(probe.backward_alone_ms, probe.backward_beside_ms) > 0 and probe.comm_beside_ms >= 0
         assert 0 < probe.compute_rate <= 1 and 0 < probe.comm_rate <= 1
         assert run.prediction.serial_comm_ms is not None
         # Free overlap never exposes more than the serial wire time; contention comes on top of it.

@@ -62,9 +62,13 @@ def test_ddp_on_nccl_counts_bf16_gradients(tmp_path: Path, _gpus: int) -> None:
     assert all(Path(p).stat().st_size > 0 for p in result.metadata.log_files)
     p = result.prediction
     assert p is not None and (p.serial_comm_ms or 0) > 0 and p.predicted_comm_ms >= 0
-    assert p.predicted_comm_ms - p.contention_ms <= (p.serial_comm_ms or 0) + 1e-9  # free overlap's bound
+    assert p.comm_exposed_ms is not None  # free overlap's bound:
+    assert p.comm_exposed_ms - p.contention_ms <= (p.serial_comm_ms or 0) + 1e-9
+    assert p.host_bound_ms is not None and p.predicted_comm_ms == max(p.comm_exposed_ms, p.host_bound_ms)
     probe = result.comm.contention  # the twin's backward beside the step's collectives, apart from the steps
-    assert probe is not None and probe.backward_beside_ms > 0 and probe.comm_beside_ms > 0
+    assert probe is not None and probe.backward_beside_ms > 0 and probe.comm_beside_ms >= 0
+    host = result.comm.host_path  # the host-path probe: issue time of a synced step and of its twin
+    assert host is not None and min(host.twin_host_ms, host.synced_host_ms, host.twin_device_ms) > 0
     assert result.scaling is not None and 0 < result.scaling.efficiency < 2
     assert all(d.name and d.name != "cpu" for d in result.metadata.devices)
     # The lent machines are H100s or H200s: both are in the datasheet table, so MFU is a number.

@@ -10,7 +10,12 @@ the timed steps, with the step's own compute and its own collectives:
 - beside: the same step with every collective of one synced step issued asynchronously when its forward
   ends, so they run beside its backward. On GPUs they are issued from a side stream that waits for the
   forward; their end is an event on that stream once it waits on their works. On CPU (gloo) the works run
-  on gloo's threads; a thread waits for them and stamps their end.
+  on gloo's threads; a thread waits for them and stamps their end. The backward beside them is timed
+  (and the collectives' end) from when the host has issued them (an event on the compute stream then;
+  the calls that ran while the host issued the rest get that head start): on a step the host paces,
+  the GPU idles while the host issues 20-70 calls, and that issue time is the host path's term
+  (``host_path``: the synced step issues them where its twin issues its own one-rank calls), not
+  compute slowed by collectives.
 
 Each round runs both after a barrier; per round the slowest rank, then the median over rounds. The
 collectives' time alone is the probe's (``timing.probe_collectives``): the same calls back to back.
@@ -118,13 +123,14 @@ def _beside_gpu(
             for work in works:
                 work.wait()  # the side stream waits for NCCL's; the compute stream does not
             stamps["comm"] = clock()
+        stamps["resume"] = clock()  # on the compute stream: backward starts once the calls are issued
 
     step(index, mark)
     cuda.current_stream(device).wait_stream(side)
     torch.cuda.synchronize(device)
     return (
-        _between(device, stamps["forward"], stamps["backward"]),
-        _between(device, stamps["forward"], stamps["comm"]),
+        _between(device, stamps["resume"], stamps["backward"]),
+        max(0.0, _between(device, stamps["resume"], stamps["comm"])),
     )
 
 
@@ -149,8 +155,9 @@ def _beside_cpu(
         # gloo's works have no future for every collective (Work::getFuture): a thread waits for them.
         waiters.append(threading.Thread(target=wait_all, args=(works,), daemon=True))
         waiters[-1].start()
+        stamps["resume"] = time.perf_counter()
 
     step(index, mark)
     for waiter in waiters:
         waiter.join()
-    return (stamps["backward"] - stamps["forward"]) * 1e3, (stamps["comm"] - stamps["forward"]) * 1e3
+    return (stamps["backward"] - stamps["resume"]) * 1e3, max(0.0, stamps["comm"] - stamps["resume"]) * 1e3

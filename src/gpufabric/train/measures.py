@@ -69,8 +69,10 @@ class Contention(TrainPart):
     from the timed steps; medians over rounds of the slowest rank."""
 
     backward_alone_ms: float = Field(ge=0)
-    backward_beside_ms: float = Field(ge=0, description="the same backward with the collectives beside it")
-    comm_beside_ms: float = Field(ge=0, description="backward's start to the last collective's end")
+    backward_beside_ms: float = Field(
+        ge=0, description="the same backward with the collectives beside it, from when they were issued"
+    )
+    comm_beside_ms: float = Field(ge=0, description="from when they were issued to the last one's end")
     comm_alone_ms: float = Field(ge=0, description="the same collectives back to back alone (the probe)")
     rounds: int = Field(ge=1)
 
