@@ -12,7 +12,8 @@ Any launcher can start it (ours, torchrun, mpirun, srun): identity comes from th
    collective that moves nothing (``timing.probe_latency``), the twin's backward with those
    collectives beside it (``contention.probe_contention``), and the host time to issue a synced step
    against its twin's (``host_path.probe_host_path``);
-5. with ``scaling``, rank 0 alone times the twin (the 1-GPU baseline, same batch) while the rest wait.
+5. with ``scaling``, rank 0 alone times the twin (the 1-GPU baseline, same batch) while the rest wait
+   asleep (``strategy.idle_barrier``), not spinning a core each.
 
 Rank 0 writes ``<run_dir>/train.json``; a failing rank leaves ``<run_dir>/errors/rank<N>.json``.
 """
@@ -105,7 +106,7 @@ def _measure(config: TrainConfig, identity: RankIdentity, device: Any, on_gpu: b
     """Phases 1-5 of the module docstring; returns plain data for ``record.build_result``."""
     from gpufabric.train.contention import probe_contention
     from gpufabric.train.host_path import probe_host_path
-    from gpufabric.train.strategy import sync_world, wrap
+    from gpufabric.train.strategy import idle_barrier, sync_world, wrap
     from gpufabric.train.timing import (
         PhasedTimes,
         probe_collectives,
@@ -172,7 +173,7 @@ def _measure(config: TrainConfig, identity: RankIdentity, device: Any, on_gpu: b
         sync_world(device)
         if identity.rank == 0:
             baseline = time_steps(compute, config.steps, device)
-        sync_world(device)
+        idle_barrier()  # the others sleep meanwhile, as if absent
     elif config.scaling:
         baseline = step_ms
     return {

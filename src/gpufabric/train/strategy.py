@@ -32,6 +32,7 @@
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -223,3 +224,16 @@ def sync_world(device: torch.device) -> None:
     if device.type == "cuda":
         torch.cuda.synchronize(device)
     dist.barrier()
+
+
+def idle_barrier(poll_s: float = 0.005) -> None:
+    """A barrier whose waiting ranks sleep: the one-GPU baseline's peers wait here while rank 0 times its
+    steps alone. ``dist.barrier()`` blocks in a device synchronisation, which spins a CPU core per rank
+    (CUDA's default schedule spins while a process has fewer contexts than the host has cores), so rank
+    0's host-paced steps would share the host with N-1 spinning cores: not one GPU alone, as the
+    reference loop's one-GPU run (a job of its own) is."""
+    work = dist.barrier(async_op=True)
+    while work is not None and not work.is_completed():
+        time.sleep(poll_s)
+    if work is not None:
+        work.wait()
