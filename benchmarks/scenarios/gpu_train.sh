@@ -4,8 +4,12 @@
 # step), FSDP on NVLink and on sockets, the reference loop (benchmarks/train_reference.py: torchtitan's
 # FSDP2 layout, plain DDP) on 1 and 4 GPUs for the scaling efficiency side by side, and --ab (DDP, 2 ABBA
 # rounds; its fabric-off side is DDP on sockets). Each train-bench run also probes contention (the twin's
-# backward beside the step's collectives) for the prediction. The summary, last, says met or MISS per target.
-#   benchmarks/gpu.sh train        # ~3 min on 4x H100/H200 (2026-11-27, 4x H200: 139 s before the probe)
+# backward beside the step's collectives) and its host path (issue time of a synced step against its
+# twin) for the prediction. The summary, last, says met or MISS per target; its closing lines are the
+# targets' figures: DDP/FSDP scaling against the reference (with the 1- and N-GPU steps of both loops)
+# and predicted vs measured exposed communication on NVLink and on sockets (with both bounds).
+#   benchmarks/gpu.sh train        # ~3 min on 4x H100/H200 (2026-11-27, 4x H200: 139 s, then 155.5 s with
+#                                  # the contention probe; the host-path probe adds 2 x --probe-iters steps)
 # Every step runs under `timeout`, cut to what is left of BUDGET_S (default 200 s) after the set-up, so
 # the whole call ends inside 4 minutes; a step with under 30 s left is skipped and says so. What comes
 # back: summary.txt, train.log, train-runs.tgz (every train.json, the reference's lines).
