@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from gpufabric.train import TrainAB, TrainResult, read_train_document
-from gpufabric.train.predict import AGREEMENT_BAND, agreement_verdict
+from gpufabric.train.verdict import AGREEMENT_BAND, agreement_verdict
 
 
 def _train(path: Path) -> TrainResult | TrainAB | None:

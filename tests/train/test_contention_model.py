@@ -8,9 +8,10 @@ import pytest
 
 from gpufabric.train.config import MODEL_PRESETS
 from gpufabric.train.measures import RATE_FLOOR, Contention
-from gpufabric.train.predict import agreement_verdict, predict
+from gpufabric.train.predict import predict
 from gpufabric.train.result import CollectiveCall, CommPayload, PhaseSplit, StepTimes, TrainResult
 from gpufabric.train.schedule import Rates, exposed_ms
+from gpufabric.train.verdict import agreement_verdict
 
 
 def _call(**at: float | str | None) -> CollectiveCall:

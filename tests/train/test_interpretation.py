@@ -14,8 +14,8 @@ from gpufabric.report import Format, render_train
 from gpufabric.report.train_section import train_section
 from gpufabric.results.readers.train_document import is_train_result
 from gpufabric.train import ab_caveat
-from gpufabric.train.predict import agreement_verdict
 from gpufabric.train.result import Prediction, TrainAB, read_train_document
+from gpufabric.train.verdict import agreement_verdict
 
 GPU_AB = Path(__file__).parents[1] / "fixtures" / "gpu_h200x4" / "train_ddp_ab.json"
 GPU_BENCH = GPU_AB.with_name("bench_allreduce_nvlink.json")

@@ -8,7 +8,7 @@ import pytest
 from gpufabric.train.config import MODEL_PRESETS
 from gpufabric.train.model_shape import ModelSpec, step_bytes
 from gpufabric.train.peaks import peak_for
-from gpufabric.train.predict import agreement_verdict, predict
+from gpufabric.train.predict import predict
 from gpufabric.train.result import (
     CollectiveCall,
     CommPayload,
@@ -19,6 +19,7 @@ from gpufabric.train.result import (
     TrainResult,
 )
 from gpufabric.train.schedule import Layout, exposed_ms, fsdp_schedule
+from gpufabric.train.verdict import agreement_verdict
 
 
 def _call(kind: str = "all_reduce", size: int = 1000, **at: float | str | None) -> CollectiveCall:
@@ -136,7 +137,14 @@ def test_a_host_paced_step_is_bounded_by_the_host_path_not_by_busbw() -> None:
         p is not None and p.comm_exposed_ms == pytest.approx(2.0) and p.host_bound_ms == pytest.approx(11.0)
     )
     assert p.predicted_comm_ms == pytest.approx(11.0) and p.agreement_pct == pytest.approx(100.0)
+    assert agreement_verdict(p).startswith("agrees within +-15%: the host paces this step")
     assert "the host path dominates: 11.00 ms" in agreement_verdict(p)
+    # Measured 35 - 30 = 5 ms of the 11 predicted: the device was busy while the host issued 6 ms more.
+    busy = predict(_result(calls, synced_bwd=35.0).model_copy(update={"comm": result.comm}))
+    assert busy is not None and busy.agreement_pct == pytest.approx(100 * 5 / 11)
+    assert "55% below the prediction (outside +-15%), which the host path set: the device hid 6.00 ms" in (
+        agreement_verdict(busy)
+    )
     # A host that issues the synced step no slower than the twin leaves the bound to communication.
     result.comm.host_path = _host(twin=30.0, synced=29.0)
     fast = predict(result)

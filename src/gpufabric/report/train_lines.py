@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 
 from gpufabric.bench.semantics import bus_factor
 from gpufabric.train.model_shape import step_bytes
-from gpufabric.train.predict import agreement_verdict
 from gpufabric.train.result import TrainResult
+from gpufabric.train.verdict import agreement_verdict
 from gpufabric.units import human_size
 
 if TYPE_CHECKING:

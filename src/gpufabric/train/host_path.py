@@ -56,6 +56,7 @@ def probe_host_path(
         twin_device_ms=median["twin_device"],
         synced_device_ms=median["synced_device"],
         rounds=rounds,
+        on_device=device.type == "cuda",
     )
 
 

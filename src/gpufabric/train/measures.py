@@ -108,6 +108,11 @@ class HostPath(TrainPart):
     twin_device_ms: float = Field(ge=0)
     synced_device_ms: float = Field(ge=0)
     rounds: int = Field(ge=1)
+    on_device: bool = Field(
+        default=True,
+        description="the steps ran on a device the host issues to; False on CPU ranks, where issuing is "
+        "running, so the host path is no term of its own",
+    )
 
     @property
     def extra_ms(self) -> float:

@@ -1,0 +1,144 @@
+"""The prediction's agreement in words: within +-15% of the measured exposed communication, or which term
+of the model dominates the miss, and which bound (host path or communication, ``predict``) set it.
+No torch here.
+"""
+
+from __future__ import annotations
+
+from gpufabric.train.result import Prediction
+
+
+def dominant_term(p: Prediction) -> str:
+    """Which bound set the prediction, in words, with both bounds' values."""
+    if p.host_bound_ms is None or p.comm_exposed_ms is None:
+        return ""
+    if p.host_bound_ms > p.comm_exposed_ms:
+        return (
+            f"; the host path dominates: {p.host_bound_ms:.2f} ms (the synced step's extra issue time over "
+            f"its twin + the last call) against {p.comm_exposed_ms:.2f} ms from busbw and contention"
+        )
+    return (
+        f"; communication dominates: {p.comm_exposed_ms:.2f} ms from busbw and contention against the host "
+        f"path's {p.host_bound_ms:.2f} ms"
+    )
+
+
+def _unmodelled(p: Prediction) -> str:
+    if p.host_bound_ms is not None:  # the host path is in the prediction: what is left is not host issue time
+        return "more contention inside the step than beside the twin, or ranks waiting for each other"
+    return (
+        "host-side costs of the synced step's collective path that the twin does not run (FSDP2's "
+        "copy-in/copy-out and per-unit hooks, DDP's bucket copies), more contention inside the step than "
+        "beside the twin, or ranks waiting for each other"
+    )
+
+
+AGREEMENT_BAND = 0.15
+"""Measured within +-15% of predicted counts as agreement: step-to-step jitter of the exposed
+communication (a difference of two means) is of that order on shared hosts."""
+HIDDEN_BELOW = 0.15
+"""Exposed communication under 15% of the prediction: the collectives are (nearly) all hidden."""
+
+
+def agreement_verdict(prediction: Prediction) -> str:
+    """The agreement in words: within the band, or which term of the model dominates the miss; then which
+    bound (host path or communication) set the prediction."""
+    return _agreement(prediction) + dominant_term(prediction)
+
+
+def _host_set(p: Prediction) -> bool:
+    """The host-path bound, not communication, set the prediction."""
+    return (
+        p.host_bound_ms is not None and p.comm_exposed_ms is not None and p.host_bound_ms > p.comm_exposed_ms
+    )
+
+
+def _host_agreement(p: Prediction, ratio: float) -> str:
+    """The agreement of a prediction the host path set: the step is paced by the host's issue time."""
+    band = f"+-{AGREEMENT_BAND:.0%}"
+    if abs(ratio - 1.0) <= AGREEMENT_BAND:
+        return (
+            f"agrees within {band}: the host paces this step, and what the synced path adds to its issue "
+            "time is what the step pays; a faster fabric will barely change tokens/s"
+        )
+    miss = p.measured_comm_ms - p.predicted_comm_ms
+    if miss > 0:
+        return (
+            f"{100 * (ratio - 1):.0f}% above the prediction (outside {band}), which the host path set: the "
+            f"other {miss:.2f} ms are ranks waiting for each other at the collectives, or compute slowed by "
+            "them more inside the step than beside the twin"
+        )
+    return (
+        f"{100 * (1 - ratio):.0f}% below the prediction (outside {band}), which the host path set: the "
+        f"device hid {-miss:.2f} ms of the synced path's extra issue time (it was busy, not waiting for "
+        "the host, while that time passed)"
+    )
+
+
+def _agreement(p: Prediction) -> str:
+    band = f"+-{AGREEMENT_BAND:.0%}"
+    miss = p.measured_comm_ms - p.predicted_comm_ms
+    hidden = p.wire_ms - p.predicted_comm_ms
+    latency = (
+        f"; launch/sync {p.latency_total_ms:.2f} ms of it (calls x an empty call's cost)"
+        if p.latency_total_ms > 0.5 * abs(miss)
+        else ""
+    )
+    contention = (
+        f"; contention {p.contention_ms:.2f} ms of it (compute and collectives slowing each other at the "
+        "probe's rates)"
+        if p.contention_ms > 0.005
+        else ""
+    )
+    if p.predicted_comm_ms <= 0:
+        if p.measured_comm_ms <= AGREEMENT_BAND * p.wire_ms:
+            return f"agrees: the model hides all {p.wire_ms:.2f} ms behind compute and so did the step"
+        return (
+            f"the model hides all {p.wire_ms:.2f} ms of communication but the step paid "
+            f"{p.measured_comm_ms:.2f} ms: the overlap term dominates (the step overlapped less than "
+            "modelled)"
+        )
+    ratio = p.measured_comm_ms / p.predicted_comm_ms
+    if _host_set(p):
+        return _host_agreement(p, ratio)
+    if abs(ratio - 1.0) <= AGREEMENT_BAND:
+        return (
+            f"agrees within {band}: of {p.wire_ms:.2f} ms on the wire, {hidden:.2f} ms hide behind "
+            f"compute and the rest is what the step pays{contention}{latency}"
+        )
+    if ratio < HIDDEN_BELOW:
+        return (
+            f"far below the prediction (outside {band}): compute hides nearly all communication; the "
+            "overlap term dominates (the model leaves more exposed than the step does), and a faster fabric "
+            "will barely change tokens/s"
+        )
+    if miss < 0 and p.contention_ms > -miss:
+        return (
+            f"{100 * (1 - ratio):.0f}% below the prediction (outside {band}): the contention term dominates, "
+            f"the probe's rates add {p.contention_ms:.2f} ms where the step paid {-miss:.2f} ms less"
+        )
+    if miss < 0:
+        return (
+            f"{100 * (1 - ratio):.0f}% below the prediction (outside {band}): the overlap term dominates, "
+            f"the step hid {-miss:.2f} ms more than modelled, or busbw ({p.busbw_source}) is lower than "
+            f"inside the step{latency}"
+        )
+    if p.contention_ms > 0.005:
+        return (
+            f"{100 * (ratio - 1):.0f}% above the prediction (outside {band}), which holds "
+            f"{p.contention_ms:.2f} ms of contention as the probe measured it: the other {miss:.2f} ms "
+            f"are {_unmodelled(p)}{latency}"
+        )
+    if p.measured_comm_ms > p.wire_ms:
+        return (
+            f"{100 * (ratio - 1):.0f}% above the prediction (outside {band}), more than even the serial "
+            f"{p.wire_ms:.2f} ms: contention dominates, compute slowed by the collectives running "
+            "beside it (their kernels take SMs and memory bandwidth) or host-side gaps between calls"
+            f"{latency}"
+        )
+    return (
+        f"{100 * (ratio - 1):.0f}% above the prediction (outside {band}): the overlap term dominates, "
+        f"{miss:.2f} ms that the model hid behind compute ({hidden:.2f} ms hidden of "
+        f"{p.wire_ms:.2f}) were paid: collectives slower beside compute than alone, or ready "
+        f"later than modelled{latency}"
+    )
