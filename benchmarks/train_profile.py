@@ -1,0 +1,145 @@
+"""Where a train-bench step's time goes, synced against its twin: torch.profiler over a few steps of each.
+
+Issue 37 left exposed communication on NVLink that neither busbw nor the contention probe explains
+(2026-11-27, 4x H200: 4.6 ms of DDP's 7.7 ms, 31 ms of FSDP's 37 ms). This builds the model, the synced
+wrapper and its twin exactly as train-bench's ranks do (``gpufabric.train.strategy.wrap``), warms both
+up, then profiles ``--steps`` synced steps and as many twin steps (CPU and CUDA activity, one
+synchronisation after each step). Rank 0 prints, per side: the host's issue time and the device's time
+per step, the busy time of the device's kernels (their union: how long the GPU really worked), and the
+ops with the most self CPU time and the kernels with the most device time, so a miss can be read as host
+work, device work or waiting. Run with torchrun:
+
+    python3 -m torch.distributed.run --standalone --nproc_per_node 4 benchmarks/train_profile.py --strategy fsdp
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from typing import Any
+
+import torch
+import torch.distributed as dist
+from torch.profiler import ProfilerActivity, profile
+
+from gpufabric.train.config import TrainConfig
+from gpufabric.train.model_shape import MODEL_PRESETS, PRESET_BATCH
+from gpufabric.train.strategy import wrap
+from gpufabric.train.transformer import synthetic_batches
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--strategy", choices=("ddp", "fsdp"), default="fsdp")
+    parser.add_argument("--model", default="gpt-350m", choices=list(MODEL_PRESETS))
+    parser.add_argument("--steps", type=int, default=3)
+    parser.add_argument("--top", type=int, default=12)
+    args = parser.parse_args()
+    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    on_gpu = torch.cuda.is_available()
+    if on_gpu:
+        torch.cuda.set_device(local_rank)
+        device = torch.device("cuda", local_rank)
+        dist.init_process_group("nccl", device_id=device)
+    else:
+        device = torch.device("cpu")
+        dist.init_process_group("gloo")
+    world = dist.get_world_size()
+    config = TrainConfig(
+        model_name=args.model,
+        model=MODEL_PRESETS[args.model],
+        strategy=args.strategy,
+        batch_size=PRESET_BATCH[args.model],
+    )
+    parallel = wrap(config, device, on_gpu, world)
+    batches = synthetic_batches(config.model, config.batch_size, rank=dist.get_rank(), seed=0, device=device)
+    sides = (("synced", parallel.synced), ("twin", parallel.compute_only))
+    for i in range(3):
+        for _, trainer in sides:
+            trainer.step(batches[i % len(batches)])
+    lines = []
+    for name, trainer in sides:
+        lines += _profiled(name, trainer, batches, args.steps, args.top, device)
+    if dist.get_rank() == 0:
+        print(f"# {args.strategy} {args.model} x{world}, batch {config.batch_size}, {args.steps} steps a side")
+        print("\n".join(lines), flush=True)
+    dist.barrier()
+    sys.stdout.flush()
+    os._exit(0)  # as the reference loop leaves: no teardown race after the lines are out
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    dist.barrier()
+
+
+def _profiled(name: str, trainer: Any, batches: Any, steps: int, top: int, device: torch.device) -> list[str]:
+    on_gpu = device.type == "cuda"
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if on_gpu else [])
+    cuda: Any = torch.cuda  # Event's constructor is untyped
+    host, on_device = [], []
+    with profile(activities=activities) as prof:
+        for i in range(steps):
+            _sync(device)
+            begin = time.perf_counter()
+            start = cuda.Event(enable_timing=True) if on_gpu else None
+            end = cuda.Event(enable_timing=True) if on_gpu else None
+            if start is not None:
+                start.record()
+            trainer.step(batches[i % len(batches)])
+            host.append((time.perf_counter() - begin) * 1e3)
+            if end is not None:
+                end.record()
+            _sync(device)
+            on_device.append(float(start.elapsed_time(end)) if start is not None else host[-1])
+    events = prof.key_averages()
+    lines = [
+        f"{name}: per step host issue {sum(host) / steps:.2f} ms, device {sum(on_device) / steps:.2f} ms, "
+        f"kernels busy {_busy_ms(prof) / steps:.2f} ms, of them not NCCL's "
+        f"{_busy_ms(prof, skip_nccl=True) / steps:.2f} ms (unions of kernel intervals)"
+    ]
+    by_cpu = sorted(events, key=lambda e: e.self_cpu_time_total, reverse=True)[:top]
+    lines += [
+        f"  {name} cpu  {e.self_cpu_time_total / 1e3 / steps:8.3f} ms/step  x{e.count // steps:<5d} {e.key[:90]}"
+        for e in by_cpu
+    ]
+    if on_gpu:
+        by_device = sorted(events, key=lambda e: _device_us(e), reverse=True)[:top]
+        lines += [
+            f"  {name} gpu  {_device_us(e) / 1e3 / steps:8.3f} ms/step  x{e.count // steps:<5d} {e.key[:90]}"
+            for e in by_device
+        ]
+    return lines
+
+
+def _device_us(event: Any) -> float:
+    """Self device time of an op or kernel, us (torch renamed ``self_cuda_time_total`` to ``self_device_*``)."""
+    return float(getattr(event, "self_device_time_total", getattr(event, "self_cuda_time_total", 0.0)))
+
+
+def _busy_ms(prof: Any, *, skip_nccl: bool = False) -> float:
+    """The union of the device kernels' intervals: time the GPU was running at least one kernel, ms.
+    NCCL's kernels spin while they wait for peers, so without them it is the compute's busy time."""
+    spans = []
+    for event in prof.events():
+        kind = str(getattr(event, "device_type", ""))
+        if skip_nccl and "nccl" in event.name.lower():
+            continue
+        if kind.endswith("CUDA") and event.time_range.elapsed_us() > 0:
+            spans.append((event.time_range.start, event.time_range.end))
+    busy, reach = 0.0, None
+    for start, end in sorted(spans):
+        if reach is None or start > reach:
+            busy += end - start
+            reach = end
+        elif end > reach:
+            busy += end - reach
+            reach = end
+    return busy / 1e3
+
+
+if __name__ == "__main__":
+    main()
