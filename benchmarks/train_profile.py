@@ -63,7 +63,9 @@ def main() -> None:
     for name, trainer in sides:
         lines += _profiled(name, trainer, batches, args.steps, args.top, device)
     if dist.get_rank() == 0:
-        print(f"# {args.strategy} {args.model} x{world}, batch {config.batch_size}, {args.steps} steps a side")
+        print(
+            f"# {args.strategy} {args.model} x{world}, batch {config.batch_size}, {args.steps} steps a side"
+        )
         print("\n".join(lines), flush=True)
     dist.barrier()
     sys.stdout.flush()
