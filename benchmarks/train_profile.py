@@ -9,7 +9,8 @@ per step, the busy time of the device's kernels (their union: how long the GPU r
 ops with the most self CPU time and the kernels with the most device time, so a miss can be read as host
 work, device work or waiting. Run with torchrun:
 
-    python3 -m torch.distributed.run --standalone --nproc_per_node 4 benchmarks/train_profile.py --strategy fsdp
+    python3 -m torch.distributed.run --standalone --nproc_per_node 4 benchmarks/train_profile.py \
+        --strategy fsdp
 """
 
 from __future__ import annotations
@@ -104,21 +105,20 @@ def _profiled(name: str, trainer: Any, batches: Any, steps: int, top: int, devic
         f"{_busy_ms(prof, skip_nccl=True) / steps:.2f} ms (unions of kernel intervals)"
     ]
     by_cpu = sorted(events, key=lambda e: e.self_cpu_time_total, reverse=True)[:top]
-    lines += [
-        f"  {name} cpu  {e.self_cpu_time_total / 1e3 / steps:8.3f} ms/step  x{e.count // steps:<5d} {e.key[:90]}"
-        for e in by_cpu
-    ]
+    lines += [_op_line(name, "cpu", e.self_cpu_time_total, e, steps) for e in by_cpu]
     if on_gpu:
         by_device = sorted(events, key=lambda e: _device_us(e), reverse=True)[:top]
-        lines += [
-            f"  {name} gpu  {_device_us(e) / 1e3 / steps:8.3f} ms/step  x{e.count // steps:<5d} {e.key[:90]}"
-            for e in by_device
-        ]
+        lines += [_op_line(name, "gpu", _device_us(e), e, steps) for e in by_device]
     return lines
 
 
+def _op_line(side: str, where: str, self_us: float, event: Any, steps: int) -> str:
+    per_step = self_us / 1e3 / steps
+    return f"  {side} {where}  {per_step:8.3f} ms/step  x{event.count // steps:<5d} {event.key[:80]}"
+
+
 def _device_us(event: Any) -> float:
-    """Self device time of an op or kernel, us (torch renamed ``self_cuda_time_total`` to ``self_device_*``)."""
+    """Self device time of an op or kernel, us (``self_cuda_time_total`` in older torch)."""
     return float(getattr(event, "self_device_time_total", getattr(event, "self_cuda_time_total", 0.0)))
 
 
