@@ -46,6 +46,11 @@ FAULT_ENV = "GPUFABRIC_FAULT"
 NODE_OVERRIDE_ENV = "GPUFABRIC_NODE_ENV"
 """``node=I:NAME=VALUE,...``: variables set on one node of a certify run (``analysis.certify.node_env``)."""
 
+STANDBY_FLAG = "--standby"
+"""A rank program started with only this argument is a rank started before its plan (``launch.standby``):
+it imports its modules (and makes its CUDA context), then reads its arguments and the rest of its
+environment as one JSON line on its standard input (``bench.rank_process.receive_plan``)."""
+
 # Lines a rank prints on stdout for its supervisor, each followed by one JSON object.
 STAGE_TAG = "GPUFABRIC_STAGE "
 PROGRESS_TAG = "GPUFABRIC_PROGRESS "

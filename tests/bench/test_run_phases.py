@@ -14,15 +14,21 @@ from pathlib import Path
 
 from gpufabric.bench.node_facts import SNAPSHOT_WORK
 from gpufabric.results import read_result
-from gpufabric.results.phases import PHASE_ORDER, RunPhases, process_start
+from gpufabric.results.phases import (
+    EARLY_PHASE_ORDER,
+    PARENT_BESIDE,
+    PHASE_ORDER,
+    RunPhases,
+    process_start,
+)
 
 DIRECT_ENGINE_ONLY = ("library_loaded", "device_ready")  # the direct engine's libnccl and CUDA device
 
 
-def test_a_cli_run_keeps_every_phase_in_order_in_its_result(tmp_path: Path) -> None:
+def _cli_phases(tmp_path: Path, *flags: str) -> RunPhases:
     run_dir = tmp_path / "run"
     env = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "GPUFABRIC_NO_METADATA": "1"}
-    command = [sys.executable, "-m", "gpufabric.cli", "bench", "--ranks", "2", "-e", "64"]
+    command = [sys.executable, "-m", "gpufabric.cli", "bench", "--ranks", "2", "-e", "64", *flags]
     done = subprocess.run(
         [*command, "--run-dir", str(run_dir)],
         capture_output=True,
@@ -34,14 +40,35 @@ def test_a_cli_run_keeps_every_phase_in_order_in_its_result(tmp_path: Path) -> N
     assert done.returncode == 0, done.stderr
     phases = read_result(run_dir / "result.json").metadata.phases
     assert phases is not None
-    recorded = [(name, what) for name, what in PHASE_ORDER if name not in DIRECT_ENGINE_ONLY]
+    return phases
+
+
+def _in_order(phases: RunPhases, order: tuple[tuple[str, str], ...]) -> None:
+    recorded = [(name, what) for name, what in order if name not in DIRECT_ENGINE_ONLY]
     stamps = [getattr(phases, name) for name, _ in recorded]
-    # The CLI's write of the judged result keeps the command's own three and rank 0's announced two.
+    # The CLI's write of the judged result keeps the command's own and rank 0's announced two.
     assert None not in stamps, phases
     assert stamps == sorted(stamps), phases
     assert [what for what, _ in phases.durations()] == [what for _, what in recorded[:-1]]
     assert [getattr(phases, name) for name in DIRECT_ENGINE_ONLY] == [None, None]  # gloo ranks: no CUDA
-    # The node snapshot ran on rank 0's thread beside the phases: how long it took is kept, by name.
+
+
+def test_a_cli_run_keeps_every_phase_in_order_in_its_result(tmp_path: Path) -> None:
+    """The default: the local ranks start before the plan (launch.standby), the command beside them."""
+    phases = _cli_phases(tmp_path)
+    _in_order(phases, EARLY_PHASE_ORDER)
+    assert phases.spawn is not None and phases.early_spawn is not None
+    assert phases.early_spawn < phases.spawn <= phases.plan_received  # type: ignore[operator]
+    # The node snapshot ran on rank 0's thread beside the phases, the command's start-up beside its ranks:
+    # how long each took is kept, by name.
+    assert list(phases.background_s) == [SNAPSHOT_WORK, PARENT_BESIDE]
+
+
+def test_a_run_whose_ranks_start_with_their_plan_keeps_the_plain_order(tmp_path: Path) -> None:
+    """``--backend`` is one of the flags that start no rank early (cli.bench_early)."""
+    phases = _cli_phases(tmp_path, "--backend", "gloo")
+    _in_order(phases, PHASE_ORDER)
+    assert (phases.early_spawn, phases.plan_received) == (None, None)
     assert list(phases.background_s) == [SNAPSHOT_WORK]
 
 

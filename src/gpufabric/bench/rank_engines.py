@@ -20,6 +20,11 @@ RANK_MODULES: dict[RankEngine, str] = {
 """The module each rank runs (``python -m <module> --config <run_dir>/config.json``), per engine."""
 
 
+DEFAULT_CPU_RANKS = 4
+"""Ranks a bench run starts on a host without GPUs when ``--ranks`` is not given (``bench.world``; the
+early start's guess, ``cli.bench_early``, reads it here without the harness's imports)."""
+
+
 def rank_module(engine: str) -> str:
     """The rank program of a resolved engine: the NCCL engine's for ``nccl``, else torch.distributed's."""
     return RANK_MODULES["nccl"] if engine == "nccl" else RANK_MODULES["torch"]

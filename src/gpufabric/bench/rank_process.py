@@ -5,7 +5,8 @@ world, the lines and files the parent reads (progress, the rank's own NCCL log),
 The exit protocol: a rank that fails writes ``<run_dir>/errors/rank<N>.json`` (kind + one-line message),
 prints ``Error: ...`` on stderr and exits 2 for a usage error, 1 for any other failure; the parent names
 the rank and the reason from those. torch is imported inside the functions, so importing this module
-stays cheap.
+stays cheap. A rank started before its plan (``--standby``: ``launch.standby``) receives it here
+(``receive_plan``) before it reads its config.
 """
 
 from __future__ import annotations
@@ -20,13 +21,15 @@ import traceback
 from collections.abc import Callable, Mapping
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, BinaryIO, NoReturn
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from gpufabric.bench.config import BenchConfig
 from gpufabric.bench.identity import RankIdentity, rank_identity
 from gpufabric.bench.rundir import PROGRESS_TAG, write_error
 from gpufabric.bench.stages import StageReporter
-from gpufabric.boundary_names import NCCL_DEBUG_FILE_ENV
+from gpufabric.boundary_names import NCCL_DEBUG_FILE_ENV, STANDBY_FLAG
 from gpufabric.errors import GpufabricError, OutputError, UsageError
 from gpufabric.outputs import FULL_DISK_ERRNOS, full_disk_error
 
@@ -34,11 +37,48 @@ EXIT_USAGE = 2
 EXIT_FAILURE = 1
 
 _main_began: list[float] = []  # when this process's main began: its interpreter and imports were done
+_plan_received: list[float] = []  # a standby: when its plan arrived
 
 
 def main_began() -> float | None:
-    """When this rank's ``bench_rank_main`` began (seconds since the epoch): ``RunPhases.imports_done``."""
+    """When this rank's ``bench_rank_main`` began (seconds since the epoch), a standby's once its engine's
+    imports were done too: ``RunPhases.imports_done``."""
     return _main_began[0] if _main_began else None
+
+
+def plan_received() -> float | None:
+    """When this rank, started before its plan, received it: ``RunPhases.plan_received``."""
+    return _plan_received[0] if _plan_received else None
+
+
+class StandbyPlan(BaseModel):
+    """What a rank started before its plan receives on its standard input (``launch.standby``): its
+    arguments, and the variables its launcher sets or unsets (only those read after this point)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    args: list[str]
+    variables: dict[str, str] = Field(default_factory=dict, description="set, replacing the standby's")
+    removed: list[str] = Field(default_factory=list, description="unset")
+
+
+def receive_plan(stdin: BinaryIO) -> list[str] | None:
+    """A standby's plan, applied: the variables set and unset, standard input then ``/dev/null`` as a
+    rank started with its plan has it. Returns the arguments, or None at the end of input without a
+    plan (the command stopped before it had one: nothing to report)."""
+    line = stdin.readline()
+    if not line.strip():
+        return None
+    plan = StandbyPlan.model_validate_json(line)
+    for name in plan.removed:
+        os.environ.pop(name, None)
+    os.environ.update(plan.variables)
+    with contextlib.suppress(OSError):
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+    _plan_received.append(time.time())
+    return plan.args
 
 
 def choose_backend(config: BenchConfig, cuda_devices: int) -> tuple[str, str]:
@@ -162,16 +202,33 @@ def _failed(run_dir: Path, rank: int, kind: str, message: str, code: int) -> int
 
 
 def bench_rank_main(
-    prog: str, run_rank: Callable[[BenchConfig, RankIdentity], int], argv: list[str] | None = None
+    prog: str,
+    run_rank: Callable[[BenchConfig, RankIdentity], int],
+    argv: list[str] | None = None,
+    standby_imports: Callable[[], None] | None = None,
 ) -> int:
     """The command line of a benchmark rank program (``python -m <prog> --config <run_dir>/config.json``):
-    read the config every rank shares, then ``run_rank`` under the exit protocol. Both engines' ranks."""
+    read the config every rank shares, then ``run_rank`` under the exit protocol. Both engines' ranks.
+
+    Started before its plan (``python -m <prog> --standby``, ``launch.standby``), the rank first runs
+    ``standby_imports`` (what its engine imports only once it runs: torch), then waits for its arguments
+    and the rest of its environment on its standard input."""
     import argparse
 
-    _main_began.append(time.time())
+    given = sys.argv[1:] if argv is None else argv
+    if given == [STANDBY_FLAG]:
+        if standby_imports is not None:
+            standby_imports()
+        _main_began.append(time.time())
+        received = receive_plan(sys.stdin.buffer)
+        if received is None:
+            exit_rank(0)
+        given = received
+    else:
+        _main_began.append(time.time())
     parser = argparse.ArgumentParser(prog=f"python -m {prog}")
     parser.add_argument("--config", required=True, type=Path, help="<run_dir>/config.json")
-    args = parser.parse_args(argv)
+    args = parser.parse_args(given)
     config = BenchConfig.model_validate_json(args.config.read_text(encoding="utf-8"))
     return run_as_rank(config.run_dir, lambda identity: run_rank(config, identity))
 

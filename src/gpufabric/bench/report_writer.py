@@ -20,7 +20,7 @@ from gpufabric.bench.identity import RankIdentity
 from gpufabric.bench.metadata import devices_from, relevant_env
 from gpufabric.bench.node_facts import NodeRecords
 from gpufabric.bench.rank_engines import RANK_MODULES
-from gpufabric.bench.rank_process import main_began
+from gpufabric.bench.rank_process import main_began, plan_received
 from gpufabric.bench.rundir import NCCL_LOG_DIR, RESULT_NAME, STREAM_NAME
 from gpufabric.bench.stages import StageReporter
 from gpufabric.boundary_names import FAULT_ENV, LAUNCHER_ENV
@@ -177,6 +177,7 @@ class RankReporter:
         return RunPhases(
             rank_start=process_start(),
             imports_done=main_began(),
+            plan_received=plan_received(),
             library_loaded=entered.get("library"),
             device_ready=entered.get("device"),
             rendezvous=entered.get("rendezvous"),

@@ -53,11 +53,12 @@ from gpufabric.launch.dry_run import DryRun, DryRunJob
 from gpufabric.launch.names import launcher_kind
 from gpufabric.launch.processes import watching
 from gpufabric.launch.signals import Interrupted
+from gpufabric.launch.standby import held
 from gpufabric.outputs import FULL_DISK_ERRNOS, free_space, full_disk_error
 from gpufabric.redact import redact_argv
 from gpufabric.results.io import read_result, write_result
 from gpufabric.results.model import RunResult
-from gpufabric.results.phases import END_PHASES, RunPhases, now, process_start
+from gpufabric.results.phases import END_PHASES, PARENT_BESIDE, RunPhases, now, process_start
 
 __all__ = [
     "Attester", "Execution", "PreparedSweep", "ProgressSink", "default_run_dir", "nccl_debug_env",
@@ -234,19 +235,8 @@ def run_sweep(prepared: PreparedSweep) -> RunResult:
         raise error
     ranks_exited = now()
     result = read_result(run_dir / RESULT_NAME)
-    # This process's phases join rank 0's, in the returned result and in the file alike.
-    phases = result.metadata.phases or RunPhases()
-    # Rank 0's start comes from /proc, in clock ticks (10 ms): one read as before its spawn began then.
-    rank_start = None if phases.rank_start is None else max(phases.rank_start, spawn)
-    result.metadata.phases = phases.model_copy(
-        update={
-            "command_start": process_start(),
-            "spawn": spawn,
-            "rank_start": rank_start,
-            "ranks_exited": ranks_exited,
-            **end_phases,
-        }
-    )
+    result.metadata.phases = _command_phases(result.metadata.phases or RunPhases(), spawn, ranks_exited,
+                                             end_phases)  # fmt: skip
     if attest is not None and result.metadata.log_files:
         result.attestation = attest([Path(p) for p in result.metadata.log_files])
     check_failure = wrong_data(result, run_dir / RESULT_NAME)
@@ -270,6 +260,34 @@ def run_sweep(prepared: PreparedSweep) -> RunResult:
     if check_failure is not None:
         raise check_failure
     return result
+
+
+def _command_phases(
+    phases: RunPhases, spawn: float, ranks_exited: float, end_phases: Mapping[str, float]
+) -> RunPhases:
+    """Rank 0's ``phases`` with this process's own joined to them, in the returned result and the file
+    alike; when rank 0 was a rank started before its plan (``launch.standby``), when that was, and this
+    process's start-up beside it (``PARENT_BESIDE``)."""
+    command_start = process_start()
+    standby = held()
+    early = standby.started_at if standby is not None and 0 in standby.handed_over else None
+    beside = dict(phases.background_s)
+    if early is not None and command_start is not None:
+        beside[PARENT_BESIDE] = round(spawn - command_start, 3)
+    # Rank 0's start comes from /proc, in clock ticks (10 ms): one read as before its spawn began then.
+    started = early if early is not None else spawn
+    rank_start = None if phases.rank_start is None else max(phases.rank_start, started)
+    return phases.model_copy(
+        update={
+            "command_start": command_start,
+            "early_spawn": early,
+            "spawn": spawn,
+            "rank_start": rank_start,
+            "ranks_exited": ranks_exited,
+            "background_s": beside,
+            **end_phases,
+        }
+    )
 
 
 def run_bench(

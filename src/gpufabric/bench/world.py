@@ -16,11 +16,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from gpufabric.bench.config import BenchConfig, check_cpu_ranks, check_memory, resolve_engine, validate
 from gpufabric.bench.fault import Fault, check_world, fault_from_env
+from gpufabric.bench.rank_engines import DEFAULT_CPU_RANKS
 from gpufabric.boundary_names import FAULT_ENV
 from gpufabric.errors import UsageError
 from gpufabric.launch.local import host_gpu_ids
-
-DEFAULT_CPU_RANKS = 4
 
 
 class World(BaseModel):

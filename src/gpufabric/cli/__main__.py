@@ -1,3 +1,3 @@
-from gpufabric.cli.app import main
+from gpufabric.cli.entry import main
 
 main()

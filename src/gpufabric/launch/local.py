@@ -15,7 +15,9 @@ there the GPUs are *virtual* (``GPUFABRIC_GPUS_PER_NODE`` as asked, no ``CUDA_VI
 2 x 8-GPU task's multi-node logic can still be exercised on a laptop; the plan carries a warning note.
 
 Supervision (prefixed output, stop-all on the first failure, timeout, exit report) is
-``gpufabric.launch.processes.run_commands``.
+``gpufabric.launch.processes.run_commands``. A rank this command started before its plan
+(``launch.standby``: ``gpufabric bench``'s early start) takes over the planned command it can become
+exactly; the others start afresh.
 """
 
 from __future__ import annotations
@@ -33,8 +35,10 @@ from gpufabric.launch.base import LaunchOutcome, LaunchPlan, OutputSink, Planned
 from gpufabric.launch.identity import LOOPBACK, rank_env
 from gpufabric.launch.names import LAUNCHER_KINDS, LauncherKind
 from gpufabric.launch.ports import free_port
+from gpufabric.launch.process_group import spawn
 from gpufabric.launch.processes import run_commands
 from gpufabric.launch.seats import NodeSeat, seated_commands
+from gpufabric.launch.standby import Spawner, held
 
 if TYPE_CHECKING:  # types only: settings imports every launcher's options, never a launcher
     from gpufabric.launch.settings import LauncherSettings
@@ -189,11 +193,19 @@ class LocalLauncher:
     ) -> LaunchOutcome:
         base = os.environ if self.environ is None else self.environ
         if not self.mps:
-            return run_commands(plan.commands, on_output=on_output, timeout_s=timeout_s, base_env=base)
+            return run_commands(plan.commands, on_output=on_output, timeout_s=timeout_s, base_env=base,
+                                spawner=_spawner(plan, base))  # fmt: skip
         from gpufabric.launch.mps import mps_daemon
         from gpufabric.launch.virtual_nodes import mps_root
 
         with mps_daemon(mps_root(plan.program)) as mps_env:
-            return run_commands(
-                plan.commands, on_output=on_output, timeout_s=timeout_s, base_env={**base, **mps_env}
-            )
+            env = {**base, **mps_env}
+            return run_commands(plan.commands, on_output=on_output, timeout_s=timeout_s, base_env=env,
+                                spawner=_spawner(plan, env))  # fmt: skip
+
+
+def _spawner(plan: LaunchPlan, env_base: Mapping[str, str]) -> Spawner:
+    """What starts each of ``plan``'s commands: the rank this command started before its plan, where one
+    can become it exactly (``launch.standby``), else a fresh process."""
+    standby = held()
+    return spawn if standby is None else standby.spawner(plan.commands, env_base)

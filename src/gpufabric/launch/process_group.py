@@ -14,10 +14,13 @@ import signal
 import subprocess
 import time
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from gpufabric.errors import LaunchError
-from gpufabric.launch.base import PlannedCommand
 from gpufabric.launch.orphans import parent_death_hook
+
+if TYPE_CHECKING:  # a type only: the standby ranks (launch.standby) stop theirs before pydantic loads
+    from gpufabric.launch.base import PlannedCommand
 
 TERMINATE_GRACE_S = 5.0
 

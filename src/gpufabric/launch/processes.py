@@ -31,6 +31,7 @@ from gpufabric.launch.orphans import OrphanGuard
 from gpufabric.launch.output import LAST_LINES, LineRouter, OutputStreams, Started, last_output_clause
 from gpufabric.launch.process_group import spawn, stop_all
 from gpufabric.launch.signals import Interrupted, deferred_signals
+from gpufabric.launch.standby import Spawner
 
 __all__ = [
     "LAST_LINES",
@@ -84,12 +85,14 @@ def run_commands(
     route_line: LineRouter | None = None,
     exit_details: Callable[[int, int], list[RankExit]] | None = None,
     watchdog: Watchdog | None = None,
+    spawner: Spawner = spawn,
 ) -> LaunchOutcome:
     """Start ``commands`` here, wait for all, stop all on first failure/timeout/watchdog/interrupt.
 
     ``route_line`` splits a multiplexed stream (mpirun ``--tag-output``) into ranks; ``exit_details``
     turns one process's (index, returncode) into per-rank exits when it stands for several ranks;
-    ``watchdog`` defaults to the one installed with ``watching``.
+    ``watchdog`` defaults to the one installed with ``watching``; ``spawner`` starts one command (the
+    local launcher's hands it to a rank started before its plan, ``launch.standby``).
     """
     watchdog = watchdog or _WATCHDOG.get()
     env_base = dict(os.environ if base_env is None else base_env)
@@ -97,7 +100,7 @@ def run_commands(
     streams = OutputStreams(on_output, route_line)
     guard = OrphanGuard()
     try:
-        reason = _spawn_all(commands, streams, env_base, started, timeout_s, watchdog, guard)
+        reason = _spawn_all(commands, streams, env_base, started, timeout_s, watchdog, guard, spawner)
         if reason is not None:
             return _finish(streams, started, exit_details, timeout_s, timed_out=True, reason=reason)
         return _wait(streams, timeout_s, started, exit_details, watchdog)
@@ -120,6 +123,7 @@ def _spawn_all(
     timeout_s: float | None,
     watchdog: Watchdog | None,
     guard: OrphanGuard,
+    spawner: Spawner = spawn,
 ) -> str | None:
     """Start every command; the deadline and the watchdog bound this phase too (starting thousands of
     processes takes minutes). Returns why starting stopped early, or None when all were started."""
@@ -138,7 +142,7 @@ def _spawn_all(
             if reason:
                 return reason
         with deferred_signals():  # a stop signal during fork/exec must not orphan the child
-            proc = spawn(command, env_base)
+            proc = spawner(command, env_base)
             guard.track(proc.pid)
             streams.add(command, proc)
     return None

@@ -95,6 +95,7 @@ def run_rank(config: BenchConfig, identity: RankIdentity) -> int:
     ahead = read_ahead(identity.local_rank, os.environ)  # nvidia-smi runs while CUDA and NCCL start
     if identity.rank == 0:  # the version rank 0 records costs an import and a search of sys.path
         threading.Thread(target=lambda: gpufabric.__version__, name="gpufabric-version", daemon=True).start()
+    cuda.runtime()  # cuda-bindings' import (~0.1 s) here, while the early thread makes the context
     nccl_lib = library.load()
     check_library(config, nccl_lib)  # what this NCCL cannot do is refused before anything starts
     # Before the communicator exists: NCCL reads NCCL_RUN_DIAGNOSTICS at init (2.31+; else a note).

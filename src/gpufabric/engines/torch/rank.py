@@ -214,8 +214,14 @@ def _gather_facts(identity: RankIdentity, device: Any) -> list[dict[str, Any]]:
     return [g for g in gathered if g is not None]
 
 
+def _import_torch() -> None:
+    """A standby's wait for its plan (``launch.standby``) is spent importing torch, the rank's largest
+    import, which a rank started with its plan makes when it sets up its device."""
+    import torch.distributed  # noqa: F401
+
+
 def main(argv: list[str] | None = None) -> int:
-    return bench_rank_main(RANK_MODULES["torch"], run_rank, argv)
+    return bench_rank_main(RANK_MODULES["torch"], run_rank, argv, standby_imports=_import_torch)
 
 
 if __name__ == "__main__":
