@@ -4,6 +4,7 @@ the plan's command for the same request (else a standby would never be taken: ``
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +13,7 @@ from typing import Any
 import pytest
 import typer
 
-from gpufabric.bench.rank_engines import RANK_MODULES
+from gpufabric.bench.rank_engines import CPU_RANKS_PER_CORE, RANK_MODULES, usable_cores
 from gpufabric.cli.app import app
 from gpufabric.cli.bench_early import EARLY_FLAGS, guess_ranks
 from gpufabric.jobs import BenchRequest, Execution, prepare_bench
@@ -112,10 +113,13 @@ def test_no_guess_where_the_local_launcher_may_not_run_our_ranks(argv: list[str]
     assert guess_ranks(argv, {}, gpus_dir=tmp_path / "none") is None
 
 
-def test_more_ranks_than_gpus_is_left_to_the_plan_s_refusal(tmp_path: Path) -> None:
-    assert (
-        guess_ranks(["bench", "--ranks", "3", "--engine", "torch"], {}, gpus_dir=_gpus(tmp_path, 2)) is None
-    )
+def test_more_ranks_than_gpus_or_cores_is_left_to_the_plan_s_refusal(tmp_path: Path) -> None:
+    gpus, none = _gpus(tmp_path, 2), tmp_path / "none"
+    assert guess_ranks(["bench", "--ranks", "3", "--engine", "torch"], {}, gpus_dir=gpus) is None
+    bound = CPU_RANKS_PER_CORE * usable_cores()  # bench.config.check_cpu_ranks's bound by cores
+    assert guess_ranks(["bench", "--ranks", str(bound)], {}, gpus_dir=none) is not None
+    assert guess_ranks(["bench", "--ranks", str(bound + 1)], {}, gpus_dir=none) is None
+    assert guess_ranks(["bench", "--ranks", "100000"], {}, gpus_dir=none) is None
 
 
 class _Waiting:
@@ -142,8 +146,6 @@ def test_every_guessed_rank_can_become_its_planned_command(
     taken by the standby of its local rank."""
     for name, value in environ.items():
         monkeypatch.setenv(name, value)
-    import os
-
     guess = guess_ranks(argv, os.environ, gpus_dir=tmp_path / "none")
     assert guess is not None
     module, envs = guess

@@ -15,7 +15,8 @@ from pathlib import Path
 
 CLI = Path(__file__).parents[2] / "src" / "gpufabric" / "cli"
 THIN = (
-    "_common.py", "app.py", "bench.py", "bench_ab.py", "bench_modes.py", "bench_output.py", "bench_stream.py",
+    "_common.py", "app.py", "bench.py", "bench_ab.py", "bench_early.py", "bench_modes.py", "bench_output.py",
+    "bench_stream.py", "entry.py",
     "catalog.py", "doctor.py", "env.py", "expect.py", "isolate.py", "launch.py", "nodes.py", "plan.py",
     "results.py", "snapshot.py", "train.py", "tune.py", "watch.py",
 )  # fmt: skip

@@ -19,6 +19,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpufabric.bench.placement_settings import PlacementSettings
+from gpufabric.bench.rank_engines import CPU_RANKS_PER_CORE
 from gpufabric.bench.semantics import COLLECTIVES, DIRECT_ONLY, REDUCING, ROOTED, SPLIT
 from gpufabric.bench.sweep_settings import DIRECT_ONLY_DTYPES, DTYPE_SIZES, FLOAT_DTYPES, SweepSettings
 from gpufabric.bench.timing_settings import TimingSettings
@@ -31,9 +32,6 @@ from gpufabric.units import human_size
 GLOO_MISSING_DTYPES = frozenset({"uint32", "uint64"})
 BUFFERS_PER_RANK = 2
 """Each rank holds a send and a receive buffer of the largest size (``engines.torch.ops.Buffers``)."""
-CPU_RANKS_PER_CORE = 8
-"""Most CPU ranks per usable core: gloo ranks spin while they wait, so beyond this a sweep measures the
-scheduler, and starting them (one Python + torch each) takes minutes before the first size."""
 RANK_PROCESS_BYTES = 256 << 20
 """Host memory one CPU rank needs before its buffers: Python with torch and gloo imported (~230 MiB RSS
 measured with torch 2.13), rounded up."""

@@ -8,6 +8,7 @@ it, so ``gpufabric.engines`` -> ``gpufabric.bench`` stays the only direction (``
 
 from __future__ import annotations
 
+import os
 from typing import Literal
 
 RankEngine = Literal["nccl", "torch"]
@@ -22,7 +23,19 @@ RANK_MODULES: dict[RankEngine, str] = {
 
 DEFAULT_CPU_RANKS = 4
 """Ranks a bench run starts on a host without GPUs when ``--ranks`` is not given (``bench.world``; the
-early start's guess, ``cli.bench_early``, reads it here without the harness's imports)."""
+early start's guess, ``cli.bench_early``, reads it and the two below here without the harness's imports)."""
+CPU_RANKS_PER_CORE = 8
+"""Most CPU ranks per usable core (``bench.config.check_cpu_ranks``): gloo ranks spin while they wait, so
+beyond this a sweep measures the scheduler, and starting them (one Python + torch each) takes minutes
+before the first size."""
+
+
+def usable_cores() -> int:
+    """The CPU cores this process may run on (its affinity mask: a container's or taskset's limit)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):  # not Linux
+        return os.cpu_count() or 1
 
 
 def rank_module(engine: str) -> str:

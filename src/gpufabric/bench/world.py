@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from gpufabric.bench.config import BenchConfig, check_cpu_ranks, check_memory, resolve_engine, validate
 from gpufabric.bench.fault import Fault, check_world, fault_from_env
-from gpufabric.bench.rank_engines import DEFAULT_CPU_RANKS
+from gpufabric.bench.rank_engines import DEFAULT_CPU_RANKS, usable_cores
 from gpufabric.boundary_names import FAULT_ENV
 from gpufabric.errors import UsageError
 from gpufabric.launch.local import host_gpu_ids
@@ -66,14 +66,6 @@ def host_memory_bytes() -> int | None:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError):
         return None
-
-
-def usable_cores() -> int:
-    """The CPU cores this process may run on (its affinity mask: a container's or taskset's limit)."""
-    try:
-        return len(os.sched_getaffinity(0)) or 1
-    except (AttributeError, OSError):  # not Linux
-        return os.cpu_count() or 1
 
 
 def checked_world(

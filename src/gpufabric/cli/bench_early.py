@@ -3,12 +3,13 @@ the environment alone, of the rank processes the local launcher will start, so t
 CLI's own imports (``launch.standby`` says how a guess becomes a rank, or is stopped when it was wrong).
 
 A guess is made only where it is cheap and likely right: ``bench`` on the local launcher, our own engines,
-one rank per GPU of this host (or ``--ranks``), or CPU ranks where it has no GPU; every flag is one
-``EARLY_FLAGS`` names, the others (another launcher, ``--ab``, ``--dry-run``, virtual nodes, ...) start
+one rank per GPU of this host (or ``--ranks``), or CPU ranks where it has no GPU (no more than the plan
+allows for its cores: ``--ranks 100000`` is the plan's to refuse, before any rank starts); every flag is
+one ``EARLY_FLAGS`` names, the others (another launcher, ``--ab``, ``--dry-run``, virtual nodes, ...) start
 nothing early. Nothing here can change what runs: the plan is made as ever, and a standby that cannot
 become its planned command exactly is stopped and the command started afresh. The GPUs are counted from
 ``/proc/driver/nvidia/gpus`` (``nvidia-smi -L``, which the plan asks, takes 0.05 s to answer); this
-module imports only the standard library and ``launch.standby``.
+module imports only the standard library, ``launch.standby`` and ``bench.rank_engines``.
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
-from gpufabric.bench.rank_engines import DEFAULT_CPU_RANKS, RANK_MODULES
-from gpufabric.launch.standby import StandbyRanks
+from gpufabric.engines import CPU_RANKS_PER_CORE, DEFAULT_CPU_RANKS, RANK_MODULES, usable_cores
+from gpufabric.launch import StandbyRanks
 
 FlagUse = Literal["neutral", "read", "refused"]
 """What a flag does to the guess: nothing, a value the guess reads, or no early start at all."""
@@ -79,8 +80,8 @@ def guess_ranks(
         ranks = int(values.get("--ranks") or (len(gpu_ids) if gpu_ids else DEFAULT_CPU_RANKS))
     except ValueError:
         return None
-    if ranks < 1 or (gpu_ids and ranks > len(gpu_ids)):
-        return None
+    if ranks < 1 or ranks > (len(gpu_ids) if gpu_ids else CPU_RANKS_PER_CORE * usable_cores()):
+        return None  # the plan refuses them (bench.config.check_cpu_ranks's bound by cores, for CPU ranks)
     base = {**environ, **_env_pairs(values.get("--env", ""))}
     if gpu_ids:  # the local launcher shows the ranks of its one node the first `ranks` GPUs
         base["CUDA_VISIBLE_DEVICES"] = ",".join(gpu_ids[:ranks])

@@ -12,7 +12,7 @@ import sys
 
 def main() -> None:
     from gpufabric.cli.bench_early import standby_for
-    from gpufabric.launch.standby import holding
+    from gpufabric.launch import holding
 
     with holding(standby_for(sys.argv[1:], os.environ)):
         from gpufabric.cli.app import main as run_app

@@ -26,7 +26,14 @@ from gpufabric._lazy import lazy_package
 from gpufabric.boundary_names import NCCL_LIB_ENV as NCCL_LIB_ENV  # its public name here too
 
 if TYPE_CHECKING:
-    from gpufabric.bench.rank_engines import RANK_MODULES, RankEngine, rank_module
+    from gpufabric.bench.rank_engines import (
+        CPU_RANKS_PER_CORE,
+        DEFAULT_CPU_RANKS,
+        RANK_MODULES,
+        RankEngine,
+        rank_module,
+        usable_cores,
+    )
     from gpufabric.engines.nccl_tests import (
         NcclTestsSettings,
         binary_supports_json,
@@ -38,6 +45,8 @@ if TYPE_CHECKING:
 lazy_package(__name__)
 
 __all__ = [
+    "CPU_RANKS_PER_CORE",
+    "DEFAULT_CPU_RANKS",
     "NCCL_LIB_ENV",
     "RANK_MODULES",
     "NcclTestsSettings",
@@ -48,4 +57,5 @@ __all__ = [
     "planned_binary",
     "rank_module",
     "run_nccl_tests",
+    "usable_cores",
 ]

@@ -43,6 +43,7 @@ if TYPE_CHECKING:  # the public names, each imported on first use (gpufabric._la
     from gpufabric.launch.skypilot import SkyPilotLauncher, SkyPilotOptions
     from gpufabric.launch.slurm import SlurmLauncher
     from gpufabric.launch.slurm_options import SlurmOptions
+    from gpufabric.launch.standby import StandbyRanks, holding
     from gpufabric.launch.task_program import task_program
 lazy_package(__name__)
 
@@ -67,8 +68,10 @@ __all__ = [
     "SkyPilotOptions",
     "SlurmLauncher",
     "SlurmOptions",
+    "StandbyRanks",
     "check_launcher_name",
     "free_port",
+    "holding",
     "host_count",
     "launcher_chooser",
     "launcher_factory",

@@ -22,6 +22,7 @@ from gpufabric.bench.failure import (
     last_output,
     usage_failure,
 )
+from gpufabric.bench.rank_engines import usable_cores
 from gpufabric.bench.rank_program import nccl_debug_env
 from gpufabric.bench.rundir import read_errors
 from gpufabric.bench.runner import record_plan, resolve_run_config, write_run_config
@@ -30,7 +31,6 @@ from gpufabric.bench.world import (
     gpu_memory_bytes,
     host_memory_bytes,
     host_world,
-    usable_cores,
     visible_gpu_count,
 )
 from gpufabric.errors import BenchTimeout, GpufabricError, RankFailure, UsageError
