@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Literal
 
 from gpufabric.engines import CPU_RANKS_PER_CORE, DEFAULT_CPU_RANKS, RANK_MODULES, usable_cores
-from gpufabric.launch import StandbyRanks
+from gpufabric.launch import StandbyRanks, start_listing
 
 FlagUse = Literal["neutral", "read", "refused"]
 """What a flag does to the guess: nothing, a value the guess reads, or no early start at all."""
@@ -58,6 +58,8 @@ def standby_for(argv: Sequence[str], environ: Mapping[str, str]) -> StandbyRanks
     guess = guess_ranks(argv, environ)
     if guess is None:
         return None
+    if "CUDA_VISIBLE_DEVICES" not in environ:
+        start_listing()  # the plan's nvidia-smi -L, answered before the ranks' CUDA contexts slow NVML
     module, envs = guess
     return StandbyRanks.start(module, envs)
 

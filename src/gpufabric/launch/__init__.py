@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # the public names, each imported on first use (gpufabric._la
         launcher_factory,
         placement,
     )
+    from gpufabric.launch.gpu_listing import start_listing
     from gpufabric.launch.hosts import parse_hostfile, parse_hosts
     from gpufabric.launch.kubernetes import KubernetesLauncher
     from gpufabric.launch.kubernetes_options import KubernetesOptions
@@ -81,6 +82,7 @@ __all__ = [
     "parse_hosts",
     "placement",
     "plan_task",
+    "start_listing",
     "stopping_on_signals",
     "task_program",
 ]

@@ -22,16 +22,15 @@ exactly; the others start afresh.
 
 from __future__ import annotations
 
-import functools
 import os
 import shutil
-import subprocess
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, ClassVar
 
 from gpufabric.boundary_names import GPUS_PER_NODE_ENV
 from gpufabric.errors import UsageError
 from gpufabric.launch.base import LaunchOutcome, LaunchPlan, OutputSink, PlannedCommand, RankProgram
+from gpufabric.launch.gpu_listing import listed_gpus
 from gpufabric.launch.identity import LOOPBACK, rank_env
 from gpufabric.launch.names import LAUNCHER_KINDS, LauncherKind
 from gpufabric.launch.ports import free_port
@@ -50,27 +49,11 @@ WARNING_PREFIX = "warning: "
 
 def host_gpu_ids(environ: Mapping[str, str]) -> list[str]:
     """The GPU ids this process may hand out: its CUDA_VISIBLE_DEVICES when set (empty or -1: none),
-    else the GPUs ``nvidia-smi -L`` lists (none without nvidia-smi)."""
+    else the GPUs ``nvidia-smi -L`` lists (none without nvidia-smi; ``launch.gpu_listing``)."""
     visible = environ.get("CUDA_VISIBLE_DEVICES")
     if visible is not None:
         return [d.strip() for d in visible.split(",") if d.strip() and d.strip() != "-1"]
-    return list(_listed_gpus(shutil.which("nvidia-smi")))
-
-
-@functools.cache
-def _listed_gpus(nvidia_smi: str | None) -> tuple[str, ...]:
-    """``nvidia-smi -L``'s GPUs, asked once per process (and per nvidia-smi found): preparing one run asks
-    for the host's GPUs four times or more, and each ``nvidia-smi`` starts NVML anew while the ranks wait
-    to be started (issue 36)."""
-    if nvidia_smi is None:
-        return ()
-    try:
-        out = subprocess.run([nvidia_smi, "-L"], capture_output=True, text=True, timeout=20, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return ()
-    if out.returncode != 0:
-        return ()
-    return tuple(str(i) for i, line in enumerate(x for x in out.stdout.splitlines() if x.startswith("GPU ")))
+    return list(listed_gpus(shutil.which("nvidia-smi")))
 
 
 def virtual_gpus_warning(nodes: int, gpus_per_node: int) -> str:
