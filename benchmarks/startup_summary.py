@@ -3,9 +3,10 @@
 Reads the JSON lines ``benchmarks/first_row.py`` printed (one per run, labelled ``gpufabric`` or
 ``nccl-tests``) and, for our runs, each run directory's ``result.json`` phases (``RunMetadata.phases``).
 Prints, per run and as the median of the runs: the whole command, the time to the first row, last row to
-exit; our phase breakdown (``RunPhases.durations`` plus the command's own exit after its ranks') and the
-work rank 0 ran on threads beside it (``RunPhases.background_s``); last, the ratios the issue sets
-targets on (first row <= 1.0x nccl-tests', whole command <= 1.2x).
+exit; our phase breakdown (``RunPhases.durations`` plus the command's own exit after its ranks'), in how
+many runs rank 0 was a rank started before its plan (``launch.standby``), and the work beside the
+breakdown (``RunPhases.background_s``: rank 0's threads, the command's start-up beside its ranks);
+last, the ratios the issue sets targets on (first row <= 1.0x nccl-tests', whole command <= 1.2x).
 
     python benchmarks/startup_summary.py runs.jsonl RUN_DIR [RUN_DIR ...]
 """
@@ -47,6 +48,7 @@ def main() -> None:
     ours = by_tool.get("gpufabric", [])
     phases: dict[str, list[float]] = {}
     beside: dict[str, list[float]] = {}
+    early = 0
     for run, run_dir in zip(ours, run_dirs, strict=False):
         try:
             stamps = read_result(run_dir / "result.json").metadata.phases
@@ -56,6 +58,7 @@ def main() -> None:
         if stamps is None:
             print(f"{run_dir}: no phases recorded")
             continue
+        early += stamps.early_spawn is not None
         for what, seconds in stamps.background_s.items():
             beside.setdefault(what, []).append(seconds)
         rows = stamps.durations()
@@ -72,8 +75,10 @@ def main() -> None:
         print("\nour phases, median of the runs (each run):")
         for what, values in phases.items():
             print(f"  {statistics.median(values):6.3f} s  {what}  ({', '.join(f'{v:.3f}' for v in values)})")
+    if ours:
+        print(f"\nranks started before their plan (launch.standby): {early} of {len(ours)} run(s)")
     if beside:
-        print("\non rank 0's threads beside those phases, median (each run):")
+        print("\nbeside those phases (rank 0's threads; the command's own start-up), median (each run):")
         for what, values in beside.items():
             print(f"  {statistics.median(values):6.3f} s  {what}  ({', '.join(f'{v:.3f}' for v in values)})")
     ref, mine = medians.get("nccl-tests"), medians.get("gpufabric")

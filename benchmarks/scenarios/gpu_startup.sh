@@ -4,9 +4,11 @@
 # `mpirun -np 4 all_reduce_perf -b 8 -e 128M -f 2 -g 1`, alternated, one untimed warm-up each then 3 timed
 # runs each: the whole command, the time to the first row, last row to exit (benchmarks/first_row.py), and
 # our phase breakdown from each result's RunMetadata.phases, with the work rank 0 ran on threads beside
-# them (benchmarks/startup_summary.py). First the floor a rank cannot avoid here (a CUDA context per GPU,
-# all four together; libnccl's load; nvidia-smi -L: benchmarks/cuda_context_probe.py), and the GPUs'
-# persistence mode. Counts the warm-up's "never settled" notes in our 4 clean runs (issue 36 item 3).
+# them (benchmarks/startup_summary.py); our ranks start before their plan (launch.standby) and the summary
+# says in how many runs rank 0 did. First the floor a rank cannot avoid here (a CUDA context per GPU,
+# all four together, through cuda-bindings' runtime and through the driver's API as our rank makes it;
+# libnccl's load; nvidia-smi -L alone and beside the contexts: benchmarks/cuda_context_probe.py), and the
+# GPUs' persistence mode. Counts the warm-up's "never settled" notes in our 4 clean runs (issue 36 item 3).
 # The two ratios the issue sets targets on are the last lines.
 #   benchmarks/gpu.sh startup     # ~2 min after the nccl-tests build (~1.5 min); needs .whl/ and .gpurun/nccl-tests
 # What comes back: summary.txt, startup.log, startup-runs.tgz (every command's output, run directories).
