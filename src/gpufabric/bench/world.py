@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 from collections.abc import Mapping
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -19,6 +18,7 @@ from gpufabric.bench.fault import Fault, check_world, fault_from_env
 from gpufabric.bench.rank_engines import DEFAULT_CPU_RANKS, usable_cores
 from gpufabric.boundary_names import FAULT_ENV
 from gpufabric.errors import UsageError
+from gpufabric.launch.gpu_listing import gpu_memory_mib
 from gpufabric.launch.local import host_gpu_ids
 
 
@@ -46,17 +46,9 @@ def visible_gpu_count(environ: Mapping[str, str]) -> int:
 
 
 def gpu_memory_bytes() -> int | None:
-    """The smallest GPU's total memory per ``nvidia-smi`` (None when it cannot tell)."""
-    if shutil.which("nvidia-smi") is None:
-        return None
-    try:
-        out = subprocess.run(
-            ["nvidia-smi", "--query-gpu=memory.total", "--format=csv,noheader,nounits"],
-            capture_output=True, text=True, timeout=20, check=False,
-        )  # fmt: skip
-    except (OSError, subprocess.SubprocessError):
-        return None
-    mib = [int(v) for v in out.stdout.split() if v.isdigit()] if out.returncode == 0 else []
+    """The smallest GPU's total memory per ``nvidia-smi`` (None when it cannot tell; asked once per
+    process, ``launch.gpu_listing``)."""
+    mib = gpu_memory_mib(shutil.which("nvidia-smi"))
     return min(mib) << 20 if mib else None
 
 

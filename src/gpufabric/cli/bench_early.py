@@ -59,7 +59,7 @@ def standby_for(argv: Sequence[str], environ: Mapping[str, str]) -> StandbyRanks
     if guess is None:
         return None
     if "CUDA_VISIBLE_DEVICES" not in environ:
-        start_listing()  # the plan's nvidia-smi -L, answered before the ranks' CUDA contexts slow NVML
+        start_listing()  # the plan's nvidia-smi questions, answered before the ranks' contexts slow NVML
     module, envs = guess
     return StandbyRanks.start(module, envs)
 
