@@ -64,6 +64,8 @@ dot and ``%p`` the pid (NCCL's src/debug.cc)."""
 DIAG_LOG = "nccl-diag.log"
 """Rank 0's "NCCL DIAG" lines (NCCL 2.31+ init diagnostics print to stdout), kept in NCCL_LOG_DIR."""
 
+CONFIG_NAME = "config.json"
+"""The run directory's sweep config, which the command writes and every rank reads (``--config``)."""
 RUNS_ROOT = Path("runs")
 """Where gpufabric's own commands (bench, tune, train-bench, isolate, certify) put a fresh
 ``<timestamp>-<label>/`` when no run directory is given."""

@@ -50,7 +50,8 @@ def _gpus(tmp_path: Path, count: int) -> Path:
 def test_no_gpu_guesses_four_torch_ranks(tmp_path: Path) -> None:
     guess = guess_ranks(["bench"], {"PATH": "/bin"}, gpus_dir=tmp_path / "none")
     assert guess is not None
-    module, envs = guess
+    module, envs, args = guess
+    assert args == []  # runs/<timestamp>-<label>/ is named when the plan is made
     assert module == RANK_MODULES["torch"]
     assert [env["LOCAL_RANK"] for env in envs] == ["0", "1", "2", "3"]
     assert all("CUDA_VISIBLE_DEVICES" not in env and env["PATH"] == "/bin" for env in envs)
@@ -61,7 +62,7 @@ def test_gpus_give_one_rank_per_gpu_seeing_the_first_ones(tmp_path: Path) -> Non
         ["bench", "--engine", "nccl", "--ranks=2", "-e", "1M"], {}, gpus_dir=_gpus(tmp_path, 4)
     )
     assert guess is not None
-    module, envs = guess
+    module, envs, _ = guess
     assert module == RANK_MODULES["nccl"]
     assert [(e["RANK"], e["LOCAL_RANK"], e["CUDA_VISIBLE_DEVICES"]) for e in envs] == [
         ("0", "0", "0,1"),
@@ -146,16 +147,20 @@ def test_every_guessed_rank_can_become_its_planned_command(
     taken by the standby of its local rank."""
     for name, value in environ.items():
         monkeypatch.setenv(name, value)
+    argv = [*argv, "--run-dir", str(tmp_path / "run")]
     guess = guess_ranks(argv, os.environ, gpus_dir=tmp_path / "none")
     assert guess is not None
-    module, envs = guess
+    module, envs, args = guess
+    assert args == ["--config", str(tmp_path / "run" / "config.json")]  # what ps shows: the plan's
     env_pairs = {"NCCL_ALGO": "Ring"} if "--env" in argv else {}
     request = BenchRequest(
         max_bytes="1M", run_dir=tmp_path / "run", engine="torch" if "torch" in argv else "gpufabric"
     )
     prepared = prepare_bench(request, Execution(ranks=2, env=env_pairs))
     commands = prepared.dry_run().jobs[0].plan.commands
-    standbys = [StandbyRank(_Waiting(), [sys.executable, "-m", module, "--standby"], env) for env in envs]  # type: ignore[arg-type]
+    standbys = [
+        StandbyRank(_Waiting(), [sys.executable, "-m", module, "--standby", *args], env) for env in envs
+    ]  # type: ignore[arg-type]
     plans = [
         standby.plan_for(command, os.environ) for standby, command in zip(standbys, commands, strict=True)
     ]

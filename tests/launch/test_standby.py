@@ -94,6 +94,11 @@ def test_a_standby_becomes_a_command_only_when_everything_read_early_is_equal() 
         ):
             assert standby.plan_for(changed, base) is None
         assert standby.plan_for(command, {"PATH": "/usr/bin"}) is None
+        # What ps shows of a standby (the arguments it expects) must be its command's.
+        standby.argv = [*standby.argv, "--config", "other.json"]
+        assert standby.plan_for(command, base) is None
+        standby.argv = [*standby.argv[:4], "--config", "c.json"]
+        assert standby.plan_for(command, base) is not None
     finally:
         standby.proc.kill()
         standby.proc.wait()
@@ -155,7 +160,7 @@ def test_standbys_that_cannot_become_the_plan_are_stopped_and_fresh_ranks_run(tm
     try:
         guess = guess_ranks(["bench", "--ranks", "2"], os.environ, gpus_dir=tmp_path / "none")
         assert guess is not None
-        module, envs = guess
+        module, envs, _ = guess
         standby = StandbyRanks.start(module, [{**env, "STANDBY_TEST_MARK": mark, "OMP_NUM_THREADS": "3"}
                                               for env in envs])  # fmt: skip
         config = BenchConfig(collectives=["all_reduce"], min_bytes=8, max_bytes=64, iters=2, warmup=1,

@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from gpufabric.bench.stages import STAGES_DIR
+from gpufabric.boundary_names import CONFIG_NAME as CONFIG_NAME
 from gpufabric.boundary_names import DIAG_LOG as DIAG_LOG
 from gpufabric.boundary_names import NCCL_LOG_DIR as NCCL_LOG_DIR
 from gpufabric.boundary_names import PROGRESS_TAG as PROGRESS_TAG
@@ -38,7 +39,6 @@ from gpufabric.results.io import NODES_DIR as NODES_DIR  # the results layer nam
 from gpufabric.results.io import RESULT_NAME as RESULT_NAME
 from gpufabric.results.io import STREAM_NAME as STREAM_NAME  # re-exported: they are part of this layout
 
-CONFIG_NAME = "config.json"
 PLAN_NAME = "plan.json"
 ERRORS_DIR = "errors"
 CHECK_NOTE = "check: first wrong element: "

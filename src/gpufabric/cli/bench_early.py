@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
+from gpufabric.boundary_names import CONFIG_NAME, RUNS_ROOT
 from gpufabric.engines import CPU_RANKS_PER_CORE, DEFAULT_CPU_RANKS, RANK_MODULES, usable_cores
 from gpufabric.launch import StandbyRanks, start_listing
 
@@ -29,7 +30,7 @@ EARLY_FLAGS: dict[str, tuple[FlagUse, bool]] = {
     **dict.fromkeys(
         ("-c", "--collective", "-b", "--min-bytes", "-e", "--max-bytes", "-f", "--step-factor", "-d",
          "--dtype", "-o", "--op", "-r", "--root", "-n", "--iters", "-w", "--warmup", "--batches",
-         "--precision", "--budget", "-a", "--average", "--out", "--format", "--label", "--run-dir",
+         "--precision", "--budget", "-a", "--average", "--out", "--format", "--label",
          "--timeout", "--timeout-stage", "--instance-type", "--snapshot", "--nccl-lib"),
         ("neutral", True),
     ),
@@ -38,7 +39,7 @@ EARLY_FLAGS: dict[str, tuple[FlagUse, bool]] = {
          "--verbose"),
         ("neutral", False),
     ),
-    **dict.fromkeys(("--ranks", "--engine", "--on", "--virtual-nodes", "--env"), ("read", True)),
+    **dict.fromkeys(("--ranks", "--engine", "--on", "--virtual-nodes", "--env", "--run-dir"), ("read", True)),
     **dict.fromkeys(
         ("--backend", "--rounds", "--ab-a", "--ab-b", "--ab-names", "--hosts", "--hostfile", "--mpirun",
          "--nccl-tests-dir", "--gpus-per-node", "--image"),
@@ -60,15 +61,17 @@ def standby_for(argv: Sequence[str], environ: Mapping[str, str]) -> StandbyRanks
         return None
     if "CUDA_VISIBLE_DEVICES" not in environ:
         start_listing()  # the plan's nvidia-smi questions, answered before the ranks' contexts slow NVML
-    module, envs = guess
-    return StandbyRanks.start(module, envs)
+    module, envs, args = guess
+    return StandbyRanks.start(module, envs, args)
 
 
 def guess_ranks(
     argv: Sequence[str], environ: Mapping[str, str], gpus_dir: Path = NVIDIA_GPUS
-) -> tuple[str, list[dict[str, str]]] | None:
-    """(rank module, each rank's environment) the local launcher is likely to start for ``gpufabric
-    ARGV`` under ``environ``; None where no guess is made."""
+) -> tuple[str, list[dict[str, str]], list[str]] | None:
+    """(rank module, each rank's environment, its arguments where known) of the ranks the local launcher
+    is likely to start for ``gpufabric ARGV`` under ``environ``; None where no guess is made. The
+    arguments are known with a ``--run-dir`` of one's own (``runs``, the default, gets a fresh
+    timestamped folder when the plan is made)."""
     if not argv or argv[0] != "bench":
         return None
     values = _read_flags(argv[1:])
@@ -89,7 +92,9 @@ def guess_ranks(
         base["CUDA_VISIBLE_DEVICES"] = ",".join(gpu_ids[:ranks])
     # RANK names the launcher family the rank reads its LOCAL_RANK from (bench.launcher_vars).
     envs = [{**base, "RANK": str(i), "WORLD_SIZE": str(ranks), "LOCAL_RANK": str(i)} for i in range(ranks)]
-    return module, envs
+    run_dir = Path(values.get("--run-dir", RUNS_ROOT))
+    args = [] if run_dir == RUNS_ROOT else ["--config", str(run_dir.resolve() / CONFIG_NAME)]
+    return module, envs, args
 
 
 def _read_flags(args: Sequence[str]) -> dict[str, str] | None:

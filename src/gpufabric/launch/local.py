@@ -34,7 +34,6 @@ from gpufabric.launch.gpu_listing import listed_gpus
 from gpufabric.launch.identity import LOOPBACK, rank_env
 from gpufabric.launch.names import LAUNCHER_KINDS, LauncherKind
 from gpufabric.launch.ports import free_port
-from gpufabric.launch.process_group import spawn
 from gpufabric.launch.processes import run_commands
 from gpufabric.launch.seats import NodeSeat, seated_commands
 from gpufabric.launch.standby import Spawner, held
@@ -187,8 +186,8 @@ class LocalLauncher:
                                 spawner=_spawner(plan, env))  # fmt: skip
 
 
-def _spawner(plan: LaunchPlan, env_base: Mapping[str, str]) -> Spawner:
+def _spawner(plan: LaunchPlan, env_base: Mapping[str, str]) -> Spawner | None:
     """What starts each of ``plan``'s commands: the rank this command started before its plan, where one
-    can become it exactly (``launch.standby``), else a fresh process."""
+    can become it exactly (``launch.standby``), else a fresh process (None: ``run_commands``' own)."""
     standby = held()
-    return spawn if standby is None else standby.spawner(plan.commands, env_base)
+    return None if standby is None else standby.spawner(plan.commands, env_base)

@@ -85,7 +85,7 @@ def run_commands(
     route_line: LineRouter | None = None,
     exit_details: Callable[[int, int], list[RankExit]] | None = None,
     watchdog: Watchdog | None = None,
-    spawner: Spawner = spawn,
+    spawner: Spawner | None = None,
 ) -> LaunchOutcome:
     """Start ``commands`` here, wait for all, stop all on first failure/timeout/watchdog/interrupt.
 
@@ -100,7 +100,9 @@ def run_commands(
     streams = OutputStreams(on_output, route_line)
     guard = OrphanGuard()
     try:
-        reason = _spawn_all(commands, streams, env_base, started, timeout_s, watchdog, guard, spawner)
+        reason = _spawn_all(
+            commands, streams, env_base, started, timeout_s, watchdog, guard, spawner or spawn
+        )
         if reason is not None:
             return _finish(streams, started, exit_details, timeout_s, timed_out=True, reason=reason)
         return _wait(streams, timeout_s, started, exit_details, watchdog)
@@ -123,7 +125,7 @@ def _spawn_all(
     timeout_s: float | None,
     watchdog: Watchdog | None,
     guard: OrphanGuard,
-    spawner: Spawner = spawn,
+    spawner: Spawner,
 ) -> str | None:
     """Start every command; the deadline and the watchdog bound this phase too (starting thousands of
     processes takes minutes). Returns why starting stopped early, or None when all were started."""

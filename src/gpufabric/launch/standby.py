@@ -66,6 +66,7 @@ class StandbyRank:
 
     proc: subprocess.Popen[bytes]
     argv: list[str]
+    """``python -m <module> --standby`` and the arguments it expects (shown by ``ps``; none when unknown)"""
     env: dict[str, str]
 
     def plan_for(self, command: PlannedCommand, env_base: Mapping[str, str]) -> dict[str, Any] | None:
@@ -73,6 +74,8 @@ class StandbyRank:
         its arguments, the variables to set and to unset (``bench.rank_process.StandbyPlan``); None when
         it cannot become it exactly."""
         if command.argv[:3] != self.argv[:3] or command.cwd is not None or self.proc.poll() is not None:
+            return None
+        if self.argv[4:] and self.argv[4:] != command.argv[3:]:  # what ps shows of it must be true
             return None
         wanted = {**env_base, **command.env}
         differ = {name for name in wanted.keys() | self.env.keys() if wanted.get(name) != self.env.get(name)}
@@ -109,11 +112,13 @@ class StandbyRanks:
         """The plan's global ranks that a standby became"""
 
     @classmethod
-    def start(cls, module: str, envs: Sequence[Mapping[str, str]]) -> StandbyRanks:
+    def start(cls, module: str, envs: Sequence[Mapping[str, str]], args: Sequence[str] = ()) -> StandbyRanks:
         """One standby of ``module`` per environment in ``envs``, each in its own session (as
-        ``process_group.spawn`` starts a rank), its output on a pipe read once a command takes it."""
+        ``process_group.spawn`` starts a rank), its output on a pipe read once a command takes it;
+        ``args``, the arguments its command will have where the guess knows them, follow ``--standby``
+        so that ``ps`` shows which run it is for (a command with others cannot take it)."""
         started_at = time.time()
-        argv = [sys.executable, "-m", module, STANDBY_FLAG]
+        argv = [sys.executable, "-m", module, STANDBY_FLAG, *args]
         ranks: list[StandbyRank] = []
         for env in envs:
             try:
