@@ -59,10 +59,11 @@ def standby_for(argv: Sequence[str], environ: Mapping[str, str]) -> StandbyRanks
     guess = guess_ranks(argv, environ)
     if guess is None:
         return None
-    if "CUDA_VISIBLE_DEVICES" not in environ:
-        start_listing()  # the plan's nvidia-smi questions, answered before the ranks' contexts slow NVML
     module, envs, args = guess
-    return StandbyRanks.start(module, envs, args)
+    standby = StandbyRanks.start(module, envs, args)
+    if "CUDA_VISIBLE_DEVICES" not in environ:  # the plan's nvidia-smi questions, asked while the ranks'
+        start_listing()  # interpreters start, answered before their CUDA contexts slow NVML
+    return standby
 
 
 def guess_ranks(
