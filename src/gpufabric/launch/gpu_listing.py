@@ -5,8 +5,8 @@ Preparing one run asks for the host's GPUs four times or more, and each ``nvidia
 while the ranks wait to be started, so each answer is kept. ``gpufabric bench``, which starts its local
 ranks before its plan (``cli.bench_early``), starts both questions with them (``start_listing``): the
 ranks' CUDA contexts, made meanwhile, slow NVML's answers (a rank's ``nvidia-smi topo -m`` took 1.3 s
-beside them on 4 H200s), and the plan asks both while they are made. Standard library only, so the early start can
-import it.
+beside them on 4 H200s), and the plan asks both while they are made. Standard library only, so the
+early start can import it.
 """
 
 from __future__ import annotations
