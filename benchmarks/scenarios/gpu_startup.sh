@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Start-up and exit (issue 36 item 1) on a 4-GPU machine (nvidia-h100-x4 or nvidia-h200-x4): the default
 # `gpufabric bench` (8 B - 128 MB, x2, the direct NCCL engine) against nccl-tests built there,
-# `mpirun -np 4 all_reduce_perf -b 8 -e 128M -f 2 -g 1`, alternated, one untimed warm-up each then 3 timed
+# `mpirun -np N all_reduce_perf -b 8 -e 128M -f 2 -g 1`, alternated, one untimed warm-up each then 3 timed
 # runs each: the whole command, the time to the first row, last row to exit (benchmarks/first_row.py), and
 # our phase breakdown from each result's RunMetadata.phases, with the work rank 0 ran on threads beside
 # them (benchmarks/startup_summary.py); our ranks start before their plan (launch.standby) and the summary
@@ -27,7 +27,7 @@ record "persistence mode: $(timeout 30 nvidia-smi --query-gpu=persistence_mode -
 timeout 120 python3 benchmarks/cuda_context_probe.py --gpus "$N" > "$R/floor.jsonl" 2>&1
 record "floor (fresh processes, one per GPU, together): exit $?"
 while IFS= read -r l; do record "  $l"; done < "$R/floor.jsonl"
-NTCMD=(mpirun --allow-run-as-root -np 4 -x NCCL_NVLS_ENABLE=0 -x LD_LIBRARY_PATH "$B/all_reduce_perf" -b 8 -e 128M -f 2 -g 1)
+NTCMD=(mpirun --allow-run-as-root -np "$N" -x NCCL_NVLS_ENABLE=0 -x LD_LIBRARY_PATH "$B/all_reduce_perf" -b 8 -e 128M -f 2 -g 1)
 FR="python3 benchmarks/first_row.py"
 JSONL="$R/runs.jsonl"; : > "$JSONL"
 DIRS=()
