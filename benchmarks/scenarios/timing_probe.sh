@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Why small sizes read ~10% above nccl-tests (issue 36 item 2): four collectives 8 B - 8 MB side by side with
-# nccl-tests built there, ours with the C launch loop (the default) and the Python loop
-# (GPUFABRIC_LAUNCH_LOOP=python), at -n 20 (2 runs each) and -n 200 (1 run each). ~2.5 min on 4 GPUs.
+# Why small sizes read 10-40% above nccl-tests (issue 36 item 2): five collectives 8 B - 1 MB side by side with
+# nccl-tests built there, both with NCCL_DEBUG=INFO into files (what `gpufabric bench` sets unless told
+# otherwise) and without it (nccl-tests' default; ours with NCCL_DEBUG=WARN), 2 runs each. ~2 min.
 #   benchmarks/gpu.sh timing_probe   # needs .whl/ and .gpurun/nccl-tests carried
 # What comes back: summary.txt, probe.log, probe-*.md (ratio tables), probe-runs.tgz.
 set -u
@@ -12,7 +12,7 @@ gpu_python_setup
 N=$(timeout 30 nvidia-smi -L | wc -l)
 say "host $(hostname) $(date -u +%FT%TZ): $N x $(timeout 30 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
 R="$OUT/runs"; mkdir -p "$R"
-FOUR=(all_gather sendrecv scatter alltoall)
+FOUR=(all_gather alltoall broadcast reduce_scatter gather)
 build_nccl_tests
 B=$NT/build
 record "nccl-tests build: exit $? ($(ls $B/*_perf 2>/dev/null | wc -l) binaries)"
@@ -20,38 +20,35 @@ MPI=(mpirun --allow-run-as-root --oversubscribe -np "$N" -x LD_LIBRARY_PATH -x N
 nt() {  # nt TAG ITERS [mpirun options]: the four binaries, one file each
   local tag=$1 iters=$2; shift 2
   for c in "${FOUR[@]}"; do
-    timeout 45 "${MPI[@]}" "$@" "$B/${c}_perf" -b 8 -e 8M -f 4 -n "$iters" -w 5 -c 0 -g 1 >"$R/nt-$tag-$c.txt" 2>&1
+    timeout 45 "${MPI[@]}" "$@" "$B/${c}_perf" -b 8 -e 1M -f 4 -n "$iters" -w 5 -c 0 -g 1 >"$R/nt-$tag-$c.txt" 2>&1
   done
   record "nccl-tests $tag: done"
 }
 ours() {  # ours TAG [options...]
   local tag=$1; shift
-  timeout 90 env "${OURS_ENV[@]}" $GF bench -c all_gather,sendrecv,scatter,alltoall -b 8 -e 8M -f 4 -w 5 --no-check \
+  timeout 90 env "${OURS_ENV[@]}" $GF bench -c "$(IFS=,; echo "${FOUR[*]}")" -b 8 -e 1M -f 4 -w 5 --no-check \
     --no-progress --run-dir "$R/o-$tag" "$@" >"$R/o-$tag.txt" 2>&1
   record "gpufabric $tag: exit $?, never-settled notes $(grep -c 'never settled' "$R/o-$tag.txt")"
 }
 files() { printf "$R/nt-$1-%s.txt," "${FOUR[@]}"; }
 OURS_ENV=(GPUFABRIC_PROBE=1)
-PY=(GPUFABRIC_LAUNCH_LOOP=python)
+INFO=(-x NCCL_DEBUG=INFO -x NCCL_DEBUG_SUBSYS=INIT,NET,ENV -x NCCL_DEBUG_FILE=/tmp/nt-debug.%h.%p.log)
 for run in 1 2; do
-  nt "b$run" 20
-  ours "c-$run" -n 20
-  OURS_ENV=("${PY[@]}"); ours "py-$run" -n 20; OURS_ENV=(GPUFABRIC_PROBE=1)
+  nt "plain-$run" 20
+  nt "info-$run" 20 "${INFO[@]}"
+  ours "info-$run" -n 20
+  OURS_ENV=(NCCL_DEBUG=WARN); ours "warn-$run" -n 20; OURS_ENV=(GPUFABRIC_PROBE=1)
 done
-nt n200 200
-ours c-n200 -n 200
-OURS_ENV=("${PY[@]}"); ours py-n200 -n 200; OURS_ENV=(GPUFABRIC_PROBE=1)
-record "launch loop notes: C runs: $(grep -h 'launch loop:' "$R"/o-c-1.txt | cut -c1-90); Python runs: $(grep -h 'launch loop:' "$R"/o-py-1.txt | cut -c1-60)"
 ratio() {  # ratio NAME THEIRS... -- OURS...
   local name=$1; shift; local theirs=() o=()
   while [ "$1" != -- ]; do theirs+=("$1"); shift; done; shift; o=("$@")
   timeout 60 python3 benchmarks/timing_ratios.py --theirs "${theirs[@]}" --ours "${o[@]}" >"$OUT/probe-$name.md" 2>&1
   record "$name: $(grep -h '^summary' "$OUT/probe-$name.md" | sed 's/size-placements within/within/; s/; gpufabric.*//' | tr '\n' ';' | cut -c1-400)"
 }
-NT2=("$(files b1)" "$(files b2)")
-ratio c-loop "${NT2[@]}" -- "$R/o-c-1/result.json" "$R/o-c-2/result.json"
-ratio python-loop "${NT2[@]}" -- "$R/o-py-1/result.json" "$R/o-py-2/result.json"
-ratio c-n200 "$(files n200)" -- "$R/o-c-n200/result.json"
-ratio python-n200 "$(files n200)" -- "$R/o-py-n200/result.json"
+PLAIN=("$(files plain-1)" "$(files plain-2)")
+ratio ours-info-vs-nt-plain "${PLAIN[@]}" -- "$R/o-info-1/result.json" "$R/o-info-2/result.json"
+ratio ours-warn-vs-nt-plain "${PLAIN[@]}" -- "$R/o-warn-1/result.json" "$R/o-warn-2/result.json"
+ratio nt-info-vs-nt-plain "${PLAIN[@]}" -- "$(files info-1)" "$(files info-2)"
+ratio ours-info-vs-nt-info "$(files info-1)" "$(files info-2)" -- "$R/o-info-1/result.json" "$R/o-info-2/result.json"
 tar -czf "$OUT/probe-runs.tgz" -C "$OUT" runs 2>/dev/null && rm -rf "$R"
 print_summary
