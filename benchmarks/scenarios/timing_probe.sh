@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Why small sizes read 10-40% above nccl-tests (issue 36 item 2): five collectives 8 B - 1 MB side by side with
-# nccl-tests built there, both with NCCL_DEBUG=INFO into files (what `gpufabric bench` sets unless told
-# otherwise) and without it (nccl-tests' default; ours with NCCL_DEBUG=WARN), 2 runs each. ~2 min.
+# nccl-tests built there, mpirun's default binding against --bind-to none for nccl-tests, and our ranks
+# unbound (GPUFABRIC_CPU_BIND=none), on an equal share of the CPUs (share) and on one core (core). ~2 min.
 #   benchmarks/gpu.sh timing_probe   # needs .whl/ and .gpurun/nccl-tests carried
 # What comes back: summary.txt, probe.log, probe-*.md (ratio tables), probe-runs.tgz.
 set -u
@@ -32,13 +32,14 @@ ours() {  # ours TAG [options...]
 }
 files() { printf "$R/nt-$1-%s.txt," "${FOUR[@]}"; }
 OURS_ENV=(GPUFABRIC_PROBE=1)
-INFO=(-x NCCL_DEBUG=INFO -x NCCL_DEBUG_SUBSYS=INIT,NET,ENV -x NCCL_DEBUG_FILE=/tmp/nt-debug.%h.%p.log)
 for run in 1 2; do
   nt "plain-$run" 20
-  nt "info-$run" 20 "${INFO[@]}"
-  ours "info-$run" -n 20
-  OURS_ENV=(NCCL_DEBUG=WARN); ours "warn-$run" -n 20; OURS_ENV=(GPUFABRIC_PROBE=1)
+  OURS_ENV=(GPUFABRIC_CPU_BIND=none); ours "none-$run" -n 20
+  OURS_ENV=(GPUFABRIC_CPU_BIND=share); ours "share-$run" -n 20
 done
+nt unbound 20 --bind-to none
+OURS_ENV=(GPUFABRIC_CPU_BIND=core); ours core -n 20
+record "binding notes: $(grep -h 'CPU binding' "$R"/o-share-1.txt | cut -c1-80) | $(grep -h 'CPU binding' "$R"/o-core.txt | cut -c1-80)"
 ratio() {  # ratio NAME THEIRS... -- OURS...
   local name=$1; shift; local theirs=() o=()
   while [ "$1" != -- ]; do theirs+=("$1"); shift; done; shift; o=("$@")
@@ -46,9 +47,9 @@ ratio() {  # ratio NAME THEIRS... -- OURS...
   record "$name: $(grep -h '^summary' "$OUT/probe-$name.md" | sed 's/size-placements within/within/; s/; gpufabric.*//' | tr '\n' ';' | cut -c1-400)"
 }
 PLAIN=("$(files plain-1)" "$(files plain-2)")
-ratio ours-info-vs-nt-plain "${PLAIN[@]}" -- "$R/o-info-1/result.json" "$R/o-info-2/result.json"
-ratio ours-warn-vs-nt-plain "${PLAIN[@]}" -- "$R/o-warn-1/result.json" "$R/o-warn-2/result.json"
-ratio nt-info-vs-nt-plain "${PLAIN[@]}" -- "$(files info-1)" "$(files info-2)"
-ratio ours-info-vs-nt-info "$(files info-1)" "$(files info-2)" -- "$R/o-info-1/result.json" "$R/o-info-2/result.json"
+ratio none "${PLAIN[@]}" -- "$R/o-none-1/result.json" "$R/o-none-2/result.json"
+ratio share "${PLAIN[@]}" -- "$R/o-share-1/result.json" "$R/o-share-2/result.json"
+ratio core "${PLAIN[@]}" -- "$R/o-core/result.json"
+ratio nt-unbound "${PLAIN[@]}" -- "$(files unbound)"
 tar -czf "$OUT/probe-runs.tgz" -C "$OUT" runs 2>/dev/null && rm -rf "$R"
 print_summary

@@ -29,6 +29,8 @@ VIRTUAL_NODE_ENV = "GPUFABRIC_VIRTUAL_NODE"
 
 NCCL_LIB_ENV = "GPUFABRIC_NCCL_LIB"
 """The libnccl.so.2 the direct engine loads (``bench --nccl-lib``)."""
+CPU_BIND_ENV = "GPUFABRIC_CPU_BIND"
+"""``none`` (default), ``share`` or ``core``: the CPUs a direct-engine rank runs on (``bench.cpu_bind``)."""
 LAUNCH_LOOP_ENV = "GPUFABRIC_LAUNCH_LOOP"
 """``python``: the direct engine times its batches with the Python loop, not the C one
 (``engines.nccl.launch_loop``)."""

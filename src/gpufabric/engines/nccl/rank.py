@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 import gpufabric
+from gpufabric.bench import cpu_bind
 from gpufabric.bench.config import BenchConfig, validate
 from gpufabric.bench.fault import check_world, fault_from_env, timing_under, trigger
 from gpufabric.bench.gpu_sharing import watch_for
@@ -92,6 +93,7 @@ def run_rank(config: BenchConfig, identity: RankIdentity) -> int:
     """Join, sweep, write; returns the process exit status."""
     validate(config, nranks=identity.world_size, backend="nccl", on_gpu=True)
     stages = StageReporter(config.run_dir, identity.rank)
+    bound = cpu_bind.bind(identity.local_rank, identity.local_world_size)  # before NCCL's threads exist
     ahead = read_ahead(identity.local_rank, os.environ)  # nvidia-smi runs while CUDA and NCCL start
     if identity.rank == 0:  # the version rank 0 records costs an import and a search of sys.path
         threading.Thread(target=lambda: gpufabric.__version__, name="gpufabric-version", daemon=True).start()
@@ -139,6 +141,8 @@ def run_rank(config: BenchConfig, identity: RankIdentity) -> int:
         notes: list[str] = [f"engine: {ENGINE_NAME}; {nccl_lib.describe()}", diagnostics] if reporter else []
         if unwatched and reporter is not None:
             notes.append(unwatched)
+        if bound and reporter is not None:
+            notes.append(bound)
         if identity.world_size == 1 and reporter is not None:
             notes.append(
                 "1 rank: nothing crosses a link, so busbw is 0 by definition and times are local copies; "
