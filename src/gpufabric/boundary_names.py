@@ -29,6 +29,8 @@ VIRTUAL_NODE_ENV = "GPUFABRIC_VIRTUAL_NODE"
 
 NCCL_LIB_ENV = "GPUFABRIC_NCCL_LIB"
 """The libnccl.so.2 the direct engine loads (``bench --nccl-lib``)."""
+GPU_SHARING_ENV = "GPUFABRIC_GPU_SHARING"
+"""``off``: no watch for other processes on the run's GPUs (``bench.gpu_sharing``)."""
 CPU_BIND_ENV = "GPUFABRIC_CPU_BIND"
 """``none`` (default), ``share`` or ``core``: the CPUs a direct-engine rank runs on (``bench.cpu_bind``)."""
 LAUNCH_LOOP_ENV = "GPUFABRIC_LAUNCH_LOOP"

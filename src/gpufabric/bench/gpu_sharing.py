@@ -22,6 +22,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpufabric.boundary_names import GPU_SHARING_ENV
+
 PERIOD_S = 0.2
 """How often the watch asks NVML: a load of a second or more is seen; each ask is well under 1 ms a GPU."""
 MPS_ENV = "CUDA_MPS_PIPE_DIRECTORY"
@@ -146,6 +148,8 @@ def watch_for(
     rank_facts: Sequence[Mapping[str, Any]], host: str, leader: bool, environ: Mapping[str, str]
 ) -> tuple[SharingWatch, str | None]:
     """This rank's watch from every rank's facts (host, bus id, pid), and a note when there is none."""
+    if environ.get(GPU_SHARING_ENV, "").strip().lower() == "off":
+        return SharingWatch(host, {}, None), f"GPU sharing not watched ({GPU_SHARING_ENV}=off)"
     if environ.get(MPS_ENV):
         return SharingWatch(host, {}, None), "GPU sharing not watched: under MPS NVML lists the MPS server"
     if not leader:
