@@ -3,29 +3,28 @@
 The warm-up rule sees a disturbance only as batches that disagree; a load that runs the whole time, or
 starts between two sizes, moves every batch alike and settles (on 4x H200 beside a matmul on one GPU every
 isolate group settled within one discard, at 151-153 us against 137-140). What such a load leaves behind is
-a process of its own on the GPU, which NVML lists (``nvmlDeviceGetComputeRunningProcesses``). So the
-lowest rank of each host watches its host's run GPUs from a thread, a few times a second, and every
-collective's sweep ends with what each host saw: a process that is not one of the run's ranks makes a note
-naming the GPU, the process and the collectives it overlapped.
+a process of its own on the GPU, which NVML lists (``nvmlDeviceGetComputeRunningProcesses``) for as long as
+it holds a CUDA context there. So the lowest rank of each host looks at its host's run GPUs when each
+collective's sweep begins and when it ends, never while a batch is timed (an NVML query is a driver call
+of its own beside the launches), and the sweep ends with what each host saw: a process that is not one of
+the run's ranks makes a note naming the GPU, the process and the collective it overlapped. A process that
+starts and ends inside one collective's sweep is not seen.
 
 Our own ranks are known by pid. In a container whose pid namespace is not the driver's, NVML's pids are
 the host's and none of ours matches: then a GPU with more processes than the run's ranks on it has a
 sharer, named by NVML's pid. Under MPS (virtual nodes) clients share the server's context and NVML's list
-is the server's: no watch (said in the notes). ``pynvml`` calls release the GIL (ctypes).
+is the server's: no watch (said in the notes).
 """
 
 from __future__ import annotations
 
 import contextlib
-import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from gpufabric.boundary_names import GPU_SHARING_ENV
 
-PERIOD_S = 0.2
-"""How often the watch asks NVML: a load of a second or more is seen; each ask is well under 1 ms a GPU."""
 MPS_ENV = "CUDA_MPS_PIPE_DIRECTORY"
 
 
@@ -50,28 +49,15 @@ Lister = Callable[[str], list[tuple[int, int | None]]]
 
 @dataclass
 class SharingWatch:
-    """The host's watch (on its lowest rank; a stand-in that sees nothing on the others)."""
+    """The host's watch (on its lowest rank; a stand-in that sees nothing on the others): ``look`` at a
+    sweep's start, ``take`` at its end."""
 
     host: str
     own: Mapping[str, set[int]]
     """The run's ranks on each of this host's GPUs, by bus id."""
     lister: Lister | None
     shutdown: Callable[[], None] = lambda: None
-    period_s: float = PERIOD_S
     _seen: dict[tuple[str, int], Sharer] = field(default_factory=dict)
-    _stop: threading.Event = field(default_factory=threading.Event)
-    _lock: threading.Lock = field(default_factory=threading.Lock)
-    _thread: threading.Thread | None = None
-
-    def start(self) -> SharingWatch:
-        if self.lister is not None:
-            self._thread = threading.Thread(target=self._run, name="gpufabric-gpu-sharing", daemon=True)
-            self._thread.start()
-        return self
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.period_s):
-            self.look()
 
     def look(self) -> None:
         """One look at every GPU of the run on this host."""
@@ -82,22 +68,16 @@ class SharingWatch:
                 listed = self.lister(bus_id)
             except Exception:  # NVML gone or this GPU unreadable: nothing to say about it
                 continue
-            found = foreign(listed, ours)
-            with self._lock:
-                for pid, memory in found:
-                    self._seen.setdefault((bus_id, pid), Sharer(self.host, bus_id, pid, _name(pid), memory))
+            for pid, memory in foreign(listed, ours):
+                self._seen.setdefault((bus_id, pid), Sharer(self.host, bus_id, pid, _name(pid), memory))
 
     def take(self) -> list[dict[str, Any]]:
-        """What was seen since the last call (plain data: it crosses the control plane)."""
-        self.look()  # the sweep's last moments too
-        with self._lock:
-            seen, self._seen = list(self._seen.values()), {}
+        """A look now, and what was seen since the last call (plain data: it crosses the control plane)."""
+        self.look()
+        seen, self._seen = list(self._seen.values()), {}
         return [vars(s) for s in seen]
 
     def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(2 * self.period_s + 1)
         self.shutdown()
 
 
@@ -161,7 +141,7 @@ def watch_for(
     lister, shutdown = nvml_lister()
     if lister is None:
         return SharingWatch(host, own, None), "GPU sharing not watched: NVML did not start (nvidia-ml-py)"
-    return SharingWatch(host, own, lister, shutdown).start(), None
+    return SharingWatch(host, own, lister, shutdown), None
 
 
 def sharing_note(collective: str, seen: Sequence[Sequence[Mapping[str, Any]]]) -> str | None:

@@ -84,6 +84,8 @@ def run_collective(collective: str, config: BenchConfig, ctx: SweepContext, note
     series = Series(collective=collective, nranks=ctx.world_size)
     if not shapes:
         return series
+    if ctx.sharing is not None:
+        ctx.sharing.look()  # before any batch: no NVML query runs while one is timed
     buffers = collectives.Buffers(max(max(s.send_count, s.recv_count) for s in shapes) * config.wordsize)
     redop, root = config.redop_for(collective), config.root_for(collective)
     op_name = config.op if redop != "none" else "sum"
