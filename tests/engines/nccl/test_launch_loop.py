@@ -114,6 +114,33 @@ def _buffers() -> Any:
     )
 
 
+def _build(
+    log: list[tuple[Any, ...]],
+    loop: launch_loop.LaunchLoop,
+    collective: str,
+    *,
+    in_place: bool,
+    root: int,
+    rank: int,
+    version: tuple[int, ...],
+) -> collectives.Workload:
+    """One collective at 4 KB on 4 ranks, its Python calls recorded into ``log``, its C table from ``loop``."""
+    return collectives.build(
+        _python_bindings(log),
+        COMM,
+        STREAM,
+        layout(collective, 4096, 4, 4),
+        in_place=in_place,
+        buffers=_buffers(),
+        dtype="float",
+        op="sum",
+        root=root,
+        rank=rank,
+        nccl_version=version,
+        loop=loop,
+    )
+
+
 COLLECTIVES = [
     "all_reduce",
     "reduce_scatter",
@@ -138,20 +165,7 @@ def test_the_c_loop_makes_the_python_loops_calls(
     assert loop.native, loop.why_python
     for version in ((2, 28, 9), (2, 27, 7)):  # gather and scatter: NCCL's calls, or nccl-tests' p2p groups
         log: list[tuple[Any, ...]] = []
-        work = collectives.build(
-            _python_bindings(log),
-            COMM,
-            STREAM,
-            layout(collective, 4096, 4, 4),
-            in_place=in_place,
-            buffers=_buffers(),
-            dtype="float",
-            op="sum",
-            root=1,
-            rank=2,
-            nccl_version=version,
-            loop=loop,
-        )
+        work = _build(log, loop, collective, in_place=in_place, root=1, rank=2, version=version)
         assert work.native is not None
         iters = 2 * len(work.calls) + 3  # every region once, twice, and a few more: the modulo of both loops
         for call in work.batch(iters):
@@ -163,20 +177,7 @@ def test_the_c_loop_makes_the_python_loops_calls(
 def test_a_failing_call_stops_the_loop_with_ncclS_status_and_iteration(stand_in: tuple[Path, Path]) -> None:
     library, cache = stand_in
     loop = launch_loop.load(str(library), {"PATH": "/usr/bin:/bin", "XDG_CACHE_HOME": str(cache)})
-    work = collectives.build(
-        _python_bindings([]),
-        COMM,
-        STREAM,
-        layout("all_reduce", 4096, 4, 4),
-        in_place=False,
-        buffers=_buffers(),
-        dtype="float",
-        op="sum",
-        root=0,
-        rank=0,
-        nccl_version=(2, 28, 9),
-        loop=loop,
-    )
+    work = _build([], loop, "all_reduce", in_place=False, root=0, rank=0, version=(2, 28, 9))
     lib = ctypes.CDLL(str(library))
     ctypes.c_int.in_dll(lib, "count").value = 0
     ctypes.c_int.in_dll(lib, "fail_at").value = 6
