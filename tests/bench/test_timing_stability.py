@@ -13,7 +13,6 @@ from gpufabric.bench import run_bench
 from gpufabric.bench.batches import (
     BatchLog,
     Samples,
-    TimingNotes,
     batch_iters,
     estimate,
     relative_ci95,
@@ -21,6 +20,7 @@ from gpufabric.bench.batches import (
     should_stop,
 )
 from gpufabric.bench.config import BenchConfig, validate
+from gpufabric.bench.timing_notes import TimingNotes
 from gpufabric.errors import UsageError
 
 

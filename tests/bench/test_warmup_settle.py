@@ -14,9 +14,10 @@ from typing import Any
 
 import pytest
 
-from gpufabric.bench.batches import BatchLog, Samples, TimingNotes
+from gpufabric.bench.batches import BatchLog, Samples
 from gpufabric.bench.config import BenchConfig
 from gpufabric.bench.steady_rule import DISTURBED_SHORT_SIZES, SHORT_BATCH_US, allowed_discards
+from gpufabric.bench.timing_notes import TimingNotes
 from gpufabric.report.nccl_table import render_run
 from gpufabric.results.model import RunMetadata, RunResult
 

@@ -176,7 +176,7 @@ def render_series(result: RunResult, series: Series) -> str:
     return "\n".join(lines)
 
 
-# Per-collective warm-up notes (``bench.batches.TimingNotes``): kept whole in the result's notes, shown
+# Per-collective warm-up notes (``bench.timing_notes.TimingNotes``): kept whole in the result's notes, shown
 # in the table as one summary line, so a sweep of every collective does not end in a screen of them.
 _WARMUP_NOTE = re.compile(
     r"^(?P<collective>[\w?() ]+): (?:warm-up stabilisation discarded (?P<batches>\d+) batch\(es\)"

@@ -14,12 +14,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from gpufabric.bench.batches import Samples, TimingNotes
+from gpufabric.bench.batches import Samples
 from gpufabric.bench.config import BenchConfig
 from gpufabric.bench.fault import Fault, slowed_launch
 from gpufabric.bench.gpu_sharing import SharingWatch, sharing_note
 from gpufabric.bench.rows import measurement, note_first_wrong
 from gpufabric.bench.semantics import layout
+from gpufabric.bench.timing_notes import TimingNotes
 from gpufabric.bench.traffic import SizeTraffic
 from gpufabric.engines.nccl import check as checking
 from gpufabric.engines.nccl import collectives

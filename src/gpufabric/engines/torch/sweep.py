@@ -14,11 +14,11 @@ from collections.abc import Callable
 
 import torch
 
-from gpufabric.bench.batches import TimingNotes
 from gpufabric.bench.config import BenchConfig
 from gpufabric.bench.fault import Fault, slowed_launch
 from gpufabric.bench.rows import measurement, note_first_wrong
 from gpufabric.bench.semantics import layout
+from gpufabric.bench.timing_notes import TimingNotes
 from gpufabric.bench.traffic import CallCounter, SizeTraffic
 from gpufabric.engines.torch import ops
 from gpufabric.engines.torch.timing import BatchTimer

@@ -1,0 +1,71 @@
+"""Rank 0's account of how each size's timing went, as the lines of ``metadata.notes`` (every engine)."""
+
+from __future__ import annotations
+
+import statistics
+
+from gpufabric.bench.batches import Samples, relative_ci
+from gpufabric.bench.config import BenchConfig
+from gpufabric.bench.steady_rule import SHORT_BATCH_US, SHORT_UNSETTLED_WORDS, allowed_discards, floor_words
+from gpufabric.units import human_size
+
+
+class TimingNotes:
+    """Rank 0's account of how each size's timing went, as a few lines for ``metadata.notes``:
+    sizes that stopped short of ``--precision``, warm-up batches discarded, holds that missed."""
+
+    def __init__(self, collective: str, config: BenchConfig) -> None:
+        self.collective = collective
+        self.config = config
+        self.short: list[str] = []
+        self.unstable: list[str] = []
+        self.unstable_short: list[str] = []
+        self.discarded = 0
+        self.discarded_sizes = 0
+        self.unheld = 0
+
+    def add(self, size: int, in_place: bool, samples: Samples) -> None:
+        where = f"{human_size(size)}{'' if in_place else ' oop'}"
+        if samples.discarded_us:
+            self.discarded += len(samples.discarded_us)
+            self.discarded_sizes += 1
+        if not samples.stable:
+            short = samples.samples_us and statistics.median(samples.samples_us) < SHORT_BATCH_US
+            (self.unstable_short if short else self.unstable).append(where)
+        self.unheld += samples.unheld
+        if self.config.adaptive and samples.stopped_by not in ("precision", ""):
+            ci = relative_ci(samples.samples_us, self.config.estimator)
+            self.short.append(f"{where} ({samples.stopped_by}, {ci * 100:.1f}%)")
+
+    def notes(self) -> list[str]:
+        name, out = self.collective, []
+        if self.short:
+            target = (self.config.precision or 0) * 100
+            out.append(
+                f"{name}: {len(self.short)} size(s) stopped before the {target:g}% target "
+                f"(reason, reached 95% CI of the {self.config.estimator}): {', '.join(self.short)}"
+            )
+        if self.discarded:
+            out.append(
+                f"{name}: warm-up stabilisation discarded {self.discarded} batch(es) over "
+                f"{self.discarded_sizes} size(s) (consecutive batches differed by more than "
+                f"{self.config.stable_tol * 100:g}% and {floor_words()})"
+            )
+        if self.unstable:
+            out.append(
+                f"{name}: batches never agreed within {self.config.stable_tol * 100:g}% (or "
+                f"{floor_words()}) after "
+                f"{self.config.max_unstable_batches} discarded: {', '.join(self.unstable)}"
+            )
+        if self.unstable_short:
+            out.append(
+                f"{name}: {len(self.unstable_short)} {SHORT_UNSETTLED_WORDS} (under "
+                f"{SHORT_BATCH_US:g} us per iteration, within {self.config.stable_tol * 100:g}% or "
+                f"{floor_words()}) after "
+                f"{allowed_discards(0.0, self.config.max_unstable_batches)} discarded: "
+                f"{', '.join(self.unstable_short)} (a late batch in a fraction of a millisecond; the median "
+                "of the kept batches is reported)"
+            )
+        if self.unheld:
+            out.append(f"{name}: {self.unheld} batch(es) discarded because the stream hold ended early")
+        return out
