@@ -21,18 +21,17 @@ import pytest
 from gpufabric.bench.semantics import layout
 from gpufabric.engines.nccl import collectives, launch_loop
 
-SYMBOLS = list(launch_loop.SIGNATURES)
 STAND_IN = r"""
 #include <stddef.h>
 #include <stdint.h>
 uint64_t records[4096][9];
-int count = 0, fail_at = -1;
+int count = 0, fail_at = -1, ok_status = 0;
 static int put(int code, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5,
                uint64_t a6, uint64_t a7) {
-  if (count == fail_at) return 5;
+  if (count == fail_at) { fail_at = -1; return 5; }  /* fails once */
   uint64_t* r = records[count++];
   r[0] = code; r[1] = a0; r[2] = a1; r[3] = a2; r[4] = a3; r[5] = a4; r[6] = a5; r[7] = a6; r[8] = a7;
-  return 0;
+  return ok_status;
 }
 #define U(x) ((uint64_t)(uintptr_t)(x))
 int ncclAllReduce(const void* s, void* r, size_t n, int t, int o, void* c, void* st) { return put(0, U(s), U(r), n, t, o, U(c), U(st), 0); }
@@ -96,14 +95,14 @@ def _c_records(
 
 
 def _arity(symbol: str) -> int:
-    return {0: 7, 1: 8, 2: 6, 3: 6, 4: 0}[launch_loop.SIGNATURES[symbol]]
+    return {0: 7, 1: 8, 2: 6, 3: 6, 4: 0}[launch_loop.CALLS[symbol][0]]
 
 
 def _python_bindings(log: list[tuple[Any, ...]]) -> SimpleNamespace:
     def recorder(symbol: str) -> Any:
         return lambda *args: log.append((symbol, *args))
 
-    named = {binding: recorder(symbol) for symbol, binding in collectives.BINDINGS.items()}
+    named = {binding: recorder(symbol) for symbol, (_, binding) in launch_loop.CALLS.items()}
     return SimpleNamespace(DataType=SimpleNamespace(Float32=7), RedOp=SimpleNamespace(Sum=0), **named)
 
 
@@ -194,3 +193,49 @@ def test_without_a_compiler_or_when_asked_the_python_loop_times_and_says_why(tmp
     asked = launch_loop.load("/x/libnccl.so.2", {"GPUFABRIC_LAUNCH_LOOP": "python"})
     assert not asked.native and "GPUFABRIC_LAUNCH_LOOP=python" in asked.describe()
     assert asked.program([[launch_loop.LaunchOp("ncclGroupStart", ())]]) is None
+
+
+def _set(library: Path, **values: int) -> None:
+    lib = ctypes.CDLL(str(library))
+    for name, value in values.items():
+        ctypes.c_int.in_dll(lib, name).value = value
+
+
+def test_in_progress_is_success_as_nccl4py_reads_it(stand_in: tuple[Path, Path]) -> None:
+    """A non-blocking communicator's calls return ncclInProgress (7) when they succeeded."""
+    library, cache = stand_in
+    loop = launch_loop.load(str(library), {"PATH": "/usr/bin:/bin", "XDG_CACHE_HOME": str(cache)})
+    work = _build([], loop, "all_reduce", in_place=False, root=0, rank=0, version=(2, 28, 9))
+    _set(library, count=0, ok_status=launch_loop.IN_PROGRESS)
+    try:
+        assert work.native is not None
+        assert loop.run(work.native, 5) == (0, -1)
+        assert ctypes.c_int.in_dll(ctypes.CDLL(str(library)), "count").value == 5
+    finally:
+        _set(library, ok_status=0)
+
+
+def test_a_failed_send_inside_a_group_closes_the_group(stand_in: tuple[Path, Path]) -> None:
+    library, cache = stand_in
+    loop = launch_loop.load(str(library), {"PATH": "/usr/bin:/bin", "XDG_CACHE_HOME": str(cache)})
+    work = _build([], loop, "sendrecv", in_place=False, root=0, rank=0, version=(2, 28, 9))
+    _set(library, count=0, fail_at=1)  # ncclGroupStart is call 0, the send call 1
+    try:
+        assert work.native is not None
+        assert loop.run(work.native, 3) == (5, 0)
+        rows = (ctypes.c_uint64 * 9 * 4096).in_dll(ctypes.CDLL(str(library)), "records")
+        count = ctypes.c_int.in_dll(ctypes.CDLL(str(library)), "count").value
+        assert [ORDER[rows[i][0]] for i in range(count)] == ["ncclGroupStart", "ncclGroupEnd"]
+    finally:
+        _set(library, fail_at=-1)
+
+
+def test_a_cache_others_can_write_is_not_loaded_from(stand_in: tuple[Path, Path], tmp_path: Path) -> None:
+    library, _ = stand_in
+    shared = tmp_path / "shared-cache"
+    loop = launch_loop.load(str(library), {"PATH": "/usr/bin:/bin", "XDG_CACHE_HOME": str(shared)})
+    assert loop.native
+    (shared / "gpufabric").chmod(0o777)  # group and world writable: someone could plant a library there
+    planted = launch_loop.load(str(library), {"PATH": "/usr/bin:/bin", "XDG_CACHE_HOME": str(shared)})
+    assert planted.native  # built again in a private directory of its own
+    assert not str(planted.library._name).startswith(str(shared))  # type: ignore[union-attr]

@@ -21,7 +21,7 @@ from typing import Any
 
 from gpufabric.bench.semantics import NO_INPLACE_CHECK, CollectiveLayout, alltoallv_peer_bytes
 from gpufabric.engines.nccl.cuda import DeviceBuffer
-from gpufabric.engines.nccl.launch_loop import LaunchLoop, LaunchOp, NativeProgram
+from gpufabric.engines.nccl.launch_loop import CALLS, LaunchLoop, LaunchOp, NativeProgram
 
 # NCCL releases that first had what a request needs (nccl.h of each release).
 GATHER_SCATTER_SINCE = (2, 28, 0)
@@ -141,23 +141,6 @@ def build(
     return Workload(shape, in_place, first_send, first_recv, calls, checked, line_up, native)
 
 
-BINDINGS = {
-    "ncclAllReduce": "all_reduce",
-    "ncclBroadcast": "broadcast",
-    "ncclReduce": "reduce",
-    "ncclAllGather": "all_gather",
-    "ncclReduceScatter": "reduce_scatter",
-    "ncclAlltoAll": "allto_all",
-    "ncclGather": "gather",
-    "ncclScatter": "scatter",
-    "ncclSend": "send",
-    "ncclRecv": "recv",
-    "ncclGroupStart": "group_start",
-    "ncclGroupEnd": "group_end",
-}
-"""nccl4py's low-level binding of each NCCL call: the Python loop's way to make the C loop's call."""
-
-
 def _ops(
     comm: Any,
     stream: int,
@@ -205,7 +188,7 @@ def python_call(nccl: Any, ops: list[LaunchOp]) -> Callable[[], None]:
     """One iteration's calls through nccl4py's bindings: what the Python loop runs."""
     if not ops:
         return _nothing
-    bound = [partial(getattr(nccl, BINDINGS[op.symbol]), *op.args) for op in ops]
+    bound = [partial(getattr(nccl, CALLS[op.symbol][1]), *op.args) for op in ops]
     if len(bound) == 1:
         return bound[0]  # functools.partial calls the binding from C: no Python frame per launch
 

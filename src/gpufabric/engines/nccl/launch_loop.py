@@ -56,28 +56,36 @@ int gf_launch_loop(const gf_op* ops, const int32_t* starts, int32_t ncalls, int6
         case 4: s = ((f_void)o->fn)(); break;
         default: s = -1;
       }
-      if (s != 0) { *failed = i; return s; }
+      if (s != 0 && s != 7) {  /* 7: ncclInProgress, a non-blocking communicator's success */
+        const gf_op* last = &ops[starts[c + 1] - 1];
+        if (j < starts[c + 1] - 1 && last->kind == 4) ((f_void)last->fn)();  /* close an open group */
+        *failed = i;
+        return s;
+      }
     }
   }
   return 0;
 }
 """
 
-SIGNATURES = {
-    # NCCL's C signature of each call, as the kind number the C switch above dispatches on.
-    "ncclAllReduce": 0,  # send, recv, count, datatype, op, comm, stream
-    "ncclReduceScatter": 0,
-    "ncclBroadcast": 0,  # ... root in op's place
-    "ncclGather": 0,
-    "ncclScatter": 0,
-    "ncclReduce": 1,  # send, recv, count, datatype, op, root, comm, stream
-    "ncclAllGather": 2,  # send, recv, count, datatype, comm, stream
-    "ncclAlltoAll": 2,
-    "ncclSend": 3,  # buffer, count, datatype, peer, comm, stream
-    "ncclRecv": 3,
-    "ncclGroupStart": 4,
-    "ncclGroupEnd": 4,
+CALLS = {
+    # NCCL's C symbol -> (its C signature as the kind the C switch above dispatches on, nccl4py's binding).
+    "ncclAllReduce": (0, "all_reduce"),  # send, recv, count, datatype, op, comm, stream
+    "ncclReduceScatter": (0, "reduce_scatter"),
+    "ncclBroadcast": (0, "broadcast"),  # ... root in op's place
+    "ncclGather": (0, "gather"),
+    "ncclScatter": (0, "scatter"),
+    "ncclReduce": (1, "reduce"),  # send, recv, count, datatype, op, root, comm, stream
+    "ncclAllGather": (2, "all_gather"),  # send, recv, count, datatype, comm, stream
+    "ncclAlltoAll": (2, "allto_all"),
+    "ncclSend": (3, "send"),  # buffer, count, datatype, peer, comm, stream
+    "ncclRecv": (3, "recv"),
+    "ncclGroupStart": (4, "group_start"),
+    "ncclGroupEnd": (4, "group_end"),
 }
+IN_PROGRESS = 7
+"""``ncclInProgress``: what a call on a non-blocking communicator returns when it succeeded (nccl4py's
+``check_status`` lets it pass too)."""
 
 
 class LaunchOp(NamedTuple):
@@ -128,7 +136,7 @@ class LaunchLoop:
         flat = [op for call in calls for op in call]
         ops = (_Op * max(len(flat), 1))()
         for slot, op in zip(ops, flat, strict=False):
-            slot.kind = SIGNATURES[op.symbol]
+            slot.kind = CALLS[op.symbol][0]
             slot.fn = ctypes.cast(getattr(self.nccl, op.symbol), ctypes.c_void_p).value
             for k, value in enumerate(op.args):
                 slot.a[k] = int(value) & 0xFFFFFFFFFFFFFFFF  # a negative int (root -1) as C reads it back
@@ -141,7 +149,9 @@ class LaunchLoop:
         return NativeProgram(ops, starts, len(calls))
 
     def run(self, program: NativeProgram, iters: int) -> tuple[int, int]:
-        """Run ``iters`` iterations; (NCCL's status, the failing iteration) - (0, -1) when all succeeded."""
+        """Run ``iters`` iterations; (NCCL's status, the failing iteration) - (0, -1) when all succeeded. A
+        call that fails inside a group (``ncclSend``/``ncclRecv``) has the group closed before the loop
+        returns, so the communicator is left as the Python loop's exception would leave it."""
         assert self.library is not None
         failed = ctypes.c_int64(-1)
         status = self.library.gf_launch_loop(
@@ -168,13 +178,16 @@ def compiled(cache: Path, environ: Mapping[str, str]) -> Path:
     tag = hashlib.sha256(f"{SOURCE}{platform.machine()}".encode()).hexdigest()[:16]
     target = cache / f"launch-loop-{tag}.so"
     if target.is_file():
+        _trusted(cache)
+        _trusted(target)
         return target
     compiler = next(
         (c for c in (environ.get("CC"), "cc", "gcc") if c and shutil.which(c, path=environ.get("PATH"))), None
     )
     if compiler is None:
         raise NoCompiler
-    cache.mkdir(parents=True, exist_ok=True)
+    cache.mkdir(mode=0o700, parents=True, exist_ok=True)
+    _trusted(cache)
     with tempfile.TemporaryDirectory(dir=cache) as work:
         source = Path(work) / "loop.c"
         source.write_text(SOURCE)
@@ -185,6 +198,14 @@ def compiled(cache: Path, environ: Mapping[str, str]) -> Path:
         )  # fmt: skip
         os.replace(built, target)
     return target
+
+
+def _trusted(path: Path) -> None:
+    """A shared object this process loads must be its user's and writable by nobody else: a cache another
+    user could write into would let them run code in every rank (OSError: the caller uses a private one)."""
+    info = path.stat()
+    if info.st_uid != os.getuid() or info.st_mode & 0o022:
+        raise PermissionError(f"{path} is not this user's alone (owner {info.st_uid}, mode {info.st_mode:o})")
 
 
 def _cache_dir(environ: Mapping[str, str]) -> Path:
@@ -202,8 +223,8 @@ def load(nccl_path: str | None, environ: Mapping[str, str] | None = None) -> Lau
     try:
         try:
             shared = compiled(_cache_dir(environ), environ)
-        except OSError:  # an unwritable home: a private temporary cache
-            shared = compiled(Path(tempfile.gettempdir()) / f"gpufabric-{os.getuid()}", environ)
+        except OSError:  # an unwritable or shared cache: a private directory of this run's own
+            shared = compiled(Path(tempfile.mkdtemp(prefix="gpufabric-loop-")), environ)
         library = ctypes.CDLL(str(shared))
         library.gf_launch_loop.restype = ctypes.c_int
         library.gf_launch_loop.argtypes = [
