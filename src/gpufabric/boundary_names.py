@@ -29,6 +29,8 @@ VIRTUAL_NODE_ENV = "GPUFABRIC_VIRTUAL_NODE"
 
 NCCL_LIB_ENV = "GPUFABRIC_NCCL_LIB"
 """The libnccl.so.2 the direct engine loads (``bench --nccl-lib``)."""
+MPS_PIPE_ENV = "CUDA_MPS_PIPE_DIRECTORY"
+"""CUDA's variable naming an MPS daemon's pipe directory: set, a process is an MPS client."""
 GPU_SHARING_ENV = "GPUFABRIC_GPU_SHARING"
 """``off``: no watch for other processes on the run's GPUs (``bench.gpu_sharing``)."""
 CPU_BIND_ENV = "GPUFABRIC_CPU_BIND"

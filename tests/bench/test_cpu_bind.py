@@ -9,7 +9,8 @@ import sys
 
 import pytest
 
-from gpufabric.bench.cpu_bind import chosen_cpus
+from gpufabric.bench.cpu_bind import bind, check_setting, chosen_cpus
+from gpufabric.errors import UsageError
 
 CPUS = list(range(32))
 
@@ -51,3 +52,10 @@ def test_a_rank_binds_itself_and_says_so_unless_someone_narrowed_its_cpus_first(
     # taskset narrowed it already: the rank keeps what it was given and says nothing.
     assert _child(1, 2, "core", ["taskset", "-c", str(allowed[0])]) == f"None [{allowed[0]}]"
     assert _child(0, 2, "none").startswith("None")
+
+
+def test_an_unknown_policy_is_one_line_and_an_unknown_local_size_binds_nothing() -> None:
+    with pytest.raises(UsageError, match=r"GPUFABRIC_CPU_BIND='cores': choose one of none, share, core"):
+        check_setting({"GPUFABRIC_CPU_BIND": "cores"})
+    said = bind(0, None, {"GPUFABRIC_CPU_BIND": "core"})
+    assert said is not None and "not applied" in said

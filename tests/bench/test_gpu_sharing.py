@@ -9,7 +9,10 @@ import os
 import subprocess
 import sys
 
-from gpufabric.bench.gpu_sharing import SharingWatch, foreign, sharing_note, watch_for
+import pytest
+
+from gpufabric.bench.gpu_sharing import Sharer, SharingWatch, check_setting, foreign, sharing_note, watch_for
+from gpufabric.errors import UsageError
 
 BUS = "00000000:00:07.0"
 
@@ -19,10 +22,14 @@ def test_a_pid_that_is_not_one_of_the_ranks_is_foreign() -> None:
     assert foreign([(11, 500)], {11}) == []
 
 
-def test_in_another_pid_namespace_the_processes_beyond_the_ranks_count_are_foreign() -> None:
-    # NVML lists the host's pids: none is ours, so only the count tells.
+def test_in_another_pid_namespace_the_processes_beyond_the_ranks_are_counted_not_named() -> None:
+    # NVML lists the host's pids: none is ours, so only the count tells, and which one is ours cannot be
+    # told: one entry of minus the count, no pid, no memory.
     assert foreign([(4001, 500)], {11}) == []
-    assert foreign([(4001, 500), (4002, 1024)], {11}) == [(4002, 1024)]
+    assert foreign([(5001, 4096), (5002, 500)], {11}) == [(-1, None)]
+    note = sharing_note("all_reduce", [[vars(Sharer("n1", BUS, -1, "", None))]])
+    assert note is not None and "1 process(es) beyond the run's ranks, not named)" in note
+    assert "pid" not in note
 
 
 def test_the_watch_names_a_real_process_sharing_a_gpu_and_forgets_it_once_taken() -> None:
@@ -50,9 +57,25 @@ def test_a_failing_lister_says_nothing_rather_than_failing_the_run() -> None:
     assert SharingWatch("node1", {BUS: {1}}, broken).take() == []
 
 
-def test_only_the_hosts_lowest_rank_watches_and_mps_is_not_watched() -> None:
-    facts = [{"host": "a", "bus_id": BUS, "pid": 5}, {"host": "b", "bus_id": BUS, "pid": 6}]
-    follower, note = watch_for(facts, "a", leader=False, environ={})
+def test_only_the_hosts_lowest_rank_watches_and_mps_or_off_is_not_watched() -> None:
+    facts = [{"bus_id": BUS, "pid": 5}, {"bus_id": BUS, "pid": 6}]
+    follower, note = watch_for(facts, ["a", "a"], 1, environ={})
     assert follower.lister is None and note is None and follower.take() == []
-    under_mps, why = watch_for(facts, "a", leader=True, environ={"CUDA_MPS_PIPE_DIRECTORY": "/tmp/mps"})
+    under_mps, why = watch_for(facts, ["a", "a"], 0, environ={"CUDA_MPS_PIPE_DIRECTORY": "/tmp/mps"})
     assert under_mps.lister is None and why is not None and "MPS" in why
+    off, why_off = watch_for(facts, ["a", "a"], 0, environ={"GPUFABRIC_GPU_SHARING": "off"})
+    assert off.lister is None and why_off is not None and "GPUFABRIC_GPU_SHARING=off" in why_off
+
+
+def test_virtual_nodes_of_one_machine_are_watched_together_by_their_physical_host() -> None:
+    """Virtual nodes name themselves host/vnodeK; the GPUs they share belong to the machine."""
+    facts = [{"host": "m/vnode0", "bus_id": BUS, "pid": 5}, {"host": "m/vnode1", "bus_id": BUS, "pid": 6}]
+    watch, note = watch_for(facts, ["m", "m"], 0, environ={"GPUFABRIC_GPU_SHARING": "on"})
+    assert watch.own == {BUS: {5, 6}} or note is not None  # watched (or NVML missing here: said so)
+    watch.stop()
+
+
+@pytest.mark.parametrize("value", ["0", "false", "yes"])
+def test_a_setting_other_than_on_or_off_is_one_line(value: str) -> None:
+    with pytest.raises(UsageError, match=r"GPUFABRIC_GPU_SHARING=.*choose on or off"):
+        check_setting({"GPUFABRIC_GPU_SHARING": value})

@@ -9,6 +9,9 @@ takes the ``r``-th of ``n`` equal, contiguous shares of the CPUs it may use: the
 NCCL's, which inherit it, stay together and off the other ranks'), ``core`` (one CPU, as ``mpirun
 --bind-to core``). A rank whose CPUs were already narrowed (``taskset``, a Slurm cgroup, mpirun's own
 binding) is left as it is. The calling thread's set is changed: call it before NCCL starts its threads.
+The shares are cut from the CPU numbers in order: on a host that numbers hyper-thread siblings apart
+(0..N-1, then N..2N-1) a share is not a set of whole cores, and nothing here follows the GPU's NUMA node;
+that is why ``none`` is the default (and measured no worse, docs/engines.md).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import os
 from collections.abc import Mapping
 
 from gpufabric.boundary_names import CPU_BIND_ENV
+from gpufabric.errors import UsageError
 
 POLICIES = ("none", "share", "core")
 
@@ -30,16 +34,27 @@ def chosen_cpus(allowed: list[int], local_rank: int, local_size: int, policy: st
     return mine[:1] if policy == "core" else mine
 
 
+def check_setting(environ: Mapping[str, str]) -> None:
+    """A GPUFABRIC_CPU_BIND other than the policies is one line, before anything starts."""
+    policy = (environ.get(CPU_BIND_ENV) or "none").strip().lower()
+    if policy not in POLICIES:
+        raise UsageError(
+            f"{CPU_BIND_ENV}={policy!r}: choose one of {', '.join(POLICIES)} (none: the launcher's placement)"
+        )
+
+
 def bind(local_rank: int, local_size: int | None, environ: Mapping[str, str] | None = None) -> str | None:
     """Apply the policy to the calling thread; what was done, in words (None: nothing)."""
     environ = os.environ if environ is None else environ
     policy = (environ.get(CPU_BIND_ENV) or "none").strip().lower()
-    if policy not in POLICIES or not hasattr(os, "sched_getaffinity"):
+    if policy not in POLICIES or policy == "none" or not hasattr(os, "sched_getaffinity"):
         return None
+    if not local_size:  # the launcher did not say how many ranks share this host: no share can be cut
+        return f"CPU binding {policy} not applied: the launcher gave no local world size"
     allowed = sorted(os.sched_getaffinity(0))
     if len(allowed) < (os.cpu_count() or len(allowed)):
         return None  # narrowed already by whoever started us: theirs to decide
-    cpus = chosen_cpus(allowed, local_rank, local_size or 1, policy)
+    cpus = chosen_cpus(allowed, local_rank, local_size, policy)
     if not cpus:
         return None
     os.sched_setaffinity(0, cpus)

@@ -23,9 +23,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpufabric.boundary_names import GPU_SHARING_ENV
-
-MPS_ENV = "CUDA_MPS_PIPE_DIRECTORY"
+from gpufabric.boundary_names import GPU_SHARING_ENV, MPS_PIPE_ENV
+from gpufabric.errors import UsageError
 
 
 @dataclass(frozen=True)
@@ -40,7 +39,11 @@ class Sharer:
 
     def words(self) -> str:
         memory = f", {self.memory_mib / 1024:.1f} GiB" if self.memory_mib else ""
-        return f"GPU {self.bus_id} on {self.host}: pid {self.pid} {self.name}{memory}".replace(" :", ":")
+        if self.pid < 0:  # counted, not named (``foreign``)
+            count = -self.pid
+            beyond = f"{count} process(es) beyond the run's ranks, not named"
+            return f"GPU {self.bus_id} on {self.host}: {beyond}{memory}"
+        return f"GPU {self.bus_id} on {self.host}: pid {self.pid} {self.name}{memory}"
 
 
 Lister = Callable[[str], list[tuple[int, int | None]]]
@@ -69,7 +72,8 @@ class SharingWatch:
             except Exception:  # NVML gone or this GPU unreadable: nothing to say about it
                 continue
             for pid, memory in foreign(listed, ours):
-                self._seen.setdefault((bus_id, pid), Sharer(self.host, bus_id, pid, _name(pid), memory))
+                name = _name(pid) if pid > 0 else ""
+                self._seen.setdefault((bus_id, pid), Sharer(self.host, bus_id, pid, name, memory))
 
     def take(self) -> list[dict[str, Any]]:
         """A look now, and what was seen since the last call (plain data: it crosses the control plane)."""
@@ -82,11 +86,14 @@ class SharingWatch:
 
 
 def foreign(listed: Sequence[tuple[int, int | None]], ours: set[int]) -> list[tuple[int, int | None]]:
-    """The listed processes that are not the run's: by pid when NVML's pids are ours (one pid namespace),
-    else the processes beyond the run's count (NVML in the host's namespace: our pids never appear)."""
+    """The listed processes that are not the run's, by pid, when NVML's pids are ours (one pid
+    namespace); else (NVML in the host's namespace: none of our pids appears) the processes beyond the
+    run's count, as one entry of minus that count: which of the listed ones are ours cannot be told there,
+    so none is named and no memory is given."""
     if any(pid in ours for pid, _ in listed):
         return [(pid, memory) for pid, memory in listed if pid not in ours]
-    return list(listed[len(ours) :]) if len(listed) > len(ours) else []
+    extra = len(listed) - len(ours)
+    return [(-extra, None)] if extra > 0 else []
 
 
 def _name(pid: int) -> str:
@@ -125,23 +132,41 @@ def nvml_lister() -> tuple[Lister | None, Callable[[], None]]:
 
 
 def watch_for(
-    rank_facts: Sequence[Mapping[str, Any]], host: str, leader: bool, environ: Mapping[str, str]
+    rank_facts: Sequence[Mapping[str, Any]],
+    hosts: Sequence[str],
+    rank: int,
+    environ: Mapping[str, str],
 ) -> tuple[SharingWatch, str | None]:
-    """This rank's watch from every rank's facts (host, bus id, pid), and a note when there is none."""
-    if environ.get(GPU_SHARING_ENV, "").strip().lower() == "off":
+    """This rank's watch from every rank's facts (bus id, pid) and physical host (``hosts``, by rank: a
+    virtual node's ranks share their machine's GPUs), and a note when nothing is watched."""
+    host = hosts[rank]
+    if (environ.get(GPU_SHARING_ENV) or "").strip().lower() == "off":
         return SharingWatch(host, {}, None), f"GPU sharing not watched ({GPU_SHARING_ENV}=off)"
-    if environ.get(MPS_ENV):
+    if environ.get(MPS_PIPE_ENV):
         return SharingWatch(host, {}, None), "GPU sharing not watched: under MPS NVML lists the MPS server"
-    if not leader:
+    if hosts.index(host) != rank:  # the lowest rank of each host looks for all of them
         return SharingWatch(host, {}, None), None
     own: dict[str, set[int]] = {}
-    for fact in rank_facts:
-        if fact.get("host") == host and fact.get("bus_id"):
+    for fact, where in zip(rank_facts, hosts, strict=True):
+        if where == host and fact.get("bus_id"):
             own.setdefault(str(fact["bus_id"]), set()).add(int(fact["pid"]))
+    if not own:
+        return SharingWatch(
+            host, {}, None
+        ), "GPU sharing not watched: no GPU of the run was named on this host"
     lister, shutdown = nvml_lister()
     if lister is None:
         return SharingWatch(host, own, None), "GPU sharing not watched: NVML did not start (nvidia-ml-py)"
     return SharingWatch(host, own, lister, shutdown), None
+
+
+def check_setting(environ: Mapping[str, str]) -> None:
+    """A value of GPUFABRIC_GPU_SHARING other than ``on`` or ``off`` is one line, before anything starts."""
+    value = (environ.get(GPU_SHARING_ENV) or "on").strip().lower()
+    if value not in ("on", "off"):
+        raise UsageError(
+            f"{GPU_SHARING_ENV}={value!r}: choose on or off (off: no NVML look for other processes)"
+        )
 
 
 def sharing_note(collective: str, seen: Sequence[Sequence[Mapping[str, Any]]]) -> str | None:

@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from gpufabric.boundary_names import MPS_PIPE_ENV
 from gpufabric.errors import LaunchError, UsageError
 
 CONTROL = "nvidia-cuda-mps-control"
@@ -45,7 +46,7 @@ def pipe_directory(root: Path) -> Path:
 
 
 def mps_env(root: Path) -> dict[str, str]:
-    return {"CUDA_MPS_PIPE_DIRECTORY": str(pipe_directory(root)), "CUDA_MPS_LOG_DIRECTORY": str(root / "log")}
+    return {MPS_PIPE_ENV: str(pipe_directory(root)), "CUDA_MPS_LOG_DIRECTORY": str(root / "log")}
 
 
 def check_available() -> str:
@@ -82,6 +83,6 @@ def mps_daemon(root: Path | None = None, *, timeout_s: float = 20.0) -> Iterator
         with contextlib.suppress(OSError, subprocess.SubprocessError):
             subprocess.run([control], input="quit\n", env=full, capture_output=True, text=True,
                            timeout=timeout_s, check=False)  # fmt: skip
-        pipe = Path(env["CUDA_MPS_PIPE_DIRECTORY"])
+        pipe = Path(env[MPS_PIPE_ENV])
         if pipe != base / "pipe":  # the short directory made for a deep run directory: ours to remove
             shutil.rmtree(pipe, ignore_errors=True)

@@ -128,7 +128,7 @@ def run_rank(config: BenchConfig, identity: RankIdentity) -> int:
                 "pid": os.getpid(),
             }
         )
-        sharing, unwatched = watch_for(facts, hosts.host, hosts.reads_host, os.environ)
+        sharing, unwatched = watch_for(facts, hosts.hosts, identity.rank, os.environ)
         node_records = nodes.collect(control)
         reporter = None
         if node_records is not None:  # rank 0
