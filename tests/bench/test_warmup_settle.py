@@ -84,10 +84,12 @@ def _table_notes(notes: list[str]) -> list[str]:
     return [line for line in render_run(run, "table").splitlines() if line.startswith("# note:")]
 
 
-def _notes_for(unsettled: list[tuple[int, list[float]]]) -> list[str]:
+def _notes_for(unsettled: list[tuple[int, list[float]]], *, short: bool = True) -> list[str]:
+    """The notes of sizes that gave up: under the short batches' cap (12 discarded), or the long one (3)."""
     notes = TimingNotes("reduce", BenchConfig())
     for size, samples in unsettled:
-        notes.add(size, True, Samples(20, samples, discarded_us=[math.nan] * 12, stable=False))
+        discarded = [math.nan] * (12 if short else 3)
+        notes.add(size, True, Samples(20, samples, discarded_us=discarded, stable=False, short_cap=short))
     return notes.notes()
 
 
@@ -105,6 +107,25 @@ def test_several_short_or_one_long_unsettled_size_is_a_disturbed_run() -> None:
     assert len(short) == DISTURBED_SHORT_SIZES
     assert any("never settled" in line for line in _table_notes(_notes_for(short)))
     one_gb = next(p["samples_us"] for p in DOCUMENT["placements"] if p["size_bytes"] == 1 << 30)
-    long_notes = _notes_for([(1 << 30, one_gb)])
+    long_notes = _notes_for([(1 << 30, one_gb)], short=False)
     assert any(n.startswith("reduce: batches never agreed within") for n in long_notes), long_notes
     assert any("never settled" in line for line in _table_notes(long_notes))
+
+
+def test_a_size_near_the_short_limit_is_filed_under_the_cap_that_gave_up() -> None:
+    """A size whose batches straddle 100 us: discards under the short cap while its pairs are short, gives
+    up under the long cap once a pair is long; the note says the count it discarded and files it as long."""
+    log = BatchLog(0.02, 3)
+    for value in (150.0, 95.0, 140.0, 96.0, 145.0, 110.0):
+        log.add(value)
+    assert log.settled and not log.stable and not log.short_cap
+    samples = Samples(
+        20, log.samples_us, discarded_us=log.discarded_us, stable=False, short_cap=log.short_cap
+    )
+    notes = TimingNotes("reduce", BenchConfig())
+    notes.add(65536, True, samples)
+    said = notes.notes()
+    assert any(
+        n.startswith("reduce: batches never agreed") and f"({len(log.discarded_us)} discarded)" in n
+        for n in said
+    ), said

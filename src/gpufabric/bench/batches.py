@@ -50,6 +50,8 @@ class Samples:
     """Warm-up batches dropped before two consecutive batches agreed (stabilisation)."""
     stable: bool = True
     """False when stabilisation gave up (``max_unstable_batches`` reached) and kept what it had."""
+    short_cap: bool = False
+    """Stabilisation gave up under the short batches' cap (``steady_rule.allowed_discards``)."""
     unheld: int = 0
     """Batches discarded because the hold ended before the host had enqueued them."""
     warmup_iters: int = 0
@@ -165,6 +167,8 @@ class BatchLog:
     discarded_us: list[float] = field(default_factory=list)
     settled: bool = False
     stable: bool = True
+    short_cap: bool = False
+    """When it gave up: whether the short batches' cap was the one that applied."""
     details: list[BatchDetail | None] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -179,8 +183,9 @@ class BatchLog:
         older, newer = self.samples_us[-2], self.samples_us[-1]
         if steady(older, newer, self.tol):
             self.settled = True
-        elif len(self.discarded_us) >= allowed_discards(min(older, newer), self.max_unstable):
+        elif len(self.discarded_us) >= (cap := allowed_discards(min(older, newer), self.max_unstable)):
             self.settled, self.stable = True, False
+            self.short_cap = cap > self.max_unstable
         else:
             self.discarded_us.append(self.samples_us.pop(0))
             self.details.pop(0)
@@ -246,6 +251,7 @@ def samples_of(
         stopped_by=reason,
         discarded_us=log.discarded_us,
         stable=log.stable,
+        short_cap=log.short_cap,
         unheld=unheld,
         warmup_iters=warmup,
     )

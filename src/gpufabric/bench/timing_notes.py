@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import statistics
-
 from gpufabric.bench.batches import Samples, relative_ci
 from gpufabric.bench.config import BenchConfig
 from gpufabric.bench.steady_rule import SHORT_BATCH_US, SHORT_UNSETTLED_WORDS, allowed_discards, floor_words
@@ -29,9 +27,9 @@ class TimingNotes:
         if samples.discarded_us:
             self.discarded += len(samples.discarded_us)
             self.discarded_sizes += 1
-        if not samples.stable:
-            short = samples.samples_us and statistics.median(samples.samples_us) < SHORT_BATCH_US
-            (self.unstable_short if short else self.unstable).append(where)
+        if not samples.stable:  # filed under the cap the rule applied, with the batches it discarded
+            place = self.unstable_short if samples.short_cap else self.unstable
+            place.append(f"{where} ({len(samples.discarded_us)} discarded)")
         self.unheld += samples.unheld
         if self.config.adaptive and samples.stopped_by not in ("precision", ""):
             ci = relative_ci(samples.samples_us, self.config.estimator)
