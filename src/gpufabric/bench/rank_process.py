@@ -23,7 +23,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, BinaryIO, NoReturn
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gpufabric.bench.config import BenchConfig
 from gpufabric.bench.identity import RankIdentity, rank_identity
@@ -55,7 +55,7 @@ class StandbyPlan(BaseModel):
     """What a rank started before its plan receives on its standard input (``launch.standby``): its
     arguments, and the variables its launcher sets or unsets (only those read after this point)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)  # variables may hold secrets
 
     args: list[str]
     variables: dict[str, str] = Field(default_factory=dict, description="set, replacing the standby's")
@@ -220,7 +220,15 @@ def bench_rank_main(
         if standby_imports is not None:
             standby_imports()
         _main_began.append(time.time())
-        received = receive_plan(sys.stdin.buffer)
+        try:
+            received = receive_plan(sys.stdin.buffer)
+        except ValidationError as exc:  # our own parent wrote it: a mismatch of versions, said in one line
+            print(
+                f"gpufabric rank: the plan from its command could not be read ({exc.error_count()} "
+                "error(s)); run gpufabric and its ranks from one installation",
+                file=sys.stderr,
+            )
+            exit_rank(2)
         if received is None:
             exit_rank(0)
         given = received

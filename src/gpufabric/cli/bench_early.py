@@ -9,7 +9,8 @@ one ``EARLY_FLAGS`` names, the others (another launcher, ``--ab``, ``--dry-run``
 nothing early. Nothing here can change what runs: the plan is made as ever, and a standby that cannot
 become its planned command exactly is stopped and the command started afresh. The GPUs are counted from
 ``/proc/driver/nvidia/gpus`` (``nvidia-smi -L``, which the plan asks, takes 0.05 s to answer); this
-module imports only the standard library, ``launch.standby`` and ``bench.rank_engines``.
+module imports only the standard library and three light leaves: ``boundary_names``, ``engines``' rank
+table and ``launch``'s standby and GPU listing (no pydantic, no typer: they load beside the ranks).
 """
 
 from __future__ import annotations
