@@ -154,6 +154,12 @@ def test_a_host_paced_step_is_bounded_by_the_host_path_not_by_busbw() -> None:
     assert "450% above the prediction (outside +-15%)" in agreement_verdict(
         fast
     )  # 11 ms measured, 2 predicted
+    # A device that paces the twin (the host issued it in half its device time) hides the extra issue time.
+    result.comm.host_path = HostPath(twin_host_ms=15.0, synced_host_ms=24.0, twin_device_ms=30.0,
+                                     synced_device_ms=39.0, rounds=3)  # fmt: skip
+    device_paced = predict(result)
+    assert device_paced is not None and device_paced.host_bound_ms is None
+    assert device_paced.predicted_comm_ms == pytest.approx(2.0)
 
 
 def _prediction(*, predicted: float, measured: float, serial: float) -> Prediction:

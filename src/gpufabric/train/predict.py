@@ -165,11 +165,18 @@ def predict(
     )
 
 
+HOST_PACED_AT = 0.9
+"""The twin's host time over its device time from which the host paces the step: below it the device is
+the bottleneck and the synced step's extra issue time hides behind kernels still running, so it bounds
+nothing (the 2x H200 run of docs/benchmarks.md §3b read 0.99-1.00 for every strategy)."""
+
+
 def host_bound_ms(result: TrainResult, durations: Sequence[float]) -> float | None:
     """The host path's bound on exposed communication: the synced step's extra issue time over its twin
     (the host-path probe), then the last call alone on the wire, as nothing is left to issue beside it.
-    None without the probe (older documents, one rank) and on CPU ranks (issuing a step is running it)."""
+    None without the probe (older documents, one rank), on CPU ranks (issuing a step is running it), and
+    where the device, not the host, paces the twin (``HOST_PACED_AT``)."""
     probe = result.comm.host_path
-    if probe is None or not probe.on_device or not durations:
+    if probe is None or not probe.on_device or not durations or probe.host_paced < HOST_PACED_AT:
         return None
     return probe.extra_ms + durations[-1]
