@@ -13,13 +13,9 @@ of a test can never pass for a real measurement, whichever command printed it.
 
 from __future__ import annotations
 
-import csv
-import io
-import re
 from collections.abc import Mapping
 from typing import Literal
 
-from gpufabric.bench.steady_rule import DISTURBED_SHORT_SIZES, SHORT_UNSETTLED_WORDS
 from gpufabric.report.expected_lines import expected_lines
 from gpufabric.report.formats import RUN_FORMATS, Format
 from gpufabric.report.iteration_columns import (
@@ -28,6 +24,8 @@ from gpufabric.report.iteration_columns import (
     shows_iterations,
     straggler_lines,
 )
+from gpufabric.report.run_csv import render_csv
+from gpufabric.report.table_notes import table_notes
 from gpufabric.report.traffic_lines import traffic_lines
 from gpufabric.results.model import Measurement, Row, RunResult, Series, fault_text
 
@@ -176,109 +174,16 @@ def render_series(result: RunResult, series: Series) -> str:
     return "\n".join(lines)
 
 
-# Per-collective warm-up notes (``bench.timing_notes.TimingNotes``): kept whole in the result's notes, shown
-# in the table as one summary line, so a sweep of every collective does not end in a screen of them.
-_WARMUP_NOTE = re.compile(
-    r"^(?P<collective>[\w?() ]+): (?:warm-up stabilisation discarded (?P<batches>\d+) batch\(es\)"
-    rf"|(?P<short>\d+) {re.escape(SHORT_UNSETTLED_WORDS)}|batches never agreed within )"
-)
-
-
-def _table_notes(notes: list[str]) -> list[str]:
-    """The notes as the table shows them: each one, but the warm-up ones summed up in one line, and only
-    when the run looks disturbed. Discarding a warm-up batch that disagreed with the next is the rule
-    working (a clock ramp, one jittery batch), not news, and so are one or two short sizes that never
-    settled (``DISTURBED_SHORT_SIZES``); a long size that never settled, or several short ones, are: the
-    run was disturbed while they ran."""
-    shown: list[str] = []
-    discarded, collectives, long_unsettled, short_unsettled = 0, set(), False, 0
-    for note in notes:
-        match = _WARMUP_NOTE.match(note)
-        if match is None:
-            shown.append(note)
-            continue
-        collectives.add(match["collective"])
-        if match["batches"]:
-            discarded += int(match["batches"])
-        elif match["short"]:
-            short_unsettled += int(match["short"])
-        else:
-            long_unsettled = True
-    if long_unsettled or short_unsettled >= DISTURBED_SHORT_SIZES:
-        shown.append(
-            f"warm-up: {discarded} unsteady batch(es) discarded in {len(collectives)} collective(s); some "
-            "sizes never settled: something else ran on the GPUs or hosts (each size's detail: the "
-            "result's notes, `gpufabric show <run directory> --format json`)"
-        )
-    return shown
-
-
 def render_table(result: RunResult) -> str:
     """Every series as an nccl-tests-shaped block, plus the run's notes and failure if any."""
     blocks = [render_series(result, series) for series in result.series]
     # After every block: the streamed rows are a prefix of this text only if nothing follows a row
     # line that a later series' rows would push down (``cli/bench_stream``).
     tail = [f"# {line}" for line in expected_lines(result.expected)]
-    tail += [f"# note: {note}" for note in _table_notes(result.metadata.notes)]
+    tail += [f"# note: {note}" for note in table_notes(result.metadata.notes)]
     if not result.complete:
         tail.append(f"# INCOMPLETE: {result.failure or 'the run stopped early'}")
     return "\n".join([*blocks, *tail]) + "\n"
-
-
-CSV_COLUMNS = (
-    "collective",
-    "nranks",
-    "size_bytes",
-    "count",
-    "dtype",
-    "redop",
-    "root",
-    "oop_time_us",
-    "oop_algbw_gbs",
-    "oop_busbw_gbs",
-    "oop_wrong",
-    "oop_spread",
-    "ip_time_us",
-    "ip_algbw_gbs",
-    "ip_busbw_gbs",
-    "ip_wrong",
-    "ip_spread",
-)
-
-
-def _cells(m: Measurement | None) -> list[object]:
-    if m is None:
-        return ["", "", "", "", ""]
-    spread = m.spread
-    return [
-        m.time_us,
-        m.algbw_gbs,
-        m.busbw_gbs,
-        "" if m.wrong is None else m.wrong,
-        "" if spread is None else round(spread, 6),
-    ]
-
-
-def render_csv(result: RunResult) -> str:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS)
-    for series in result.series:
-        for row in series.rows:
-            writer.writerow(
-                [
-                    series.collective,
-                    series.nranks,
-                    row.size_bytes,
-                    row.count,
-                    row.dtype,
-                    row.redop,
-                    row.root,
-                    *_cells(row.out_of_place),
-                    *_cells(row.in_place),
-                ]
-            )
-    return buffer.getvalue()
 
 
 def _md(m: Measurement | None, what: Literal["time", "busbw", "wrong"]) -> str:
