@@ -36,6 +36,7 @@ GPU_SHARING_ENV = "GPUFABRIC_GPU_SHARING"
 CPU_BIND_ENV = "GPUFABRIC_CPU_BIND"
 """``none`` (default), ``share`` or ``core``: the CPUs a direct-engine rank runs on (``bench.cpu_bind``)."""
 LAUNCH_LOOP_ENV = "GPUFABRIC_LAUNCH_LOOP"
+LAUNCH_LOOPS = ("c", "python")
 """``python``: the direct engine times its batches with the Python loop, not the C one
 (``engines.nccl.launch_loop``)."""
 GLOO_DEVICES_ENV = "GPUFABRIC_GLOO_DEVICES"

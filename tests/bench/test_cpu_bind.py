@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from gpufabric.bench.cpu_bind import bind, check_setting, chosen_cpus
+from gpufabric.bench.engine_switches import check_switches
 from gpufabric.errors import UsageError
 
 CPUS = list(range(32))
@@ -59,3 +60,19 @@ def test_an_unknown_policy_is_one_line_and_an_unknown_local_size_binds_nothing()
         check_setting({"GPUFABRIC_CPU_BIND": "cores"})
     said = bind(0, None, {"GPUFABRIC_CPU_BIND": "core"})
     assert said is not None and "not applied" in said
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "match"),
+    [
+        ("GPUFABRIC_CPU_BIND", "cores", r"GPUFABRIC_CPU_BIND='cores': choose one of none, share, core"),
+        ("GPUFABRIC_GPU_SHARING", "0", r"GPUFABRIC_GPU_SHARING='0': choose on or off"),
+        ("GPUFABRIC_LAUNCH_LOOP", "py", r"GPUFABRIC_LAUNCH_LOOP='py': choose c or python"),
+    ],
+)
+def test_every_engine_switch_typo_is_one_line_before_anything_starts(
+    name: str, value: str, match: str
+) -> None:
+    with pytest.raises(UsageError, match=match):
+        check_switches({name: value})
+    check_switches({})  # unset: the defaults

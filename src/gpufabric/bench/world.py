@@ -13,12 +13,11 @@ from collections.abc import Mapping
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from gpufabric.bench import cpu_bind, gpu_sharing
 from gpufabric.bench.config import BenchConfig, check_cpu_ranks, check_memory, resolve_engine, validate
+from gpufabric.bench.engine_switches import check_switches
 from gpufabric.bench.fault import Fault, check_world, fault_from_env
 from gpufabric.bench.rank_engines import DEFAULT_CPU_RANKS, usable_cores
 from gpufabric.boundary_names import FAULT_ENV
-from gpufabric.engines.nccl import launch_loop
 from gpufabric.errors import UsageError
 from gpufabric.launch.gpu_listing import gpu_memory_mib
 from gpufabric.launch.local import host_gpu_ids
@@ -72,8 +71,7 @@ def checked_world(
     validate(config, nranks=world.ranks, backend=world.backend, on_gpu=world.on_gpu)
     resolve_engine(config, world.backend)
     fault = _checked_fault(environ, config, world.ranks)
-    for check_switch in (cpu_bind.check_setting, gpu_sharing.check_setting, launch_loop.check_setting):
-        check_switch(environ)  # the direct engine's GPUFABRIC_* switches: a typo is one line, not ignored
+    check_switches(environ)  # the direct engine's GPUFABRIC_* switches: a typo is one line, not ignored
     if ranks_here and world.on_gpu:
         gpus = max(visible_gpu_count(environ), 1)
         sharing = -(-world.ranks // gpus) if config.virtual_nodes else 1

@@ -29,7 +29,6 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from gpufabric.boundary_names import LAUNCH_LOOP_ENV
-from gpufabric.errors import UsageError
 
 SOURCE = r"""
 #include <stddef.h>
@@ -212,13 +211,6 @@ def _trusted(path: Path) -> None:
 def _cache_dir(environ: Mapping[str, str]) -> Path:
     base = environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "gpufabric"
-
-
-def check_setting(environ: Mapping[str, str]) -> None:
-    """A GPUFABRIC_LAUNCH_LOOP other than ``c`` or ``python`` is one line, before anything starts."""
-    value = (environ.get(LAUNCH_LOOP_ENV) or "c").strip().lower()
-    if value not in ("c", "python"):
-        raise UsageError(f"{LAUNCH_LOOP_ENV}={value!r}: choose c (the default) or python")
 
 
 def load(nccl_path: str | None, environ: Mapping[str, str] | None = None) -> LaunchLoop:
