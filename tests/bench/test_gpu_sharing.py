@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
+from pathlib import Path
 
 import pytest
 
@@ -34,6 +36,11 @@ def test_in_another_pid_namespace_the_processes_beyond_the_ranks_are_counted_not
 def test_the_watch_names_a_real_process_sharing_a_gpu_and_forgets_it_once_taken() -> None:
     load = subprocess.Popen(["sleep", "30"])  # coreutils' sleep: its /proc name is "sleep" everywhere
     try:
+        # With vfork, Popen can return before the kernel renames the child at exec (it wakes the parent
+        # first): wait for the name, as a load running when the watch looks has it.
+        deadline = time.monotonic() + 10
+        while Path(f"/proc/{load.pid}/comm").read_text().strip() != "sleep" and time.monotonic() < deadline:
+            time.sleep(0.01)
         listed = [(os.getpid(), 900), (load.pid, 3 * 1024)]
         watch = SharingWatch("node1", {BUS: {os.getpid()}}, lambda bus: listed if bus == BUS else [])
         seen = watch.take()
