@@ -78,12 +78,10 @@ def stand_in(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return where / "libnccl-stand-in.so", where / "cache"
 
 
-def _c_records(
-    library: Path, program: Any, loop: launch_loop.LaunchLoop, iters: int
-) -> list[tuple[Any, ...]]:
+def _c_records(library: Path, program: Any, iters: int) -> list[tuple[Any, ...]]:
     lib = ctypes.CDLL(str(library))
     ctypes.c_int.in_dll(lib, "count").value = 0
-    status, failed = loop.run(program, iters)
+    status, failed = program.run(iters)
     assert (status, failed) == (0, -1)
     rows = (ctypes.c_uint64 * 9 * 4096).in_dll(lib, "records")
     out = []
@@ -170,7 +168,7 @@ def test_the_c_loop_makes_the_python_loops_calls(
         for call in work.batch(iters):
             call()
         assert log, "the Python loop made no call"
-        assert _c_records(library, work.native, loop, iters) == log
+        assert _c_records(library, work.native, iters) == log
 
 
 def test_a_failing_call_stops_the_loop_with_ncclS_status_and_iteration(stand_in: tuple[Path, Path]) -> None:
@@ -182,7 +180,7 @@ def test_a_failing_call_stops_the_loop_with_ncclS_status_and_iteration(stand_in:
     ctypes.c_int.in_dll(lib, "fail_at").value = 6
     try:
         assert work.native is not None
-        assert loop.run(work.native, 20) == (5, 6)  # the 7th call returned 5: iteration 6 of one call each
+        assert work.native.run(20) == (5, 6)  # the 7th call returned 5: iteration 6 of one call each
     finally:
         ctypes.c_int.in_dll(lib, "fail_at").value = -1
 
@@ -209,7 +207,7 @@ def test_in_progress_is_success_as_nccl4py_reads_it(stand_in: tuple[Path, Path])
     _set(library, count=0, ok_status=launch_loop.IN_PROGRESS)
     try:
         assert work.native is not None
-        assert loop.run(work.native, 5) == (0, -1)
+        assert work.native.run(5) == (0, -1)
         assert ctypes.c_int.in_dll(ctypes.CDLL(str(library)), "count").value == 5
     finally:
         _set(library, ok_status=0)
@@ -222,7 +220,7 @@ def test_a_failed_send_inside_a_group_closes_the_group(stand_in: tuple[Path, Pat
     _set(library, count=0, fail_at=1)  # ncclGroupStart is call 0, the send call 1
     try:
         assert work.native is not None
-        assert loop.run(work.native, 3) == (5, 0)
+        assert work.native.run(3) == (5, 0)
         rows = (ctypes.c_uint64 * 9 * 4096).in_dll(ctypes.CDLL(str(library)), "records")
         count = ctypes.c_int.in_dll(ctypes.CDLL(str(library)), "count").value
         assert [ORDER[rows[i][0]] for i in range(count)] == ["ncclGroupStart", "ncclGroupEnd"]

@@ -30,6 +30,10 @@ from typing import Any, NamedTuple
 
 from gpufabric.boundary_names import LAUNCH_LOOP_ENV
 
+IN_PROGRESS = 7
+"""``ncclInProgress``: what a call on a non-blocking communicator returns when it succeeded (nccl4py's
+``check_status`` lets it pass too); the C loop reads it from here."""
+
 SOURCE = r"""
 #include <stddef.h>
 #include <stdint.h>
@@ -56,7 +60,7 @@ int gf_launch_loop(const gf_op* ops, const int32_t* starts, int32_t ncalls, int6
         case 4: s = ((f_void)o->fn)(); break;
         default: s = -1;
       }
-      if (s != 0 && s != 7) {  /* 7: ncclInProgress, a non-blocking communicator's success */
+      if (s != 0 && s != GF_IN_PROGRESS) {  /* ncclInProgress: a non-blocking communicator's success */
         const gf_op* last = &ops[starts[c + 1] - 1];
         if (j < starts[c + 1] - 1 && last->kind == 4) ((f_void)last->fn)();  /* close an open group */
         *failed = i;
@@ -66,7 +70,7 @@ int gf_launch_loop(const gf_op* ops, const int32_t* starts, int32_t ncalls, int6
   }
   return 0;
 }
-"""
+""".replace("GF_IN_PROGRESS", str(IN_PROGRESS))
 
 CALLS = {
     # NCCL's C symbol -> (its C signature as the kind the C switch above dispatches on, nccl4py's binding).
@@ -83,9 +87,6 @@ CALLS = {
     "ncclGroupStart": (4, "group_start"),
     "ncclGroupEnd": (4, "group_end"),
 }
-IN_PROGRESS = 7
-"""``ncclInProgress``: what a call on a non-blocking communicator returns when it succeeded (nccl4py's
-``check_status`` lets it pass too)."""
 
 
 class LaunchOp(NamedTuple):
@@ -102,12 +103,21 @@ class _Op(ctypes.Structure):
 
 @dataclass(frozen=True)
 class NativeProgram:
-    """A workload's calls as the C loop's table: ``ops`` flat, call ``c`` is
-    ``ops[starts[c]:starts[c+1]]``."""
+    """A workload's calls as the C loop's table (``ops`` flat, call ``c`` is ``ops[starts[c]:starts[c+1]]``)
+    and the compiled loop that runs it."""
 
     ops: Any
     starts: Any
     ncalls: int
+    library: Any
+
+    def run(self, iters: int) -> tuple[int, int]:
+        """Run ``iters`` iterations; (NCCL's status, the failing iteration) - (0, -1) when all succeeded. A
+        call that fails inside a group (``ncclSend``/``ncclRecv``) has the group closed before the loop
+        returns, so the communicator is left as the Python loop's exception would leave it."""
+        failed = ctypes.c_int64(-1)
+        status = self.library.gf_launch_loop(self.ops, self.starts, self.ncalls, iters, ctypes.byref(failed))
+        return int(status), int(failed.value)
 
 
 @dataclass
@@ -146,26 +156,15 @@ class LaunchLoop:
             starts[c] = at
             at += len(call)
         starts[len(calls)] = at
-        return NativeProgram(ops, starts, len(calls))
+        return NativeProgram(ops, starts, len(calls), self.library)
 
-    def run(self, program: NativeProgram, iters: int) -> tuple[int, int]:
-        """Run ``iters`` iterations; (NCCL's status, the failing iteration) - (0, -1) when all succeeded. A
-        call that fails inside a group (``ncclSend``/``ncclRecv``) has the group closed before the loop
-        returns, so the communicator is left as the Python loop's exception would leave it."""
-        assert self.library is not None
-        failed = ctypes.c_int64(-1)
-        status = self.library.gf_launch_loop(
-            program.ops, program.starts, program.ncalls, iters, ctypes.byref(failed)
-        )
-        return int(status), int(failed.value)
 
-    @staticmethod
-    def raise_for(status: int, iteration: int) -> None:
-        """NCCL's error for ``status``, as the Python loop's binding would have raised it."""
-        from gpufabric.engines.nccl.library import bindings
+def raise_for(status: int, iteration: int) -> None:
+    """NCCL's error for ``status``, as the Python loop's binding would have raised it."""
+    from gpufabric.engines.nccl.library import bindings
 
-        bindings().check_status(status)  # raises nccl4py's NCCLError, as a failed binding call does
-        raise RuntimeError(f"NCCL returned {status} at timed iteration {iteration} of the C launch loop")
+    bindings().check_status(status)  # raises nccl4py's NCCLError, as a failed binding call does
+    raise RuntimeError(f"NCCL returned {status} at timed iteration {iteration} of the C launch loop")
 
 
 class NoCompiler(Exception):

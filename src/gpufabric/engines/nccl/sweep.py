@@ -106,7 +106,7 @@ def run_collective(collective: str, config: BenchConfig, ctx: SweepContext, note
                 work = collectives.build(
                     ctx.nccl, ctx.comm, ctx.stream.handle, shape, in_place=in_place, buffers=buffers,
                     dtype=config.dtype, op=op_name, root=max(root, 0), rank=ctx.rank,
-                    nccl_version=ctx.version, loop=ctx.timer.loop,
+                    nccl_version=ctx.version, loop=ctx.timer.timing_loop,
                 )  # fmt: skip
                 waited = ctx.timer.waits.timed(ctx.stream.synchronize)  # not this rank's own time
                 slowed = [slowed_launch(fault, ctx.rank, call, waited) for call in work.calls]

@@ -35,7 +35,7 @@ from gpufabric.bench.per_iteration import BatchDetail, WaitClock, detail_of, ran
 from gpufabric.engines.nccl.collectives import Workload
 from gpufabric.engines.nccl.control import ControlPlane
 from gpufabric.engines.nccl.cuda import Graph, Stream
-from gpufabric.engines.nccl.launch_loop import LaunchLoop
+from gpufabric.engines.nccl.launch_loop import LaunchLoop, raise_for
 
 
 @dataclass(frozen=True)
@@ -67,6 +67,12 @@ class DirectTimer:
     loop: LaunchLoop | None = None
     """The C launch loop that times batches (None, or without a C compiler: the Python loop)."""
 
+    @property
+    def timing_loop(self) -> LaunchLoop | None:
+        """The C loop where it times this run's batches: not with ``per_iteration`` (CUDA events between
+        the calls, recorded from Python) or ``graph`` (a batch is one replay)."""
+        return None if self.config.per_iteration or self.config.graph else self.loop
+
     def reduce_time(self, seconds: float) -> float:
         """This batch's per-iteration time reduced over the ranks (avg, min or max: nccl-tests ``-a``)."""
         return reduced([float(s) for s in self.control.allgather(seconds)], self.config.time_reduction)
@@ -82,9 +88,8 @@ class DirectTimer:
     def run_batch(self, work: Workload, iters: int, graph: Graph | None = None) -> DirectBatch:
         """One timed batch on this rank: a graph replay, the C launch loop, or (with ``per_iteration``'s
         events between the calls, or no C loop) the Python loop."""
-        native = graph is None and not self.config.per_iteration
-        native = native and work.native is not None and self.loop is not None
-        calls = work.batch(iters) if graph is None and not native else []
+        program = work.native if graph is None and not self.config.per_iteration else None
+        calls = work.batch(iters) if graph is None and program is None else []
         marks = [self.stream.event() for _ in range(iters + 1)] if self.config.per_iteration else []
         self.launches += iters
         try:
@@ -94,11 +99,10 @@ class DirectTimer:
             start = time.perf_counter()
             if graph is not None:
                 graph.launch()
-            elif native:
-                assert work.native is not None and self.loop is not None
-                status, failed = self.loop.run(work.native, iters)
+            elif program is not None:
+                status, failed = program.run(iters)
                 if status:
-                    self.loop.raise_for(status, failed)
+                    raise_for(status, failed)
             elif marks:
                 for mark, call in zip(marks, calls, strict=False):
                     mark.record()
