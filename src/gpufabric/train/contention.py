@@ -34,7 +34,7 @@ import torch
 from gpufabric.train.measures import Contention
 from gpufabric.train.result import CollectiveCall
 from gpufabric.train.strategy import Mark, sync_world
-from gpufabric.train.timing import issue, probe_buffers, slowest_per_step
+from gpufabric.train.timing import device_clock, elapsed_ms, issue, probe_buffers, slowest_per_step
 
 Step = Callable[[int, Mark], None]
 
@@ -71,28 +71,8 @@ def probe_contention(
     )
 
 
-def _clock(device: torch.device) -> Callable[[], Any]:
-    """A point in time on this rank: a recorded event on GPUs (read after a synchronize), else the host's."""
-    if device.type != "cuda":
-        return time.perf_counter
-    cuda: Any = torch.cuda  # Event's constructor is untyped
-
-    def record() -> Any:
-        event = cuda.Event(enable_timing=True)
-        event.record()
-        return event
-
-    return record
-
-
-def _between(device: torch.device, start: Any, end: Any) -> float:
-    if device.type == "cuda":
-        return float(start.elapsed_time(end))
-    return float(end - start) * 1e3
-
-
 def _alone(step: Step, index: int, device: torch.device) -> float:
-    clock, stamps = _clock(device), {}
+    clock, stamps = device_clock(device), {}
 
     def mark(phase: str) -> None:
         stamps[phase] = clock()
@@ -100,7 +80,7 @@ def _alone(step: Step, index: int, device: torch.device) -> float:
     step(index, mark)
     if device.type == "cuda":
         torch.cuda.synchronize(device)
-    return _between(device, stamps["forward"], stamps["backward"])
+    return elapsed_ms(device, stamps["forward"], stamps["backward"])
 
 
 def _beside_gpu(
@@ -108,7 +88,7 @@ def _beside_gpu(
 ) -> tuple[float, float]:
     cuda: Any = torch.cuda
     side = cuda.Stream(device)
-    clock, stamps = _clock(device), {}
+    clock, stamps = device_clock(device), {}
 
     def mark(phase: str) -> None:
         stamps[phase] = clock()
@@ -129,8 +109,8 @@ def _beside_gpu(
     cuda.current_stream(device).wait_stream(side)
     torch.cuda.synchronize(device)
     return (
-        _between(device, stamps["resume"], stamps["backward"]),
-        max(0.0, _between(device, stamps["resume"], stamps["comm"])),
+        elapsed_ms(device, stamps["resume"], stamps["backward"]),
+        max(0.0, elapsed_ms(device, stamps["resume"], stamps["comm"])),
     )
 
 

@@ -20,13 +20,12 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable
-from typing import Any
 
 import torch
 
 from gpufabric.train.measures import HostPath
 from gpufabric.train.strategy import Mark, sync_world
-from gpufabric.train.timing import slowest_per_step
+from gpufabric.train.timing import device_clock, elapsed_ms, slowest_per_step
 
 Step = Callable[[int, Mark], None]
 
@@ -62,21 +61,16 @@ def probe_host_path(
 
 def _stamped(step: Step, index: int, device: torch.device) -> tuple[float, float]:
     """(host ms, device ms) from the step's start to the end of its backward; on CPU both are the host's."""
-    on_gpu = device.type == "cuda"
-    cuda: Any = torch.cuda  # Event's constructor is untyped
-    host: dict[str, float] = {}
-    events: dict[str, Any] = {}
+    clock, host, stamps = device_clock(device), {}, {}
 
     def mark(phase: str) -> None:
         host[phase] = time.perf_counter()
-        if on_gpu:
-            events[phase] = cuda.Event(enable_timing=True)
-            events[phase].record()
+        stamps[phase] = clock()
 
     mark("begin")
     step(index, mark)
-    if on_gpu:
+    if device.type == "cuda":
         torch.cuda.synchronize(device)
     host_ms = (host["backward"] - host["begin"]) * 1e3
-    device_ms = float(events["begin"].elapsed_time(events["backward"])) if on_gpu else host_ms
+    device_ms = elapsed_ms(device, stamps["begin"], stamps["backward"]) if device.type == "cuda" else host_ms
     return host_ms, device_ms

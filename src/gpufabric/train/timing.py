@@ -197,3 +197,24 @@ def probe_collectives(
         for call, values in zip(calls, per_call, strict=True)
     ]
     return timed, statistics.median(totals)
+
+
+def device_clock(device: torch.device) -> Callable[[], Any]:
+    """A point in time on this rank: a recorded event on GPUs (read after a synchronize), else the host's."""
+    if device.type != "cuda":
+        return time.perf_counter
+    cuda: Any = torch.cuda  # Event's constructor is untyped
+
+    def record() -> Any:
+        event = cuda.Event(enable_timing=True)
+        event.record()
+        return event
+
+    return record
+
+
+def elapsed_ms(device: torch.device, start: Any, end: Any) -> float:
+    """Milliseconds between two points of ``device_clock`` (events: after a synchronize)."""
+    if device.type == "cuda":
+        return float(start.elapsed_time(end))
+    return float(end - start) * 1e3
