@@ -25,19 +25,31 @@ if TYPE_CHECKING:  # a type only: the standby ranks (launch.standby) stop theirs
 TERMINATE_GRACE_S = 5.0
 
 
+def start_rank_process(
+    argv: Sequence[str],
+    env: Mapping[str, str],
+    *,
+    cwd: str | os.PathLike[str] | None = None,
+    stdin: int = subprocess.DEVNULL,
+) -> subprocess.Popen[bytes]:
+    """A rank's process as every rank is started (a planned command, or a standby before its plan): in
+    a new session, stdout and stderr merged into one pipe, killed with us."""
+    return subprocess.Popen(
+        list(argv),
+        env=dict(env),
+        cwd=cwd,
+        stdin=stdin,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        preexec_fn=parent_death_hook(),  # dies with us, even if we are SIGKILLed (launch.orphans)
+    )
+
+
 def spawn(command: PlannedCommand, env_base: Mapping[str, str]) -> subprocess.Popen[bytes]:
-    """``command`` started in a new session, stdout and stderr merged into one pipe, stdin closed."""
+    """``command`` started as a rank (``start_rank_process``), stdin closed."""
     try:
-        return subprocess.Popen(
-            command.argv,
-            env={**env_base, **command.env},
-            cwd=command.cwd,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            preexec_fn=parent_death_hook(),  # dies with us, even if we are SIGKILLed (launch.orphans)
-        )
+        return start_rank_process(command.argv, {**env_base, **command.env}, cwd=command.cwd)
     except FileNotFoundError as exc:
         raise LaunchError(f"cannot start {command.argv[0]!r}: not found on PATH ({exc.strerror})") from exc
     except OSError as exc:

@@ -34,8 +34,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from gpufabric.boundary_names import ENV_PREFIX, STANDBY_FLAG
-from gpufabric.launch.orphans import parent_death_hook
-from gpufabric.launch.process_group import spawn, stop_all
+from gpufabric.launch.process_group import spawn, start_rank_process, stop_all
 
 if TYPE_CHECKING:
     from gpufabric.launch.base import PlannedCommand
@@ -113,8 +112,8 @@ class StandbyRanks:
 
     @classmethod
     def start(cls, module: str, envs: Sequence[Mapping[str, str]], args: Sequence[str] = ()) -> StandbyRanks:
-        """One standby of ``module`` per environment in ``envs``, each in its own session (as
-        ``process_group.spawn`` starts a rank), its output on a pipe read once a command takes it;
+        """One standby of ``module`` per environment in ``envs``, started as every rank is
+        (``process_group.start_rank_process``), its output on a pipe read once a command takes it;
         ``args``, the arguments its command will have where the guess knows them, follow ``--standby``
         so that ``ps`` shows which run it is for (a command with others cannot take it)."""
         started_at = time.time()
@@ -122,15 +121,7 @@ class StandbyRanks:
         ranks: list[StandbyRank] = []
         for env in envs:
             try:
-                proc = subprocess.Popen(
-                    argv,
-                    env=dict(env),
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.STDOUT,
-                    start_new_session=True,
-                    preexec_fn=parent_death_hook(),
-                )
+                proc = start_rank_process(argv, env, stdin=subprocess.PIPE)  # its plan comes on stdin
             except OSError:  # the plan starts what is missing itself, and reports what fails then
                 break
             ranks.append(StandbyRank(proc, argv, dict(env)))
