@@ -24,7 +24,7 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -127,6 +127,8 @@ class LaunchLoop:
     library: Any | None
     nccl: Any | None
     why_python: str = ""
+    _addresses: dict[str, int] = field(default_factory=dict)
+    """Each NCCL symbol's function pointer, looked up once (every workload of the sweep uses them)."""
 
     @property
     def native(self) -> bool:
@@ -147,7 +149,7 @@ class LaunchLoop:
         ops = (_Op * max(len(flat), 1))()
         for slot, op in zip(ops, flat, strict=False):
             slot.kind = CALLS[op.symbol][0]
-            slot.fn = ctypes.cast(getattr(self.nccl, op.symbol), ctypes.c_void_p).value
+            slot.fn = self._address(op.symbol)
             for k, value in enumerate(op.args):
                 slot.a[k] = int(value) & 0xFFFFFFFFFFFFFFFF  # a negative int (root -1) as C reads it back
         starts = (ctypes.c_int32 * (len(calls) + 1))()
@@ -157,6 +159,14 @@ class LaunchLoop:
             at += len(call)
         starts[len(calls)] = at
         return NativeProgram(ops, starts, len(calls), self.library)
+
+    def _address(self, symbol: str) -> int:
+        address = self._addresses.get(symbol)
+        if address is None:
+            address = self._addresses[symbol] = int(
+                ctypes.cast(getattr(self.nccl, symbol), ctypes.c_void_p).value or 0
+            )
+        return address
 
 
 def raise_for(status: int, iteration: int) -> None:
