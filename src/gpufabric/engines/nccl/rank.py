@@ -46,6 +46,7 @@ from gpufabric.bench.stages import StageReporter
 from gpufabric.bench.traffic import SizeTraffic
 from gpufabric.engines import RANK_MODULES
 from gpufabric.engines.nccl import cuda, launch_loop, library
+from gpufabric.engines.nccl.comm_config import CommSettings, init_communicator, nccl_tests_settings
 from gpufabric.engines.nccl.control import ControlPlane
 from gpufabric.engines.nccl.device_check import DeviceChecker
 from gpufabric.engines.nccl.sweep import SweepContext, check_library, run_collective
@@ -58,8 +59,11 @@ from gpufabric.results.model import Row
 ENGINE_NAME = "nccl (direct: nccl4py, no torch)"
 
 
-def _join(config: BenchConfig, identity: RankIdentity, stages: StageReporter) -> tuple[Any, Any, Any]:
-    """Rendezvous over TCP, then NCCL's communicator: (control, nccl bindings, communicator)."""
+def _join(
+    config: BenchConfig, identity: RankIdentity, stages: StageReporter, settings: CommSettings
+) -> tuple[Any, Any, Any]:
+    """Rendezvous over TCP, then NCCL's communicator made as nccl-tests makes its own: (control, nccl
+    bindings, communicator)."""
     stages.enter("rendezvous")
     control = ControlPlane(
         identity.rank, identity.world_size, identity.master_addr, identity.master_port, config.init_timeout_s
@@ -74,7 +78,7 @@ def _join(config: BenchConfig, identity: RankIdentity, stages: StageReporter) ->
     shared = bytes.fromhex(control.broadcast(made))
     uid = nccl.UniqueId.from_data(np.frombuffer(shared, dtype=np.int8).view(nccl.unique_id_dtype).copy())
     try:
-        comm = nccl.comm_init_rank(identity.world_size, uid, identity.rank)
+        comm = init_communicator(nccl, identity.world_size, uid, identity.rank, settings)
     except nccl.NCCLError as exc:
         raise GpufabricError(f"NCCL communicator init failed on rank {identity.rank}: {exc}") from exc
     return control, nccl, comm
@@ -110,7 +114,8 @@ def run_rank(config: BenchConfig, identity: RankIdentity) -> int:
     fault = fault_from_env(os.environ)
     check_world(fault, identity.world_size)
     config = timing_under(fault, config)
-    control, nccl, comm = _join(config, identity, stages)
+    settings = nccl_tests_settings(nccl_lib.version_code, config.collectives)
+    control, nccl, comm = _join(config, identity, stages, settings)
     stream = cuda.Stream()
     sharing = None
     try:
@@ -139,6 +144,8 @@ def run_rank(config: BenchConfig, identity: RankIdentity) -> int:
             reporter.start(facts, node_records)
             reporter.background_s = {**_early_device_time(), **nodes.background()}
         notes: list[str] = [f"engine: {ENGINE_NAME}; {nccl_lib.describe()}", diagnostics] if reporter else []
+        if reporter is not None:
+            notes += [settings.describe(), *([settings.note] if settings.note else [])]
         if unwatched and reporter is not None:
             notes.append(unwatched)
         if bound and reporter is not None:
