@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from gpufabric.analysis.expected.judge_run import judge_run
+from gpufabric.analysis.expected.judge_run import SLOW_RANK_NOTE, judge_run
 from gpufabric.bench import BenchConfig, run_bench
 from gpufabric.bench.config import validate
 from gpufabric.bench.per_iteration import BatchDetail, detail_of, percentile, rank_row, spread_of
@@ -121,3 +121,28 @@ def test_a_slowed_gloo_rank_is_named_the_straggler(tmp_path: Path) -> None:
     (subject,) = json.loads(doctor.stdout)["subjects"]
     (check,) = [c for c in subject["checks"] if c["id"] == "slow-rank"]
     assert check["verdict"] == "warn" and "rank 1 (" in check["cause"]
+
+
+def _sweep(own_by_size: list[list[float]]) -> RunResult:
+    """A per-iteration sweep of 100 us iterations, one row per entry of each rank's own time."""
+    rows = []
+    for i, own in enumerate(own_by_size):
+        spread = IterationSpread(iterations=20, min_us=90, max_us=110, p99_us=110, cv_pct=5, rank_own_us=own)
+        m = Measurement(time_us=100.0, algbw_gbs=0.01, busbw_gbs=0.01, wrong=0, per_iteration=spread)
+        rows.append(
+            Row(size_bytes=1024 << i, count=256 << i, dtype="float", redop="sum", root=-1, out_of_place=m)
+        )
+    meta = RunMetadata(settings={"per_iteration": True})
+    return RunResult(label="x", metadata=meta, series=[Series(collective="all_reduce", nranks=2, rows=rows)])
+
+
+def test_a_rank_standing_out_at_one_size_of_many_is_launch_jitter_not_a_straggler() -> None:
+    quiet, slow = [3.0, 3.0], [3.0, 40.0]
+    once = _sweep([quiet, slow, quiet, quiet])  # 4x H200, quiet: rank 0 once, at 128 B of 13 sizes
+    assert "straggler" not in render_run(once, "table")
+    assert not any(SLOW_RANK_NOTE in n for n in judge_run(once, {}, shapes_from="none").notes)
+    twice = _sweep([quiet, slow, slow, quiet])
+    assert "# straggler: rank 1" in render_run(twice, "table")
+    notes = judge_run(twice, {}, shapes_from="none").notes
+    assert any(n.startswith(f"all_reduce: {SLOW_RANK_NOTE}: rank 1 at 2 of 4") for n in notes)
+    assert "# straggler: rank 1" in render_run(_sweep([slow]), "table")  # a sweep of one size: that size

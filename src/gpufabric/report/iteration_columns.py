@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from gpufabric.results.model import Measurement, RunResult, Series
+from gpufabric.results.model import Measurement, RunResult, Series, stood_out_enough
 from gpufabric.units import human_size
 
 ITERATION_COLUMNS = ("i_min", "i_max", "i_p99", "i_cv%")
@@ -66,6 +66,8 @@ def straggler_lines(result: RunResult, series: Series) -> list[str]:
                 break
     lines = []
     for rank, sizes in sorted(found.items()):
+        if not stood_out_enough(len(sizes), len(series.rows)):
+            continue
         worst = max(sizes, key=lambda s: s[1] / s[2])
         place = result.metadata.rank_place(rank)
         where = f" ({place})" if place else ""

@@ -50,6 +50,15 @@ sweep issues a launch in 2-6 us on every rank alike (nccl-tests' launch cost), f
 from the sizes whose iteration lasts 25 us up."""
 STRAGGLER_FLOOR_US = 5.0
 """...and by more than 5 us, so launch jitter at 8-byte sizes (6-10 us an iteration) names nobody."""
+STRAGGLER_MIN_SIZES = 2
+"""...at 2 sizes of a sweep or more (or at its only size): on a quiet 4x H200 rank 0 once stood out by
+6.2 us of a 19.9 us iteration at 128 B and nowhere else in 13 sizes, launch jitter at one small size; a
+slow host or GPU slows every size its share of the iteration shows at (docs/benchmarks.md section 14)."""
+
+
+def stood_out_enough(hit_sizes: int, sweep_sizes: int) -> bool:
+    """Whether a rank that stood out at ``hit_sizes`` of a sweep's ``sweep_sizes`` is named a straggler."""
+    return hit_sizes >= min(STRAGGLER_MIN_SIZES, sweep_sizes)
 
 
 class IterationSpread(_Model):

@@ -10,6 +10,7 @@ own loopback (NET/IB or EFA on one host) rather than NCCL's sockets.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -23,7 +24,7 @@ from gpufabric.expect.regimes import Path as LinkPath
 from gpufabric.hardware import NodeShape
 from gpufabric.results.attestation import Attestation
 from gpufabric.results.expected import RunExpectation, SeriesExpectation, SizeJudgement
-from gpufabric.results.model import Row, RunResult, Series
+from gpufabric.results.model import Row, RunResult, Series, stood_out_enough
 from gpufabric.units import human_size
 
 CPU_NOTE = (
@@ -156,6 +157,8 @@ def straggler_notes(result: RunResult) -> list[str]:
         hits = [
             (row, hit) for row in series.rows if (hit := straggler_words(row, result.metadata.rank_place))
         ]
+        counts = Counter(hit[0] for _, hit in hits)
+        hits = [(row, hit) for row, hit in hits if stood_out_enough(counts[hit[0]], len(series.rows))]
         if not hits:
             continue
         ranks = sorted({hit[0] for _, hit in hits})
