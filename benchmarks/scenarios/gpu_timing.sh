@@ -5,6 +5,7 @@
 # a matmul started on one GPU mid-run, and a --per-iteration run; a second set of nccl-tests runs against the
 # first (NULL=1), the yardstick of what +-10% means here. Raw outputs kept; the ratio summaries last.
 #   benchmarks/gpu.sh timing     # ~7.5 min on 4x H200 (NULL=0: ~5.5); needs .whl/ and .gpurun/nccl-tests carried
+#   benchmarks/gpu.sh timing:alone   # ours only: the alone-against-after-nine rounds, ~80 s
 # What comes back: summary.txt, timing.log, ratios.md, null.md, ratios-second.md, alone.md, timing-runs.tgz.
 set -u
 START=$(date +%s)
@@ -19,9 +20,11 @@ R="$OUT/runs"; mkdir -p "$R"
 SIZES=(-b 8 -e 1G -f 2 -n 20 -w 5)
 TEN=(all_reduce all_gather reduce_scatter alltoall broadcast reduce gather scatter sendrecv alltoallv)
 ALONE=reduce  # a rooted collective: the one whose small sizes moved most with what ran before it
-build_nccl_tests
 B=$NT/build
-record "nccl-tests build: exit $? ($(ls $B/*_perf 2>/dev/null | wc -l) binaries), $N GPUs"
+if [ "${1:-}" != alone ]; then
+  build_nccl_tests
+  record "nccl-tests build: exit $? ($(ls $B/*_perf 2>/dev/null | wc -l) binaries), $N GPUs"
+fi
 MPI=(mpirun --allow-run-as-root --oversubscribe -np "$N" -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE)
 # A step that would start after BUDGET_S of the script is skipped and says so (the session's limit is 10 min).
 BUDGET_S=${BUDGET_S:-420}
@@ -34,39 +37,38 @@ in_budget() { [ $(( $(date +%s) - START )) -lt "$BUDGET_S" ] || { record "skippe
 # Short sizes that never settled: named in the result's notes, in the table only from 3 (bench.steady_rule).
 short_unsettled() { grep -o '[0-9]* short size(s) never agreed' "$1/result.json" 2>/dev/null | awk '{s += $1} END {print s + 0}'; }
 
-# Clean runs, interleaved so drift over the session falls on both sides alike: nccl-tests' ten binaries
-# (one process per GPU, -c 0: our --no-check), then our one command of all ten.
+nt_set() {  # nt_set PREFIX RUN: nccl-tests' ten binaries (one process per GPU, -c 0: our --no-check)
+  local t0 failed=0 c
+  t0=$(now)
+  for c in "${TEN[@]}"; do
+    timeout 45 "${MPI[@]}" "$B/${c}_perf" "${SIZES[@]}" -c 0 -g 1 >"$R/$1-$2-$c.txt" 2>&1 || failed=$((failed + 1))
+  done
+  record "nccl-tests ${3:-run} $2: ten collectives, $failed failed, wall $(since "$t0") s"
+}
+
+# Clean rounds, interleaved so drift over the session falls on every side alike: nccl-tests' ten binaries,
+# our one command of all ten, our $ALONE alone (against the same collective in the command of ten: the
+# alone runs came after all the rounds until 2026-11-27, and read 10% slower at small sizes in one call
+# and not in the next), then nccl-tests' second set. `timing:alone` runs only ours (no nccl-tests, no
+# loaded or per-iteration run): the alone-against-after-nine comparison in about 80 s.
+ONLY_OURS=0; [ "${1:-}" = alone ] && ONLY_OURS=1
 for run in 1 2 3; do
   in_budget "clean run $run and later" || break
-  t0=$(now); failed=0
-  for c in "${TEN[@]}"; do
-    timeout 45 "${MPI[@]}" "$B/${c}_perf" "${SIZES[@]}" -c 0 -g 1 >"$R/nt-$run-$c.txt" 2>&1 || failed=$((failed + 1))
-  done
-  record "nccl-tests run $run: ten collectives, $failed failed, wall $(since "$t0") s"
+  [ "$ONLY_OURS" = 1 ] || nt_set nt "$run"
   t0=$(now)
   timeout 150 $GF bench -c all,gather,scatter,alltoallv "${SIZES[@]}" --no-check --no-progress \
     --run-dir "$R/o-all-$run" >"$R/o-all-$run.txt" 2>&1
   record "gpufabric run $run: ten collectives, exit $? wall $(since "$t0") s, never-settled notes: $(grep -c 'never settled' "$R/o-all-$run.txt"), GPU-sharing notes: $(grep -c 'another process' "$R/o-all-$run.txt"), short unsettled sizes: $(short_unsettled "$R/o-all-$run")"
-  [ "$NULL" = 1 ] || continue
-  t0=$(now); failed=0
-  for c in "${TEN[@]}"; do
-    timeout 45 "${MPI[@]}" "$B/${c}_perf" "${SIZES[@]}" -c 0 -g 1 >"$R/ntb-$run-$c.txt" 2>&1 || failed=$((failed + 1))
-  done
-  record "nccl-tests second set, run $run: ten collectives, $failed failed, wall $(since "$t0") s"
-done
-
-# One collective alone, 3 runs: compared with the same collective in the three commands of ten.
-for run in 1 2 3; do
-  in_budget "$ALONE alone run $run" || break
   timeout 60 $GF bench -c $ALONE "${SIZES[@]}" --no-check --no-progress --run-dir "$R/o-alone-$run" \
     >"$R/o-alone-$run.txt" 2>&1
   record "gpufabric $ALONE alone run $run: exit $?, never-settled notes: $(grep -c 'never settled' "$R/o-alone-$run.txt"), GPU-sharing notes: $(grep -c 'another process' "$R/o-alone-$run.txt"), short unsettled sizes: $(short_unsettled "$R/o-alone-$run")"
+  [ "$NULL" = 1 ] && [ "$ONLY_OURS" = 0 ] && nt_set ntb "$run" "second set, run"
 done
 
 # A disturbed run: a matmul loop on GPU 1 from the second row on. torch's import and CUDA set-up take
 # seconds (the loop of the first loaded run started only after the bench's last size), so the loop is
 # started first, holds until a go file appears, and the bench's first row creates it.
-in_budget "the loaded run" && {
+[ "$ONLY_OURS" = 0 ] && in_budget "the loaded run" && {
 GO="$R/matmul.go"; rm -f "$GO"
 CUDA_VISIBLE_DEVICES=1 timeout 150 python3 -u -c "
 import os, time, torch
@@ -98,7 +100,7 @@ record "gpufabric with a matmul on GPU 1 from the second row: exit $rc, never-se
 }
 
 # Per-iteration figures (nccl-tests -I) of one clean command, and nccl-tests' own -I beside it.
-in_budget "the --per-iteration runs" && {
+[ "$ONLY_OURS" = 0 ] && in_budget "the --per-iteration runs" && {
 timeout 60 $GF bench -c all_reduce,reduce -b 8 -e 64M -f 4 -n 20 -w 5 --no-check --no-progress --per-iteration \
   --run-dir "$R/o-per-iteration" >"$R/o-per-iteration.txt" 2>&1
 record "gpufabric --per-iteration: exit $?, straggler lines: $(grep -c '^# straggler' "$R/o-per-iteration.txt")"
@@ -112,8 +114,10 @@ for run in 1 2 3; do
   files=$(printf "$R/nt-$run-%s.txt," "${TEN[@]}")
   theirs+=("${files%,}"); ours+=("$R/o-all-$run/result.json")
 done
-timeout 120 python3 benchmarks/timing_ratios.py --theirs "${theirs[@]}" --ours "${ours[@]}" >"$OUT/ratios.md" 2>&1
-record "ratios (median of 3 vs median of 3): exit $?"
+if [ "$ONLY_OURS" = 0 ]; then
+  timeout 120 python3 benchmarks/timing_ratios.py --theirs "${theirs[@]}" --ours "${ours[@]}" >"$OUT/ratios.md" 2>&1
+  record "ratios (median of 3 vs median of 3): exit $?"
+fi
 second=()
 for run in 1 2 3; do
   [ -s "$R/ntb-$run-all_reduce.txt" ] || continue
@@ -133,8 +137,8 @@ timeout 60 python3 benchmarks/timing_ratios.py --theirs "${ours[@]}" --ours "${a
 record "$ALONE alone vs after the nine others: $(grep -h '^summary' "$OUT/alone.md" | cut -c1-200)"
 tar -czf "$OUT/timing-runs.tgz" -C "$OUT" runs 2>/dev/null && rm -rf "$R"
 print_summary
-echo "================ ratios per collective (ours / nccl-tests, median of 3 runs each)"
-grep -h '^summary' "$OUT/ratios.md"
+[ -s "$OUT/ratios.md" ] && echo "================ ratios per collective (ours / nccl-tests, median of 3 runs each)" \
+  && grep -h '^summary' "$OUT/ratios.md"
 if [ -s "$OUT/null.md" ]; then
   echo "================ nccl-tests against itself (second set / first set)"
   grep -h '^summary' "$OUT/null.md"
