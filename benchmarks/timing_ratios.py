@@ -8,8 +8,10 @@ hold several collectives (our one command of ten) or one (an nccl-tests binary's
 output: pass the ten files of one run joined with commas, e.g. ``a.txt,b.txt``). Per collective and size:
 the median of the runs' times on each side (out of place and in place), their ratio (ours / theirs), and
 each side's run-to-run spread ((max - min) / median). Prints a markdown table per collective, then one
-summary line per collective: how many sizes are within +-10%, the worst ratio and where, and how many
-sizes spread wider than the other side. Reads with gpufabric's own readers.
+summary line per collective: how many sizes are within +-10%, the worst ratio and where, how many
+sizes spread wider than the other side, and each side's median spread over the sizes (with 3 runs a
+side, "wider" at one size is close to a coin toss where both spread 5-30%; the medians say which side is
+noisier). Reads with gpufabric's own readers.
 """
 
 from __future__ import annotations
@@ -77,10 +79,14 @@ def compare(theirs: Times, ours: Times, label_theirs: str, label_ours: str) -> l
             "|---|---|---|---|---|---|---|",
         ]
         within, wider, worst = 0, 0, (1.0, 0, "")
+        spreads_a: list[float] = []
+        spreads_b: list[float] = []
         for size, place in keys:
             a, b = theirs[name][(size, place)], ours[name][(size, place)]
             ratio = statistics.median(b) / statistics.median(a)
             spread_a, spread_b = _spread(a), _spread(b)
+            spreads_a.append(spread_a)
+            spreads_b.append(spread_b)
             within += abs(ratio - 1) <= 0.10
             wider += spread_b > spread_a
             if abs(ratio - 1) > abs(worst[0] - 1):
@@ -92,7 +98,9 @@ def compare(theirs: Times, ours: Times, label_theirs: str, label_ours: str) -> l
         summaries.append(
             f"summary {name}: {within}/{len(keys)} size-placements within +-10%; worst {worst[0]:.3f} at "
             f"{worst[1]} B {worst[2] or '-'}; {label_ours}'s run-to-run spread wider than "
-            f"{label_theirs}'s at {wider}/{len(keys)}"
+            f"{label_theirs}'s at {wider}/{len(keys)}; median spread {label_theirs} "
+            f"{statistics.median(spreads_a) * 100:.1f}%, "
+            f"{label_ours} {statistics.median(spreads_b) * 100:.1f}%"
         )
     return [*lines, "", *summaries]
 

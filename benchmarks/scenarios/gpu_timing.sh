@@ -19,7 +19,9 @@ timeout 30 nvidia-smi topo -m >>"$LOG" 2>&1
 R="$OUT/runs"; mkdir -p "$R"
 SIZES=(-b 8 -e 1G -f 2 -n 20 -w 5)
 TEN=(all_reduce all_gather reduce_scatter alltoall broadcast reduce gather scatter sendrecv alltoallv)
-ALONE=reduce  # a rooted collective: the one whose small sizes moved most with what ran before it
+# Measured alone too: reduce, the rooted collective whose small sizes moved most with what ran before it;
+# in `timing:alone` also sendrecv, 1.13-1.15x nccl-tests at 2-4 MB on the communicator of all ten.
+ALONE=(reduce); [ "${1:-}" = alone ] && ALONE=(reduce sendrecv)
 B=$NT/build
 if [ "${1:-}" != alone ]; then
   build_nccl_tests
@@ -47,7 +49,7 @@ nt_set() {  # nt_set PREFIX RUN: nccl-tests' ten binaries (one process per GPU, 
 }
 
 # Clean rounds, interleaved so drift over the session falls on every side alike: nccl-tests' ten binaries,
-# our one command of all ten, our $ALONE alone (against the same collective in the command of ten: the
+# our one command of all ten, each of ALONE alone (against the same collective in the command of ten: the
 # alone runs came after all the rounds until 2026-11-27, and read 10% slower at small sizes in one call
 # and not in the next), then nccl-tests' second set. `timing:alone` runs only ours (no nccl-tests, no
 # loaded or per-iteration run): the alone-against-after-nine comparison in about 80 s.
@@ -59,9 +61,11 @@ for run in 1 2 3; do
   timeout 150 $GF bench -c all,gather,scatter,alltoallv "${SIZES[@]}" --no-check --no-progress \
     --run-dir "$R/o-all-$run" >"$R/o-all-$run.txt" 2>&1
   record "gpufabric run $run: ten collectives, exit $? wall $(since "$t0") s, never-settled notes: $(grep -c 'never settled' "$R/o-all-$run.txt"), GPU-sharing notes: $(grep -c 'another process' "$R/o-all-$run.txt"), short unsettled sizes: $(short_unsettled "$R/o-all-$run")"
-  timeout 60 $GF bench -c $ALONE "${SIZES[@]}" --no-check --no-progress --run-dir "$R/o-alone-$run" \
-    >"$R/o-alone-$run.txt" 2>&1
-  record "gpufabric $ALONE alone run $run: exit $?, never-settled notes: $(grep -c 'never settled' "$R/o-alone-$run.txt"), GPU-sharing notes: $(grep -c 'another process' "$R/o-alone-$run.txt"), short unsettled sizes: $(short_unsettled "$R/o-alone-$run")"
+  for c in "${ALONE[@]}"; do
+    a="$R/o-alone-$c-$run"
+    timeout 60 $GF bench -c "$c" "${SIZES[@]}" --no-check --no-progress --run-dir "$a" >"$a.txt" 2>&1
+    record "gpufabric $c alone run $run: exit $?, never-settled notes: $(grep -c 'never settled' "$a.txt"), GPU-sharing notes: $(grep -c 'another process' "$a.txt"), short unsettled sizes: $(short_unsettled "$a")"
+  done
   [ "$NULL" = 1 ] && [ "$ONLY_OURS" = 0 ] && nt_set ntb "$run" "second set, run"
 done
 
@@ -131,10 +135,13 @@ if [ "${#second[@]}" -gt 0 ]; then
     >"$OUT/ratios-second.md" 2>&1
   record "ours against the second set: exit $?"
 fi
-alone=("$R"/o-alone-*/result.json)
+alone=()
+for run in 1 2 3; do
+  files=$(printf "$R/o-alone-%s-$run/result.json," "${ALONE[@]}"); [ -s "$R/o-alone-${ALONE[0]}-$run/result.json" ] && alone+=("${files%,}")
+done
 timeout 60 python3 benchmarks/timing_ratios.py --theirs "${ours[@]}" --ours "${alone[@]}" \
   --label-theirs after-nine --label-ours alone >"$OUT/alone.md" 2>&1
-record "$ALONE alone vs after the nine others: $(grep -h '^summary' "$OUT/alone.md" | cut -c1-200)"
+record "alone vs after the nine others: $(grep -h '^summary' "$OUT/alone.md" | cut -c1-200 | tr '\n' ';')"
 tar -czf "$OUT/timing-runs.tgz" -C "$OUT" runs 2>/dev/null && rm -rf "$R"
 print_summary
 [ -s "$OUT/ratios.md" ] && echo "================ ratios per collective (ours / nccl-tests, median of 3 runs each)" \
