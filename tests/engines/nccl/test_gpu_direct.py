@@ -54,6 +54,9 @@ def test_one_rank_every_collective_both_columns(tmp_path: Path) -> None:
     assert "--check ran on the GPU" in " ".join(result.metadata.notes)  # nccl-tests' way, not the host
     # The timed batches ran in the C launch loop (the GPU machine has a compiler, as nccl-tests' build needs).
     assert "launch loop: C" in " ".join(result.metadata.notes)
+    # The communicator was made as nccl-tests 2.19 makes its own (NCCL 2.28+: nvlinkCentricSched = 1).
+    if tuple(int(part) for part in str(result.metadata.nccl_version).split(".")[:2]) >= (2, 28):
+        assert "communicator: nvlink_centric_sched=1" in " ".join(result.metadata.notes)
 
 
 @pytest.mark.parametrize("dtype", ["half", "bfloat16", "f8e4m3", "f8e5m2", "int8", "double"])
