@@ -26,7 +26,7 @@ import torch.distributed as dist
 from torch.profiler import ProfilerActivity, profile
 
 from gpufabric.train.config import TrainConfig
-from gpufabric.train.model_shape import MODEL_PRESETS, PRESET_BATCH
+from gpufabric.train.model_shape import GPU_DEFAULT_MODEL, MODEL_PRESETS, PRESET_BATCH
 from gpufabric.train.strategy import wrap
 from gpufabric.train.transformer import synthetic_batches
 
@@ -34,7 +34,7 @@ from gpufabric.train.transformer import synthetic_batches
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--strategy", choices=("ddp", "fsdp"), default="fsdp")
-    parser.add_argument("--model", default="gpt-350m", choices=list(MODEL_PRESETS))
+    parser.add_argument("--model", default=GPU_DEFAULT_MODEL, choices=list(MODEL_PRESETS))
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--top", type=int, default=12)
     args = parser.parse_args()

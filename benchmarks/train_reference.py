@@ -14,9 +14,16 @@ PyTorch's DDP tutorial applies DDP, nothing of gpufabric's harness in it (no twi
 - DDP with its defaults (25 MB buckets), the model in bf16, as train-bench's DDP.
 
 The model is train-bench's (``gpufabric.train.transformer``) so both loops train the same network on
-the same synthetic tokens. Timing is torchtitan's own: wall time of the logged steps after a warm-up,
-with the device synchronised at both ends. Run with torchrun (``python3 -m torch.distributed.run
---nproc_per_node N benchmarks/train_reference.py --strategy fsdp``); rank 0 prints one JSON line.
+the same synthetic tokens, by default train-bench's GPU default; warm-up and timed steps default to
+train-bench's (``TRAIN_DEFAULTS``). Timing is torchtitan's own: wall time of the logged steps after a
+warm-up, with the device synchronised at both ends. Run with torchrun (``python3 -m
+torch.distributed.run --nproc_per_node N benchmarks/train_reference.py --strategy fsdp``); rank 0 prints
+one JSON line. Nothing here sets threads: torchrun sets ``OMP_NUM_THREADS=1`` when ``--nproc_per_node``
+is over 1 (``torch/distributed/run.py``) and leaves a one-process job at torch's default (one intra-op
+thread per core), so a one-GPU job compared with an N-GPU one is started with ``OMP_NUM_THREADS=1`` by
+the caller (benchmarks/scenarios/gpu_train.sh). The line says what the job ran with (``threads``) and
+the process's CPU time per timed step (``cpu_ms_per_step``, rank 0, every thread of the process), so a
+one-GPU step slowed by its thread pool shows as CPU time, not only as wall time.
 """
 
 from __future__ import annotations
@@ -33,17 +40,18 @@ from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 from torch.nn.parallel import DistributedDataParallel
 
-from gpufabric.train.model_shape import MODEL_PRESETS, PRESET_BATCH
+from gpufabric.options.train import TRAIN_DEFAULTS
+from gpufabric.train.model_shape import GPU_DEFAULT_MODEL, MODEL_PRESETS, PRESET_BATCH
 from gpufabric.train.transformer import Block, build_model, lm_loss, synthetic_batches
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--strategy", choices=("ddp", "fsdp"), default="fsdp")
-    parser.add_argument("--model", default="gpt-350m", choices=list(MODEL_PRESETS))
+    parser.add_argument("--model", default=GPU_DEFAULT_MODEL, choices=list(MODEL_PRESETS))
     parser.add_argument("--batch-size", type=int, default=None)
-    parser.add_argument("--steps", type=int, default=20)
-    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--steps", type=int, default=TRAIN_DEFAULTS.steps)
+    parser.add_argument("--warmup", type=int, default=TRAIN_DEFAULTS.warmup_steps)
     args = parser.parse_args()
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
     on_gpu = torch.cuda.is_available()  # without one (a CPU smoke test): gloo, fp32, same loop
@@ -89,11 +97,11 @@ def main() -> None:
         step(i)
     sync()
     dist.barrier()
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     for i in range(args.steps):
         step(i)
     sync()
-    elapsed = time.perf_counter() - start
+    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu_start
     times = [0.0] * world
     dist.all_gather_object(times, elapsed)
     slowest = max(times)
@@ -102,6 +110,8 @@ def main() -> None:
         print(json.dumps({
             "loop": "reference", "strategy": args.strategy, "model": args.model, "world_size": world,
             "batch_size": batch, "step_ms": 1e3 * slowest / args.steps, "tokens_per_s": tokens / slowest,
+            "threads": torch.get_num_threads(), "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
+            "cpu_ms_per_step": 1e3 * cpu / args.steps, "steps": args.steps, "warmup": args.warmup,
         }), flush=True)  # fmt: skip
     # Leave without tearing the group down: a DDP job on gloo can hang or abort in its teardown
     # (pytorch/pytorch#190489, the reason gpufabric's ranks leave the same way) after its line is out.

@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
-# Issue 37 on one 4-GPU host (nvidia-h100-x4 / nvidia-h200-x4): every target in one call of under 4 minutes.
-# train-bench's default GPU run (gpt-350m, DDP, batch 2: under 2 minutes, communication >= 10% of the
-# step), FSDP on NVLink and on sockets, the reference loop (benchmarks/train_reference.py: torchtitan's
-# FSDP2 layout, plain DDP) on 1 and 4 GPUs for the scaling efficiency side by side, and --ab (DDP, 2 ABBA
-# rounds; its fabric-off side is DDP on sockets). Each train-bench run also probes contention (the twin's
-# backward beside the step's collectives) and its host path (issue time of a synced step against its
-# twin) for the prediction. The summary, last, says met or MISS per target; its closing lines are the
-# targets' figures: DDP/FSDP scaling against the reference (with the 1- and N-GPU steps of both loops)
-# and predicted vs measured exposed communication on NVLink and on sockets (with both bounds).
-#   benchmarks/gpu.sh train        # ~3 min on 4x H100/H200 (2026-11-27, 4x H200: 139 s, then 155.5 s with
-#                                  # the contention probe; the host-path probe adds 2 x --probe-iters steps)
-# Every step runs under `timeout`, cut to what is left of BUDGET_S (default 215 s) after the set-up, so
-# the whole call ends inside 4 minutes; a step with under 30 s left is skipped and says so. What comes
+# Issue 37 on one 4-GPU host (nvidia-h100-x4 / nvidia-h200-x4): every target in one call of under 5 minutes.
+# train-bench's default GPU run (the GPU default model, DDP: under 2 minutes, communication >= 10% of the
+# step), FSDP on NVLink, the reference loop (benchmarks/train_reference.py: torchtitan's FSDP2 layout,
+# plain DDP) on 1 and 4 GPUs for the scaling efficiency side by side, FSDP on sockets and --ab (DDP, 2
+# ABBA rounds; its fabric-off side is DDP on sockets), the two socket runs on SOCKET_MODEL (gpt-350m: a
+# larger model's socket steps would not fit the budget). Each train-bench run also probes contention and
+# its host path for the prediction. The reference's one-GPU jobs run with OMP_NUM_THREADS=1, the thread
+# policy torchrun gives its N-GPU jobs and train-bench gives its ranks; one more one-GPU DDP job at
+# torch's default threads says what that policy changes (its step and its CPU time per step). The
+# summary, last, says met, MISS or unresolved per target; its closing lines are the targets' figures.
+#   benchmarks/gpu.sh train        # ~4.5 min on 4x H100/H200 (2026-11-27, 4x H200 with gpt-350m NVLink
+#                                  # runs: 188 s of steps; gpt-760m's NVLink runs add ~20 s, the
+#                                  # default-threads reference job ~10 s)
+# Every step runs under `timeout`, cut to what is left of BUDGET_S (default 250 s) after the set-up, so
+# the whole call ends inside 5 minutes; a step with under 30 s left is skipped and says so. What comes
 # back: summary.txt, train.log, train-runs.tgz (every train.json, the reference's lines).
 set -u
 LOG="${OUT:-/tmp/gpufabric-out}/train.log"
@@ -22,8 +24,10 @@ say "host $(hostname) $(date -u +%FT%TZ): $(timeout 30 nvidia-smi --query-gpu=na
 R="$OUT/runs"; mkdir -p "$R"
 SOCKETS=(--env NCCL_P2P_DISABLE=1 --env NCCL_SHM_DISABLE=1)
 N=$(timeout 30 nvidia-smi -L 2>/dev/null | wc -l); [ "$N" -gt 0 ] || N=2  # the GPUs train-bench takes (CPU: 2 ranks)
-MODEL="${MODEL:-gpt-350m}"  # train-bench's GPU default; the reference trains the same (MODEL=tiny: a CPU check)
-DEADLINE=$(( $(date +%s) + ${BUDGET_S:-215} ))
+MODEL="${MODEL:-}"  # empty: train-bench's --model auto (model_shape.GPU_DEFAULT_MODEL), the reference's default
+SOCKET_MODEL="${SOCKET_MODEL:-gpt-350m}"  # the socket runs' model (MODEL=tiny SOCKET_MODEL=tiny: a CPU check)
+MODEL_ARGS=(); [ -n "$MODEL" ] && MODEL_ARGS=(--model "$MODEL")
+DEADLINE=$(( $(date +%s) + ${BUDGET_S:-250} ))
 limit() {  # the step's own limit, or what is left before the deadline; prints nothing when under 30 s
   local left=$(( DEADLINE - $(date +%s) ))
   [ "$left" -ge 30 ] && echo $(( left < $1 ? left : $1 ))
@@ -33,32 +37,38 @@ train() {  # name, limit (s), flags...: one train-bench run, its document as $R/
   local name="$1" limit; limit=$(limit "$2"); shift 2
   [ -z "$limit" ] && { record "train-bench $name: skipped, the script's time budget is spent"; return; }
   local t0; t0=$(now)
-  timeout "$limit" $GF train-bench --model "$MODEL" --run-dir "$R/$name" --out "$R/$name.json" --timeout $((limit - 10)) -v "$@" \
+  timeout "$limit" $GF train-bench --run-dir "$R/$name" --out "$R/$name.json" --timeout $((limit - 10)) -v "$@" \
     >"$R/$name.txt" 2>"$R/$name.err"
   local rc=$? wall; wall=$(since "$t0"); echo "$wall" >"$R/$name.wall"
   record "train-bench $name: exit $rc wall $wall s | $(grep -m1 'M parameters (' "$R/$name.err" | cut -c1-160)"
 }
-reference() {  # strategy, ranks: the reference loop under torchrun
-  local limit; limit=$(limit 45)
-  [ -z "$limit" ] && { record "reference $1 x$2: skipped, the script's time budget is spent"; return; }
+reference() {  # strategy, ranks[, threads]: the reference loop under torchrun, as ref-<strategy>-<ranks>[-<threads>].json
+  # threads: "1" (the default) runs a one-GPU job with OMP_NUM_THREADS=1, as torchrun runs an N-GPU one
+  # (torch/distributed/run.py: OMP_NUM_THREADS=1 when --nproc_per_node > 1 and it is unset); "default"
+  # leaves it unset, so a one-process job gets torch's default (one intra-op thread per core).
+  local threads="${3:-1}" limit name="ref-$1-$2"; limit=$(limit 45)
+  [ "$threads" = default ] && name="$name-default-threads"
+  [ -z "$limit" ] && { record "reference $1 x$2 ($threads threads): skipped, the script's time budget is spent"; return; }
   local t0; t0=$(now)
-  timeout "$limit" python3 -m torch.distributed.run --standalone --nproc_per_node "$2" benchmarks/train_reference.py \
-    --strategy "$1" --model "$MODEL" --steps 15 --warmup 3 >"$R/ref-$1-$2.json" 2>"$R/ref-$1-$2.err"
-  record "reference $1 x$2: exit $? wall $(since "$t0") s | $(tail -1 "$R/ref-$1-$2.json" | cut -c1-160)"
+  local env=(env OMP_NUM_THREADS=1); [ "$threads" = default ] && env=(env -u OMP_NUM_THREADS)
+  timeout "$limit" "${env[@]}" python3 -m torch.distributed.run --standalone --nproc_per_node "$2" \
+    benchmarks/train_reference.py --strategy "$1" "${MODEL_ARGS[@]}" >"$R/$name.json" 2>"$R/$name.err"
+  record "reference $1 x$2 ($threads threads): exit $? wall $(since "$t0") s | $(tail -1 "$R/$name.json" | cut -c1-200)"
 }
 
-train ddp 60                                    # the default: what a new user runs (target < 120 s)
-train fsdp 60 --strategy fsdp
+train ddp 60 "${MODEL_ARGS[@]}"                 # the default: what a new user runs (target < 120 s)
+train fsdp 70 --strategy fsdp "${MODEL_ARGS[@]}"
 reference ddp 1; reference ddp "$N"; reference fsdp 1; reference fsdp "$N"
-train fsdp-sockets 50 --strategy fsdp --no-scaling --steps 8 --probe-iters 3 "${SOCKETS[@]}"
-train ab 90 --ab --rounds 2 --steps 8 --probe-iters 3 --no-scaling
+reference ddp 1 default                         # the thread policy's effect on a one-GPU step (~10 s)
+train fsdp-sockets 50 --model "$SOCKET_MODEL" --strategy fsdp --no-scaling --steps 8 --probe-iters 3 "${SOCKETS[@]}"
+train ab 90 --model "$SOCKET_MODEL" --ab --rounds 2 --steps 8 --probe-iters 3 --no-scaling
 # Diagnostic, last and only with time left: where FSDP's synced step spends its time against its twin
 # (host issue vs device, busy kernels, the top ops), should its prediction miss again (~20 s).
 limit=$(limit 40)
 if [ -n "$limit" ]; then
   t0=$(now)
   timeout "$limit" python3 -m torch.distributed.run --standalone --nproc_per_node "$N" benchmarks/train_profile.py \
-    --strategy fsdp --model "$MODEL" --steps 2 >"$R/profile-fsdp.txt" 2>"$R/profile-fsdp.err"
+    --strategy fsdp "${MODEL_ARGS[@]}" --steps 2 >"$R/profile-fsdp.txt" 2>"$R/profile-fsdp.err"
   record "profile fsdp x$N: exit $? wall $(since "$t0") s"
   grep -E '^(synced|twin):' "$R/profile-fsdp.txt" | while IFS= read -r line; do record "profile $line"; done
 else

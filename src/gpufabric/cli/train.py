@@ -1,7 +1,7 @@
 """``gpufabric train-bench``: parse flags into a ``TrainRequest`` and an ``Execution``, hand them to
 ``gpufabric.jobs`` (``prepare_train`` then ``run_train_job``), render the document (``report.render_train``).
 
-With no arguments: DDP on every GPU of this host with the GPU default model (``gpt-350m``, bf16, NCCL),
+With no arguments: DDP on every GPU of this host with the GPU default model (``gpt-760m``, bf16, NCCL),
 or on 2 CPU ranks with the tiny model (fp32, gloo). ``--ab`` runs it with the fabric on and off in ABBA
 rounds and prints the speed-up with its interval. ``--dry-run`` prints the plans
 ``prepare_train`` returned, which are the ones a run executes (and records as ``plan.json`` in each run

@@ -1,4 +1,4 @@
-"""The training benchmark: a GPT-style LM (``gpt-350m`` on GPUs, ``tiny`` on CPU; ``model_shape``) trained
+"""The training benchmark: a GPT-style LM (``gpt-760m`` on GPUs, ``tiny`` on CPU; ``model_shape``) trained
 data-parallel (DDP or FSDP2) on synthetic data.
 
 Public API: ``TrainConfig`` / ``model_spec`` (what every rank runs), ``prepare_train_run`` and

@@ -8,8 +8,8 @@ tied to the token embedding. So a preset's parameter count is exact arithmetic
 Presets: ``tiny`` (the CPU default: seconds on gloo ranks), ``small``/``medium`` (quick GPU checks), and
 the GPT-3 paper's shapes (Brown et al. 2020, "Language Models are Few-Shot Learners", Table 2.1) at
 GPT-2's vocabulary padded to 50,304 as nanoGPT does: ``gpt-350m``, ``gpt-760m`` and ``gpt-1.3b`` (16
-heads of 128 there). ``gpt-350m`` is the GPU default. No torch here: the CLI imports this module on
-machines without torch.
+heads of 128 there). ``gpt-760m`` is the GPU default (``PRESET_BATCH`` says why). No torch here: the CLI
+imports this module on machines without torch.
 """
 
 from __future__ import annotations
@@ -71,15 +71,26 @@ PRESET_BATCH: dict[str, int] = {
     "gpt-760m": 4,
     "gpt-1.3b": 2,
 }
-"""Samples per rank per step when ``--batch-size`` is not given. The GPU presets' batches keep one step
-at a few thousand tokens per GPU, so gradient communication is a visible share of an H100's step (the
-issue-37 target for the default, ``gpt-350m``: at least 10%). Measured on 4x H200 (docs/benchmarks.md
-section 3b): ``gpt-350m`` at batch 4 spent 24.0 ms in forward+backward and 5.1 ms in AdamW, with 3.75 ms
-of all-reduce on the wire (709 MB of bf16 gradients at ~284 GB/s busbw): 9.4% of its 40.1 ms step. At
-batch 2 forward+backward halves (~12 ms) while the optimizer and the gradient bytes stay, so the wire
-time is over 10% of any step under 37 ms, and the default run stays well inside two minutes."""
+"""Samples per rank per step when ``--batch-size`` is not given.
+
+The GPU default is ``gpt-760m`` at batch 4 (4,096 tokens per GPU, 16,384 per 4-GPU step), because
+``gpt-350m`` (the default until 2026-11-27 15:00 UTC) leaves the step to the host at any batch: on 4x
+H200 its one-GPU step took the same time at batch 4 and batch 2 (the reference loop: 28.93 and 30.40 ms,
+docs/benchmarks.md section 3b) though batch 2 holds half the FLOPs (4.96 TFLOP, ~10 ms at 50% MFU): the
+GPU waits for Python to issue ~1,500 kernels. Its 709 MB of bf16 gradients then took 4.1 ms on the wire
+against 4-GPU steps of 41-46 ms (a 8.9-10.0% share, the issue-37 target being 10%), and each rank's host
+jitter turned into ranks waiting for each other at the all-reduces (14:33 UTC: DDP steps back to back
+45.83 ms against 31.87 ms for the communication-free twin on the same 4 GPUs, with no exposed
+communication at the end of backward in steps started together). A smaller batch or sequence cannot
+raise the share of a host-paced step: it cuts GPU work, not issue time. ``gpt-760m`` has the same 24
+blocks (the same kernels to issue) at 1.5x the width: 20.45 TFLOP per GPU step at batch 4 (~41 ms at 50%
+MFU, above the ~30 ms the host needs to issue it, so the GPU paces the step) and 1.52 GB of bf16
+gradients, ~8.8 ms on the wire at the ~260 GB/s busbw measured for gpt-350m's buckets: 12-19% of a
+45-70 ms step at 30-50% MFU (arithmetic from those figures; ``benchmarks/gpu.sh train`` measures it).
+It is the GPT-3 paper's 760M shape at the batch a GPU user trains it with, and fits an 80 GB GPU under
+DDP with its one-rank twin (10 bytes a parameter, twice: 15 GB, plus activations)."""
 CPU_DEFAULT_MODEL = "tiny"
-GPU_DEFAULT_MODEL = "gpt-350m"
+GPU_DEFAULT_MODEL = "gpt-760m"
 
 HEAD_DIM = 64
 """Width of one attention head when ``--hidden`` sets the head count (GPT-2's, and the presets' scale)."""
