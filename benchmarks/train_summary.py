@@ -4,9 +4,11 @@
 
 Reads ``ddp.json``, ``fsdp.json``, ``fsdp-sockets.json`` (train-bench ``--out``), ``ab.json`` (the DDP
 ``--ab`` document: its fabric-off side is DDP on sockets), ``ref-<strategy>-<ranks>.json`` (the last
-line of benchmarks/train_reference.py) and ``ddp.wall`` (the default run's wall seconds). Prints one line
-per run and per target of the issue, each with the numbers it rests on and ``met`` or ``MISS``; a
-document that is missing is said to be missing, nothing is filled in.
+line of benchmarks/train_reference.py; ``ref-ddp-1-default-threads.json``: the one-GPU DDP job at torch's
+default threads) and ``ddp.wall`` (the default run's wall seconds). Prints one line per run, then one
+line per target of the issue, last, each with the numbers it rests on and ``met``, ``MISS`` or (for the
+predictions) ``unresolved``: the rule of ``gpufabric.train.resolution``, where this run's own noise is
+wider than the +-15% being judged. A document that is missing is said to be missing, nothing is filled in.
 """
 
 from __future__ import annotations
@@ -16,19 +18,24 @@ import sys
 from pathlib import Path
 
 from gpufabric.train import TrainAB, TrainResult, read_train_document
-from gpufabric.train.verdict import AGREEMENT_BAND, agreement_verdict
+from gpufabric.train.resolution import measured_text, steps_to_resolve, target_status
+from gpufabric.train.verdict import agreement_verdict
 
 
 def _train(path: Path) -> TrainResult | TrainAB | None:
     return read_train_document(path) if path.is_file() else None
 
 
+def _reference_line(runs: Path, name: str) -> dict[str, object] | None:
+    """The reference's JSON line (its last), or None where the job left none."""
+    path = runs / f"{name}.json"
+    lines = [line for line in path.read_text().splitlines() if line.startswith("{")] if path.is_file() else []
+    return dict(json.loads(lines[-1])) if lines else None
+
+
 def _reference(runs: Path, strategy: str, ranks: int) -> float | None:
-    path = runs / f"ref-{strategy}-{ranks}.json"
-    if not path.is_file():
-        return None
-    lines = [line for line in path.read_text().splitlines() if line.startswith("{")]
-    return float(json.loads(lines[-1])["tokens_per_s"]) if lines else None
+    line = _reference_line(runs, f"ref-{strategy}-{ranks}")
+    return float(str(line["tokens_per_s"])) if line else None
 
 
 COMM_SHARE_TARGET = 0.10  # issue 37: communication at least 10% of the default run's step
@@ -62,11 +69,16 @@ def run_line(name: str, result: TrainResult) -> str:
         if probe is not None
         else ""
     )
-    within = abs(p.agreement_pct / 100 - 1) <= AGREEMENT_BAND
+    # Steps back to back (the throughput steps) beside the split's: where synced - twin differs from the
+    # exposed time of steps started together, the difference is ranks drifting apart and waiting.
+    back_to_back = (
+        f"; back to back: synced {result.step.mean_ms:.2f} / twin {result.compute.mean_ms:.2f} ms "
+        f"(difference {result.step.mean_ms - result.compute.mean_ms:.2f} ms, optimizer included)"
+    )
     return (
-        f"{head}; exposed measured {p.measured_comm_ms:.2f} ms vs predicted {p.predicted_comm_ms:.2f} ms "
-        f"({p.agreement_pct:.0f}%, wire {p.wire_ms:.2f} ms{rates}{_host_path(result)}) {_met(within)}: "
-        f"{agreement_verdict(p)}"
+        f"{head}; exposed measured {measured_text(p)} vs predicted {p.predicted_comm_ms:.2f} ms "
+        f"({p.agreement_pct:.0f}%, wire {p.wire_ms:.2f} ms{rates}{_host_path(result)}{back_to_back}) "
+        f"{target_status(p)}: {agreement_verdict(p)}"
     )
 
 
@@ -83,18 +95,26 @@ def _host_path(result: TrainResult) -> str:
 
 
 def target_line(name: str, result: TrainResult) -> str:
-    """The prediction target alone, for the closing lines: measured vs predicted and the bound that set it."""
+    """The prediction target alone, for the closing lines: measured (95% interval) vs predicted, the bound
+    that set it, and met / MISS / unresolved (``train.resolution``)."""
     p = result.prediction
     if p is None:
         return f"predicted vs measured exposed comm, {name}: no prediction (MISS)"
-    within = abs(p.agreement_pct / 100 - 1) <= AGREEMENT_BAND
     bound = ""
     if p.comm_exposed_ms is not None and p.host_bound_ms is not None:
         which = "host path" if p.host_bound_ms > p.comm_exposed_ms else "communication"
         bound = f", set by {which} (communication {p.comm_exposed_ms:.2f}, host path {p.host_bound_ms:.2f})"
+    status = target_status(p)
+    steps = len(result.phases.synced_backward.samples_ms) if result.phases else 0
+    needed = steps_to_resolve(p, steps) if status == "unresolved" else None
+    why = (
+        f"; the 95% interval is wider than +-15% of the prediction: ~{needed} steps a side would resolve it"
+        if needed
+        else ""
+    )
     return (
-        f"predicted vs measured exposed comm, {name}: measured {p.measured_comm_ms:.2f} ms, predicted "
-        f"{p.predicted_comm_ms:.2f} ms{bound}: {p.agreement_pct:.0f}% (target 85-115%: {_met(within)})"
+        f"predicted vs measured exposed comm, {name}: measured {measured_text(p)}, predicted "
+        f"{p.predicted_comm_ms:.2f} ms{bound}: {p.agreement_pct:.0f}% (target 85-115%: {status}{why})"
     )
 
 
@@ -114,9 +134,28 @@ def default_line(result: TrainResult | None, runs: Path) -> str:
 
 
 def _reference_step(runs: Path, strategy: str, ranks: int) -> float | None:
-    path = runs / f"ref-{strategy}-{ranks}.json"
-    lines = [line for line in path.read_text().splitlines() if line.startswith("{")] if path.is_file() else []
-    return float(json.loads(lines[-1])["step_ms"]) if lines else None
+    line = _reference_line(runs, f"ref-{strategy}-{ranks}")
+    return float(str(line["step_ms"])) if line else None
+
+
+def _threads(line: dict[str, object] | None) -> str:
+    """How a reference job ran: its torch threads and its CPU time per step (older lines: neither)."""
+    if line is None or "threads" not in line:
+        return ""
+    return f" ({line['threads']} threads, CPU {float(str(line['cpu_ms_per_step'])):.1f} ms/step)"
+
+
+def threads_line(runs: Path) -> str:
+    """The one-GPU reference DDP step at OMP_NUM_THREADS=1 (the scaling's baseline) and at torch's default:
+    what the thread policy alone changes, with the CPU time each burned per step."""
+    one, default = _reference_line(runs, "ref-ddp-1"), _reference_line(runs, "ref-ddp-1-default-threads")
+    if one is None or default is None:
+        return "reference ddp x1 thread policy: missing"
+    one_ms, default_ms = float(str(one["step_ms"])), float(str(default["step_ms"]))
+    return (
+        f"reference ddp x1 thread policy: OMP_NUM_THREADS=1 {one_ms:.2f} ms{_threads(one)}, torch's default "
+        f"{default_ms:.2f} ms{_threads(default)}"
+    )
 
 
 def _ms(value: float | None) -> str:
@@ -133,10 +172,11 @@ def scaling_line(strategy: str, ours: TrainResult | None, runs: Path, ranks: int
         else ""
     )
     # The steps each efficiency rests on: where the two loops differ, in the one-GPU step or the N-GPU one.
+    job_one, job_many = (_reference_line(runs, f"ref-{strategy}-{n}") for n in (1, ranks))
     steps = (
         f" [step ms, 1 GPU / {ranks} GPUs: train-bench {_ms(ours.scaling.baseline.mean_ms)} / "
-        f"{ours.step.mean_ms:.2f}, reference {_ms(_reference_step(runs, strategy, 1))} / "
-        f"{_ms(_reference_step(runs, strategy, ranks))}]"
+        f"{ours.step.mean_ms:.2f}, reference {_ms(_reference_step(runs, strategy, 1))}{_threads(job_one)} / "
+        f"{_ms(_reference_step(runs, strategy, ranks))}{_threads(job_many)}]"
         if ours is not None and ours.scaling
         else ""
     )
@@ -148,13 +188,19 @@ def scaling_line(strategy: str, ours: TrainResult | None, runs: Path, ranks: int
 
 def main(runs: Path) -> int:
     ddp, fsdp, fsdp_sockets, ab = (_train(runs / f"{n}.json") for n in ("ddp", "fsdp", "fsdp-sockets", "ab"))
-    lines = [default_line(ddp if isinstance(ddp, TrainResult) else None, runs)]
+    lines = []
     for name, document in (("DDP NVLink", ddp), ("FSDP NVLink", fsdp), ("FSDP sockets", fsdp_sockets)):
         lines.append(run_line(name, document) if isinstance(document, TrainResult) else f"{name}: missing")
     if isinstance(ab, TrainAB):
         lines.append(run_line("DDP sockets (--ab off, round 0)", ab.off))
+    lines.append(threads_line(runs))
+    # The targets last: the default run, --ab, scaling against the reference, predicted vs measured.
+    lines.append(default_line(ddp if isinstance(ddp, TrainResult) else None, runs))
+    if isinstance(ab, TrainAB):
         interval = (
-            f" [95% {ab.speedup_low:.3g}-{ab.speedup_high:.3g}]" if ab.speedup_low else " (no interval: MISS)"
+            f" [95% {ab.speedup_low:.3g}-{ab.speedup_high:.3g}] (met)"
+            if ab.speedup_low
+            else " (no interval: MISS)"
         )
         busbw = ", ".join(f"{b.kind} {b.size_bytes / 1e6:.1f} MB {b.speedup:.2f}x" for b in ab.busbw[:3])
         lines.append(
@@ -162,9 +208,8 @@ def main(runs: Path) -> int:
             f"the step's sizes: {busbw or '-'}"
         )
     else:
-        lines.append("--ab: missing")
+        lines.append("--ab: missing (MISS)")
     ranks = ddp.world_size if isinstance(ddp, TrainResult) else 4
-    # The targets' figures last: scaling against the reference, then predicted vs measured per fabric.
     lines.append(scaling_line("ddp", ddp if isinstance(ddp, TrainResult) else None, runs, ranks))
     lines.append(scaling_line("fsdp", fsdp if isinstance(fsdp, TrainResult) else None, runs, ranks))
     predicted = [("DDP NVLink", ddp), ("FSDP NVLink", fsdp), ("FSDP sockets", fsdp_sockets)]

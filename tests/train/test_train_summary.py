@@ -26,13 +26,23 @@ def test_the_summary_says_met_or_miss_per_target(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
-    assert lines[0] == (
+    by_name = {line.split(":")[0]: line for line in lines}
+    # The targets come last, the default run's first among them (the runs' own lines before).
+    assert lines.index(by_name["DDP NVLink"]) < lines.index(by_name["default run gpt-350m batch 4 x4"])
+    assert lines[-1].startswith("predicted vs measured exposed comm, DDP sockets:")
+    assert by_name["reference ddp x1 thread policy"].endswith("missing")  # that run had no such job
+    assert by_name["default run gpt-350m batch 4 x4"] == (
         "default run gpt-350m batch 4 x4: wall 18.0 s (target < 120 s: met), comm share 9.4% "
         "(wire 3.75 / step 40.09 ms; target >= 10%: MISS)"
     )
-    by_name = {line.split(":")[0]: line for line in lines[1:]}
-    assert "(1642%, wire 3.75 ms) MISS:" in by_name["DDP NVLink"]
-    assert "(96%, wire 642.03 ms) met:" in by_name["FSDP sockets"]
+    # Beside the split's exposed time, the steps back to back (that run's ddp.json step and compute means).
+    assert (
+        "(1642%, wire 3.75 ms; back to back: synced 40.09 / twin 29.09 ms (difference 11.00 ms"
+        in (by_name["DDP NVLink"])
+    )
+    assert "optimizer included)) MISS:" in by_name["DDP NVLink"]
+    assert "(96%, wire 642.03 ms; back to back:" in by_name["FSDP sockets"]
+    assert "optimizer included)) met:" in by_name["FSDP sockets"]
     assert "10.6 points apart (MISS)" in by_name["ddp scaling efficiency on 4 GPUs"]
     assert "8.8 points apart (met)" in by_name["fsdp scaling efficiency on 4 GPUs"]
-    assert "7.13x tokens/s [95% 6.89-7.58] over 2 ABBA rounds" in by_name["--ab DDP"]
+    assert "7.13x tokens/s [95% 6.89-7.58] (met) over 2 ABBA rounds" in by_name["--ab DDP"]

@@ -165,6 +165,13 @@ class Prediction(TrainPart):
     effective_busbw_gbs: float
     predicted_comm_ms: float = Field(description="exposed communication predicted by the overlap model")
     measured_comm_ms: float = Field(description="end of backward with sync - without (exposed comm)")
+    measured_raw_ms: float | None = Field(
+        default=None, description="the same difference of means before it is clamped at 0 (older: None)"
+    )
+    measured_interval_ms: float | None = Field(
+        default=None,
+        description="half-width of its 95% interval from the steps' noise (train.resolution; older: None)",
+    )
     serial_comm_ms: float | None = Field(
         default=None, description="sum over calls of size x bus factor / busbw (older documents: None)"
     )

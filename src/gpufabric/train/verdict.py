@@ -5,6 +5,8 @@ No torch here.
 
 from __future__ import annotations
 
+from gpufabric.train.resolution import AGREEMENT_BAND as AGREEMENT_BAND  # the target's band, defined there
+from gpufabric.train.resolution import measured_interval, target_status
 from gpufabric.train.result import Prediction
 
 
@@ -33,17 +35,25 @@ def _unmodelled(p: Prediction) -> str:
     )
 
 
-AGREEMENT_BAND = 0.15
-"""Measured within +-15% of predicted counts as agreement: step-to-step jitter of the exposed
-communication (a difference of two means) is of that order on shared hosts."""
 HIDDEN_BELOW = 0.15
 """Exposed communication under 15% of the prediction: the collectives are (nearly) all hidden."""
 
 
 def agreement_verdict(prediction: Prediction) -> str:
-    """The agreement in words: within the band, or which term of the model dominates the miss; then which
-    bound (host path or communication) set the prediction."""
+    """The agreement in words: within the band, unresolved by this run's noise (``train.resolution``), or
+    which term of the model dominates the miss; then which bound (host path or communication) set it."""
+    if target_status(prediction) == "unresolved":
+        return _unresolved(prediction) + dominant_term(prediction)
     return _agreement(prediction) + dominant_term(prediction)
+
+
+def _unresolved(p: Prediction) -> str:
+    low, high = measured_interval(p)
+    return (
+        f"unresolved: the measured {p.measured_comm_ms:.2f} ms has a 95% interval of {low:.2f}..{high:.2f} "
+        f"ms from the steps' own noise, which holds the predicted {p.predicted_comm_ms:.2f} ms and is wider "
+        f"than +-{AGREEMENT_BAND:.0%} of it: this run cannot judge the target either way"
+    )
 
 
 def _host_set(p: Prediction) -> bool:

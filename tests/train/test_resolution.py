@@ -1,0 +1,103 @@
+"""What a run can resolve of its exposed communication (``train.resolution``) and the prediction's rates
+on a host-paced step (``predict``), on the documents of a real run: ``benchmarks/gpu.sh train`` on 4x
+NVIDIA H200, 2026-11-27 14:33 UTC (benchmarks/results/2026-11-27-h200x4-s5/train/train-runs.tgz). The
+figures below are read from those documents (their ``phases`` samples and ``comm.calls``), not invented."""
+
+from __future__ import annotations
+
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from gpufabric.train import TrainAB, TrainResult, read_train_document
+from gpufabric.train.predict import predict
+from gpufabric.train.resolution import (
+    exposed_interval_ms,
+    steps_to_resolve,
+    t_975,
+    target_status,
+)
+from gpufabric.train.result import PhaseSplit, Prediction, StepTimes
+from gpufabric.train.verdict import agreement_verdict
+
+ROOT = Path(__file__).resolve().parents[2]
+RUNS_TGZ = ROOT / "benchmarks" / "results" / "2026-11-27-h200x4-s5" / "train" / "train-runs.tgz"
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("s5")
+    with tarfile.open(RUNS_TGZ) as archive:
+        names = ["runs/ddp.json", "runs/fsdp.json", "runs/fsdp-sockets.json", "runs/ab.json"]
+        archive.extractall(folder, members=[archive.getmember(n) for n in names], filter="data")
+    return folder / "runs"
+
+
+def _run(runs: Path, name: str) -> TrainResult:
+    document = read_train_document(runs / f"{name}.json")
+    if isinstance(document, TrainAB):
+        return document.off
+    assert isinstance(document, TrainResult)
+    return document
+
+
+def test_student_t_matches_the_table_and_tends_to_the_normal() -> None:
+    assert t_975(1) == 12.706 and t_975(7) == 2.365 and t_975(19.6) == 2.093  # rounded down: wider
+    assert t_975(500) == 1.96 and 1.96 < t_975(60) < t_975(20) == 2.086
+
+
+def test_the_interval_is_welchs_from_the_steps_own_noise() -> None:
+    # Two sides of 4 steps: synced 10, 12, 14, 12 (variance 8/3), twin 10, 10, 10, 10 (variance 0): the
+    # standard error is sqrt((8/3)/4) = 0.8165 at 3 degrees of freedom (t = 3.182): half-width 2.598.
+    phases = PhaseSplit(
+        synced_forward=StepTimes(samples_ms=[1.0] * 4),
+        synced_backward=StepTimes(samples_ms=[10.0, 12.0, 14.0, 12.0]),
+        compute_forward=StepTimes(samples_ms=[1.0] * 4),
+        compute_backward=StepTimes(samples_ms=[10.0] * 4),
+    )
+    assert exposed_interval_ms(phases) == pytest.approx(3.182 * (8 / 3 / 4) ** 0.5)
+
+
+def test_ddp_on_nvlink_is_unresolved_not_zero_percent(runs: Path) -> None:
+    run = _run(runs, "ddp")
+    p = predict(run)
+    assert p is not None and p.measured_interval_ms is not None and p.measured_raw_ms is not None
+    # The run read -0.45 ms (clamped to 0) from 20 steps a side whose ends of backward spread 25.8-45.1
+    # ms: its own 95% interval is about +-3 ms, twenty times the +-15% of a sub-ms prediction.
+    assert p.measured_comm_ms == 0.0 and p.measured_raw_ms < 0
+    assert 2.5 < p.measured_interval_ms < 3.5
+    assert target_status(p) == "unresolved"
+    assert agreement_verdict(p).startswith("unresolved: the measured 0.00 ms has a 95% interval of")
+    needed = steps_to_resolve(p, len(run.phases.synced_backward.samples_ms) if run.phases else 0)
+    assert needed is not None and needed > 1000
+
+
+def test_a_host_paced_step_keeps_compute_at_full_speed_so_the_tail_is_what_is_left(runs: Path) -> None:
+    # twin host / device 39.63 / 39.77: the host paces the step, so contention slows no compute; the
+    # buckets readied before the end of backward finish inside it and what is left are the buckets of
+    # block 0 and of the embeddings, ready at its very end, back to back on the wire (their probe times).
+    run = _run(runs, "ddp")
+    assert run.comm.host_path is not None and run.comm.host_path.host_paced >= 0.9
+    p = predict(run)
+    assert p is not None
+    tail = sum(c.isolated_ms or 0.0 for c in run.comm.calls if c.ready_at == 1.0)
+    assert p.comm_exposed_ms == pytest.approx(tail) and p.contention_ms == pytest.approx(0.0)
+
+
+def test_fsdp_sockets_misses_outside_its_interval_and_sockets_ddp_and_nvlink_fsdp_are_met(runs: Path) -> None:
+    sockets = predict(_run(runs, "fsdp-sockets"))
+    assert sockets is not None and sockets.measured_interval_ms is not None
+    assert sockets.measured_comm_ms - sockets.measured_interval_ms > sockets.predicted_comm_ms
+    assert target_status(sockets) == "MISS"
+    for name in ("fsdp", "ab"):
+        p = predict(_run(runs, name))
+        assert p is not None and target_status(p) == "met"
+
+
+def test_an_older_document_without_an_interval_keeps_the_plain_rule() -> None:
+    p = Prediction(
+        busbw_source="probe", effective_busbw_gbs=1.0, predicted_comm_ms=2.0, measured_comm_ms=0.0,
+        agreement_pct=0.0, predicted_share=0.1, measured_share=0.0,
+    )  # fmt: skip
+    assert target_status(p) == "MISS" and steps_to_resolve(p, 20) is None
