@@ -60,7 +60,7 @@ train ddp 60 "${MODEL_ARGS[@]}"                 # the default: what a new user r
 train fsdp 70 --strategy fsdp "${MODEL_ARGS[@]}"
 reference ddp 1; reference ddp "$N"; reference fsdp 1; reference fsdp "$N"
 reference ddp 1 default                         # the thread policy's effect on a one-GPU step (~10 s)
-train fsdp-sockets 50 --model "$SOCKET_MODEL" --strategy fsdp --no-scaling --steps 8 --probe-iters 3 "${SOCKETS[@]}"
+train fsdp-sockets 60 --model "$SOCKET_MODEL" --strategy fsdp --no-scaling --steps 12 --probe-iters 3 "${SOCKETS[@]}"
 train ab 90 --model "$SOCKET_MODEL" --ab --rounds 2 --steps 8 --probe-iters 3 --no-scaling
 # Diagnostic, last and only with time left: where FSDP's synced step spends its time against its twin
 # (host issue vs device, busy kernels, the top ops), should its prediction miss again (~20 s).
