@@ -9,9 +9,9 @@
 # policy torchrun gives its N-GPU jobs and train-bench gives its ranks; one more one-GPU DDP job at
 # torch's default threads says what that policy changes (its step and its CPU time per step). The
 # summary, last, says met, MISS or unresolved per target; its closing lines are the targets' figures.
-#   benchmarks/gpu.sh train        # ~4.5 min on 4x H100/H200 (2026-11-27, 4x H200 with gpt-350m NVLink
-#                                  # runs: 188 s of steps; gpt-760m's NVLink runs add ~20 s, the
-#                                  # default-threads reference job ~10 s)
+#   benchmarks/gpu.sh train        # ~4.5 min on 4x H100/H200 (2026-11-27 14:33, 4x H200, gpt-350m
+#                                  # everywhere: 188 s of steps; estimated since: gpt-760m's NVLink runs
+#                                  # +20 s, the default-threads reference job +10 s, 12 socket FSDP steps +7 s)
 # Every step runs under `timeout`, cut to what is left of BUDGET_S (default 250 s) after the set-up, so
 # the whole call ends inside 5 minutes; a step with under 30 s left is skipped and says so. What comes
 # back: summary.txt, train.log, train-runs.tgz (every train.json, the reference's lines).
