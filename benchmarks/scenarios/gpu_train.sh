@@ -9,6 +9,7 @@
 # policy torchrun gives its N-GPU jobs and train-bench gives its ranks; one more one-GPU DDP job at
 # torch's default threads says what that policy changes (its step and its CPU time per step). The
 # summary, last, says met, MISS or unresolved per target; its closing lines are the targets' figures.
+#   benchmarks/gpu.sh train:predict  # only the two NVLink predictions, STEPS (96) steps a side, ~1.5 min
 #   benchmarks/gpu.sh train        # ~4.5 min on 4x H100/H200 (2026-11-27 14:33, 4x H200, gpt-350m
 #                                  # everywhere: 188 s of steps; estimated since: gpt-760m's NVLink runs
 #                                  # +20 s, the default-threads reference job +10 s, 12 socket FSDP steps +7 s)
@@ -56,6 +57,17 @@ reference() {  # strategy, ranks[, threads]: the reference loop under torchrun, 
   record "reference $1 x$2 ($threads threads): exit $? wall $(since "$t0") s | $(tail -1 "$R/$name.json" | cut -c1-200)"
 }
 
+if [ "${1:-}" = predict ]; then
+  # `train:predict`: only the two NVLink predictions, with STEPS (default 96) steps a side, for a run whose
+  # 20-step intervals left them unresolved (train.resolution: the half-width falls as 1/sqrt(steps)). ~1.5 min.
+  train ddp 90 "${MODEL_ARGS[@]}" --no-scaling --steps "${STEPS:-96}"
+  train fsdp 110 --strategy fsdp "${MODEL_ARGS[@]}" --no-scaling --steps "${STEPS:-96}"
+  python3 benchmarks/train_summary.py "$R" 2>&1 | grep -E '^(DDP|FSDP) NVLink|NVLink:' >"$R/summary-lines.txt"
+  while IFS= read -r line; do record "$line"; done <"$R/summary-lines.txt"
+  tar -czf "$OUT/train-runs.tgz" -C "$OUT" runs 2>/dev/null && rm -rf "$R"
+  print_summary
+  return 0 2>/dev/null || exit 0
+fi
 train ddp 60 "${MODEL_ARGS[@]}"                 # the default: what a new user runs (target < 120 s)
 train fsdp 70 --strategy fsdp "${MODEL_ARGS[@]}"
 reference ddp 1; reference ddp "$N"; reference fsdp 1; reference fsdp "$N"
