@@ -108,7 +108,8 @@ def target_line(name: str, result: TrainResult) -> str:
     steps = len(result.phases.synced_backward.samples_ms) if result.phases else 0
     needed = steps_to_resolve(p, steps) if status == "unresolved" else None
     why = (
-        f"; the 95% interval is wider than +-15% of the prediction: ~{needed} steps a side would resolve it"
+        f"; the 95% interval reaches into the +-15% band: at least ~{needed} steps a side would resolve it "
+        "if the steps' noise were independent"
         if needed
         else ""
     )
@@ -142,7 +143,8 @@ def _threads(line: dict[str, object] | None) -> str:
     """How a reference job ran: its torch threads and its CPU time per step (older lines: neither)."""
     if line is None or "threads" not in line:
         return ""
-    return f" ({line['threads']} threads, CPU {float(str(line['cpu_ms_per_step'])):.1f} ms/step)"
+    threads, cpu = int(str(line["threads"])), float(str(line["cpu_ms_per_step"]))
+    return f" ({threads} thread{'s' if threads != 1 else ''}, CPU {cpu:.1f} ms/step)"
 
 
 def threads_line(runs: Path) -> str:

@@ -49,12 +49,12 @@ reference() {  # strategy, ranks[, threads]: the reference loop under torchrun, 
   # leaves it unset, so a one-process job gets torch's default (one intra-op thread per core).
   local threads="${3:-1}" limit name="ref-$1-$2"; limit=$(limit 45)
   [ "$threads" = default ] && name="$name-default-threads"
-  [ -z "$limit" ] && { record "reference $1 x$2 ($threads threads): skipped, the script's time budget is spent"; return; }
+  [ -z "$limit" ] && { record "reference $1 x$2 (threads: $threads): skipped, the script's time budget is spent"; return; }
   local t0; t0=$(now)
   local env=(env OMP_NUM_THREADS=1); [ "$threads" = default ] && env=(env -u OMP_NUM_THREADS)
   timeout "$limit" "${env[@]}" python3 -m torch.distributed.run --standalone --nproc_per_node "$2" \
     benchmarks/train_reference.py --strategy "$1" "${MODEL_ARGS[@]}" >"$R/$name.json" 2>"$R/$name.err"
-  record "reference $1 x$2 ($threads threads): exit $? wall $(since "$t0") s | $(tail -1 "$R/$name.json" | cut -c1-200)"
+  record "reference $1 x$2 (threads: $threads): exit $? wall $(since "$t0") s | $(tail -1 "$R/$name.json" | cut -c1-200)"
 }
 
 if [ "${1:-}" = predict ]; then

@@ -50,9 +50,9 @@ def agreement_verdict(prediction: Prediction) -> str:
 def _unresolved(p: Prediction) -> str:
     low, high = measured_interval(p)
     return (
-        f"unresolved: the measured {p.measured_comm_ms:.2f} ms has a 95% interval of {low:.2f}..{high:.2f} "
-        f"ms from the steps' own noise, which holds the predicted {p.predicted_comm_ms:.2f} ms and is wider "
-        f"than +-{AGREEMENT_BAND:.0%} of it: this run cannot judge the target either way"
+        f"unresolved: the measured {p.measured_comm_ms:.2f} ms lies outside +-{AGREEMENT_BAND:.0%} of the "
+        f"predicted {p.predicted_comm_ms:.2f} ms, but its 95% interval from the steps' own noise "
+        f"({low:.2f}..{high:.2f} ms) reaches into that band: this run cannot judge the target either way"
     )
 
 
