@@ -10,12 +10,11 @@ own loopback (NET/IB or EFA on one host) rather than NCCL's sockets.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from gpufabric.analysis.expected.given import GivenShape
-from gpufabric.analysis.expected.run_evidence import run_evidence, straggler_words
+from gpufabric.analysis.expected.run_evidence import run_evidence, straggler_words, stragglers_of
 from gpufabric.analysis.expected.setting import RunSetting, run_setting
 from gpufabric.analysis.expected.shapes import run_hosts, shapes_of_run
 from gpufabric.collectives import ALL_COLLECTIVES, CollectiveName
@@ -24,7 +23,7 @@ from gpufabric.expect.regimes import Path as LinkPath
 from gpufabric.hardware import NodeShape
 from gpufabric.results.attestation import Attestation
 from gpufabric.results.expected import RunExpectation, SeriesExpectation, SizeJudgement
-from gpufabric.results.model import Row, RunResult, Series, stood_out_enough
+from gpufabric.results.model import Row, RunResult, Series
 from gpufabric.units import human_size
 
 CPU_NOTE = (
@@ -116,12 +115,13 @@ def judge_series(
         return None
     shape = _slowest(shapes, collective, setting)
     sizes: list[SizeJudgement] = []
+    stragglers = stragglers_of(series.rows)
     for row in series.rows:
         measured = _busbw(row)
         if measured is None:
             continue
         expectation = _expectation(shape, collective, setting, row.size_bytes)
-        evidence = run_evidence(setting, attestation, shape, row, place)
+        evidence = run_evidence(setting, attestation, shape, row, place, stragglers)
         sizes.append(_size(row, measured, judge(measured, expectation, evidence)))
     large = _expectation(shape, collective, setting, None)
     band = large.band
@@ -154,11 +154,12 @@ def straggler_notes(result: RunResult) -> list[str]:
     judgement's "a rank slower than its peers" where there is no band to fall below."""
     notes = []
     for series in result.series:
+        named = stragglers_of(series.rows)
         hits = [
-            (row, hit) for row in series.rows if (hit := straggler_words(row, result.metadata.rank_place))
+            (row, hit)
+            for row in series.rows
+            if (hit := straggler_words(row, result.metadata.rank_place)) and hit[0] in named
         ]
-        counts = Counter(hit[0] for _, hit in hits)
-        hits = [(row, hit) for row, hit in hits if stood_out_enough(counts[hit[0]], len(series.rows))]
         if not hits:
             continue
         ranks = sorted({hit[0] for _, hit in hits})

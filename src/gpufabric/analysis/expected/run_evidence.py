@@ -9,14 +9,16 @@ bytes, so an idle fabric NIC there says nothing about the fabric.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Sequence
+from collections.abc import Set as AbstractSet
 
 from gpufabric.analysis.expected.setting import RunSetting
 from gpufabric.expect import Evidence
 from gpufabric.expect.judge import TransportSeen
 from gpufabric.hardware import NicKind, NodeShape, attribute_host
 from gpufabric.results.attestation import Attestation
-from gpufabric.results.model import Row
+from gpufabric.results.model import Row, stood_out_enough
 
 
 def _transports(att: Attestation, shape: NodeShape) -> set[TransportSeen]:
@@ -78,14 +80,24 @@ def straggler_words(row: Row, place: Callable[[int], str | None] | None = None) 
     return None
 
 
+def stragglers_of(rows: Sequence[Row]) -> set[int]:
+    """The ranks a sweep names as stragglers: those that stood out at enough of its sizes
+    (``results.model.stood_out_enough``: one small size alone is launch jitter)."""
+    counts = Counter(hit[0] for row in rows if (hit := straggler_words(row)))
+    return {rank for rank, hits in counts.items() if stood_out_enough(hits, len(rows))}
+
+
 def run_evidence(
     setting: RunSetting,
     attestation: Attestation | None,
     shape: NodeShape,
     row: Row | None,
     place: Callable[[int], str | None] | None = None,
+    stragglers: AbstractSet[int] | None = None,
 ) -> Evidence | None:
-    """The evidence for judging ``row`` (None when there is none). ``place`` names where a rank ran."""
+    """The evidence for judging ``row`` (None when there is none). ``place`` names where a rank ran;
+    ``stragglers`` (``stragglers_of`` the row's sweep) keeps a rank that stood out at this size alone out of
+    the causes."""
     transports: set[TransportSeen] = set()
     used: int | None = None
     available: int | None = None
@@ -106,6 +118,8 @@ def run_evidence(
             transports.add("socket")
     gpus = shape.gpus_per_node if not setting.virtual else None
     slow = straggler_words(row, place) if row is not None else None
+    if slow is not None and stragglers is not None and slow[0] not in stragglers:
+        slow = None
     if not (transports or used is not None or gdr is not None or gpus or slow):
         return None
     return Evidence(
