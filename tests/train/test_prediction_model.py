@@ -6,7 +6,14 @@ from __future__ import annotations
 import pytest
 
 from gpufabric.train.config import MODEL_PRESETS
-from gpufabric.train.model_shape import ModelSpec, step_bytes
+from gpufabric.train.model_shape import (
+    CPU_DEFAULT_MODEL,
+    GPU_DEFAULT_MODEL,
+    SMALL_GPU_MODEL,
+    ModelSpec,
+    default_model,
+    step_bytes,
+)
 from gpufabric.train.peaks import peak_for
 from gpufabric.train.predict import predict
 from gpufabric.train.result import (
@@ -221,3 +228,10 @@ def test_step_bytes_are_what_ddp_and_fsdp_move() -> None:
     # bf16 gathers: every block twice (forward, backward), the embedding/norm/head unit once.
     assert fsdp["all_gather"] == 2 * (2 * spec.layers * spec.block_parameters() + spec.outer_parameters())
     assert fsdp["reduce_scatter"] == 4 * params  # fp32 gradient reduction
+
+
+def test_auto_takes_the_smaller_gpt_on_a_gpu_under_40_gib() -> None:
+    # --model auto: gpt-760m needs ~20 GB with its twin; a 24 GB card gets gpt-350m, an unknown one 760m.
+    assert default_model(False) == CPU_DEFAULT_MODEL
+    assert default_model(True) == default_model(True, 80 << 30) == GPU_DEFAULT_MODEL == "gpt-760m"
+    assert default_model(True, 24 << 30) == SMALL_GPU_MODEL == "gpt-350m"

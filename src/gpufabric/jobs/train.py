@@ -42,7 +42,11 @@ class TrainRequest(TrainOptions):
         choice("--strategy", self.strategy, STRATEGIES)
         choice("--device", self.device, DEVICES)
         check_backend(self.backend)  # before any rank starts: a third backend would only fail inside them
-        name = default_model(on_gpu) if self.model == AUTO_MODEL else self.model
+        name = self.model
+        if name == AUTO_MODEL:
+            from gpufabric.bench.world import gpu_memory_bytes
+
+            name = default_model(on_gpu, gpu_memory_bytes() if on_gpu else None)
         return TrainConfig(
             model_name=name,
             model=model_spec(name, layers=self.layers, hidden=self.hidden),

@@ -97,8 +97,21 @@ HEAD_DIM = 64
 """Width of one attention head when ``--hidden`` sets the head count (GPT-2's, and the presets' scale)."""
 
 
-def default_model(on_gpu: bool) -> str:
-    return GPU_DEFAULT_MODEL if on_gpu else CPU_DEFAULT_MODEL
+SMALL_GPU_MODEL = "gpt-350m"
+SMALL_GPU_BELOW_BYTES = 40 << 30
+"""``--model auto`` on a GPU of less than 40 GiB takes ``gpt-350m``: ``gpt-760m`` at batch 4 holds about
+15 GB of weights, gradients and AdamW state for DDP and its one-rank twin, plus about 5 GB of activations
+(an estimate from the shapes; it was measured only on 141 GB H200s), too close to a 24 GB card's memory."""
+
+
+def default_model(on_gpu: bool, gpu_memory_bytes: int | None = None) -> str:
+    """The preset ``--model auto`` takes: the CPU default, else the GPU default unless this host's
+    smallest GPU (``gpu_memory_bytes``, None: unknown) is under ``SMALL_GPU_BELOW_BYTES``."""
+    if not on_gpu:
+        return CPU_DEFAULT_MODEL
+    if gpu_memory_bytes is not None and gpu_memory_bytes < SMALL_GPU_BELOW_BYTES:
+        return SMALL_GPU_MODEL
+    return GPU_DEFAULT_MODEL
 
 
 def model_spec(
