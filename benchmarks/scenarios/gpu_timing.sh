@@ -54,9 +54,14 @@ nt_set() {  # nt_set PREFIX RUN: nccl-tests' ten binaries (one process per GPU, 
 # and not in the next), then nccl-tests' second set. `timing:alone` runs only ours (no nccl-tests, no
 # loaded or per-iteration run): the alone-against-after-nine comparison in about 80 s.
 ONLY_OURS=0; [ "${1:-}" = alone ] && ONLY_OURS=1
+label() { [ "$1" = nt ] && echo run || echo "second set, run"; }  # a set's name in the summary lines
+# With the second set, the two nccl-tests sets swap places from round to round (first, ours, second; then
+# second, ours, first), so neither set is always the one run next to ours.
 for run in 1 2 3; do
   in_budget "clean run $run and later" || break
-  [ "$ONLY_OURS" = 1 ] || nt_set nt "$run"
+  before=nt; after=ntb
+  [ $((run % 2)) = 0 ] && [ "$NULL" = 1 ] && { before=ntb; after=nt; }
+  [ "$ONLY_OURS" = 1 ] || nt_set "$before" "$run" "$(label "$before")"
   t0=$(now)
   timeout 150 $GF bench -c all,gather,scatter,alltoallv "${SIZES[@]}" --no-check --no-progress \
     --run-dir "$R/o-all-$run" >"$R/o-all-$run.txt" 2>&1
@@ -66,7 +71,9 @@ for run in 1 2 3; do
     timeout 60 $GF bench -c "$c" "${SIZES[@]}" --no-check --no-progress --run-dir "$a" >"$a.txt" 2>&1
     record "gpufabric $c alone run $run: exit $?, never-settled notes: $(grep -c 'never settled' "$a.txt"), GPU-sharing notes: $(grep -c 'another process' "$a.txt"), short unsettled sizes: $(short_unsettled "$a")"
   done
-  [ "$NULL" = 1 ] && [ "$ONLY_OURS" = 0 ] && nt_set ntb "$run" "second set, run"
+  if [ "$ONLY_OURS" = 0 ] && { [ "$after" = nt ] || [ "$NULL" = 1 ]; }; then
+    in_budget "nccl-tests $(label "$after") $run" && nt_set "$after" "$run" "$(label "$after")"
+  fi
 done
 
 # A disturbed run: a matmul loop on GPU 1 from the second row on. torch's import and CUDA set-up take
@@ -137,7 +144,11 @@ if [ "${#second[@]}" -gt 0 ]; then
 fi
 alone=()
 for run in 1 2 3; do
-  files=$(printf "$R/o-alone-%s-$run/result.json," "${ALONE[@]}"); [ -s "$R/o-alone-${ALONE[0]}-$run/result.json" ] && alone+=("${files%,}")
+  files=""
+  for c in "${ALONE[@]}"; do  # only the runs that wrote a result (a failed or skipped one is left out)
+    [ -s "$R/o-alone-$c-$run/result.json" ] && files+="$R/o-alone-$c-$run/result.json,"
+  done
+  [ -n "$files" ] && alone+=("${files%,}")
 done
 timeout 60 python3 benchmarks/timing_ratios.py --theirs "${ours[@]}" --ours "${alone[@]}" \
   --label-theirs after-nine --label-ours alone >"$OUT/alone.md" 2>&1
