@@ -13,7 +13,7 @@ alltoall) is said in the run's notes instead.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,19 +29,23 @@ SENDRECV_PEERS = 2
 class CommSettings:
     """nccl4py ``Config`` fields to set (attribute -> value), and what could not match nccl-tests."""
 
-    fields: dict[str, int] = field(default_factory=dict)
+    fields: Mapping[str, int] = field(default_factory=dict)
     note: str | None = None
 
     def describe(self) -> str:
         """One line for the run's notes: what the communicator was made with."""
         if not self.fields:
-            return "communicator: NCCL's default config (as nccl-tests makes it on this NCCL release)"
+            return "communicator: NCCL's default config (as nccl-tests built against this NCCL makes its own)"
         made = ", ".join(f"{name}={value}" for name, value in self.fields.items())
-        return f"communicator: {made} (as nccl-tests 2.19 makes its own)"
+        return (
+            f"communicator: {made} requested (as nccl-tests 2.19 built against this NCCL makes its own; an "
+            "NCCL_* variable that overrides a config field applies to both tools)"
+        )
 
 
 def nccl_tests_settings(version_code: int, collectives: Sequence[str]) -> CommSettings:
-    """The settings nccl-tests would give the communicator of these collectives on this NCCL."""
+    """The settings nccl-tests would give the communicator of these collectives, built against this NCCL
+    (nccl-tests gates on the headers it was compiled with; the loaded library's version stands for them)."""
     fields: dict[str, int] = {}
     note = None
     if version_code >= NVLINK_CENTRIC_SINCE:
