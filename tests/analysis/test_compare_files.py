@@ -54,3 +54,33 @@ def test_a_label_per_file_or_none(tmp_path: Path) -> None:
     files = _files(tmp_path, _run("a", [1 << 20], 10.0), _run("b", [1 << 20], 10.0))
     with pytest.raises(UsageError):
         compare_files(files, ["only one"])
+
+
+H200X4 = Path(__file__).resolve().parents[1] / "fixtures" / "gpu_h200x4"
+
+
+def test_a_comparison_of_nccl_tests_runs_below_1_mb_says_one_run_is_one_batch() -> None:
+    # Two runs of the same scatter_perf on one quiet 4x H200: up to 1.4x apart at some small sizes.
+    files = [H200X4 / "nccl_tests_scatter_set1.txt", H200X4 / "nccl_tests_scatter_set2.txt"]
+    done = compare_files(files, ["first", "second"])
+    notes = [n for n in done.comparison.notes if "one batch of -n iterations" in n]
+    assert [n.split(":")[0] for n in notes] == ["first, second"]  # one note naming both
+    assert "compare the medians of several runs" in notes[0]
+    [table] = done.comparison.tables
+    ratios = [
+        row.time_us[0] / row.time_us[1]
+        for row in table.rows
+        if 0 < row.size_bytes < 1 << 20 and row.time_us[0] and row.time_us[1]
+    ]
+    assert max(ratios) > 1.2 or min(ratios) < 1 / 1.2  # the movement the note warns of, in these very files
+
+
+def test_no_one_batch_note_where_the_sizes_start_at_1_mb(tmp_path: Path) -> None:
+    sizes = [1 << 20, 1 << 21]
+    runs = [_run("a", sizes, 20.0), _run("b", sizes, 10.0)]
+    runs = [
+        r.model_copy(update={"metadata": r.metadata.model_copy(update={"engine": "nccl-tests"})})
+        for r in runs
+    ]
+    done = compare_files(_files(tmp_path, *runs))
+    assert not any("one batch" in n for n in done.comparison.notes)

@@ -4,11 +4,17 @@ An observation is written from the point estimates (``observations._pair``); whe
 samples, each speed-up also has a 95% interval, and a lead whose every interval contains 1x is no lead.
 Applied where every comparison's observations are made (``observations.observe_table``), so the A/B
 judge's report, ``compare`` and the HTML report say the same thing about the same numbers.
+
+An nccl-tests run carries no samples (one batch of ``-n`` iterations per size), so no interval can say
+what it allows; ``one_batch_notes`` says what such runs moved by between two sets of runs on one machine.
 """
 
 from __future__ import annotations
 
-from gpufabric.analysis.compare_model import CompareRow, Observation
+from collections.abc import Sequence
+
+from gpufabric.analysis.compare_model import CompareRow, CompareTable, Observation
+from gpufabric.results.model import RunResult
 from gpufabric.units import human_size
 
 _CLAIMS = (" ahead", " behind", "mixed", "≥ 2x from")
@@ -65,3 +71,24 @@ def noise_honest(observations: list[Observation], rows: list[CompareRow], slot: 
     """``observations`` of one pair (speed-ups in ``slot`` of ``rows``), those that claim a lead inside
     the noise rewritten or, for "the curves cross", dropped (``_honest``)."""
     return [o for o in (_honest(obs, rows, slot) for obs in observations) if o is not None]
+
+
+ONE_BATCH_BELOW_BYTES = 1 << 20
+"""Below 1 MB a run of nccl-tests is one batch of ``-n`` iterations per size, and such batches move from
+run to run by more than most differences worth reporting (below)."""
+ONE_BATCH_NOTE = (
+    "{label}: nccl-tests times one batch of -n iterations per size; below 1 MB the median of 3 such runs "
+    "moved by up to 36% between two sets of runs on one quiet 4x H200 (477 of 536 sizes and placements "
+    "within +-10%; gpufabric's docs/benchmarks.md section 14), so a difference there from one run is not "
+    "the fabric's: compare the medians of several runs of each"
+)
+
+
+def one_batch_notes(
+    labels: Sequence[str], runs: Sequence[RunResult], tables: Sequence[CompareTable]
+) -> list[str]:
+    """One note naming the comparison's nccl-tests runs where its tables reach below 1 MB."""
+    if not any(row.size_bytes < ONE_BATCH_BELOW_BYTES for table in tables for row in table.rows):
+        return []
+    named = [label for label, run in zip(labels, runs, strict=True) if run.metadata.engine == "nccl-tests"]
+    return [ONE_BATCH_NOTE.format(label=", ".join(named))] if named else []
