@@ -78,9 +78,9 @@ ONE_BATCH_BELOW_BYTES = 1 << 20
 run to run by more than most differences worth reporting (below)."""
 ONE_BATCH_NOTE = (
     "{label}: nccl-tests times one batch of -n iterations per size; below 1 MB the median of 3 such runs "
-    "moved by up to 36% between two sets of runs on one quiet 4x H200 (477 of 536 sizes and placements "
-    "within +-10%; gpufabric's docs/benchmarks.md section 14), so a difference there from one run is not "
-    "the fabric's: compare the medians of several runs of each"
+    "moved by up to 36% between two sets of runs on one quiet 4x H200 (251 of 306 sizes and placements "
+    "below 1 MB within +-10%; gpufabric's docs/benchmarks.md section 14), so a difference there from one "
+    "run is not the fabric's: compare the medians of several runs of each"
 )
 
 
