@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 
 from gpufabric.analysis.expected.judge_run import SLOW_RANK_NOTE, judge_run
-from gpufabric.analysis.expected.run_evidence import stragglers_of
 from gpufabric.bench import BenchConfig, run_bench
 from gpufabric.bench.config import validate
 from gpufabric.bench.per_iteration import BatchDetail, detail_of, percentile, rank_row, spread_of
@@ -148,4 +147,4 @@ def test_a_rank_standing_out_at_one_size_of_many_is_launch_jitter_not_a_straggle
     assert any(n.startswith(f"all_reduce: {SLOW_RANK_NOTE}: rank 1 at 2 of 4") for n in notes)
     assert "# straggler: rank 1" in render_run(_sweep([slow]), "table")  # a sweep of one size: that size
     # The per-size judgement's "slow-rank" cause reads the same set as the table line and doctor's note.
-    assert stragglers_of(once.series[0].rows) == set() and stragglers_of(twice.series[0].rows) == {1}
+    assert once.series[0].stragglers() == {} and set(twice.series[0].stragglers()) == {1}

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from gpufabric.results.model import Measurement, RunResult, Series, stood_out_enough
+from gpufabric.results.model import Measurement, RunResult, Series
 from gpufabric.units import human_size
 
 ITERATION_COLUMNS = ("i_min", "i_max", "i_p99", "i_cv%")
@@ -55,25 +55,16 @@ def iteration_header(header: Sequence[str]) -> tuple[str, ...]:
 
 def straggler_lines(result: RunResult, series: Series) -> list[str]:
     """``# straggler: rank R (host, GPU) ...`` for each rank its peers waited for, with the sizes."""
-    found: dict[int, list[tuple[int, float, float]]] = {}
-    for row in series.rows:
-        for m in (row.out_of_place, row.in_place):
-            if m is None or m.per_iteration is None:
-                continue
-            hit = m.per_iteration.straggler(m.time_us)
-            if hit is not None:
-                found.setdefault(hit[0], []).append((row.size_bytes, hit[1], m.time_us))
-                break
     lines = []
-    for rank, sizes in sorted(found.items()):
-        if not stood_out_enough(len(sizes), len(series.rows)):
-            continue
-        worst = max(sizes, key=lambda s: s[1] / s[2])
+    for rank, hits in sorted(series.stragglers().items()):
+        worst, excess, time_us = max(hits, key=lambda hit: hit[1] / hit[2])
         place = result.metadata.rank_place(rank)
         where = f" ({place})" if place else ""
-        names = ", ".join(human_size(size) for size, _, _ in sizes[:8]) + (" ..." if len(sizes) > 8 else "")
+        names = ", ".join(human_size(row.size_bytes) for row, _, _ in hits[:8])
+        more = " ..." if len(hits) > 8 else ""
         lines.append(
-            f"# straggler: rank {rank}{where} spent {worst[1]:.1f} us of each {worst[2]:.1f} us iteration "
-            f"on its own while its peers waited (at {human_size(worst[0])}); it stood out at {names}"
+            f"# straggler: rank {rank}{where} spent {excess:.1f} us of each {time_us:.1f} us iteration "
+            f"on its own while its peers waited (at {human_size(worst.size_bytes)}); "
+            f"it stood out at {names}{more}"
         )
     return lines

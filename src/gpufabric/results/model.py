@@ -152,6 +152,18 @@ class Row(_Model):
     def placement(self, which: Literal["out_of_place", "in_place"]) -> Measurement | None:
         return self.out_of_place if which == "out_of_place" else self.in_place
 
+    def straggler(self) -> tuple[int, float, float] | None:
+        """(rank, its own microseconds per iteration beyond its peers', the iteration's microseconds) at the
+        first placement whose per-iteration figures name a rank (``IterationSpread.straggler``); None
+        when none stands out or none were measured."""
+        for m in (self.out_of_place, self.in_place):
+            if m is None or m.per_iteration is None:
+                continue
+            hit = m.per_iteration.straggler(m.time_us)
+            if hit is not None:
+                return hit[0], hit[1], m.time_us
+        return None
+
 
 class Series(_Model):
     """One collective's sweep within a run."""
@@ -177,6 +189,17 @@ class Series(_Model):
     def unnamed(self) -> bool:
         """Nothing in the log or the file name said which collective this is (unknown, or only guessed)."""
         return self.collective_inferred or self.collective.split("#")[0] == UNKNOWN_COLLECTIVE
+
+    def stragglers(self) -> dict[int, list[tuple[Row, float, float]]]:
+        """The ranks this sweep names as stragglers, each with (row, excess us, iteration us) at every size
+        it stood out (``Row.straggler``): only ranks that stood out at enough sizes (``stood_out_enough``).
+        The table's straggler line, doctor's note and the per-size judgement's cause all read this."""
+        found: dict[int, list[tuple[Row, float, float]]] = {}
+        for row in self.rows:
+            hit = row.straggler()
+            if hit is not None:
+                found.setdefault(hit[0], []).append((row, hit[1], hit[2]))
+        return {rank: hits for rank, hits in found.items() if stood_out_enough(len(hits), len(self.rows))}
 
 
 class Device(_Model):

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from gpufabric.analysis.expected.given import GivenShape
-from gpufabric.analysis.expected.run_evidence import run_evidence, straggler_words, stragglers_of
+from gpufabric.analysis.expected.run_evidence import run_evidence, straggler_words
 from gpufabric.analysis.expected.setting import RunSetting, run_setting
 from gpufabric.analysis.expected.shapes import run_hosts, shapes_of_run
 from gpufabric.collectives import ALL_COLLECTIVES, CollectiveName
@@ -115,7 +115,7 @@ def judge_series(
         return None
     shape = _slowest(shapes, collective, setting)
     sizes: list[SizeJudgement] = []
-    stragglers = stragglers_of(series.rows)
+    stragglers = set(series.stragglers())
     for row in series.rows:
         measured = _busbw(row)
         if measured is None:
@@ -154,7 +154,7 @@ def straggler_notes(result: RunResult) -> list[str]:
     judgement's "a rank slower than its peers" where there is no band to fall below."""
     notes = []
     for series in result.series:
-        named = stragglers_of(series.rows)
+        named = series.stragglers()
         hits = [
             (row, hit)
             for row in series.rows

@@ -9,8 +9,7 @@ bytes, so an idle fabric NIC there says nothing about the fabric.
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from collections.abc import Set as AbstractSet
 
 from gpufabric.analysis.expected.setting import RunSetting
@@ -18,7 +17,7 @@ from gpufabric.expect import Evidence
 from gpufabric.expect.judge import TransportSeen
 from gpufabric.hardware import NicKind, NodeShape, attribute_host
 from gpufabric.results.attestation import Attestation
-from gpufabric.results.model import Row, stood_out_enough
+from gpufabric.results.model import Row
 
 
 def _transports(att: Attestation, shape: NodeShape) -> set[TransportSeen]:
@@ -65,26 +64,14 @@ def _traffic(row: Row | None) -> tuple[int | None, int | None, bool]:
 
 def straggler_words(row: Row, place: Callable[[int], str | None] | None = None) -> tuple[int, str] | None:
     """(rank, words) for the rank its peers waited for at this size, from the per-iteration figures
-    (``bench --per-iteration``: ``IterationSpread.straggler``); None when none stands out or none were
-    measured."""
-    for m in (row.out_of_place, row.in_place):
-        if m is None or m.per_iteration is None:
-            continue
-        hit = m.per_iteration.straggler(m.time_us)
-        if hit is None:
-            continue
-        rank, excess_us = hit
-        where = place(rank) if place is not None else None
-        cost = f"{excess_us:.1f} us of each {m.time_us:.1f} us iteration on its own while its peers waited"
-        return rank, f"{where}: {cost}" if where else cost
-    return None
-
-
-def stragglers_of(rows: Sequence[Row]) -> set[int]:
-    """The ranks a sweep names as stragglers: those that stood out at enough of its sizes
-    (``results.model.stood_out_enough``: one small size alone is launch jitter)."""
-    counts = Counter(hit[0] for row in rows if (hit := straggler_words(row)))
-    return {rank for rank, hits in counts.items() if stood_out_enough(hits, len(rows))}
+    (``bench --per-iteration``: ``Row.straggler``); None when none stands out or none were measured."""
+    hit = row.straggler()
+    if hit is None:
+        return None
+    rank, excess_us, time_us = hit
+    where = place(rank) if place is not None else None
+    cost = f"{excess_us:.1f} us of each {time_us:.1f} us iteration on its own while its peers waited"
+    return rank, f"{where}: {cost}" if where else cost
 
 
 def run_evidence(
@@ -96,8 +83,8 @@ def run_evidence(
     stragglers: AbstractSet[int] | None = None,
 ) -> Evidence | None:
     """The evidence for judging ``row`` (None when there is none). ``place`` names where a rank ran;
-    ``stragglers`` (``stragglers_of`` the row's sweep) keeps a rank that stood out at this size alone out of
-    the causes."""
+    ``stragglers`` (the ranks of ``Series.stragglers`` of the row's sweep) keeps a rank that stood out at this
+    size alone out of the causes."""
     transports: set[TransportSeen] = set()
     used: int | None = None
     available: int | None = None
