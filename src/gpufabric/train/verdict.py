@@ -6,7 +6,7 @@ No torch here.
 from __future__ import annotations
 
 from gpufabric.train.resolution import AGREEMENT_BAND as AGREEMENT_BAND  # the target's band, defined there
-from gpufabric.train.resolution import measured_interval, target_status
+from gpufabric.train.resolution import hidden_as_predicted, measured_interval, target_status
 from gpufabric.train.result import Prediction
 
 
@@ -101,7 +101,7 @@ def _agreement(p: Prediction) -> str:
         else ""
     )
     if p.predicted_comm_ms <= 0:
-        if p.measured_comm_ms <= AGREEMENT_BAND * p.wire_ms:
+        if hidden_as_predicted(p):
             return f"agrees: the model hides all {p.wire_ms:.2f} ms behind compute and so did the step"
         return (
             f"the model hides all {p.wire_ms:.2f} ms of communication but the step paid "

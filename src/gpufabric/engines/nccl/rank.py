@@ -143,9 +143,10 @@ def run_rank(config: BenchConfig, identity: RankIdentity) -> int:
             reporter = RankReporter(config, identity, "nccl", _CudaDevice(), static, stages)
             reporter.start(facts, node_records)
             reporter.background_s = {**_early_device_time(), **nodes.background()}
-        notes: list[str] = [f"engine: {ENGINE_NAME}; {nccl_lib.describe()}", diagnostics] if reporter else []
+        notes: list[str] = []
         if reporter is not None:
-            notes += [settings.describe(), *([settings.note] if settings.note else [])]
+            engine = f"engine: {ENGINE_NAME}; {nccl_lib.describe()}"
+            notes = [engine, diagnostics, settings.describe(), *([settings.note] if settings.note else [])]
         if unwatched and reporter is not None:
             notes.append(unwatched)
         if bound and reporter is not None:
