@@ -7,8 +7,9 @@ Reads ``ddp.json``, ``fsdp.json``, ``fsdp-sockets.json`` (train-bench ``--out``)
 line of benchmarks/train_reference.py; ``ref-ddp-1-default-threads.json``: the one-GPU DDP job at torch's
 default threads) and ``ddp.wall`` (the default run's wall seconds). Prints one line per run, then one
 line per target of the issue, last, each with the numbers it rests on and ``met``, ``MISS`` or (for the
-predictions) ``unresolved``: the rule of ``gpufabric.train.resolution``, where this run's own noise is
-wider than the +-15% being judged. A document that is missing is said to be missing, nothing is filled in.
+predictions) ``unresolved``: the rule of ``gpufabric.train.resolution``, where the measured value lies
+outside +-15% of the prediction but its 95% interval reaches into that band. A document that is missing
+is said to be missing, nothing is filled in.
 """
 
 from __future__ import annotations
