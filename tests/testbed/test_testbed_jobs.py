@@ -26,6 +26,8 @@ from gpufabric.testbed.traffic import traffic_program
 pytestmark = pytest.mark.netns
 
 NIC_MBIT, SLOW_MBIT = 200.0, 40.0
+LOOPBACK_CONTROL_BYTES = 1024
+"""A few TCP control segments (a pure ACK is 52 bytes); one data segment of a collective is 1448."""
 
 
 def test_bench_runs_between_namespace_nodes_under_the_nic_rate(tmp_path: Path) -> None:
@@ -45,11 +47,14 @@ def test_bench_runs_between_namespace_nodes_under_the_nic_rate(tmp_path: Path) -
     # (10% for the token bucket's first burst).
     assert 0 < measured.busbw_gbs * 8e3 <= NIC_MBIT * 1.1
     # The bench's own NIC attribution (hardware.counters, read by a rank inside each node): one host per
-    # node, whose NIC carried what its rank had to send, within 10%, and nothing on its loopback.
+    # node, whose NIC carried what its rank had to send, within 10%, and none of it on its loopback. Node
+    # 0's rank reaches the rendezvous at its own address, which Linux routes over lo: a delayed TCP ACK of
+    # that connection can fall inside a size's window (CI, 2026-11-27: 52 bytes, one ACK, each way on n0),
+    # so lo may carry control segments, never the collective's 26 MB: under 1 KB.
     assert [t.host for t in row.traffic] == [bed.names.namespace(k) for k in range(4)]
     for k, traffic in enumerate(row.traffic):
         nics = {nic.name: nic for nic in traffic.nics}
-        assert traffic.expected_bytes and nics["lo"].tx_bytes == 0
+        assert traffic.expected_bytes and nics["lo"].tx_bytes < LOOPBACK_CONTROL_BYTES
         for counted in (nics[bed.names.interface(k)].tx_bytes, nics[bed.names.interface(k)].rx_bytes):
             assert abs(counted - traffic.expected_bytes) <= 0.10 * traffic.expected_bytes, traffic
 
