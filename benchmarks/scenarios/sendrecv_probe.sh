@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Why sendrecv reads 1.10-1.15x nccl-tests' time at 2-8 MB on 4 GPUs (issue 36; every other size and collective agrees): each suspect switched on one side at a time, 1 MB - 1 GB, two interleaved rounds: NCCL's INFO log (ours captures it always), CPU binding (mpirun binds, we do not), the GPU-sharing watch, the C launch loop, one batch like nccl-tests, 200 iterations, and both tools' NCCL TUNING/P2P lines at 4 MB. ~3 min on 4x H200.
 #   benchmarks/gpu.sh sendrecv_probe   # needs .whl/ and .gpurun/nccl-tests carried
+#   benchmarks/gpu.sh sendrecv_probe:iter   # ~1 min: nccl-tests' own per-iteration times (-I 1 -J) over 100
+#     iterations a size, sendrecv and all_reduce, and ours without a per-size warm-up (one batch, -w 0)
 # What comes back: summary.txt, sendrecv_probe.log, sendrecv-runs.tgz.
 set -u
 LOG="${OUT:-/tmp/gpufabric-out}/sendrecv_probe.log"
@@ -34,6 +36,36 @@ ours() {  # ours TAG [VAR=value ...] -- [bench options]
   record "gpufabric $tag: exit $?, $(times "$R/$tag.txt")"
 }
 
+if [ "${1:-}" = iter ]; then
+  # Does an iteration's time change along a batch? nccl-tests' -I 1 per-iteration CUDA-event times, every
+  # process's, in its JSON (-J); all_reduce beside sendrecv as the collective that agrees.
+  for c in sendrecv all_reduce; do
+    for round in 1 2; do
+      timeout 60 "${MPI[@]}" "$B/${c}_perf" -b 1M -e 16M -f 2 -w 5 -n 100 -c 0 -g 1 -I 1 -J "$R/nt-iter-$c-$round.json" \
+        >"$R/nt-iter-$c-$round.txt" 2>&1
+      record "nccl-tests $c -n 100 -I 1 run $round: exit $?, $(times "$R/nt-iter-$c-$round.txt")"
+    done
+  done
+  for round in 1 2; do
+    nt "nt-$round" -- -n 20
+    ours "o-nowarm-$round" -- -n 20 --batches 1 -w 0
+    ours "o-$round" -- -n 20
+  done
+  python3 - "$R" >>"$LOG" 2>&1 <<'PY'
+import json, pathlib, statistics, sys
+# Each size's per-iteration times (max over processes) in windows of 20: does the batch slow down?
+for path in sorted(pathlib.Path(sys.argv[1]).glob("nt-iter-*.json")):
+    try:
+        data = json.loads(path.read_text())
+    except ValueError as exc:
+        print(path.name, "unreadable:", exc); continue
+    print(path.name, json.dumps(data)[:600])
+PY
+  tar -czf "$OUT/sendrecv-runs.tgz" -C "$OUT" runs 2>/dev/null && rm -rf "$R"
+  print_summary
+  exit 0
+fi
+
 for round in 1 2; do
   nt "nt-$round" -- -n 20
   ours "o-$round" -- -n 20
@@ -51,7 +83,7 @@ ours "o-n200" -- -n 200 --batches 1
 DBG=(NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,P2P,TUNING,ENV)
 timeout 60 "${MPI[@]}" -x NCCL_DEBUG=INFO -x NCCL_DEBUG_SUBSYS=INIT,P2P,TUNING,ENV -x NCCL_DEBUG_FILE="$R/nt-dbg.%h.%p.log" \
   "$B/sendrecv_perf" -b 4M -e 4M -n 20 -w 5 -c 0 -g 1 >"$R/nt-dbg.txt" 2>&1
-record "nccl-tests 4 MB with P2P,TUNING log: exit $?, $(wc -l <"$R"/nt-dbg.vm.*.log 2>/dev/null | tail -1) lines"
+record "nccl-tests 4 MB with P2P,TUNING log: exit $?, $(cat "$R"/nt-dbg.*.log 2>/dev/null | wc -l) lines"
 timeout 60 env "${DBG[@]}" $GF bench -c sendrecv -b 4M -e 4M -n 20 -w 5 --no-check --no-progress --run-dir "$R/o-dbg" \
   >"$R/o-dbg.txt" 2>&1
 record "gpufabric 4 MB with P2P,TUNING log: exit $?"
