@@ -6,7 +6,12 @@
 # first (NULL=1), the yardstick of what +-10% means here. Raw outputs kept; the ratio summaries last.
 #   benchmarks/gpu.sh timing     # ~7.5 min on 4x H200 (NULL=0: ~5.5); needs .whl/ and .gpurun/nccl-tests carried
 #   benchmarks/gpu.sh timing:alone   # ours only: the alone-against-after-nine rounds, ~80 s
-# What comes back: summary.txt, timing.log, ratios.md, null.md, ratios-second.md, alone.md, timing-runs.tgz.
+#   RUNS=5 NULL=0 EXTRA=0 LONG=1 BUDGET_S=480 benchmarks/gpu.sh timing   # ~8 min: 5 runs a side, reduce and
+#     sendrecv alone, and sendrecv 1-16 MB at -n 200 by both tools (no loaded or per-iteration run)
+#   benchmarks/gpu.sh timing:second   # ~3.5 min: only a second set of RUNS nccl-tests runs (the yardstick,
+#     when the first call had no room for it; compare offline with timing_ratios.py)
+# What comes back: summary.txt, timing.log, ratios.md, null.md, ratios-second.md, alone.md, long.md (LONG=1),
+# timing-runs.tgz.
 set -u
 START=$(date +%s)
 LOG="${OUT:-/tmp/gpufabric-out}/timing.log"
@@ -21,7 +26,14 @@ SIZES=(-b 8 -e 1G -f 2 -n 20 -w 5)
 TEN=(all_reduce all_gather reduce_scatter alltoall broadcast reduce gather scatter sendrecv alltoallv)
 # Measured alone too: reduce, the rooted collective whose small sizes moved most with what ran before it;
 # in `timing:alone` also sendrecv, 1.13-1.15x nccl-tests at 2-4 MB on the communicator of all ten.
-ALONE=(reduce); [ "${1:-}" = alone ] && ALONE=(reduce sendrecv)
+ALONE=(reduce); { [ "${1:-}" = alone ] || [ "${LONG:-0}" = 1 ]; } && ALONE=(reduce sendrecv)
+# RUNS: runs a side (3 by default; 5 reads a median that one run's jump cannot move as far).
+RUNS=${RUNS:-3}
+# EXTRA=0: no loaded and no per-iteration run (both measured before, and 3 min a call is scarce).
+EXTRA=${EXTRA:-1}
+# LONG=1: sendrecv 1-16 MB also at -n 200 by both tools each round: nccl-tests' own sendrecv reads
+# 10-15% less at 2-8 MB with -n 20 than with -n 200 on 4x H200 (sendrecv_probe, 2026-11-27 17:37).
+LONG=${LONG:-0}
 B=$NT/build
 if [ "${1:-}" != alone ]; then
   build_nccl_tests
@@ -57,7 +69,15 @@ ONLY_OURS=0; [ "${1:-}" = alone ] && ONLY_OURS=1
 label() { [ "$1" = nt ] && echo run || echo "second set, run"; }  # a set's name in the summary lines
 # With the second set, the two nccl-tests sets swap places from round to round (first, ours, second; then
 # second, ours, first), so neither set is always the one run next to ours.
-for run in 1 2 3; do
+if [ "${1:-}" = second ]; then  # only the yardstick: a second set of nccl-tests runs, compared offline
+  for run in $(seq 1 "$RUNS"); do
+    in_budget "second set, run $run and later" && nt_set ntb "$run" "second set, run" || break
+  done
+  tar -czf "$OUT/timing-runs.tgz" -C "$OUT" runs 2>/dev/null && rm -rf "$R"
+  print_summary
+  exit 0
+fi
+for run in $(seq 1 "$RUNS"); do
   in_budget "clean run $run and later" || break
   before=nt; after=ntb
   [ $((run % 2)) = 0 ] && [ "$NULL" = 1 ] && { before=ntb; after=nt; }
@@ -71,6 +91,13 @@ for run in 1 2 3; do
     timeout 60 $GF bench -c "$c" "${SIZES[@]}" --no-check --no-progress --run-dir "$a" >"$a.txt" 2>&1
     record "gpufabric $c alone run $run: exit $?, never-settled notes: $(grep -c 'never settled' "$a.txt"), GPU-sharing notes: $(grep -c 'another process' "$a.txt"), short unsettled sizes: $(short_unsettled "$a")"
   done
+  if [ "$LONG" = 1 ] && [ "$ONLY_OURS" = 0 ]; then
+    timeout 60 "${MPI[@]}" "$B/sendrecv_perf" -b 1M -e 16M -f 2 -n 200 -w 5 -c 0 -g 1 >"$R/nt200-$run-sendrecv.txt" 2>&1
+    record "nccl-tests sendrecv -n 200 run $run: exit $?"
+    timeout 60 $GF bench -c sendrecv -b 1M -e 16M -f 2 -n 200 -w 5 --no-check --no-progress \
+      --run-dir "$R/o200-$run" >"$R/o200-$run.txt" 2>&1
+    record "gpufabric sendrecv -n 200 run $run: exit $?"
+  fi
   if [ "$ONLY_OURS" = 0 ] && { [ "$after" = nt ] || [ "$NULL" = 1 ]; }; then
     in_budget "nccl-tests $(label "$after") $run" && nt_set "$after" "$run" "$(label "$after")"
   fi
@@ -79,7 +106,7 @@ done
 # A disturbed run: a matmul loop on GPU 1 from the second row on. torch's import and CUDA set-up take
 # seconds (the loop of the first loaded run started only after the bench's last size), so the loop is
 # started first, holds until a go file appears, and the bench's first row creates it.
-[ "$ONLY_OURS" = 0 ] && in_budget "the loaded run" && {
+[ "$ONLY_OURS" = 0 ] && [ "$EXTRA" = 1 ] && in_budget "the loaded run" && {
 GO="$R/matmul.go"; rm -f "$GO"
 CUDA_VISIBLE_DEVICES=1 timeout 150 python3 -u -c "
 import os, time, torch
@@ -111,7 +138,7 @@ record "gpufabric with a matmul on GPU 1 from the second row: exit $rc, never-se
 }
 
 # Per-iteration figures (nccl-tests -I) of one clean command, and nccl-tests' own -I beside it.
-[ "$ONLY_OURS" = 0 ] && in_budget "the --per-iteration runs" && {
+[ "$ONLY_OURS" = 0 ] && [ "$EXTRA" = 1 ] && in_budget "the --per-iteration runs" && {
 timeout 60 $GF bench -c all_reduce,reduce -b 8 -e 64M -f 4 -n 20 -w 5 --no-check --no-progress --per-iteration \
   --run-dir "$R/o-per-iteration" >"$R/o-per-iteration.txt" 2>&1
 record "gpufabric --per-iteration: exit $?, straggler lines: $(grep -c '^# straggler' "$R/o-per-iteration.txt")"
@@ -120,30 +147,39 @@ record "nccl-tests all_reduce -I 1: exit $?"
 }
 
 theirs=(); ours=()
-for run in 1 2 3; do
+for run in $(seq 1 "$RUNS"); do
   [ -s "$R/o-all-$run/result.json" ] || continue  # a run the budget skipped, or one that failed
   files=$(printf "$R/nt-$run-%s.txt," "${TEN[@]}")
   theirs+=("${files%,}"); ours+=("$R/o-all-$run/result.json")
 done
 if [ "$ONLY_OURS" = 0 ]; then
   timeout 120 python3 benchmarks/timing_ratios.py --theirs "${theirs[@]}" --ours "${ours[@]}" >"$OUT/ratios.md" 2>&1
-  record "ratios (median of 3 vs median of 3): exit $?"
+  record "ratios (median of $RUNS vs median of $RUNS): exit $?"
 fi
 second=()
-for run in 1 2 3; do
+for run in $(seq 1 "$RUNS"); do
   [ -s "$R/ntb-$run-all_reduce.txt" ] || continue
   files=$(printf "$R/ntb-$run-%s.txt," "${TEN[@]}"); second+=("${files%,}")
 done
 if [ "${#second[@]}" -gt 0 ]; then
   timeout 120 python3 benchmarks/timing_ratios.py --theirs "${theirs[@]}" --ours "${second[@]}" \
     --label-theirs nccl-tests --label-ours nccl-tests-again >"$OUT/null.md" 2>&1
-  record "nccl-tests against itself (second set / first set, median of 3 each): exit $?"
+  record "nccl-tests against itself (second set / first set, median of $RUNS each): exit $?"
   timeout 120 python3 benchmarks/timing_ratios.py --theirs "${second[@]}" --ours "${ours[@]}" \
     >"$OUT/ratios-second.md" 2>&1
   record "ours against the second set: exit $?"
 fi
+if [ "$LONG" = 1 ]; then
+  long_theirs=(); long_ours=()
+  for run in $(seq 1 "$RUNS"); do
+    [ -s "$R/o200-$run/result.json" ] && [ -s "$R/nt200-$run-sendrecv.txt" ] || continue
+    long_theirs+=("$R/nt200-$run-sendrecv.txt"); long_ours+=("$R/o200-$run/result.json")
+  done
+  timeout 60 python3 benchmarks/timing_ratios.py --theirs "${long_theirs[@]}" --ours "${long_ours[@]}" >"$OUT/long.md" 2>&1
+  record "sendrecv 1-16 MB at -n 200, ours / nccl-tests: $(grep -h '^summary' "$OUT/long.md" | cut -c1-200)"
+fi
 alone=()
-for run in 1 2 3; do
+for run in $(seq 1 "$RUNS"); do
   files=""
   for c in "${ALONE[@]}"; do  # only the runs that wrote a result (a failed or skipped one is left out)
     [ -s "$R/o-alone-$c-$run/result.json" ] && files+="$R/o-alone-$c-$run/result.json,"
@@ -155,7 +191,7 @@ timeout 60 python3 benchmarks/timing_ratios.py --theirs "${ours[@]}" --ours "${a
 record "alone vs after the nine others: $(grep -h '^summary' "$OUT/alone.md" | cut -c1-200 | tr '\n' ';')"
 tar -czf "$OUT/timing-runs.tgz" -C "$OUT" runs 2>/dev/null && rm -rf "$R"
 print_summary
-[ -s "$OUT/ratios.md" ] && echo "================ ratios per collective (ours / nccl-tests, median of 3 runs each)" \
+[ -s "$OUT/ratios.md" ] && echo "================ ratios per collective (ours / nccl-tests, median of $RUNS runs each)" \
   && grep -h '^summary' "$OUT/ratios.md"
 if [ -s "$OUT/null.md" ]; then
   echo "================ nccl-tests against itself (second set / first set)"
