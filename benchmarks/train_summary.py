@@ -106,11 +106,11 @@ def target_line(name: str, result: TrainResult) -> str:
         which = "host path" if p.host_bound_ms > p.comm_exposed_ms else "communication"
         bound = f", set by {which} (communication {p.comm_exposed_ms:.2f}, host path {p.host_bound_ms:.2f})"
     status = target_status(p)
-    steps = len(result.phases.synced_backward.samples_ms) if result.phases else 0
-    needed = steps_to_resolve(p, steps) if status == "unresolved" else None
+    # Recomputed from the samples, so a document written before the figure was recorded gets it too.
+    needed = steps_to_resolve(p, result.phases)
     why = (
-        f"; the 95% interval reaches into the +-15% band: at least ~{needed} steps a side would resolve it "
-        "if the steps' noise were independent"
+        f"; the 95% interval reaches into the +-15% band: at this run's per-step noise at least ~{needed} "
+        "steps a side would narrow it off the band (then MISS), if the steps' noise is independent"
         if needed
         else ""
     )

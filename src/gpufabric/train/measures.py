@@ -172,6 +172,11 @@ class Prediction(TrainPart):
         default=None,
         description="half-width of its 95% interval from the steps' noise (train.resolution; older: None)",
     )
+    resolve_steps: int | None = Field(
+        default=None,
+        description="unresolved only: steps a side after which, at this run's per-step variances, the "
+        "interval would no longer reach into the +-15% band (train.resolution.steps_to_resolve)",
+    )
     serial_comm_ms: float | None = Field(
         default=None, description="sum over calls of size x bus factor / busbw (older documents: None)"
     )

@@ -34,7 +34,7 @@ from pathlib import Path
 from gpufabric.bench.semantics import bus_factor
 from gpufabric.errors import InputError
 from gpufabric.results.model import RunResult
-from gpufabric.train.resolution import exposed_difference_ms, exposed_interval_ms
+from gpufabric.train.resolution import exposed_difference_ms, exposed_interval_ms, steps_to_resolve
 from gpufabric.train.result import CollectiveCall, Prediction, TrainResult
 from gpufabric.train.schedule import Rates, exposed_ms
 
@@ -147,7 +147,7 @@ def predict(
     interval = exposed_interval_ms(phases)
     compute_ms = result.compute.mean_ms
     latency = result.comm.latency_ms
-    return Prediction(
+    prediction = Prediction(
         busbw_source=source,
         effective_busbw_gbs=traffic / 1e9 / (serial / 1e3) if serial > 0 else 0.0,
         predicted_comm_ms=predicted_ms,
@@ -166,6 +166,7 @@ def predict(
         measured_share=measured_ms / result.step.mean_ms if result.step.mean_ms > 0 else 0.0,
         notes=notes,
     )
+    return prediction.model_copy(update={"resolve_steps": steps_to_resolve(prediction, phases)})
 
 
 def _rates(result: TrainResult) -> Rates:

@@ -12,9 +12,11 @@ The rule, per prediction (``target_status``), with the band B = predicted +-15% 
 - **met**: the measured value lies in B, as before;
 - **MISS**: the whole 95% interval lies outside B: this run tells measured and predicted apart;
 - **unresolved**: the measured value lies outside B but its interval reaches into B: this run's noise
-  cannot say whether the target is met. The line gives both figures and, at least, the steps that would
-  narrow the interval to +-15% of the prediction if the steps' noise were independent (the half-width
-  falls as 1/sqrt(steps) only then; FSDP's did not at 96 steps). Not met: the target stays open.
+  cannot say whether the target is met. The line gives both figures and the steps a side after which,
+  at this run's own per-step variances, the interval around the same measured value would no longer
+  reach into B (``steps_to_resolve``): the run would then read MISS. That holds only if the steps'
+  noise is independent (the half-width falls as 1/sqrt(steps) only then; FSDP's did not at 96 steps),
+  so it is a lower bound. Not met: the target stays open.
 
 A prediction of 0 (the model hides every call) has no +-15% band: it is met where the step paid at most
 15% of the wire time (``verdict``'s words for it), else a MISS. The prediction itself is read as exact;
@@ -82,13 +84,6 @@ def exposed_interval_ms(phases: PhaseSplit | None) -> float | None:
     return t_975(degrees) * math.sqrt(a + b)
 
 
-def resolves(p: Prediction) -> bool:
-    """The measured interval is no wider than +-15% of the prediction (or was not measured)."""
-    if p.measured_interval_ms is None:
-        return True
-    return p.measured_interval_ms <= AGREEMENT_BAND * p.predicted_comm_ms
-
-
 def hidden_as_predicted(p: Prediction) -> bool:
     """A prediction of 0 (the model hides every call) agrees where the step paid at most 15% of the wire
     time: it has no +-15% band of its own."""
@@ -111,17 +106,45 @@ def target_status(p: Prediction) -> Status:
 
 def measured_interval(p: Prediction) -> tuple[float, float]:
     """The measured 95% interval, around the difference of means before it is clamped at 0."""
-    centre = p.measured_raw_ms if p.measured_raw_ms is not None else p.measured_comm_ms
-    half = p.measured_interval_ms or 0.0
+    centre, half = measured_centre(p), p.measured_interval_ms or 0.0
     return centre - half, centre + half
 
 
-def steps_to_resolve(p: Prediction, steps: int) -> int | None:
-    """Steps per side that would bring the measured interval within +-15% of the prediction if the steps'
-    noise were independent (a lower bound where it is not)."""
-    if p.measured_interval_ms is None or p.predicted_comm_ms <= 0 or resolves(p):
+def measured_centre(p: Prediction) -> float:
+    """The difference of means before it is clamped at 0 (older documents: the clamped value)."""
+    return p.measured_raw_ms if p.measured_raw_ms is not None else p.measured_comm_ms
+
+
+def steps_to_resolve(p: Prediction, phases: PhaseSplit | None) -> int | None:
+    """Steps a side after which an unresolved run would be judged, the question the rule asks: at this
+    run's own per-step variances (each side's sample variance, the interval's half-width falling as
+    1/sqrt(steps), Student's t at the Welch degrees of freedom of that many steps), how many steps until
+    the interval around the measured value no longer reaches into the +-15% band. The measured value
+    lies outside the band (else the run is met), so that run would read MISS. None where the run is not
+    unresolved or its samples are missing. A lower bound where the steps' noise is not independent."""
+    if phases is None or target_status(p) != "unresolved":
         return None
-    return math.ceil(steps * (p.measured_interval_ms / (AGREEMENT_BAND * p.predicted_comm_ms)) ** 2)
+    synced, twin = phases.synced_backward.samples_ms, phases.compute_backward.samples_ms
+    if len(synced) < 2 or len(twin) < 2:
+        return None
+    centre = measured_centre(p)
+    band_low = (1 - AGREEMENT_BAND) * p.predicted_comm_ms
+    band_high = (1 + AGREEMENT_BAND) * p.predicted_comm_ms
+    gap = band_low - centre if centre < band_low else centre - band_high
+    v_synced, v_twin = statistics.variance(synced), statistics.variance(twin)
+    if gap <= 0 or v_synced + v_twin <= 0:
+        return None
+
+    def half_width(steps: int) -> float:
+        degrees = (steps - 1) * (v_synced + v_twin) ** 2 / (v_synced**2 + v_twin**2)
+        return t_975(degrees) * math.sqrt((v_synced + v_twin) / steps)
+
+    # The normal's 1.96 gives a first count no larger than the answer (t >= 1.96); from there t only
+    # falls towards 1.96, so a few steps up find the first count whose interval clears the band.
+    steps = max(2, math.ceil((1.96 / gap) ** 2 * (v_synced + v_twin)))
+    while half_width(steps) >= gap:
+        steps += 1
+    return steps
 
 
 def measured_text(p: Prediction) -> str:

@@ -53,6 +53,17 @@ def _unresolved(p: Prediction) -> str:
         f"unresolved: the measured {p.measured_comm_ms:.2f} ms lies outside +-{AGREEMENT_BAND:.0%} of the "
         f"predicted {p.predicted_comm_ms:.2f} ms, but its 95% interval from the steps' own noise "
         f"({low:.2f}..{high:.2f} ms) reaches into that band: this run cannot judge the target either way"
+        f"{steps_to_judge(p)}"
+    )
+
+
+def steps_to_judge(p: Prediction) -> str:
+    """The steps a side after which the same measured value would be judged (``steps_to_resolve``)."""
+    if p.resolve_steps is None:
+        return ""
+    return (
+        f"; at this run's per-step noise, at least ~{p.resolve_steps} steps a side would narrow the interval "
+        "off the band (then MISS), if the steps' noise is independent"
     )
 
 
