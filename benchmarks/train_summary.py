@@ -66,7 +66,7 @@ def run_line(name: str, result: TrainResult) -> str:
     probe = result.comm.contention
     rates = (
         f", contention {p.contention_ms:.2f} ms: compute {probe.compute_rate:.0%} / collectives "
-        f"{probe.comm_rate:.0%} of their speed alone side by side"
+        f"{probe.comm_rate:.0%} of their speed alone side by side from {probe.starts_at:.2f} of backward"
         if probe is not None
         else ""
     )
@@ -78,8 +78,8 @@ def run_line(name: str, result: TrainResult) -> str:
     )
     return (
         f"{head}; exposed measured {measured_text(p)} vs predicted {p.predicted_comm_ms:.2f} ms "
-        f"({p.agreement_pct:.0f}%, wire {p.wire_ms:.2f} ms{rates}{_host_path(result)}{back_to_back}) "
-        f"{target_status(p)}: {agreement_verdict(p)}"
+        f"({p.agreement_pct:.0f}%, wire {p.wire_ms:.2f} ms{rates}{_host_path(result)}"
+        f"{back_to_back}) {target_status(p)}: {agreement_verdict(p)}"
     )
 
 

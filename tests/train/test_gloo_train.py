@@ -206,5 +206,21 @@ def test_fsdp_on_gloo_counts_gathers_and_scatters(tmp_path: Path) -> None:
     assert kinds.count("reduce_scatter") == layers + 1 and kinds.count("all_gather") == 2 * layers + 1
     assert result.scaling is None and result.prediction is not None
     assert result.comm.contention is not None and result.comm.contention.rounds == 2
+    # FSDP2's first backward gather is ready at backward's start: the contention probe starts there.
+    assert result.comm.contention.starts_at == 0.0
     assert "mesh of the rank alone" in result.compute_method  # the twin is FSDP2 itself, not a bare replica
     assert read_train_document(tmp_path / "run" / "train.json") == result
+
+
+def test_ddp_contention_probe_starts_where_the_first_bucket_is_ready(tmp_path: Path) -> None:
+    # Buckets of 50 KB split tiny's gradients (about 540 KB) into several, the first ready when backward
+    # ends the last block: the probe's collectives start there, not at backward's start.
+    config = TrainConfig(
+        steps=2, block=2, warmup_steps=1, probe_iters=2, scaling=False, bucket_cap_mb=0.05,
+        run_dir=tmp_path / "run", label="ddp",
+    )  # fmt: skip
+    result = run_train_run(prepare_train_run(config, Execution(ranks=2, timeout_s=120)))
+    assert isinstance(result, TrainResult) and len(result.comm.calls) > 1
+    first = min(c.ready_at for c in result.comm.calls)
+    assert 0 < first < 1 and result.comm.contention is not None
+    assert result.comm.contention.starts_at == first

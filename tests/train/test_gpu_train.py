@@ -69,6 +69,10 @@ def test_ddp_on_nccl_counts_bf16_gradients(tmp_path: Path, _gpus: int) -> None:
     assert probe is not None and probe.backward_beside_ms > 0 and probe.comm_beside_ms >= 0
     host = result.comm.host_path  # the host-path probe: issue time of a synced step and of its twin
     assert host is not None and min(host.twin_host_ms, host.synced_host_ms, host.twin_device_ms) > 0
+    # The contention probe starts where the first bucket is ready (block_marks' hook on the autograd
+    # thread, issuing NCCL there), not at backward's start where a bucket waits for a block.
+    first = min(c.ready_at for c in result.comm.calls)
+    assert probe.starts_at == (first if 0 < first < 1 else 0.0)
     assert result.scaling is not None and 0 < result.scaling.efficiency < 2
     assert all(d.name and d.name != "cpu" for d in result.metadata.devices)
     # The lent machines are H100s or H200s: both are in the datasheet table, so MFU is a number.
@@ -83,6 +87,7 @@ def test_fsdp_on_nccl(tmp_path: Path, _gpus: int) -> None:
     assert {c.dtype for c in result.comm.calls if c.kind == "all_gather"} == {"bfloat16"}
     assert {c.dtype for c in result.comm.calls if c.kind == "reduce_scatter"} == {"float"}
     assert result.samples_per_s > 0 and result.prediction is not None and result.phases is not None
+    assert result.comm.contention is not None and result.comm.contention.starts_at == 0.0
 
 
 def test_fabric_ab_reaches_the_ranks(tmp_path: Path) -> None:

@@ -6,16 +6,23 @@ same memory the backward's GEMMs read, so both run slower together than alone. T
 (``schedule.exposed_ms``) takes that as two rates; this probe measures them on this machine, apart from
 the timed steps, with the step's own compute and its own collectives:
 
-- alone: the communication-free twin's step, marked at the end of its forward and of its backward;
-- beside: the same step with every collective of one synced step issued asynchronously when its forward
-  ends, so they run beside its backward. On GPUs they are issued from a side stream that waits for the
-  forward; their end is an event on that stream once it waits on their works. On CPU (gloo) the works run
-  on gloo's threads; a thread waits for them and stamps their end. The backward beside them is timed
-  (and the collectives' end) from when the host has issued them (an event on the compute stream then;
-  the calls that ran while the host issued the rest get that head start): on a step the host paces,
-  the GPU idles while the host issues 20-70 calls, and that issue time is the host path's term
-  (``host_path``: the synced step issues them where its twin issues its own one-rank calls), not
-  compute slowed by collectives.
+- alone: the communication-free twin's step, timed from the point below to the end of its backward;
+- beside: the same step with every collective of one synced step issued asynchronously where the step's
+  first collective of backward is ready, so they run beside the backward the step's collectives meet.
+  Under DDP that is the end of the last block's backward (``Start``, ``block_marks``): the LM head's and
+  the fp32 loss's backward come first, large GEMMs and memory-bound passes over the logits that no
+  bucket ever runs beside, and a rate taken over them is not the rate of the blocks' backward (on 4x
+  H200, 2026-11-27, the probe started at backward's start put 3.97 ms of contention into a DDP
+  prediction of 4.97 ms where the step paid 4.17 in all). FSDP2's first backward gather is ready at
+  backward's start, so its probe starts there, at the forward mark.
+
+On GPUs the calls are issued from a side stream that waits for the compute stream at that point; their
+end is an event on that stream once it waits on their works. On CPU (gloo) the works run on gloo's
+threads; a thread waits for them and stamps their end. The backward beside them is timed (and the
+collectives' end) from when the host has issued them (an event on the compute stream then; the calls
+that ran while the host issued the rest get that head start): on a step the host paces, the GPU idles
+while the host issues 20-70 calls, and that issue time is the host path's term (``host_path``: the
+synced step issues them where its twin issues its own one-rank calls), not compute slowed by collectives.
 
 Each round runs both after a barrier; per round the slowest rank, then the median over rounds. The
 collectives' time alone is the probe's (``timing.probe_collectives``): the same calls back to back.
@@ -26,17 +33,43 @@ from __future__ import annotations
 import statistics
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import torch
+from torch import nn
 
+from gpufabric.train.block_marks import Point, mark_blocks
 from gpufabric.train.measures import Contention
 from gpufabric.train.result import CollectiveCall
 from gpufabric.train.strategy import Mark, sync_world
 from gpufabric.train.timing import device_clock, elapsed_ms, issue, probe_buffers, slowest_per_step
 
 Step = Callable[[int, Mark], None]
+
+
+@dataclass(frozen=True)
+class Start:
+    """Where the probe's collectives start: the end of ``block``'s backward, ``fraction`` of backward."""
+
+    block: nn.Module
+    fraction: float
+
+
+def first_ready_start(
+    calls: Sequence[CollectiveCall], blocks: Sequence[nn.Module], ends: Sequence[float]
+) -> Start | None:
+    """The block whose backward ends where the step's first collective of backward is ready (``ends``:
+    each block's backward end as a fraction of backward, ``schedule.Layout.backward_end``); None where
+    that call is ready at backward's start (FSDP2) or at no block's end."""
+    first = min((c.ready_at for c in calls if c.phase == "backward"), default=0.0)
+    if first <= 0 or first >= 1:
+        return None
+    for block, end in zip(blocks, ends, strict=False):
+        if abs(end - first) < 1e-9:
+            return Start(block=block, fraction=first)
+    return None
 
 
 def probe_contention(
@@ -47,15 +80,16 @@ def probe_contention(
     rounds: int,
     world_size: int,
     device: torch.device,
+    start: Start | None = None,
 ) -> Contention:
     pairs = probe_buffers(calls, world_size, device)
     beside = _beside_gpu if device.type == "cuda" else _beside_cpu
     alone_ms, beside_ms, comm_ms = [], [], []
     for index in range(rounds):
         sync_world(device)
-        alone_ms.append(_alone(step, index, device))
+        alone_ms.append(_alone(step, index, device, start))
         sync_world(device)
-        backward, comm = beside(step, index, calls, pairs, device)
+        backward, comm = beside(step, index, calls, pairs, device, start)
         beside_ms.append(backward)
         comm_ms.append(comm)
     sync_world(device)
@@ -68,33 +102,64 @@ def probe_contention(
         comm_beside_ms=median[2],
         comm_alone_ms=comm_alone_ms,
         rounds=rounds,
+        starts_at=start.fraction if start is not None else 0.0,
     )
 
 
-def _alone(step: Step, index: int, device: torch.device) -> float:
-    clock, stamps = device_clock(device), {}
+def _run(
+    step: Step,
+    index: int,
+    start: Start | None,
+    on_start: Callable[[], None],
+    stamps: dict[str, Any],
+    clock: Callable[[], Any],
+) -> None:
+    """One step, stamped at its forward and backward marks, calling ``on_start`` where the collectives start:
+    at the forward mark, or where ``start``'s block ends its backward."""
 
     def mark(phase: str) -> None:
         stamps[phase] = clock()
+        if phase == "forward" and start is None:
+            on_start()
 
-    step(index, mark)
+    def at_block(_index: int, point: Point) -> None:
+        if point == "backward_end":
+            on_start()
+
+    remove = mark_blocks([start.block], at_block) if start is not None else None
+    try:
+        step(index, mark)
+    finally:
+        if remove is not None:
+            remove()
+
+
+def _alone(step: Step, index: int, device: torch.device, start: Start | None) -> float:
+    clock, stamps = device_clock(device), {}
+
+    def begin() -> None:
+        stamps["start"] = clock()
+
+    _run(step, index, start, begin, stamps, clock)
     if device.type == "cuda":
         torch.cuda.synchronize(device)
-    return elapsed_ms(device, stamps["forward"], stamps["backward"])
+    return elapsed_ms(device, stamps["start"], stamps["backward"])
 
 
 def _beside_gpu(
-    step: Step, index: int, calls: list[CollectiveCall], pairs: list[Any], device: torch.device
+    step: Step,
+    index: int,
+    calls: list[CollectiveCall],
+    pairs: list[Any],
+    device: torch.device,
+    start: Start | None,
 ) -> tuple[float, float]:
     cuda: Any = torch.cuda
     side = cuda.Stream(device)
     clock, stamps = device_clock(device), {}
 
-    def mark(phase: str) -> None:
-        stamps[phase] = clock()
-        if phase != "forward":
-            return
-        side.wait_stream(cuda.current_stream(device))  # the collectives start when forward is done
+    def issue_all() -> None:
+        side.wait_stream(cuda.current_stream(device))  # the collectives start where compute is now
         with cuda.stream(side):
             works = [
                 issue(call, send, recv, async_op=True)
@@ -103,9 +168,9 @@ def _beside_gpu(
             for work in works:
                 work.wait()  # the side stream waits for NCCL's; the compute stream does not
             stamps["comm"] = clock()
-        stamps["resume"] = clock()  # on the compute stream: backward starts once the calls are issued
+        stamps["resume"] = clock()  # on the compute stream: backward goes on once the calls are issued
 
-    step(index, mark)
+    _run(step, index, start, issue_all, stamps, clock)
     cuda.current_stream(device).wait_stream(side)
     torch.cuda.synchronize(device)
     return (
@@ -115,7 +180,12 @@ def _beside_gpu(
 
 
 def _beside_cpu(
-    step: Step, index: int, calls: list[CollectiveCall], pairs: list[Any], device: torch.device
+    step: Step,
+    index: int,
+    calls: list[CollectiveCall],
+    pairs: list[Any],
+    device: torch.device,
+    start: Start | None,
 ) -> tuple[float, float]:
     stamps: dict[str, float] = {}
     waiters: list[threading.Thread] = []
@@ -125,10 +195,7 @@ def _beside_cpu(
             work.wait()
         stamps["comm"] = time.perf_counter()
 
-    def mark(phase: str) -> None:
-        stamps[phase] = time.perf_counter()
-        if phase != "forward":
-            return
+    def issue_all() -> None:
         works = [
             issue(call, send, recv, async_op=True) for call, (send, recv) in zip(calls, pairs, strict=True)
         ]
@@ -137,7 +204,7 @@ def _beside_cpu(
         waiters[-1].start()
         stamps["resume"] = time.perf_counter()
 
-    step(index, mark)
+    _run(step, index, start, issue_all, stamps, time.perf_counter)
     for waiter in waiters:
         waiter.join()
     return (stamps["backward"] - stamps["resume"]) * 1e3, max(0.0, stamps["comm"] - stamps["resume"]) * 1e3

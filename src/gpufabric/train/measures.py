@@ -75,6 +75,13 @@ class Contention(TrainPart):
     comm_beside_ms: float = Field(ge=0, description="from when they were issued to the last one's end")
     comm_alone_ms: float = Field(ge=0, description="the same collectives back to back alone (the probe)")
     rounds: int = Field(ge=1)
+    starts_at: float = Field(
+        default=0.0,
+        ge=0,
+        le=1,
+        description="fraction of backward where the collectives were issued and both backwards are timed "
+        "from: the step's first backward call's ready point (0: backward's start; older documents: 0)",
+    )
 
     @property
     def overlap_ms(self) -> float:

@@ -104,8 +104,10 @@ def run_rank(config: TrainConfig, identity: RankIdentity) -> int:
 
 def _measure(config: TrainConfig, identity: RankIdentity, device: Any, on_gpu: bool) -> dict[str, Any]:
     """Phases 1-5 of the module docstring; returns plain data for ``record.build_result``."""
-    from gpufabric.train.contention import probe_contention
+    from gpufabric.train.block_marks import model_blocks
+    from gpufabric.train.contention import first_ready_start, probe_contention
     from gpufabric.train.host_path import probe_host_path
+    from gpufabric.train.schedule import Layout
     from gpufabric.train.strategy import idle_barrier, sync_world, wrap
     from gpufabric.train.timing import (
         PhasedTimes,
@@ -156,6 +158,8 @@ def _measure(config: TrainConfig, identity: RankIdentity, device: Any, on_gpu: b
             calls, rounds=config.probe_iters, world_size=world, device=device
         )
         latency = probe_latency(rounds=config.probe_iters, world_size=world, device=device)
+        twin_blocks = model_blocks(parallel.compute_only.model)
+        ends = [Layout.of(config.model).backward_end(i) for i in range(len(twin_blocks))]
         contention = probe_contention(
             compute,
             calls,
@@ -163,6 +167,7 @@ def _measure(config: TrainConfig, identity: RankIdentity, device: Any, on_gpu: b
             rounds=config.probe_iters,
             world_size=world,
             device=device,
+            start=first_ready_start(calls, twin_blocks, ends),
         )
         host_path = probe_host_path(
             synced, compute, rounds=config.probe_iters, world_size=world, device=device

@@ -1,0 +1,79 @@
+"""Replay a train-bench document's measured terms through today's prediction (issue 37).
+
+    python3 benchmarks/train_replay.py RESULT.json [RESULT.json ...]
+
+A document (``train-bench --out``, or a run folder's ``train.json``) keeps every term the prediction
+reads: the step's calls and their probe times, the forward/backward split, the contention and host-path
+probes. This prints, per document, the prediction recorded when it ran and the one
+``gpufabric.train.predict`` makes from the same terms now, term by term (free overlap, what contention
+adds at the probe's rates, the host-path bound), beside the measured exposed time with its 95% interval
+and the rule's verdict (``train.resolution``). A change to the model is read against recorded runs so,
+without a GPU; a change to a probe is not (its terms were measured the old way) and the line says
+where the probe started. An ``--ab`` document is replayed side by side.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from gpufabric.train import TrainAB, TrainResult, read_train_document
+from gpufabric.train.predict import predict
+from gpufabric.train.resolution import measured_text, steps_to_resolve, target_status
+from gpufabric.train.schedule import Rates, exposed_ms
+
+
+def _free_ms(result: TrainResult) -> float | None:
+    """The overlap model's exposed time without contention (both sides at full speed beside each other)."""
+    phases, calls = result.phases, result.comm.calls
+    if phases is None or not calls or any(c.isolated_ms is None for c in calls):
+        return None
+    forward = phases.compute_forward.mean_ms
+    durations = [c.isolated_ms or 0.0 for c in calls]
+    return exposed_ms(
+        calls,
+        durations,
+        forward_ms=forward,
+        backward_ms=phases.compute_backward.mean_ms - forward,
+        rates=Rates(),
+    ).exposed_ms
+
+
+def replay_line(name: str, result: TrainResult) -> str:
+    recorded, now = result.prediction, predict(result)
+    if now is None:
+        return f"{name}: nothing to predict (one rank or no calls)"
+    probe = result.comm.contention
+    probe_text = (
+        f"contention probe from {probe.starts_at:.2f} of backward: compute {probe.compute_rate:.0%}, "
+        f"collectives {probe.comm_rate:.0%}"
+        if probe is not None
+        else "no contention probe"
+    )
+    free_ms = _free_ms(result)
+    free = f"{free_ms:.2f}" if free_ms is not None else "-"
+    host = f"{now.host_bound_ms:.2f}" if now.host_bound_ms is not None else "-"
+    then = f"{recorded.predicted_comm_ms:.2f}" if recorded is not None else "-"
+    needed = steps_to_resolve(now, result.phases)
+    return (
+        f"{name}: {result.model_name} {result.strategy} x{result.world_size}: measured {measured_text(now)}; "
+        f"predicted then {then}, now {now.predicted_comm_ms:.2f} ms = wire {now.wire_ms:.2f} -> free overlap "
+        f"{free} + contention {now.contention_ms:.2f} (host-path bound "
+        f"{host}; {probe_text}): {now.agreement_pct:.0f}% {target_status(now)}"
+        f"{f', ~{needed} steps a side to judge it' if needed else ''}"
+    )
+
+
+def main(paths: list[Path]) -> int:
+    for path in paths:
+        document = read_train_document(path)
+        if isinstance(document, TrainAB):
+            print(replay_line(f"{path} (--ab on)", document.on))
+            print(replay_line(f"{path} (--ab off)", document.off))
+        elif isinstance(document, TrainResult):
+            print(replay_line(str(path), document))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main([Path(a) for a in sys.argv[1:]]))

@@ -1,0 +1,39 @@
+"""benchmarks/train_replay.py on the documents of a real run (4x H200, 2026-11-27 15:10 UTC,
+benchmarks/gpu.sh train:predict: benchmarks/results/2026-11-27-h200x4-s5/train-predict/train-runs.tgz):
+today's prediction from a recorded run's own terms."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+from gpufabric.train import TrainResult, read_train_document
+
+ROOT = Path(__file__).resolve().parents[2]
+RUNS_TGZ = ROOT / "benchmarks" / "results" / "2026-11-27-h200x4-s5" / "train-predict" / "train-runs.tgz"
+
+
+def test_the_replay_predicts_a_recorded_run_from_its_own_terms(tmp_path: Path) -> None:
+    with tarfile.open(RUNS_TGZ) as archive:
+        archive.extractall(tmp_path, members=[archive.getmember("runs/ddp.json")], filter="data")
+    path = tmp_path / "runs" / "ddp.json"
+    document = read_train_document(path)
+    assert isinstance(document, TrainResult) and document.prediction is not None
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "train_replay.py"), str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    recorded = document.prediction
+    # The model is the one that ran (its probe started at backward's start, recorded as 0): the replay
+    # predicts what the run printed, term by term.
+    assert (
+        f"predicted then {recorded.predicted_comm_ms:.2f}, now {recorded.predicted_comm_ms:.2f} ms = wire "
+        f"{recorded.wire_ms:.2f}" in proc.stdout
+    )
+    assert f"contention {recorded.contention_ms:.2f}" in proc.stdout
+    assert "contention probe from 0.00 of backward" in proc.stdout and "unresolved" in proc.stdout
