@@ -3,8 +3,8 @@
     python3 benchmarks/train_replay.py RESULT.json [RESULT.json ...]
 
 A document (``train-bench --out``, or a run folder's ``train.json``) keeps every term the prediction
-reads: the step's calls and their probe times, the forward/backward split, the contention and host-path
-probes. This prints, per document, the prediction recorded when it ran and the one
+reads: the step's calls and their probe times, the forward/backward split, the contention, host-path and
+inside-step probes. This prints, per document, the prediction recorded when it ran and the one
 ``gpufabric.train.predict`` makes from the same terms now, term by term (free overlap, what contention
 adds at the probe's rates, the host-path bound), beside the measured exposed time with its 95% interval
 and the rule's verdict (``train.resolution``). A change to the model is read against recorded runs so,
@@ -55,12 +55,18 @@ def replay_line(name: str, result: TrainResult) -> str:
     host = f"{now.host_bound_ms:.2f}" if now.host_bound_ms is not None else "-"
     then = f"{recorded.predicted_comm_ms:.2f}" if recorded is not None else "-"
     needed = steps_to_resolve(now, result.phases)
+    inside = (
+        f"; inside the step: blocks +{now.compute_slowed_ms:.2f} ms, between blocks "
+        f"+{now.between_blocks_ms:.2f} ms"
+        if now.compute_slowed_ms is not None and now.between_blocks_ms is not None
+        else ""
+    )
     return (
         f"{name}: {result.model_name} {result.strategy} x{result.world_size}: measured {measured_text(now)}; "
         f"predicted then {then}, now {now.predicted_comm_ms:.2f} ms = wire {now.wire_ms:.2f} -> free overlap "
         f"{free} + contention {now.contention_ms:.2f} (host-path bound "
         f"{host}; {probe_text}): {now.agreement_pct:.0f}% {target_status(now)}"
-        f"{f', ~{needed} steps a side to judge it' if needed else ''}"
+        f"{f', ~{needed} steps a side to judge it' if needed else ''}{inside}"
     )
 
 

@@ -78,8 +78,23 @@ def run_line(name: str, result: TrainResult) -> str:
     )
     return (
         f"{head}; exposed measured {measured_text(p)} vs predicted {p.predicted_comm_ms:.2f} ms "
-        f"({p.agreement_pct:.0f}%, wire {p.wire_ms:.2f} ms{rates}{_host_path(result)}"
+        f"({p.agreement_pct:.0f}%, wire {p.wire_ms:.2f} ms{rates}{_host_path(result)}{_inside(result)}"
         f"{back_to_back}) {target_status(p)}: {agreement_verdict(p)}"
+    )
+
+
+def _inside(result: TrainResult) -> str:
+    """The inside-step probe's figures: the blocks' compute and the time between them, synced / twin."""
+    probe = result.comm.inside_step
+    if probe is None:
+        return ""
+    return (
+        f"; inside the step: blocks' compute synced {probe.synced_blocks_ms:.2f} / twin "
+        f"{probe.twin_blocks_ms:.2f} ms (+{probe.compute_slowed_ms:.2f}), between blocks "
+        f"{probe.synced_span_ms - probe.synced_blocks_ms:.2f} / "
+        f"{probe.twin_span_ms - probe.twin_blocks_ms:.2f} ms "
+        f"(+{probe.between_blocks_ms:.2f}), start to end of backward {probe.synced_span_ms:.2f} / "
+        f"{probe.twin_span_ms:.2f} ms"
     )
 
 

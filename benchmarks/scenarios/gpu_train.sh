@@ -64,7 +64,7 @@ if [ "${1:-}" = predict ]; then
   train fsdp 110 --strategy fsdp "${MODEL_ARGS[@]}" --no-scaling --steps "${STEPS:-96}"
   python3 benchmarks/train_summary.py "$R" 2>&1 | grep -E '^(DDP|FSDP) NVLink|NVLink:' >"$R/summary-lines.txt"
   # Each run's prediction term by term (free overlap, contention from where its probe started, the
-  # host-path bound).
+  # host-path bound) and the inside-step probe's two terms: blocks slower, or time between blocks.
   python3 benchmarks/train_replay.py "$R/ddp.json" "$R/fsdp.json" 2>&1 | sed "s|$R/||" >>"$R/summary-lines.txt"
   while IFS= read -r line; do record "$line"; done <"$R/summary-lines.txt"
   tar -czf "$OUT/train-runs.tgz" -C "$OUT" runs 2>/dev/null && rm -rf "$R"

@@ -208,8 +208,26 @@ def test_fsdp_on_gloo_counts_gathers_and_scatters(tmp_path: Path) -> None:
     assert result.comm.contention is not None and result.comm.contention.rounds == 2
     # FSDP2's first backward gather is ready at backward's start: the contention probe starts there.
     assert result.comm.contention.starts_at == 0.0
+    _assert_inside_step(result)
     assert "mesh of the rank alone" in result.compute_method  # the twin is FSDP2 itself, not a bare replica
     assert read_train_document(tmp_path / "run" / "train.json") == result
+
+
+def _assert_inside_step(result: TrainResult) -> None:
+    """The inside-step probe ran: the blocks' compute lies inside start to end of backward on both sides,
+    and its two terms are what the prediction carries into the verdict."""
+    inside = result.comm.inside_step
+    assert inside is not None and inside.rounds == 2
+    assert (
+        0 < inside.synced_blocks_ms < inside.synced_span_ms
+        and 0 < inside.twin_blocks_ms < inside.twin_span_ms
+    )
+    p = result.prediction
+    assert p is not None and p.compute_slowed_ms == inside.compute_slowed_ms
+    assert p.between_blocks_ms == inside.between_blocks_ms
+    assert inside.compute_slowed_ms + inside.between_blocks_ms == pytest.approx(
+        inside.synced_span_ms - inside.twin_span_ms
+    )
 
 
 def test_ddp_contention_probe_starts_where_the_first_bucket_is_ready(tmp_path: Path) -> None:
@@ -224,3 +242,4 @@ def test_ddp_contention_probe_starts_where_the_first_bucket_is_ready(tmp_path: P
     first = min(c.ready_at for c in result.comm.calls)
     assert 0 < first < 1 and result.comm.contention is not None
     assert result.comm.contention.starts_at == first
+    _assert_inside_step(result)

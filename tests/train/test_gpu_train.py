@@ -73,6 +73,7 @@ def test_ddp_on_nccl_counts_bf16_gradients(tmp_path: Path, _gpus: int) -> None:
     # thread, issuing NCCL there), not at backward's start where a bucket waits for a block.
     first = min(c.ready_at for c in result.comm.calls)
     assert probe.starts_at == (first if 0 < first < 1 else 0.0)
+    _assert_inside_step(result)
     assert result.scaling is not None and 0 < result.scaling.efficiency < 2
     assert all(d.name and d.name != "cpu" for d in result.metadata.devices)
     # The lent machines are H100s or H200s: both are in the datasheet table, so MFU is a number.
@@ -88,6 +89,21 @@ def test_fsdp_on_nccl(tmp_path: Path, _gpus: int) -> None:
     assert {c.dtype for c in result.comm.calls if c.kind == "reduce_scatter"} == {"float"}
     assert result.samples_per_s > 0 and result.prediction is not None and result.phases is not None
     assert result.comm.contention is not None and result.comm.contention.starts_at == 0.0
+    _assert_inside_step(result)
+
+
+def _assert_inside_step(result: TrainResult) -> None:
+    """The inside-step probe's CUDA events: each side's blocks' compute inside its start to end of
+    backward, and the prediction carries its two terms (the verdict names the larger when it misses)."""
+    inside = result.comm.inside_step
+    assert inside is not None and inside.rounds == result.comm.contention.rounds  # type: ignore[union-attr]
+    assert (
+        0 < inside.synced_blocks_ms < inside.synced_span_ms
+        and 0 < inside.twin_blocks_ms < inside.twin_span_ms
+    )
+    p = result.prediction
+    assert p is not None and p.compute_slowed_ms == inside.compute_slowed_ms
+    assert p.between_blocks_ms == inside.between_blocks_ms
 
 
 def test_fabric_ab_reaches_the_ranks(tmp_path: Path) -> None:

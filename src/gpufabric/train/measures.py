@@ -132,6 +132,34 @@ class HostPath(TrainPart):
         return self.twin_host_ms / self.twin_device_ms if self.twin_device_ms > 0 else 0.0
 
 
+class InsideStep(TrainPart):
+    """The inside-step probe (``inside_step.probe_inside_step``): start to end of backward and the blocks'
+    own compute in it (each block's forward and backward between FSDP2's hooks), synced and twin, one
+    step at a time after a synchronisation. Per round the rank that ended last; medians over rounds."""
+
+    twin_span_ms: float = Field(ge=0)
+    twin_blocks_ms: float = Field(ge=0)
+    synced_span_ms: float = Field(ge=0)
+    synced_blocks_ms: float = Field(ge=0)
+    rounds: int = Field(ge=1)
+
+    @property
+    def exposed_ms(self) -> float:
+        """What the synced step paid beyond its twin in these rounds: the two terms below together."""
+        return self.synced_span_ms - self.twin_span_ms
+
+    @property
+    def compute_slowed_ms(self) -> float:
+        """The blocks' compute, synced minus twin: compute slowed inside the step."""
+        return self.synced_blocks_ms - self.twin_blocks_ms
+
+    @property
+    def between_blocks_ms(self) -> float:
+        """The compute stream's time outside the blocks, synced minus twin: waiting for gathers (the wire,
+        or ranks waiting for each other), FSDP2's copies, the host."""
+        return self.exposed_ms - self.compute_slowed_ms
+
+
 class CommPayload(TrainPart):
     """What one training step communicates, counted from the gradient buckets / sharded parameters."""
 
@@ -151,6 +179,9 @@ class CommPayload(TrainPart):
     )
     host_path: HostPath | None = Field(
         default=None, description="the host-path probe: issue time, synced vs twin (older documents: None)"
+    )
+    inside_step: InsideStep | None = Field(
+        default=None, description="the blocks' compute against the time between them (older documents: None)"
     )
 
 
@@ -198,6 +229,13 @@ class Prediction(TrainPart):
     host_bound_ms: float | None = Field(
         default=None,
         description="the host path's bound: host-path probe's extra issue time + the last calls' tail",
+    )
+    compute_slowed_ms: float | None = Field(
+        default=None, description="inside-step probe: the blocks' compute, synced - twin (older: None)"
+    )
+    between_blocks_ms: float | None = Field(
+        default=None,
+        description="inside-step probe: the compute stream's time outside the blocks, synced - twin",
     )
 
     @property

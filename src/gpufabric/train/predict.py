@@ -147,6 +147,7 @@ def predict(
     interval = exposed_interval_ms(phases)
     compute_ms = result.compute.mean_ms
     latency = result.comm.latency_ms
+    inside = result.comm.inside_step
     prediction = Prediction(
         busbw_source=source,
         effective_busbw_gbs=traffic / 1e9 / (serial / 1e3) if serial > 0 else 0.0,
@@ -161,6 +162,8 @@ def predict(
         contention_ms=contention_ms,
         comm_exposed_ms=comm_exposed,
         host_bound_ms=host_bound,
+        compute_slowed_ms=inside.compute_slowed_ms if inside is not None else None,
+        between_blocks_ms=inside.between_blocks_ms if inside is not None else None,
         agreement_pct=100.0 * measured_ms / predicted_ms if predicted_ms > 0 else 0.0,
         predicted_share=serial / (compute_ms + serial) if compute_ms + serial > 0 else 0.0,
         measured_share=measured_ms / result.step.mean_ms if result.step.mean_ms > 0 else 0.0,

@@ -107,6 +107,7 @@ def _measure(config: TrainConfig, identity: RankIdentity, device: Any, on_gpu: b
     from gpufabric.train.block_marks import model_blocks
     from gpufabric.train.contention import first_ready_start, probe_contention
     from gpufabric.train.host_path import probe_host_path
+    from gpufabric.train.inside_step import probe_inside_step
     from gpufabric.train.schedule import Layout
     from gpufabric.train.strategy import idle_barrier, sync_world, wrap
     from gpufabric.train.timing import (
@@ -152,7 +153,7 @@ def _measure(config: TrainConfig, identity: RankIdentity, device: Any, on_gpu: b
     calls = parallel.payload() if world > 1 else []
     probe_total: float | None = None
     latency: float | None = None
-    contention = host_path = None
+    contention = host_path = inside = None
     if calls:
         calls, probe_total = probe_collectives(
             calls, rounds=config.probe_iters, world_size=world, device=device
@@ -171,6 +172,13 @@ def _measure(config: TrainConfig, identity: RankIdentity, device: Any, on_gpu: b
         )
         host_path = probe_host_path(
             synced, compute, rounds=config.probe_iters, world_size=world, device=device
+        )
+        inside = probe_inside_step(
+            (synced, model_blocks(parallel.synced.model)),
+            (compute, twin_blocks),
+            rounds=config.probe_iters,
+            world_size=world,
+            device=device,
         )
     baseline: list[float] | None = None
     if config.scaling and world > 1:
@@ -192,6 +200,7 @@ def _measure(config: TrainConfig, identity: RankIdentity, device: Any, on_gpu: b
         "latency_ms": latency,
         "contention": contention,
         "host_path": host_path,
+        "inside_step": inside,
         "baseline_ms": baseline,
         "dtype": "bfloat16" if on_gpu else "float32",
     }

@@ -104,6 +104,7 @@ def build_result(
         latency_ms=measured.get("latency_ms"),
         contention=measured.get("contention"),
         host_path=measured.get("host_path"),
+        inside_step=measured.get("inside_step"),
     )
     synced, twin = measured["synced"], measured["compute"]
     result = TrainResult(

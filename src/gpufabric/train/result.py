@@ -25,6 +25,7 @@ from gpufabric.train.measures import CollectiveKind, TrainPart
 from gpufabric.train.measures import CommPayload as CommPayload
 from gpufabric.train.measures import Contention as Contention
 from gpufabric.train.measures import HostPath as HostPath
+from gpufabric.train.measures import InsideStep as InsideStep
 from gpufabric.train.measures import PhaseSplit as PhaseSplit
 from gpufabric.train.measures import Prediction as Prediction
 from gpufabric.train.measures import Scaling as Scaling

@@ -42,9 +42,31 @@ HIDDEN_BELOW = 0.15
 def agreement_verdict(prediction: Prediction) -> str:
     """The agreement in words: within the band, unresolved by this run's noise (``train.resolution``), or
     which term of the model dominates the miss; then which bound (host path or communication) set it."""
-    if target_status(prediction) == "unresolved":
-        return _unresolved(prediction) + dominant_term(prediction)
-    return _agreement(prediction) + dominant_term(prediction)
+    status = target_status(prediction)
+    inside = inside_step_words(prediction) if status != "met" else ""
+    if status == "unresolved":
+        return _unresolved(prediction) + dominant_term(prediction) + inside
+    return _agreement(prediction) + dominant_term(prediction) + inside
+
+
+def inside_step_words(p: Prediction) -> str:
+    """Where the inside-step probe puts what the synced step paid: the blocks' own compute running slower,
+    or the compute stream standing between blocks (waiting for gathers, for a slower peer, FSDP2's
+    copies, the host). Nothing where the probe did not run (older documents, one rank)."""
+    if p.compute_slowed_ms is None or p.between_blocks_ms is None:
+        return ""
+    slowed, between = p.compute_slowed_ms, p.between_blocks_ms
+    which = (
+        "compute slowed inside the blocks dominates (collectives taking SMs and memory bandwidth beside them)"
+        if slowed >= between
+        else "time between blocks dominates (the compute stream waiting for gathers, for a slower rank, "
+        "for FSDP2's copies or the host)"
+    )
+    return (
+        f"; inside the step (one step after a sync), of {slowed + between:.2f} ms beyond the twin the "
+        f"blocks' compute took {slowed:.2f} ms more and the time between blocks {between:.2f} ms more: "
+        f"{which}"
+    )
 
 
 def _unresolved(p: Prediction) -> str:
