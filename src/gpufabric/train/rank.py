@@ -7,7 +7,8 @@ Any launcher can start it (ours, torchrun, mpirun, srun): identity comes from th
 2. throughput: synced steps back to back, then as many of the twin, each step between two events and
    nothing else, as ``benchmarks/train_reference.py`` times its loop (the slowest rank's steps);
 3. the split, in steps of its own: blocks that alternate full steps and twin steps, each step marked at
-   the end of forward and of backward (``timing``), so drift hits both alike;
+   the end of forward and of backward (``timing``), so drift hits both alike, each starting settled
+   (the device idle, the ranks together: ``timing.time_phased_steps`` says why);
 4. the probes: the step's collectives alone, back to back (``timing.probe_collectives``), the cost of a
    collective that moves nothing (``timing.probe_latency``), the twin's backward with those
    collectives beside it (``contention.probe_contention``), and the host time to issue a synced step
@@ -145,10 +146,15 @@ def _measure(config: TrainConfig, identity: RankIdentity, device: Any, on_gpu: b
     sync_world(device)
     block = min(config.block, config.steps)
     synced_times, compute_times = PhasedTimes(), PhasedTimes()
+
+    def settle() -> None:  # each step of the split starts settled: timing.time_phased_steps says why
+        sync_world(device)
+
     while len(synced_times.step_ms) < config.steps:
         count = min(block, config.steps - len(synced_times.step_ms))
-        synced_times.extend(time_phased_steps(synced, count, device, start=len(synced_times.step_ms)))
-        compute_times.extend(time_phased_steps(compute, count, device, start=len(compute_times.step_ms)))
+        done = len(synced_times.step_ms)
+        synced_times.extend(time_phased_steps(synced, count, device, start=done, settle=settle))
+        compute_times.extend(time_phased_steps(compute, count, device, start=done, settle=settle))
         sync_world(device)
     calls = parallel.payload() if world > 1 else []
     probe_total: float | None = None

@@ -63,16 +63,36 @@ class PhasedTimes:
 
 
 def time_phased_steps(
-    fn: Callable[[int, Callable[[str], None]], None], count: int, device: torch.device, start: int = 0
+    fn: Callable[[int, Callable[[str], None]], None],
+    count: int,
+    device: torch.device,
+    start: int = 0,
+    settle: Callable[[], None] | None = None,
 ) -> PhasedTimes:
     """Run ``fn(i, mark)`` for ``count`` steps; ``mark(phase)`` stamps the step's inner points (events on
-    the compute stream on GPUs, so waits for communication count where the stream waits). No host
-    synchronisation until all ``count`` steps are issued."""
+    the compute stream on GPUs, so waits for communication count where the stream waits).
+
+    ``settle()`` runs before each step's first mark: the split passes ``strategy.sync_world`` (the
+    device idle, the ranks together), so each step starts as the probes' steps do. Back to back, a
+    step's start event fires when the device has finished the step before, while the host may be far
+    ahead: the device then runs queued work without waiting for the host until it catches up, and the
+    step's begin-to-backward time shrinks by that head start.
+    The twin's head start is not the synced step's: under FSDP the twin's optimizer updates the whole
+    model (fp32 AdamW over every parameter, on the device for many ms after the host has issued it),
+    the synced step's a quarter shard on 4 ranks. On 4x H200 (2026-11-27 15:10 UTC, gpt-760m FSDP, 96
+    steps a side) the twin's back-to-back end of backward read 80.50 ms against 91.45 ms one step after
+    a sync (the host-path probe), the synced step's 110.20 against 107.72: the twin's head start added
+    about 11 ms to the measured exposed communication (29.70 ms), which no term of the step's
+    communication holds. DDP, whose twin runs the same optimizer, read the same either way (47.87 /
+    43.70 back to back, 47.84 / 43.69 after a sync). Settled, both start alike; the host's time to issue
+    a step is in each step's window, as it was."""
     cuda: Any = torch.cuda  # Event's constructor is untyped
     on_gpu = device.type == "cuda"
     stamps: list[dict[str, Any]] = []
     for i in range(count):
         marks: dict[str, Any] = {}
+        if settle is not None:
+            settle()
 
         def mark(phase: str, marks: dict[str, Any] = marks) -> None:
             if on_gpu:
