@@ -9,7 +9,8 @@
 # policy torchrun gives its N-GPU jobs and train-bench gives its ranks; one more one-GPU DDP job at
 # torch's default threads says what that policy changes (its step and its CPU time per step). The
 # summary, last, says met, MISS or unresolved per target; its closing lines are the targets' figures.
-#   benchmarks/gpu.sh train:predict  # only the two NVLink predictions, STEPS (96) steps a side, ~1.5 min
+#   benchmarks/gpu.sh train:predict  # only the two NVLink predictions, STEPS (96) steps a side, ~1.6 min
+#   benchmarks/gpu.sh train:tests    # pytest -m gpu tests/train/test_gpu_train.py, ~1.5 min
 #   benchmarks/gpu.sh train        # ~4.5 min on 4x H100/H200 (2026-11-27 14:33, 4x H200, gpt-350m
 #                                  # everywhere: 188 s of steps; estimated since: gpt-760m's NVLink runs
 #                                  # +20 s, the default-threads reference job +10 s, 12 socket FSDP steps +7 s)
@@ -57,6 +58,19 @@ reference() {  # strategy, ranks[, threads]: the reference loop under torchrun, 
   record "reference $1 x$2 (threads: $threads): exit $? wall $(since "$t0") s | $(tail -1 "$R/$name.json" | cut -c1-200)"
 }
 
+if [ "${1:-}" = tests ]; then
+  # `train:tests`: the GPU-marked tests of train-bench (tests/train/test_gpu_train.py: the small model,
+  # DDP, FSDP and --ab on NCCL, the probes' CUDA events and the contention probe's start hook). ~1.5 min.
+  if python3 -c "import pytest" 2>/dev/null; then
+    timeout 240 python3 -m pytest -m gpu tests/train/test_gpu_train.py -q -p no:cacheprovider -o addopts="-ra" \
+      >"$OUT/pytest-gpu-train.log" 2>&1
+    record "pytest -m gpu tests/train/test_gpu_train.py: exit $? | $(tail -1 "$OUT/pytest-gpu-train.log")"
+  else
+    record "pytest is not installed here: carry its wheels (pytest, pluggy, iniconfig, packaging) in .whl/"
+  fi
+  print_summary
+  return 0 2>/dev/null || exit 0
+fi
 if [ "${1:-}" = predict ]; then
   # `train:predict`: only the two NVLink predictions, with STEPS (default 96) steps a side, for a run whose
   # 20-step intervals left them unresolved (train.resolution: the half-width falls as 1/sqrt(steps)). ~1.5 min.
