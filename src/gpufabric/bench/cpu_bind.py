@@ -2,60 +2,145 @@
 
 ``mpirun -np N`` (OpenMPI 4) binds each process by default: to a core for two processes or fewer, to a
 package beyond. A rank whose threads may run on any CPU is moved between cores by the scheduler, and at
-small sizes, where a collective's time is the host's launch path, that costs: on 2 H200s nccl-tests read
-5-10% slower at 32 B - 512 KB under ``--bind-to none`` than under its default binding (docs/benchmarks.md,
-issue 36). The policies: ``none`` (the launcher's placement, kept), ``share`` (local rank ``r`` of ``n``
-takes the ``r``-th of ``n`` equal, contiguous shares of the CPUs it may use: the rank's own threads and
-NCCL's, which inherit it, stay together and off the other ranks'), ``core`` (one CPU, as ``mpirun
---bind-to core``). A rank whose CPUs were already narrowed (``taskset``, a Slurm cgroup, mpirun's own
-binding) is left as it is. The calling thread's set is changed: call it before NCCL starts its threads.
-The shares are cut from the CPU numbers in order: on a host that numbers hyper-thread siblings apart
-(0..N-1, then N..2N-1) a share is not a set of whole cores, and nothing here follows the GPU's NUMA node;
-that is why ``none`` is the default (and measured no worse, docs/engines.md).
+small sizes, where a collective's time is the host's launch path, whole runs shift: on 4x H200 five
+unbound runs of one command read broadcast 8 B - 64 KB at medians of 8.3 to 13.0 us, and in four rounds
+side by side the run-to-run range of those medians was 26% unbound against 10% with ``share`` and 9% with
+``core`` (reduce 16% / 7% / 9%, all_reduce 13% / 5% / 6%; docs/benchmarks.md §15, issue 36).
+
+The policies: ``share`` (local rank ``r`` of ``n`` takes the ``r``-th of ``n`` equal, contiguous shares of
+the cores it may use, every hyper-thread of a core in the same share: the rank's own threads and NCCL's,
+which inherit it, stay together and off the other ranks'), ``core`` (one CPU, as ``mpirun --bind-to
+core``), ``none`` (the launcher's placement, kept) and ``auto``, the default: ``share`` where every CPU
+the rank may use lies on one NUMA node, else ``none``, because a share cut in CPU order does not follow
+which node each GPU hangs off, and a rank on the far node pays for every launch (pick ``share`` there
+knowingly, or bind with the launcher). A rank whose CPUs were already narrowed (``taskset``, a Slurm
+cgroup, mpirun's own binding) is left as it is. The calling thread's set is changed: call it before NCCL
+starts its threads.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from pathlib import Path
 
 from gpufabric.boundary_names import CPU_BIND_ENV
 from gpufabric.errors import UsageError
 
-POLICIES = ("none", "share", "core")
+POLICIES = ("auto", "none", "share", "core")
+SYS_CPU = Path("/sys/devices/system/cpu")
+SYS_NODE = Path("/sys/devices/system/node")
 
 
-def chosen_cpus(allowed: list[int], local_rank: int, local_size: int, policy: str) -> list[int] | None:
-    """The CPUs for this rank under ``policy``, or None to leave the placement alone."""
-    if policy == "none" or local_size < 1 or len(allowed) < local_size:
+def parse_cpulist(text: str) -> list[int]:
+    """The kernel's CPU list format (``0-3,8,10-11``) as CPU numbers; empty text, no CPUs."""
+    cpus: list[int] = []
+    for part in text.strip().split(","):
+        if not part:
+            continue
+        low, _, high = part.partition("-")
+        cpus.extend(range(int(low), int(high or low) + 1))
+    return cpus
+
+
+def cores_of(allowed: list[int], sys_cpu: Path = SYS_CPU) -> list[list[int]]:
+    """``allowed`` grouped by physical core (``topology/thread_siblings_list``), in the order of each
+    core's first CPU; a CPU whose siblings cannot be read is a core of its own."""
+    allowed_set = set(allowed)
+    seen: set[int] = set()
+    cores: list[list[int]] = []
+    for cpu in sorted(allowed):
+        if cpu in seen:
+            continue
+        try:
+            text = (sys_cpu / f"cpu{cpu}" / "topology" / "thread_siblings_list").read_text()
+            siblings = [c for c in parse_cpulist(text) if c in allowed_set] or [cpu]
+        except (OSError, ValueError):
+            siblings = [cpu]
+        seen.update(siblings)
+        cores.append(sorted(siblings))
+    return cores
+
+
+def numa_nodes_of(allowed: list[int], sys_node: Path = SYS_NODE) -> int | None:
+    """How many NUMA nodes ``allowed`` spans (``node*/cpulist``); None where the kernel does not say."""
+    try:
+        lists = [parse_cpulist((node / "cpulist").read_text()) for node in sys_node.glob("node[0-9]*")]
+    except (OSError, ValueError):
         return None
-    share = len(allowed) // local_size
-    mine = allowed[local_rank % local_size * share : (local_rank % local_size + 1) * share]
+    if not lists:
+        return None
+    return sum(1 for cpus in lists if set(cpus) & set(allowed))
+
+
+def chosen_cpus(cores: list[list[int]], local_rank: int, local_size: int, policy: str) -> list[int] | None:
+    """The CPUs for this rank under ``policy`` (``share`` or ``core``; ``cores`` from ``cores_of``), or
+    None to leave the placement alone. With fewer cores than ranks the shares are cut from the CPUs."""
+    if policy not in ("share", "core") or local_size < 1:
+        return None
+    units = cores if len(cores) >= local_size else [[cpu] for core in cores for cpu in core]
+    if len(units) < local_size:
+        return None
+    share = len(units) // local_size
+    index = local_rank % local_size
+    mine = [cpu for unit in units[index * share : (index + 1) * share] for cpu in unit]
     return mine[:1] if policy == "core" else mine
+
+
+def resolved_policy(policy: str, allowed: list[int], sys_node: Path = SYS_NODE) -> tuple[str, str]:
+    """``auto`` made concrete: (policy, why) - ``share`` on one NUMA node, else ``none``."""
+    if policy != "auto":
+        return policy, ""
+    nodes = numa_nodes_of(allowed, sys_node)
+    if nodes == 1:
+        return "share", " (auto: one NUMA node)"
+    where = "NUMA nodes not readable" if nodes is None else f"the CPUs span {nodes} NUMA nodes"
+    return (
+        "none",
+        f"CPU binding auto left the launcher's placement: {where}; set {CPU_BIND_ENV}=share to bind",
+    )
 
 
 def check_setting(environ: Mapping[str, str]) -> None:
     """A GPUFABRIC_CPU_BIND other than the policies is one line, before anything starts."""
-    policy = (environ.get(CPU_BIND_ENV) or "none").strip().lower()
+    policy = (environ.get(CPU_BIND_ENV) or "auto").strip().lower()
     if policy not in POLICIES:
         raise UsageError(
-            f"{CPU_BIND_ENV}={policy!r}: choose one of {', '.join(POLICIES)} (none: the launcher's placement)"
+            f"{CPU_BIND_ENV}={policy!r}: choose one of {', '.join(POLICIES)} "
+            "(auto, the default: share on one NUMA node; none: the launcher's placement)"
         )
 
 
 def bind(local_rank: int, local_size: int | None, environ: Mapping[str, str] | None = None) -> str | None:
     """Apply the policy to the calling thread; what was done, in words (None: nothing)."""
     environ = os.environ if environ is None else environ
-    policy = (environ.get(CPU_BIND_ENV) or "none").strip().lower()
+    policy = (environ.get(CPU_BIND_ENV) or "auto").strip().lower()
     if policy not in POLICIES or policy == "none" or not hasattr(os, "sched_getaffinity"):
         return None
-    if not local_size:  # the launcher did not say how many ranks share this host: no share can be cut
-        return f"CPU binding {policy} not applied: the launcher gave no local world size"
     allowed = sorted(os.sched_getaffinity(0))
     if len(allowed) < (os.cpu_count() or len(allowed)):
         return None  # narrowed already by whoever started us: theirs to decide
-    cpus = chosen_cpus(allowed, local_rank, local_size, policy)
+    policy, why = resolved_policy(policy, allowed)
+    if policy == "none":
+        return why
+    if not local_size:  # the launcher did not say how many ranks share this host: no share can be cut
+        return f"CPU binding {policy} not applied: the launcher gave no local world size"
+    cpus = chosen_cpus(cores_of(allowed), local_rank, local_size, policy)
     if not cpus:
         return None
     os.sched_setaffinity(0, cpus)
-    return f"CPU binding {policy}: local rank {local_rank} on CPUs {cpus[0]}-{cpus[-1]}"
+    return f"CPU binding {policy}{why}: local rank {local_rank} on CPUs {_ranges(cpus)}"
+
+
+def _ranges(cpus: list[int]) -> str:
+    """``[0, 1, 2, 32, 33, 34]`` as ``0-2,32-34`` (the kernel's list format)."""
+    parts: list[str] = []
+    start = prev = cpus[0]
+    for cpu in [*cpus[1:], None]:
+        if cpu is not None and cpu == prev + 1:
+            prev = cpu
+            continue
+        parts.append(f"{start}-{prev}" if prev != start else str(start))
+        if cpu is not None:
+            start = prev = cpu
+    return ",".join(parts)
