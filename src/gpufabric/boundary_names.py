@@ -34,7 +34,7 @@ MPS_PIPE_ENV = "CUDA_MPS_PIPE_DIRECTORY"
 GPU_SHARING_ENV = "GPUFABRIC_GPU_SHARING"
 """``off``: no watch for other processes on the run's GPUs (``bench.gpu_sharing``)."""
 CPU_BIND_ENV = "GPUFABRIC_CPU_BIND"
-"""``auto`` (default), ``none``, ``share`` or ``core``: the CPUs a direct-engine rank runs on."""
+"""``none`` (default), ``auto``, ``share`` or ``core``: the CPUs a direct-engine rank runs on."""
 LAUNCH_LOOP_ENV = "GPUFABRIC_LAUNCH_LOOP"
 LAUNCH_LOOPS = ("c", "python")
 """``python``: the direct engine times its batches with the Python loop, not the C one

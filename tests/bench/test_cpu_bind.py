@@ -103,7 +103,7 @@ def test_a_rank_binds_itself_and_says_so_unless_someone_narrowed_its_cpus_first(
     # taskset narrowed it already: the rank keeps what it was given and says nothing.
     assert _child(1, 2, "core", ["taskset", "-c", str(allowed[0])]) == f"None [{allowed[0]}]"
     assert _child(0, 2, "none").startswith("None")
-    # the default: share on a host of one NUMA node, else the launcher's placement and a note why
+    # auto: share on a host of one NUMA node, else the launcher's placement and a note why
     said = _child(0, 2, "auto")
     if numa_nodes_of(allowed) == 1:
         assert said.startswith("CPU binding share (auto: one NUMA node): local rank 0 on CPUs")
@@ -113,7 +113,7 @@ def test_a_rank_binds_itself_and_says_so_unless_someone_narrowed_its_cpus_first(
 
 def test_an_unknown_policy_is_one_line_and_an_unknown_local_size_binds_nothing() -> None:
     with pytest.raises(
-        UsageError, match=r"GPUFABRIC_CPU_BIND='cores': choose one of auto, none, share, core"
+        UsageError, match=r"GPUFABRIC_CPU_BIND='cores': choose one of none, auto, share, core"
     ):
         check_setting({"GPUFABRIC_CPU_BIND": "cores"})
     said = bind(0, None, {"GPUFABRIC_CPU_BIND": "core"})
@@ -123,7 +123,7 @@ def test_an_unknown_policy_is_one_line_and_an_unknown_local_size_binds_nothing()
 @pytest.mark.parametrize(
     ("name", "value", "match"),
     [
-        ("GPUFABRIC_CPU_BIND", "cores", r"GPUFABRIC_CPU_BIND='cores': choose one of auto, none, share, core"),
+        ("GPUFABRIC_CPU_BIND", "cores", r"GPUFABRIC_CPU_BIND='cores': choose one of none, auto, share, core"),
         ("GPUFABRIC_GPU_SHARING", "0", r"GPUFABRIC_GPU_SHARING='0': choose on or off"),
         ("GPUFABRIC_LAUNCH_LOOP", "py", r"GPUFABRIC_LAUNCH_LOOP='py': choose c or python"),
     ],

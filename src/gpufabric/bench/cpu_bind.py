@@ -1,21 +1,24 @@
 """Which CPUs a rank's threads run on (``GPUFABRIC_CPU_BIND``), as mpirun binds nccl-tests' ranks.
 
 ``mpirun -np N`` (OpenMPI 4) binds each process by default: to a core for two processes or fewer, to a
-package beyond. A rank whose threads may run on any CPU is moved between cores by the scheduler, and at
-small sizes, where a collective's time is the host's launch path, whole runs shift: on 4x H200 five
-unbound runs of one command read broadcast 8 B - 64 KB at medians of 8.3 to 13.0 us, and in four rounds
-side by side the run-to-run range of those medians was 26% unbound against 10% with ``share`` and 9% with
-``core`` (reduce 16% / 7% / 9%, all_reduce 13% / 5% / 6%; docs/benchmarks.md §15, issue 36).
+package beyond (on a one-socket host: every CPU, no binding at all). A rank whose threads may run on any
+CPU is moved between cores by the scheduler, and at small sizes, where a collective's time is the host's
+launch path, whole runs shift. On 4x H200 (docs/benchmarks.md §15) four rounds of one command read the
+median of broadcast's 8 B - 64 KB within a 26% range unbound, 10% with ``share`` and 9% with ``core``
+(17:58 UTC); but a bound run of all ten collectives on the next machine (18:02) agreed with nccl-tests
+(which ``mpirun -np 4`` leaves unbound on that one-socket host) at 388 of 524 size-placements, where
+unbound runs had agreed at 461-490 on the machines before: both tools' small sizes jumped between ~7.5
+and ~10.5 us there, which three runs cannot separate from the binding. So the default stays ``none``,
+the placement nccl-tests gets under mpirun on such a host.
 
-The policies: ``share`` (local rank ``r`` of ``n`` takes the ``r``-th of ``n`` equal, contiguous shares of
-the cores it may use, every hyper-thread of a core in the same share: the rank's own threads and NCCL's,
-which inherit it, stay together and off the other ranks'), ``core`` (one CPU, as ``mpirun --bind-to
-core``), ``none`` (the launcher's placement, kept) and ``auto``, the default: ``share`` where every CPU
-the rank may use lies on one NUMA node, else ``none``, because a share cut in CPU order does not follow
-which node each GPU hangs off, and a rank on the far node pays for every launch (pick ``share`` there
-knowingly, or bind with the launcher). A rank whose CPUs were already narrowed (``taskset``, a Slurm
-cgroup, mpirun's own binding) is left as it is. The calling thread's set is changed: call it before NCCL
-starts its threads.
+The policies: ``none`` (the default: the launcher's placement, kept), ``share`` (local rank ``r`` of ``n``
+takes the ``r``-th of ``n`` equal, contiguous shares of the cores it may use, every hyper-thread of a
+core in the same share: the rank's own threads and NCCL's, which inherit it, stay together and off the
+other ranks'), ``core`` (one CPU, as ``mpirun --bind-to core``) and ``auto``: ``share`` where every CPU
+the rank may use lies on one NUMA node, else ``none`` with a note, because a share cut in CPU order does
+not follow which node each GPU hangs off, and a rank on the far node pays for every launch. A rank whose
+CPUs were already narrowed (``taskset``, a Slurm cgroup, mpirun's own binding) is left as it is. The
+calling thread's set is changed: call it before NCCL starts its threads.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from pathlib import Path
 from gpufabric.boundary_names import CPU_BIND_ENV
 from gpufabric.errors import UsageError
 
-POLICIES = ("auto", "none", "share", "core")
+POLICIES = ("none", "auto", "share", "core")
 SYS_CPU = Path("/sys/devices/system/cpu")
 SYS_NODE = Path("/sys/devices/system/node")
 
@@ -103,18 +106,18 @@ def resolved_policy(policy: str, allowed: list[int], sys_node: Path = SYS_NODE) 
 
 def check_setting(environ: Mapping[str, str]) -> None:
     """A GPUFABRIC_CPU_BIND other than the policies is one line, before anything starts."""
-    policy = (environ.get(CPU_BIND_ENV) or "auto").strip().lower()
+    policy = (environ.get(CPU_BIND_ENV) or "none").strip().lower()
     if policy not in POLICIES:
         raise UsageError(
             f"{CPU_BIND_ENV}={policy!r}: choose one of {', '.join(POLICIES)} "
-            "(auto, the default: share on one NUMA node; none: the launcher's placement)"
+            "(none, the default: the launcher's placement; auto: share on one NUMA node)"
         )
 
 
 def bind(local_rank: int, local_size: int | None, environ: Mapping[str, str] | None = None) -> str | None:
     """Apply the policy to the calling thread; what was done, in words (None: nothing)."""
     environ = os.environ if environ is None else environ
-    policy = (environ.get(CPU_BIND_ENV) or "auto").strip().lower()
+    policy = (environ.get(CPU_BIND_ENV) or "none").strip().lower()
     if policy not in POLICIES or policy == "none" or not hasattr(os, "sched_getaffinity"):
         return None
     allowed = sorted(os.sched_getaffinity(0))
