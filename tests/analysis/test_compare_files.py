@@ -84,3 +84,44 @@ def test_no_one_batch_note_where_the_sizes_start_at_1_mb(tmp_path: Path) -> None
     ]
     done = compare_files(_files(tmp_path, *runs))
     assert not any("one batch" in n for n in done.comparison.notes)
+
+
+def test_a_sendrecv_comparison_at_2_to_8_mb_says_nccl_tests_reads_its_batch_length_there() -> None:
+    # Two real sendrecv_perf runs of one call on one 4x H200: -n 20 (8 B - 1 GB) and -n 200 (1-16 MB).
+    files = [H200X4 / "nccl_tests_sendrecv_n20.txt", H200X4 / "nccl_tests_sendrecv_n200.txt"]
+    done = compare_files(files, ["n20", "n200"])
+    notes = [n for n in done.comparison.notes if "reads its batch length" in n]
+    assert [n.split(":")[0] for n in notes] == ["n20"]  # the -n 200 run is the long batch the note asks for
+    assert "compare sendrecv there at -n 200" in notes[0]
+
+
+def test_no_sendrecv_note_for_another_collective_or_long_batches(tmp_path: Path) -> None:
+    sizes = [1 << 21, 1 << 22]
+
+    def nccl_tests(run: RunResult, collective: str, iters: int) -> RunResult:
+        series = [
+            s.model_copy(
+                update={
+                    "collective": collective,
+                    "rows": [
+                        r.model_copy(
+                            update={
+                                "out_of_place": r.out_of_place.model_copy(update={"iters_per_batch": iters})
+                                if r.out_of_place
+                                else None
+                            }
+                        )
+                        for r in s.rows
+                    ],
+                }
+            )
+            for s in run.series
+        ]
+        metadata = run.metadata.model_copy(update={"engine": "nccl-tests"})
+        return run.model_copy(update={"series": series, "metadata": metadata})
+
+    for collective, iters, expected in (("sendrecv", 20, 1), ("all_reduce", 20, 0), ("sendrecv", 200, 0)):
+        runs = [nccl_tests(_run(label, sizes, 10.0), collective, iters) for label in ("a", "b")]
+        done = compare_files(_files(tmp_path, *runs))
+        notes = [n for n in done.comparison.notes if "reads its batch length" in n]
+        assert len(notes) == expected, (collective, iters)

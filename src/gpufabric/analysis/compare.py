@@ -31,7 +31,7 @@ from gpufabric.analysis.compare_model import (
     format_speedup,
     round_speedup,
 )
-from gpufabric.analysis.noise_claims import one_batch_notes
+from gpufabric.analysis.noise_claims import one_batch_notes, sendrecv_batch_notes
 from gpufabric.analysis.observations import observe_table
 from gpufabric.analysis.stats import speedup_interval
 from gpufabric.errors import UsageError
@@ -248,7 +248,7 @@ def compare_runs(
         tables = [t.model_copy(update={"observations": observe_table(t)}) for t in tables]
     if faults:
         tables = [t.model_copy(update={"faults": faults}) for t in tables]
-    notes += one_batch_notes(labels, runs, tables)
+    notes += one_batch_notes(labels, runs, tables) + sendrecv_batch_notes(labels, runs, tables)
     return Comparison(
         labels=labels, baseline=base, placement=placement, tables=tables, notes=notes, faults=faults
     )

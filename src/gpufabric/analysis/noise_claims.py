@@ -6,7 +6,8 @@ Applied where every comparison's observations are made (``observations.observe_t
 judge's report, ``compare`` and the HTML report say the same thing about the same numbers.
 
 An nccl-tests run carries no samples (one batch of ``-n`` iterations per size), so no interval can say
-what it allows; ``one_batch_notes`` says what such runs moved by between two sets of runs on one machine.
+what it allows; ``one_batch_notes`` says what such runs moved by between two sets of runs on one machine,
+and ``sendrecv_batch_notes`` where nccl-tests' sendrecv reads its batch length, not the fabric.
 """
 
 from __future__ import annotations
@@ -73,6 +74,10 @@ def noise_honest(observations: list[Observation], rows: list[CompareRow], slot: 
     return [o for o in (_honest(obs, rows, slot) for obs in observations) if o is not None]
 
 
+def _nccl_tests_labels(labels: Sequence[str], runs: Sequence[RunResult]) -> list[str]:
+    return [label for label, run in zip(labels, runs, strict=True) if run.metadata.engine == "nccl-tests"]
+
+
 ONE_BATCH_BELOW_BYTES = 1 << 20
 """Below 1 MB a run of nccl-tests is one batch of ``-n`` iterations per size, and such batches move from
 run to run by more than most differences worth reporting (below)."""
@@ -90,5 +95,55 @@ def one_batch_notes(
     """One note naming the comparison's nccl-tests runs where its tables reach below 1 MB."""
     if not any(row.size_bytes < ONE_BATCH_BELOW_BYTES for table in tables for row in table.rows):
         return []
-    named = [label for label, run in zip(labels, runs, strict=True) if run.metadata.engine == "nccl-tests"]
+    named = _nccl_tests_labels(labels, runs)
     return [ONE_BATCH_NOTE.format(label=", ".join(named))] if named else []
+
+
+SENDRECV_BATCH_BYTES = (2 << 20, 8 << 20)
+"""Where nccl-tests' sendrecv reads a short batch faster than a long one (4x H200, below)."""
+LONG_BATCH_ITERS = 200
+SENDRECV_BATCH_NOTE = (
+    "{label}: nccl-tests' sendrecv at 2-8 MB reads its batch length as well as the fabric: on one 4x H200 "
+    "its 4 MB out-of-place time was 37.2 us at -n 20 and 42.7 us at -n 200 (medians of 5 runs), and "
+    "gpufabric, whose first batch at a size reads like nccl-tests' one and whose later ones read slower, "
+    "read 1.10-1.16x nccl-tests' -n 20 at 2-4 MB and within +-10% of its -n 200 at every size of 1-16 MB "
+    "(gpufabric's docs/benchmarks.md section 15): compare sendrecv there at -n 200"
+)
+
+
+def sendrecv_batch_notes(
+    labels: Sequence[str], runs: Sequence[RunResult], tables: Sequence[CompareTable]
+) -> list[str]:
+    """One note where a sendrecv table reaches 2-8 MB and an nccl-tests run in it timed short batches."""
+    low, high = SENDRECV_BATCH_BYTES
+    short = [
+        label
+        for label, run in zip(labels, runs, strict=True)
+        if run.metadata.engine == "nccl-tests"
+        and any(iters < LONG_BATCH_ITERS for iters in _sendrecv_iters(run, low, high))
+    ]
+    in_tables = any(
+        table.collective.split("#")[0] == "sendrecv" and any(low <= r.size_bytes <= high for r in table.rows)
+        for table in tables
+    )
+    return [SENDRECV_BATCH_NOTE.format(label=", ".join(short))] if short and in_tables else []
+
+
+def _sendrecv_iters(run: RunResult, low: int, high: int) -> list[int]:
+    """The batch lengths of a run's sendrecv rows at ``low``-``high`` bytes: each row's, else the run's
+    ``-n`` (an nccl-tests text output states it once, in its header)."""
+    stated = run.metadata.settings.get("iters")
+    found: list[int] = []
+    for series in run.series:
+        if series.collective.split("#")[0] != "sendrecv":
+            continue
+        for row in series.rows:
+            if not low <= row.size_bytes <= high:
+                continue
+            for measurement in (row.out_of_place, row.in_place):
+                if measurement is None:
+                    continue
+                iters = measurement.iters_per_batch or stated
+                if isinstance(iters, int):
+                    found.append(iters)
+    return found
