@@ -9,8 +9,9 @@
 # ARG is the scenario's own argument (its first positional parameter), e.g. direct:full, suite:multi.
 # Needs .whl/ (wheels for the image's Python) and, for scenarios that build it, .gpurun/nccl-tests (the
 # NVIDIA/nccl-tests source), both carried. With one scenario its files lie in $OUT as it writes them;
-# with several, each scenario writes under $OUT/NAME/ and that folder comes back as $OUT/NAME.tgz (the
-# device returns at most 8 files). $OUT/summary.txt holds the summary lines of all of them.
+# with several, each scenario writes under $OUT/NAME/ (NAME-ARG/ with an argument) and that folder comes
+# back as $OUT/NAME.tgz or NAME-ARG.tgz (the device returns at most 8 files). $OUT/summary.txt holds the
+# summary lines of all of them.
 set -u
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # GPU_SCENARIOS: another folder of scenarios (the CPU test of this harness uses one).
@@ -77,7 +78,10 @@ done
 for spec in "$@"; do
   name="${spec%%:*}"; arg=""; [ "$spec" != "$name" ] && arg="${spec#*:}"
   file=$(scenario_file "$name")
-  scenario_out="$ROOT"; [ $# -gt 1 ] && scenario_out="$ROOT/$name"
+  # With several scenarios each gets a folder of its own, named with its argument too: `train:predict
+  # train:tests` once wrote both into $OUT/train/, and the second's clean-up took the first's raw runs.
+  folder="$name${arg:+-${arg//[^A-Za-z0-9_.-]/_}}"
+  scenario_out="$ROOT"; [ $# -gt 1 ] && scenario_out="$ROOT/$folder"
   mkdir -p "$scenario_out"
   say "scenario $name${arg:+ ($arg)}"
   t0=$(now)
@@ -93,7 +97,7 @@ for spec in "$@"; do
   rc=$?
   GPU_SCENARIO="$name" record "scenario exit $rc, wall $(since "$t0") s"
   if [ $# -gt 1 ]; then
-    tar -czf "$ROOT/$name.tgz" -C "$ROOT" "$name" 2>/dev/null && rm -rf "${ROOT:?}/$name"
+    tar -czf "$ROOT/$folder.tgz" -C "$ROOT" "$folder" 2>/dev/null && rm -rf "${ROOT:?}/$folder"
   fi
 done
 echo "================ summary"

@@ -71,19 +71,22 @@ def test_scenarios_run_after_one_set_up_with_one_summary(tmp_path: Path) -> None
     out = tmp_path / "out"
     # GPU_SETUP_DONE stands for the lent machine's wheel install, which a CPU box has nothing to install for.
     done = run_harness(
-        "first:fast", "moved", env={"OUT": str(out), "GPU_SCENARIOS": str(scenarios), "GPU_SETUP_DONE": "1"}
+        "first:fast", "moved", "first:slow", env={"OUT": str(out), "GPU_SCENARIOS": str(scenarios), "GPU_SETUP_DONE": "1"}
     )
     assert done.returncode == 0, done.stderr
     summary = (out / "summary.txt").read_text().splitlines()
-    assert summary[0] == "-> [first] first saw ARG=fast OUT=first"
+    assert summary[0] == "-> [first] first saw ARG=fast OUT=first-fast"
     assert summary[1].startswith("-> [first] scenario exit 0, wall ")
     assert summary[2] == "-> [moved] moved ran"
     assert summary[3].startswith("-> [moved] scenario exit 3, wall ")
+    # The same scenario twice with another argument: a folder each, neither clears the other's files.
+    assert summary[4] == "-> [first] first saw ARG=slow OUT=first-slow"
     # The one summary comes last; the moved script's own print_summary stays quiet under the harness.
     assert done.stdout.count("================ summary") == 1
     assert done.stdout.rstrip().endswith(summary[-1])
     assert sorted(path.name for path in out.iterdir()) == [
-        "first.tgz",
+        "first-fast.tgz",
+        "first-slow.tgz",
         "harness.log",
         "moved.tgz",
         "summary.txt",
