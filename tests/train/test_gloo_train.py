@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,9 @@ from gpufabric.train import (
 )
 from gpufabric.train.config import MODEL_PRESETS
 from gpufabric.units import human_size
+
+InsideStepCheck = Callable[[TrainResult, int], None]
+"""The ``inside_step_ran`` fixture (tests/train/conftest.py)."""
 
 STEPS = 4
 TINY_PARAMS = MODEL_PRESETS["tiny"].parameter_count()
@@ -186,7 +190,7 @@ def test_show_prints_a_saved_document_and_show_refuses_it_in_one_line(
     )
 
 
-def test_fsdp_on_gloo_counts_gathers_and_scatters(tmp_path: Path) -> None:
+def test_fsdp_on_gloo_counts_gathers_and_scatters(tmp_path: Path, inside_step_ran: InsideStepCheck) -> None:
     config = TrainConfig(
         strategy="fsdp",
         steps=2,
@@ -208,29 +212,14 @@ def test_fsdp_on_gloo_counts_gathers_and_scatters(tmp_path: Path) -> None:
     assert result.comm.contention is not None and result.comm.contention.rounds == 2
     # FSDP2's first backward gather is ready at backward's start: the contention probe starts there.
     assert result.comm.contention.starts_at == 0.0
-    _assert_inside_step(result)
+    inside_step_ran(result, 2)
     assert "mesh of the rank alone" in result.compute_method  # the twin is FSDP2 itself, not a bare replica
     assert read_train_document(tmp_path / "run" / "train.json") == result
 
 
-def _assert_inside_step(result: TrainResult) -> None:
-    """The inside-step probe ran: the blocks' compute lies inside start to end of backward on both sides,
-    and its two terms are what the prediction carries into the verdict."""
-    inside = result.comm.inside_step
-    assert inside is not None and inside.rounds == 2
-    assert (
-        0 < inside.synced_blocks_ms < inside.synced_span_ms
-        and 0 < inside.twin_blocks_ms < inside.twin_span_ms
-    )
-    p = result.prediction
-    assert p is not None and p.compute_slowed_ms == inside.compute_slowed_ms
-    assert p.between_blocks_ms == inside.between_blocks_ms
-    assert inside.compute_slowed_ms + inside.between_blocks_ms == pytest.approx(
-        inside.synced_span_ms - inside.twin_span_ms
-    )
-
-
-def test_ddp_contention_probe_starts_where_the_first_bucket_is_ready(tmp_path: Path) -> None:
+def test_ddp_contention_probe_starts_where_the_first_bucket_is_ready(
+    tmp_path: Path, inside_step_ran: InsideStepCheck
+) -> None:
     # Buckets of 50 KB split tiny's gradients (about 540 KB) into several, the first ready when backward
     # ends the last block: the probe's collectives start there, not at backward's start.
     config = TrainConfig(
@@ -242,4 +231,4 @@ def test_ddp_contention_probe_starts_where_the_first_bucket_is_ready(tmp_path: P
     first = min(c.ready_at for c in result.comm.calls)
     assert 0 < first < 1 and result.comm.contention is not None
     assert result.comm.contention.starts_at == first
-    _assert_inside_step(result)
+    inside_step_ran(result, 2)
