@@ -70,9 +70,8 @@ def test_scenarios_run_after_one_set_up_with_one_summary(tmp_path: Path) -> None
     )
     out = tmp_path / "out"
     # GPU_SETUP_DONE stands for the lent machine's wheel install, which a CPU box has nothing to install for.
-    done = run_harness(
-        "first:fast", "moved", "first:slow", env={"OUT": str(out), "GPU_SCENARIOS": str(scenarios), "GPU_SETUP_DONE": "1"}
-    )
+    env = {"OUT": str(out), "GPU_SCENARIOS": str(scenarios), "GPU_SETUP_DONE": "1"}
+    done = run_harness("first:fast", "moved", "first:slow", env=env)
     assert done.returncode == 0, done.stderr
     summary = (out / "summary.txt").read_text().splitlines()
     assert summary[0] == "-> [first] first saw ARG=fast OUT=first-fast"
