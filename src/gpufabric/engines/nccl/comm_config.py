@@ -3,12 +3,15 @@
 nccl-tests 2.19 makes every communicator with ``ncclCommInitRankConfig`` (``initComms`` in its
 ``common.cu``) and, built against NCCL 2.28 or later, sets ``nvlinkCentricSched = 1`` in that config;
 its ``sendrecv_perf`` also limits the communicator to 2 point-to-point peers (``maxP2pPeers``) on NCCL
-2.30 or later (``SendRecvInitCommConfig`` in ``sendrecv.cu``). Both change how NCCL schedules the
-point-to-point work inside a collective (alltoall, gather, scatter, sendrecv, alltoallv), so a
-communicator made with NCCL's defaults times something else at the sizes where scheduling, not the
-links, sets the time. The engine makes its communicator the same way; the one setting a single
-communicator for several collectives cannot share with nccl-tests (sendrecv's peer limit would refuse
-alltoall) is said in the run's notes instead.
+2.30 or later (``SendRecvInitCommConfig`` in ``sendrecv.cu``). ``nvlinkCentricSched`` reaches the GPU
+only as a kernel launch attribute (``CU_LAUNCH_ATTRIBUTE_NVLINK_UTIL_CENTRIC_SCHEDULING``, set by NCCL's
+``enqueue.cc`` on compute capability 10.0 and later with a CUDA 13 driver; ``NCCL_NVLINK_UTIL_CENTRIC_
+SCHED_ENABLE`` overrides it): on Blackwell it changes how the GPU schedules NCCL's NVLink traffic, on
+H100/H200 nothing, so the alltoall agreement that improved on 4x H200 in the call after this change
+(docs/benchmarks.md §14) was the runs moving, not this setting. ``maxP2pPeers`` bounds how many
+point-to-point peers the communicator connects. The engine makes its communicator the same way; the one
+setting a single communicator for several collectives cannot share with nccl-tests (sendrecv's peer
+limit would refuse alltoall) is said in the run's notes instead.
 """
 
 from __future__ import annotations
