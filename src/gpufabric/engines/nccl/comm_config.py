@@ -5,8 +5,9 @@ nccl-tests 2.19 makes every communicator with ``ncclCommInitRankConfig`` (``init
 its ``sendrecv_perf`` also limits the communicator to 2 point-to-point peers (``maxP2pPeers``) on NCCL
 2.30 or later (``SendRecvInitCommConfig`` in ``sendrecv.cu``). ``nvlinkCentricSched`` reaches the GPU
 only as a kernel launch attribute (``CU_LAUNCH_ATTRIBUTE_NVLINK_UTIL_CENTRIC_SCHEDULING``, set by NCCL's
-``enqueue.cc`` on compute capability 10.0 and later with a CUDA 13 driver; ``NCCL_NVLINK_UTIL_CENTRIC_
-SCHED_ENABLE`` overrides it): on Blackwell it changes how the GPU schedules NCCL's NVLink traffic, on
+``enqueue.cc`` on compute capability 10.0 and later with a CUDA 13 driver, unless
+``NCCL_NVLINK_UTIL_CENTRIC_SCHED_ENABLE`` overrides it): on Blackwell it changes how the GPU schedules
+NCCL's NVLink traffic, on
 H100/H200 nothing, so the alltoall agreement that improved on 4x H200 in the call after this change
 (docs/benchmarks.md §14) was the runs moving, not this setting. ``maxP2pPeers`` bounds how many
 point-to-point peers the communicator connects. The engine makes its communicator the same way; the one
