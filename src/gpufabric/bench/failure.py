@@ -17,7 +17,7 @@ from gpufabric.bench.stages import StageWatchdog
 from gpufabric.errors import BenchTimeout, GpufabricError, InputError, OutputError, RankFailure, UsageError
 from gpufabric.launch.base import LaunchOutcome, RankExit
 from gpufabric.launch.output import last_output_clause
-from gpufabric.launch.processes import describe_returncode
+from gpufabric.launch.process_exits import describe_returncode
 from gpufabric.results.io import read_stream
 
 # How the OS words a full disk or quota (strerror of ENOSPC, EDQUOT, EFBIG) in a rank's last line.

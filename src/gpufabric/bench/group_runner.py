@@ -30,8 +30,8 @@ from gpufabric.bench.groups import (
     round_timeouts,
 )
 from gpufabric.bench.rank_program import nccl_debug_env
+from gpufabric.bench.run_setup import record_plan
 from gpufabric.bench.rundir import NCCL_LOG_DIR, PROGRESS_TAG
-from gpufabric.bench.runner import record_plan
 from gpufabric.bench.stages import StageTimeouts, StageWatchdog
 from gpufabric.errors import GpufabricError, InputError
 from gpufabric.launch.base import Launcher, LaunchPlan, OutputSink, RankProgram

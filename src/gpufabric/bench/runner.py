@@ -10,44 +10,30 @@ bounded (``gpufabric.bench.stages``): the ranks' stage reports feed a ``StageWat
 ``run_commands`` polls, so a hang ends as ``BenchTimeout`` naming the stage, collective, size and the
 ranks that did not arrive. Whatever ends a run early, ``result.json`` is still written, marked
 incomplete, with every size rank 0 streamed before the end (even when rank 0 itself died).
+
+The run directory is made ready by ``bench.run_setup`` (shared with training and isolate); the ranks'
+lines are read as they come by ``bench.rank_output_reader``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
-import re
-import sys
 from collections.abc import Mapping
-from datetime import datetime
 from pathlib import Path
-from typing import TypeVar
-
-from pydantic import BaseModel
 
 from gpufabric.bench.config import BenchConfig, resolve_engine
 from gpufabric.bench.execution import Attester, Execution, ProgressSink
 from gpufabric.bench.failure import diagnose_failure
 from gpufabric.bench.fault import Fault
+from gpufabric.bench.rank_output_reader import RankOutputReader
 from gpufabric.bench.rank_program import nccl_debug_env, rank_module, rank_program
 from gpufabric.bench.run_end import keep_partial, write_out, wrong_data, wrong_data_line
-from gpufabric.bench.rundir import (
-    CONFIG_NAME,
-    DIAG_LOG,
-    NCCL_LOG_DIR,
-    PLAN_NAME,
-    PROGRESS_TAG,
-    RESULT_NAME,
-    STREAM_NAME,
-    check_fresh_run_dir,
-    check_output_file,
-    write_run_file,
-)
+from gpufabric.bench.run_setup import record_plan, resolve_run_config, write_run_config
+from gpufabric.bench.rundir import CONFIG_NAME, RESULT_NAME, STREAM_NAME, check_output_file
 from gpufabric.bench.stages import StageTimeouts, StageWatchdog
 from gpufabric.bench.world import checked_world
-from gpufabric.boundary_names import RUNS_ROOT, STAGE_TAG
-from gpufabric.errors import GpufabricError, OutputError, UsageError
+from gpufabric.errors import GpufabricError, OutputError
 from gpufabric.launch.base import Launcher, LaunchPlan, OutputSink, RankProgram
 from gpufabric.launch.dry_run import DryRun, DryRunJob
 from gpufabric.launch.names import launcher_kind
@@ -55,53 +41,14 @@ from gpufabric.launch.processes import watching
 from gpufabric.launch.signals import Interrupted
 from gpufabric.launch.standby import held
 from gpufabric.outputs import FULL_DISK_ERRNOS, free_space, full_disk_error
-from gpufabric.redact import redact_argv
 from gpufabric.results.io import read_result, write_result
 from gpufabric.results.model import RunResult
-from gpufabric.results.phases import END_PHASES, PARENT_BESIDE, RunPhases, now, process_start
+from gpufabric.results.phases import PARENT_BESIDE, RunPhases, now, process_start
 
 __all__ = [
-    "Attester", "Execution", "PreparedSweep", "ProgressSink", "default_run_dir", "nccl_debug_env",
-    "prepare_sweep", "rank_module", "record_plan", "resolved_run_dir", "run_bench",
-    "run_sweep",
+    "Attester", "Execution", "PreparedSweep", "ProgressSink", "nccl_debug_env", "prepare_sweep",
+    "rank_module", "run_bench", "run_sweep",
 ]  # fmt: skip
-
-
-def default_run_dir(label: str, *, root: Path = RUNS_ROOT, now: datetime | None = None) -> Path:
-    stamp = (now or datetime.now()).strftime("%Y%m%d-%H%M%S-%f")
-    safe = re.sub(r"[^A-Za-z0-9._-]+", "-", label).strip("-") or "run"
-    return root / f"{stamp}-{safe}"
-
-
-def resolved_run_dir(run_dir: Path, label: str) -> Path:
-    """The absolute run directory: ``runs`` (the default) means a fresh ``runs/<timestamp>-<label>/``."""
-    return (default_run_dir(label, root=run_dir) if run_dir == RUNS_ROOT else run_dir).resolve()
-
-
-ConfigT = TypeVar("ConfigT", bound=BaseModel)
-
-
-def resolve_run_config(config: ConfigT, *, backend: str, config_name: str) -> tuple[ConfigT, Path]:
-    """``config`` as the ranks will read it (absolute run directory, the backend chosen, the command line
-    redacted) and the path it will be written to. Writes nothing; a directory that already holds a run
-    is refused (``rundir.check_fresh_run_dir``), never merged."""
-    run_dir = resolved_run_dir(getattr(config, "run_dir"), getattr(config, "label"))  # noqa: B009
-    check_fresh_run_dir(run_dir, markers=[config_name])
-    command = getattr(config, "command")  # noqa: B009 - any run config: BenchConfig, TrainConfig
-    config = config.model_copy(
-        update={"run_dir": run_dir, "backend": backend, "command": redact_argv(command or list(sys.argv))}
-    )
-    return config, run_dir / config_name
-
-
-def write_run_config(config: BaseModel, config_path: Path) -> None:
-    """Create the run directory with its NCCL log dir and write the config every rank reads."""
-    run_dir = config_path.parent
-    try:
-        (run_dir / NCCL_LOG_DIR).mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UsageError(f"--run-dir: cannot create {run_dir} ({exc.strerror}); choose another path") from exc
-    write_run_file(config_path, config.model_dump_json(indent=2) + "\n")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -146,13 +93,6 @@ def prepare_sweep(config: BenchConfig, execution: Execution) -> PreparedSweep:
                          fault=world.fault)  # fmt: skip
 
 
-def record_plan(plan: LaunchPlan, run_dir: Path) -> Path:
-    """The plan as executed, redacted, in ``<run_dir>/plan.json`` (what ``--dry-run`` would have printed)."""
-    path = run_dir / PLAN_NAME
-    write_run_file(path, plan.recorded_json())
-    return path
-
-
 def run_sweep(prepared: PreparedSweep) -> RunResult:
     """Run ``prepared`` (its plan, unchanged) and return rank 0's ``RunResult``.
 
@@ -172,54 +112,20 @@ def run_sweep(prepared: PreparedSweep) -> RunResult:
     write_run_config(config, prepared.config_path)
     run_dir = config.run_dir
     record_plan(prepared.plan, run_dir)
-    expected_rows = len(config.collectives) * len(config.sizes())
-    done = 0
     watchdog = StageWatchdog(nranks, stages)
-    diag_lines: list[str] = []  # NCCL 2.31+ prints its init diagnostics on rank 0's stdout
-    end_phases: dict[str, float] = {}
-
-    def sink(prefix: str, line: str) -> None:
-        nonlocal done
-        if watchdog.observe(line):
-            return
-        if " NCCL DIAG " in f" {line}":
-            diag_lines.append(prefix + line)
-        if line.startswith(PROGRESS_TAG):
-            # Launchers that multiplex ranks (mpirun --tag-output) can glue the next line onto this one:
-            # read the first object, pass a glued stage report on, never fail the run over a garbled line.
-            try:
-                event, end = json.JSONDecoder().raw_decode(line, len(PROGRESS_TAG))
-            except json.JSONDecodeError:
-                return
-            if STAGE_TAG in line[end:]:
-                watchdog.observe(line[line.index(STAGE_TAG, end) :])
-            if isinstance(event, dict) and event.get("phase") in END_PHASES:
-                # rank 0's stamp of a phase after its result was written (rank_process.announce_phase)
-                with contextlib.suppress(TypeError, ValueError):
-                    end_phases[str(event["phase"])] = float(event["at"])
-                return
-            done += 1
-            if on_progress is not None and isinstance(event, dict):
-                on_progress(done, expected_rows, str(event.get("row")), int(event.get("size", 0)))
-            return
-        if on_output is not None:
-            on_output(prefix, line)
-
+    reader = RankOutputReader(watchdog, len(config.collectives) * len(config.sizes()), on_output, on_progress)
     watchdog.started = watchdog.clock()  # the launch stage starts now, not when the config was written
     spawn = now()
     with watching(watchdog.check):
         try:
-            outcome = prepared.launcher.execute(prepared.plan, on_output=sink, timeout_s=timeout_s)
+            outcome = prepared.launcher.execute(prepared.plan, on_output=reader, timeout_s=timeout_s)
         except Interrupted as interrupted:
             # The ranks are already stopped; keep what they measured, then let the CLI say so.
             with contextlib.suppress(GpufabricError, OSError):
                 keep_partial(config, run_dir, f"interrupted by {interrupted.signal_name}; every rank was "
                              "stopped", out=out, world_size=nranks, fault=fault)  # fmt: skip
             raise
-    if diag_lines:  # kept even when the run then fails: a failed P2P pair may be why
-        with contextlib.suppress(OSError):
-            (run_dir / NCCL_LOG_DIR).mkdir(parents=True, exist_ok=True)
-            (run_dir / NCCL_LOG_DIR / DIAG_LOG).write_text("\n".join(diag_lines) + "\n", encoding="utf-8")
+    reader.keep_diagnostics(run_dir)  # before the outcome is read: a failed P2P pair may be why
     if not outcome.ok:
         error = diagnose_failure(run_dir, outcome, timeout_s, watchdog)
         try:
@@ -236,7 +142,7 @@ def run_sweep(prepared: PreparedSweep) -> RunResult:
     ranks_exited = now()
     result = read_result(run_dir / RESULT_NAME)
     result.metadata.phases = _command_phases(result.metadata.phases or RunPhases(), spawn, ranks_exited,
-                                             end_phases)  # fmt: skip
+                                             reader.end_phases)  # fmt: skip
     if attest is not None and result.metadata.log_files:
         result.attestation = attest([Path(p) for p in result.metadata.log_files])
     check_failure = wrong_data(result, run_dir / RESULT_NAME)

@@ -29,7 +29,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from gpufabric.bench.config import BenchConfig
 from gpufabric.bench.execution import Execution
-from gpufabric.bench.runner import PreparedSweep, prepare_sweep, resolved_run_dir, run_sweep
+from gpufabric.bench.run_setup import resolved_run_dir
+from gpufabric.bench.runner import PreparedSweep, prepare_sweep, run_sweep
 from gpufabric.errors import UsageError
 from gpufabric.planner.ab import FabricProfile
 from gpufabric.results.model import Measurement, RunResult

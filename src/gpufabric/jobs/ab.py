@@ -18,7 +18,8 @@ from gpufabric.analysis.ab_judge import ABReport
 from gpufabric.analysis.expected import GivenShape
 from gpufabric.bench.ab import MAX_ROUNDS, ABRound, round_order
 from gpufabric.bench.execution import Execution
-from gpufabric.bench.runner import PreparedSweep, prepare_sweep, resolved_run_dir
+from gpufabric.bench.run_setup import resolved_run_dir
+from gpufabric.bench.runner import PreparedSweep, prepare_sweep
 from gpufabric.errors import CheckFailed, GpufabricError, UsageError
 from gpufabric.jobs.bench import bench_config, check_outputs, ensure_engine, request_execution
 from gpufabric.jobs.bench_request import BenchRequest

@@ -29,8 +29,8 @@ from gpufabric.analysis.doctor import Expectation, resolve_expectation
 from gpufabric.analysis.isolate import IsolationCost, SearchOptions, isolation_cost
 from gpufabric.bench.execution import Execution
 from gpufabric.bench.fault import Fault, check_world, fault_from_env
+from gpufabric.bench.run_setup import default_run_dir
 from gpufabric.bench.rundir import check_fresh_run_dir
-from gpufabric.bench.runner import default_run_dir
 from gpufabric.bench.self_test import check_instance
 from gpufabric.boundary_names import FAULT_ENV, NODE_OVERRIDE_ENV
 from gpufabric.catalog.model import InstanceType

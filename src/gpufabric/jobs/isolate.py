@@ -36,7 +36,7 @@ from gpufabric.bench.execution import Execution
 from gpufabric.bench.fault import Fault, check_world, fault_from_env
 from gpufabric.bench.group_runner import GroupRunner, PreparedRound, prepare_round, round_spec
 from gpufabric.bench.groups import NodeRanks, RoundSettings
-from gpufabric.bench.runner import default_run_dir
+from gpufabric.bench.run_setup import default_run_dir
 from gpufabric.bench.stages import ROUND_TIMEOUT_S, StageTimeouts
 from gpufabric.bench.world import resolve_world, visible_gpu_count
 from gpufabric.boundary_names import FAULT_ENV

@@ -16,8 +16,8 @@ from pathlib import Path
 from gpufabric.bench.config import BenchConfig
 from gpufabric.bench.execution import Execution
 from gpufabric.bench.rank_program import nccl_debug_env
+from gpufabric.bench.run_setup import resolved_run_dir
 from gpufabric.bench.rundir import RESULT_NAME
-from gpufabric.bench.runner import resolved_run_dir
 from gpufabric.boundary_names import NCCL_LOG_DIR
 from gpufabric.engines.nccl_tests import NcclTestsSettings
 from gpufabric.errors import LaunchError, RankFailure, UsageError

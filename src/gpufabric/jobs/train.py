@@ -15,7 +15,7 @@ from pathlib import Path
 
 from gpufabric.bench.ab import MAX_ROUNDS, OFF_LABEL, ON_LABEL, round_order
 from gpufabric.bench.execution import Execution, LauncherFactory
-from gpufabric.bench.runner import default_run_dir
+from gpufabric.bench.run_setup import default_run_dir
 from gpufabric.boundary_names import RUNS_ROOT
 from gpufabric.errors import UsageError, choice
 from gpufabric.jobs.bench import with_attester

@@ -117,7 +117,8 @@ class PreparedTune:
 def prepare_tune(request: TuneRequest, execution: Execution) -> PreparedTune:
     """Every decision of a tune before its first job: checks, the runs' root and the first round's jobs.
     Starts nothing, writes nothing (``tune --dry-run`` prints the jobs)."""
-    from gpufabric.bench.runner import prepare_sweep, resolved_run_dir
+    from gpufabric.bench.run_setup import resolved_run_dir
+    from gpufabric.bench.runner import prepare_sweep
     from gpufabric.bench.tune_search import candidate_job, first_round
     from gpufabric.planner import ab_profiles
 

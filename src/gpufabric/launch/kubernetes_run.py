@@ -29,7 +29,8 @@ from gpufabric.errors import LaunchError
 from gpufabric.launch.base import LaunchOutcome, LaunchPlan, OutputSink, RankExit
 from gpufabric.launch.kubernetes_options import JOB_NAME_LABEL, MAIN_CONTAINER, KubernetesOptions
 from gpufabric.launch.output import last_output_clause
-from gpufabric.launch.processes import LAST_LINES, current_watchdog, describe_returncode
+from gpufabric.launch.process_exits import describe_returncode
+from gpufabric.launch.processes import LAST_LINES, current_watchdog
 from gpufabric.launch.signals import Interrupted
 
 INDEX_LABEL = "batch.kubernetes.io/job-completion-index"

@@ -4,7 +4,8 @@ all on the first failure, on timeout or on Ctrl-C, and report every exit with it
 Works on ``PlannedCommand`` lists, so any launcher whose plan is "start these processes here" (virtual
 nodes, one ``mpirun``, ``sky launch``) uses it. Each process gets its own session (process group), so a
 stop reaches everything it started (mpirun forwards the signal to its remote daemons): that is
-``launch.process_group``; reading, routing and remembering their output is ``launch.output``.
+``launch.process_group``; reading, routing and remembering their output is ``launch.output``; saying how
+they ended (the rank that failed first, each exit with its last lines) is ``launch.process_exits``.
 
 The deadline (``timeout_s``) and the *watchdog* cover starting the processes as well as waiting for
 them. A watchdog (a callable returning a one-line reason to stop, or None) is polled about every 0.2 s; the
@@ -18,17 +19,16 @@ every process it started and adds their ranks to ``Interrupted.stopped_ranks``.
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import contextvars
 import os
-import signal
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from gpufabric.launch.base import LaunchOutcome, OutputSink, PlannedCommand, RankExit
 from gpufabric.launch.orphans import OrphanGuard
-from gpufabric.launch.output import LAST_LINES, LineRouter, OutputStreams, Started, last_output_clause
+from gpufabric.launch.output import LAST_LINES, LineRouter, OutputStreams
+from gpufabric.launch.process_exits import collect_exits, failure_line, first_failure
 from gpufabric.launch.process_group import spawn, stop_all
 from gpufabric.launch.signals import Interrupted, deferred_signals
 from gpufabric.launch.standby import Spawner
@@ -39,7 +39,6 @@ __all__ = [
     "LineRouter",
     "Watchdog",
     "current_watchdog",
-    "describe_returncode",
     "run_commands",
     "watching",
 ]
@@ -173,7 +172,7 @@ def _wait(
             streams.read_one(step)
         else:  # every output has ended: wait on the exits themselves, not on lines that will not come
             streams.wait_exit(step)
-        first_failed = _first_failure(running)
+        first_failed = first_failure(running)
         if first_failed is not None:
             break
         if watchdog is not None and time.monotonic() >= next_check:
@@ -205,77 +204,9 @@ def _finish(
         stopped = {i for i, r in enumerate(running) if r.proc.poll() is None}
         stop_all([r.proc for r in running])
         streams.drain()
-    exits = _collect_exits(running, exit_details, stopped)
+    exits = collect_exits(running, exit_details, stopped)
     wall = time.monotonic() - started
     cause = [e for i, e in exits if i == first_failed]
-    failure = reason or _failure_line([e for _, e in exits], timed_out, timeout_s, cause)
+    failure = reason or failure_line([e for _, e in exits], timed_out, timeout_s, cause)
     ranked = sorted((e for _, e in exits), key=lambda e: e.rank)
     return LaunchOutcome(ok=failure is None, exits=ranked, failure=failure, timed_out=timed_out, wall_s=wall)
-
-
-def _first_failure(running: list[Started]) -> int | None:
-    """The process that failed, when one did: one killed by a signal we did not send comes first (its
-    peers exit with an error only after noticing it), then the lowest index."""
-    failed = [(i, r.proc.poll()) for i, r in enumerate(running) if r.proc.poll() not in (None, 0)]
-    if not failed:
-        return None
-    return min(failed, key=lambda pair: (0 if (pair[1] or 0) < 0 else 1, pair[0]))[0]
-
-
-def _collect_exits(
-    running: list[Started],
-    exit_details: Callable[[int, int], list[RankExit]] | None,
-    stopped: set[int],
-) -> list[tuple[int, RankExit]]:
-    """(process index, exit) for every rank; ranks of processes we stopped are marked ``stopped``."""
-    exits: list[tuple[int, RankExit]] = []
-    for index, item in enumerate(running):
-        code = item.proc.poll()
-        if exit_details is not None and code is not None:
-            for rank_exit in exit_details(index, code):
-                tail: collections.deque[str] | list[str] = (
-                    item.tails.get(rank_exit.rank) or item.tails.get(None) or []
-                )
-                rank_exit.last_lines = rank_exit.last_lines or list(tail)
-                rank_exit.stopped = rank_exit.stopped or index in stopped
-                exits.append((index, rank_exit))
-            continue
-        ranks = item.command.ranks or [
-            item.command.node_rank if item.command.node_rank is not None else index
-        ]
-        tail = [line for deque_ in item.tails.values() for line in deque_][-LAST_LINES:]
-        exits.extend(
-            (index, RankExit(rank=rank, host=item.command.host, returncode=code, last_lines=tail,
-                             stopped=index in stopped))
-            for rank in ranks
-        )  # fmt: skip
-    return exits
-
-
-def _failure_line(
-    exits: list[RankExit], timed_out: bool, timeout_s: float | None, cause: list[RankExit]
-) -> str | None:
-    """One line naming the rank that failed first; a rank we stopped is never named as the cause."""
-    if timed_out:
-        return f"timed out after {timeout_s:g}s; every rank was stopped"
-    bad = [e for e in (cause or exits) if e.returncode not in (0, None) and not e.stopped]
-    if not bad:
-        bad = [e for e in exits if e.returncode not in (0, None)]
-    if not bad:
-        return None
-    first = next((e for e in bad if e.returncode is not None and e.returncode > 0), bad[0])
-    where = f" on {first.host}" if first.host else ""
-    how = describe_returncode(first.returncode)
-    last = last_output_clause(first.last_lines)
-    return f"rank {first.rank}{where} {how}{last}"
-
-
-def describe_returncode(code: int | None) -> str:
-    if code is None:
-        return "did not exit"
-    if code < 0:
-        try:
-            return f"was killed by {signal.Signals(-code).name}"
-        except ValueError:
-            return f"was killed by signal {-code}"
-    return f"exited with code {code}"

@@ -24,7 +24,8 @@ from pathlib import Path
 from gpufabric.errors import LaunchError
 from gpufabric.launch.base import LaunchOutcome, LaunchPlan, OutputSink, RankExit
 from gpufabric.launch.output import last_output_clause
-from gpufabric.launch.processes import current_watchdog, describe_returncode
+from gpufabric.launch.process_exits import describe_returncode
+from gpufabric.launch.processes import current_watchdog
 from gpufabric.launch.signals import Interrupted
 from gpufabric.launch.slurm_options import SlurmOptions
 from gpufabric.launch.slurm_output import SlurmOutputFollower, exit_code_of

@@ -24,8 +24,8 @@ from gpufabric.bench.failure import (
 )
 from gpufabric.bench.rank_engines import usable_cores
 from gpufabric.bench.rank_program import nccl_debug_env
+from gpufabric.bench.run_setup import record_plan, resolve_run_config, write_run_config
 from gpufabric.bench.rundir import read_errors
-from gpufabric.bench.runner import record_plan, resolve_run_config, write_run_config
 from gpufabric.bench.world import (
     World,
     gpu_memory_bytes,
@@ -36,7 +36,7 @@ from gpufabric.bench.world import (
 from gpufabric.errors import BenchTimeout, GpufabricError, RankFailure, UsageError
 from gpufabric.launch.base import Launcher, LaunchOutcome, LaunchPlan, RankProgram
 from gpufabric.launch.names import launcher_kind
-from gpufabric.launch.processes import describe_returncode
+from gpufabric.launch.process_exits import describe_returncode
 from gpufabric.train.config import BACKEND_AUTO, CONFIG_NAME, RESULT_NAME, TrainConfig, validate
 from gpufabric.train.memory import check_model_memory
 from gpufabric.train.predict import BusbwTable, predict

@@ -3,7 +3,8 @@
 Same contract as the torch engine's ``gpufabric.engines.torch.rank`` (identity from any launcher's variables,
 stage reports for the watchdog, rank 0 streams ``result.jsonl`` and writes ``result.json``, a failing
 rank leaves ``errors/rank<N>.json``), but the rank never imports torch: NCCL through nccl4py, CUDA
-through cuda-bindings, the job's side channel over TCP (``control``).
+through cuda-bindings, the job's side channel over TCP (``control``). Joining the job and leaving it
+(rendezvous, NCCL's communicator, its teardown) is ``communicator``; this module runs what comes between.
 """
 
 from __future__ import annotations
@@ -20,11 +21,8 @@ if __name__ == "__main__":
     # points when the first model is built (pydantic.plugin._loader): a user's own setting is kept.
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "1")
 
-import ctypes
 import threading
 from typing import Any
-
-import numpy as np
 
 import gpufabric
 from gpufabric.bench import cpu_bind
@@ -46,42 +44,17 @@ from gpufabric.bench.stages import StageReporter
 from gpufabric.bench.traffic import SizeTraffic
 from gpufabric.engines import RANK_MODULES
 from gpufabric.engines.nccl import cuda, launch_loop, library
-from gpufabric.engines.nccl.comm_config import CommSettings, init_communicator, nccl_tests_settings
-from gpufabric.engines.nccl.control import ControlPlane
+from gpufabric.engines.nccl.comm_config import nccl_tests_settings
+from gpufabric.engines.nccl.communicator import destroy_communicator, join_job
 from gpufabric.engines.nccl.device_check import DeviceChecker
 from gpufabric.engines.nccl.sweep import SweepContext, check_library, run_collective
 from gpufabric.engines.nccl.timer import DirectTimer
-from gpufabric.errors import GpufabricError, UsageError
+from gpufabric.errors import UsageError
 from gpufabric.hardware.snapshot import NodeSnapshot
 from gpufabric.nccl_native import enable_diagnostics
 from gpufabric.results.model import Row
 
 ENGINE_NAME = "nccl (direct: nccl4py, no torch)"
-
-
-def _join(
-    config: BenchConfig, identity: RankIdentity, stages: StageReporter, settings: CommSettings
-) -> tuple[Any, Any, Any]:
-    """Rendezvous over TCP, then NCCL's communicator made as nccl-tests makes its own: (control, nccl
-    bindings, communicator)."""
-    stages.enter("rendezvous")
-    control = ControlPlane(
-        identity.rank, identity.world_size, identity.master_addr, identity.master_port, config.init_timeout_s
-    )
-    stages.enter("init")
-    nccl = library.bindings()
-    # ncclUniqueId is 128 opaque bytes: rank 0 makes it, the control channel carries it as hex.
-    made = None
-    if identity.rank == 0:
-        unique = nccl.get_unique_id()  # kept alive while its bytes are read (.ptr points into it)
-        made = ctypes.string_at(unique.ptr, 128).hex()
-    shared = bytes.fromhex(control.broadcast(made))
-    uid = nccl.UniqueId.from_data(np.frombuffer(shared, dtype=np.int8).view(nccl.unique_id_dtype).copy())
-    try:
-        comm = init_communicator(nccl, identity.world_size, uid, identity.rank, settings)
-    except nccl.NCCLError as exc:
-        raise GpufabricError(f"NCCL communicator init failed on rank {identity.rank}: {exc}") from exc
-    return control, nccl, comm
 
 
 def _device_index(identity: RankIdentity) -> int:
@@ -115,7 +88,7 @@ def run_rank(config: BenchConfig, identity: RankIdentity) -> int:
     check_world(fault, identity.world_size)
     config = timing_under(fault, config)
     settings = nccl_tests_settings(nccl_lib.version_code, config.collectives)
-    control, nccl, comm = _join(config, identity, stages, settings)
+    control, nccl, comm = join_job(config, identity, stages, settings)
     stream = cuda.Stream()
     sharing = None
     try:
@@ -216,7 +189,7 @@ def run_rank(config: BenchConfig, identity: RankIdentity) -> int:
         if sharing is not None:
             sharing.stop()
         stream.synchronize()
-        _destroy(nccl, comm)
+        destroy_communicator(nccl, comm)
         control.close()
     if identity.rank == 0:
         announce_phase("destroyed")
@@ -253,14 +226,6 @@ class _CudaDevice:
     """What RankReporter asks of a device: its type."""
 
     type = "cuda"
-
-
-def _destroy(nccl: Any, comm: Any) -> None:
-    try:
-        nccl.comm_finalize(comm)
-        nccl.comm_destroy(comm)
-    except Exception:  # teardown of a failed job: the process exits next anyway
-        nccl.comm_abort(comm)
 
 
 def main(argv: list[str] | None = None) -> int:
