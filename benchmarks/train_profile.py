@@ -16,9 +16,9 @@ work, device work or waiting. Run with torchrun:
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -30,6 +30,9 @@ from gpufabric.train.model_shape import GPU_DEFAULT_MODEL, MODEL_PRESETS, PRESET
 from gpufabric.train.strategy import wrap
 from gpufabric.train.transformer import synthetic_batches
 
+sys.path.insert(0, str(Path(__file__).parent))
+from torchrun_rank import join_torchrun_job, leave_without_teardown  # shared with train_reference.py
+
 
 def main() -> None:
     parser = argparse.ArgumentParser()
@@ -38,16 +41,8 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--top", type=int, default=12)
     args = parser.parse_args()
-    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
-    on_gpu = torch.cuda.is_available()
-    if on_gpu:
-        torch.cuda.set_device(local_rank)
-        device = torch.device("cuda", local_rank)
-        dist.init_process_group("nccl", device_id=device)
-    else:
-        device = torch.device("cpu")
-        dist.init_process_group("gloo")
-    world = dist.get_world_size()
+    job = join_torchrun_job()
+    device, on_gpu, world = job.device, job.on_gpu, job.world_size
     config = TrainConfig(
         model_name=args.model,
         model=MODEL_PRESETS[args.model],
@@ -68,9 +63,7 @@ def main() -> None:
             f"# {args.strategy} {args.model} x{world}, batch {config.batch_size}, {args.steps} steps a side"
         )
         print("\n".join(lines), flush=True)
-    dist.barrier()
-    sys.stdout.flush()
-    os._exit(0)  # as the reference loop leaves: no teardown race after the lines are out
+    leave_without_teardown()  # as the reference loop leaves: no teardown race after the lines are out
 
 
 def _sync(device: torch.device) -> None:

@@ -33,6 +33,7 @@ import json
 import os
 import sys
 import time
+from pathlib import Path
 
 import torch
 import torch.distributed as dist
@@ -44,6 +45,9 @@ from gpufabric.options.train import TRAIN_DEFAULTS
 from gpufabric.train.model_shape import GPU_DEFAULT_MODEL, MODEL_PRESETS, PRESET_BATCH
 from gpufabric.train.transformer import Block, build_model, lm_loss, synthetic_batches
 
+sys.path.insert(0, str(Path(__file__).parent))
+from torchrun_rank import join_torchrun_job, leave_without_teardown  # shared with train_profile.py
+
 
 def main() -> None:
     parser = argparse.ArgumentParser()
@@ -53,17 +57,9 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=TRAIN_DEFAULTS.steps)
     parser.add_argument("--warmup", type=int, default=TRAIN_DEFAULTS.warmup_steps)
     args = parser.parse_args()
-    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
-    on_gpu = torch.cuda.is_available()  # without one (a CPU smoke test): gloo, fp32, same loop
-    if on_gpu:
-        torch.cuda.set_device(local_rank)
-        device = torch.device("cuda", local_rank)
-        dist.init_process_group("nccl", device_id=device)
-    else:
-        device = torch.device("cpu")
-        dist.init_process_group("gloo")
-    world = dist.get_world_size()
-    low = torch.bfloat16 if on_gpu else torch.float32
+    job = join_torchrun_job()
+    local_rank, device, on_gpu, world = job.local_rank, job.device, job.on_gpu, job.world_size
+    low = torch.bfloat16 if on_gpu else torch.float32  # without a GPU (a CPU smoke test): gloo, fp32
     spec = MODEL_PRESETS[args.model]
     batch = args.batch_size or PRESET_BATCH[args.model]
     if args.strategy == "fsdp":
@@ -113,11 +109,7 @@ def main() -> None:
             "threads": torch.get_num_threads(), "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
             "cpu_ms_per_step": 1e3 * cpu / args.steps, "steps": args.steps, "warmup": args.warmup,
         }), flush=True)  # fmt: skip
-    # Leave without tearing the group down: a DDP job on gloo can hang or abort in its teardown
-    # (pytorch/pytorch#190489, the reason gpufabric's ranks leave the same way) after its line is out.
-    dist.barrier()
-    sys.stdout.flush()
-    os._exit(0)
+    leave_without_teardown()  # after its line is out, without the group's teardown (torchrun_rank says why)
 
 
 if __name__ == "__main__":
