@@ -8,10 +8,10 @@ only as a kernel launch attribute (``CU_LAUNCH_ATTRIBUTE_NVLINK_UTIL_CENTRIC_SCH
 ``enqueue.cc`` on compute capability 10.0 and later with a CUDA 13 driver, unless
 ``NCCL_NVLINK_UTIL_CENTRIC_SCHED_ENABLE`` overrides it): on Blackwell it changes how the GPU schedules
 NCCL's NVLink traffic, on H100/H200 nothing, so the alltoall agreement that improved on 4x H200 in the
-call after this change (docs/benchmarks.md §14) was the runs moving, not this setting. ``maxP2pPeers`` bounds how many
-point-to-point peers the communicator connects. The engine makes its communicator the same way; the one
-setting a single communicator for several collectives cannot share with nccl-tests (sendrecv's peer
-limit would refuse alltoall) is said in the run's notes instead.
+call after this change (docs/benchmarks.md §14) was the runs moving, not this setting. ``maxP2pPeers``
+bounds how many point-to-point peers the communicator connects. The engine makes its communicator the
+same way; the one setting a single communicator for several collectives cannot share with nccl-tests
+(sendrecv's peer limit would refuse alltoall) is said in the run's notes instead.
 """
 
 from __future__ import annotations
