@@ -77,11 +77,22 @@ def exposed_interval_ms(phases: PhaseSplit | None) -> float | None:
     synced, twin = phases.synced_backward.samples_ms, phases.compute_backward.samples_ms
     if len(synced) < 2 or len(twin) < 2:
         return None
-    a, b = statistics.variance(synced) / len(synced), statistics.variance(twin) / len(twin)
+    return welch_half_width(statistics.variance(synced), len(synced), statistics.variance(twin), len(twin))
+
+
+def welch_half_width(var_a: float, n_a: int, var_b: float, n_b: int) -> float:
+    """Half-width of the 95% interval of a difference of two means with these sample variances and
+    counts: Student's t at the Welch-Satterthwaite degrees of freedom."""
+    a, b = var_a / n_a, var_b / n_b
     if a + b <= 0:
         return 0.0
-    degrees = (a + b) ** 2 / (a * a / (len(synced) - 1) + b * b / (len(twin) - 1))
+    degrees = (a + b) ** 2 / (a * a / (n_a - 1) + b * b / (n_b - 1))
     return t_975(degrees) * math.sqrt(a + b)
+
+
+def band(p: Prediction) -> tuple[float, float]:
+    """The target's band: the prediction +-15% (``AGREEMENT_BAND``)."""
+    return (1 - AGREEMENT_BAND) * p.predicted_comm_ms, (1 + AGREEMENT_BAND) * p.predicted_comm_ms
 
 
 def hidden_as_predicted(p: Prediction) -> bool:
@@ -94,8 +105,7 @@ def target_status(p: Prediction) -> Status:
     """met / MISS / unresolved by the module docstring's rule."""
     if p.predicted_comm_ms <= 0:
         return "met" if hidden_as_predicted(p) else "MISS"
-    band_low = (1 - AGREEMENT_BAND) * p.predicted_comm_ms
-    band_high = (1 + AGREEMENT_BAND) * p.predicted_comm_ms
+    band_low, band_high = band(p)
     if band_low <= p.measured_comm_ms <= band_high:
         return "met"
     if p.measured_interval_ms is None:
@@ -128,21 +138,15 @@ def steps_to_resolve(p: Prediction, phases: PhaseSplit | None) -> int | None:
     if len(synced) < 2 or len(twin) < 2:
         return None
     centre = measured_centre(p)
-    band_low = (1 - AGREEMENT_BAND) * p.predicted_comm_ms
-    band_high = (1 + AGREEMENT_BAND) * p.predicted_comm_ms
+    band_low, band_high = band(p)
     gap = band_low - centre if centre < band_low else centre - band_high
     v_synced, v_twin = statistics.variance(synced), statistics.variance(twin)
     if gap <= 0 or v_synced + v_twin <= 0:
         return None
-
-    def half_width(steps: int) -> float:
-        degrees = (steps - 1) * (v_synced + v_twin) ** 2 / (v_synced**2 + v_twin**2)
-        return t_975(degrees) * math.sqrt((v_synced + v_twin) / steps)
-
     # The normal's 1.96 gives a first count no larger than the answer (t >= 1.96); from there t only
     # falls towards 1.96, so a few steps up find the first count whose interval clears the band.
     steps = max(2, math.ceil((1.96 / gap) ** 2 * (v_synced + v_twin)))
-    while half_width(steps) >= gap:
+    while welch_half_width(v_synced, steps, v_twin, steps) >= gap:
         steps += 1
     return steps
 
