@@ -116,11 +116,11 @@ def sendrecv_batch_notes(
 ) -> list[str]:
     """One note where a sendrecv table reaches 2-8 MB and an nccl-tests run in it timed short batches."""
     low, high = SENDRECV_BATCH_BYTES
+    named = _nccl_tests_labels(labels, runs)
     short = [
         label
         for label, run in zip(labels, runs, strict=True)
-        if run.metadata.engine == "nccl-tests"
-        and any(iters < LONG_BATCH_ITERS for iters in _sendrecv_iters(run, low, high))
+        if label in named and any(iters < LONG_BATCH_ITERS for iters in _sendrecv_iters(run, low, high))
     ]
     in_tables = any(
         table.collective.split("#")[0] == "sendrecv" and any(low <= r.size_bytes <= high for r in table.rows)
