@@ -11,10 +11,13 @@ the timed steps, with the step's own compute and its own collectives:
   first collective of backward is ready, so they run beside the backward the step's collectives meet.
   Under DDP that is the end of the last block's backward (``Start``, ``block_marks``): the LM head's and
   the fp32 loss's backward come first, large GEMMs and memory-bound passes over the logits that no
-  bucket ever runs beside, and a rate taken over them is not the rate of the blocks' backward (on 4x
-  H200, 2026-11-27, the probe started at backward's start put 3.97 ms of contention into a DDP
-  prediction of 4.97 ms where the step paid 4.17 in all). FSDP2's first backward gather is ready at
-  backward's start, so its probe starts there, at the forward mark.
+  bucket ever runs beside, and a rate taken over them is not the rate of the blocks' backward. That was
+  thought to be why the probe started at backward's start over-counted (4x H200, 2026-11-27 15:10: 3.97
+  ms of contention in a DDP prediction of 4.97 ms where the step paid 4.17 in all); it was not: started
+  here, the term rose to 4.86 ms where the inside-step probe saw the blocks lose 3.49 ms (17:54,
+  docs/train-bench.md finding 20), and what the probe still does differently from the step is open.
+  FSDP2's first backward gather is ready at backward's start, so its probe starts there, at the forward
+  mark.
 
 On GPUs the calls are issued from a side stream that waits for the compute stream at that point; their
 end is an event on that stream once it waits on their works. On CPU (gloo) the works run on gloo's
