@@ -20,23 +20,6 @@ from pathlib import Path
 from gpufabric.train import TrainAB, TrainResult, read_train_document
 from gpufabric.train.predict import predict
 from gpufabric.train.resolution import measured_text, steps_to_resolve, target_status
-from gpufabric.train.schedule import Rates, exposed_ms
-
-
-def _free_ms(result: TrainResult) -> float | None:
-    """The overlap model's exposed time without contention (both sides at full speed beside each other)."""
-    phases, calls = result.phases, result.comm.calls
-    if phases is None or not calls or any(c.isolated_ms is None for c in calls):
-        return None
-    forward = phases.compute_forward.mean_ms
-    durations = [c.isolated_ms or 0.0 for c in calls]
-    return exposed_ms(
-        calls,
-        durations,
-        forward_ms=forward,
-        backward_ms=phases.compute_backward.mean_ms - forward,
-        rates=Rates(),
-    ).exposed_ms
 
 
 def replay_line(name: str, result: TrainResult) -> str:
@@ -50,8 +33,10 @@ def replay_line(name: str, result: TrainResult) -> str:
         if probe is not None
         else "no contention probe"
     )
-    free_ms = _free_ms(result)
-    free = f"{free_ms:.2f}" if free_ms is not None else "-"
+    # The overlap model without contention: what the prediction's communication bound is less the term
+    # contention adds (both computed by predict; without recorded phases there is no overlap to play).
+    has_overlap = result.phases is not None and now.comm_exposed_ms is not None
+    free = f"{(now.comm_exposed_ms or 0.0) - now.contention_ms:.2f}" if has_overlap else "-"
     host = f"{now.host_bound_ms:.2f}" if now.host_bound_ms is not None else "-"
     then = f"{recorded.predicted_comm_ms:.2f}" if recorded is not None else "-"
     needed = steps_to_resolve(now, result.phases)
