@@ -98,3 +98,11 @@ peak_watch() {
     echo "$peak_gpu $peak_rss" > "$2"; sleep 0.1
   done
 }
+
+# small_median FILE COLLECTIVE: the median out-of-place time (us) over 8 B - 64 KB of one collective's
+# table in a printed run, ours (`# gpufabric ... COLLECTIVE:`) or nccl-tests' (`COLLECTIVE_perf`): one
+# number that moves when a whole run's small sizes shift.
+small_median() {
+  awk -v c="$2" '/^# (gpufabric|Collective test)/{f = ($0 ~ " " c ":" || $0 ~ " " c "_perf")} f && $1 ~ /^[0-9]+$/ && $1 >= 8 && $1 <= 65536 && $6 ~ /^[0-9.]+$/ {print $6}' "$1" \
+    | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
+}

@@ -9,11 +9,6 @@ source "$(dirname "$0")/gpu_lib.sh"
 gpu_python_setup
 R="$OUT/runs"; mkdir -p "$R"
 lscpu -e=CPU,CORE,SOCKET,NODE >"$R/lscpu.txt" 2>&1
-# small FILE COLLECTIVE: the median out-of-place time over 8 B - 64 KB of one collective's table
-small() {
-  awk -v c="$2" '/^# gpufabric/{f = ($0 ~ " " c ":")} f && $1 ~ /^[0-9]+$/ && $1 >= 8 && $1 <= 65536 && $6 ~ /^[0-9.]+$/ {print $6}' "$1" \
-    | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
-}
 # watch_threads FILE: every 20 ms, "time pid tid psr comm" of every thread of the ranks, until killed
 watch_threads() {
   while true; do
@@ -35,7 +30,7 @@ for run in 1 2 3 4 5 6 7 8; do
   cpus=$(awk '$2 == $3 {seen[$2] = seen[$2] " " $4} END {for (p in seen) print seen[p]}' "$R/$t.threads" \
     | while read -r line; do echo "$line" | tr ' ' '\n' | sort -n | uniq -c | sort -rn | head -2 | awk '{printf "%s(x%s) ", $2, $1}'; echo -n "| "; done)
   clocks=$(awk -F', ' '{print $2+0}' "$R/$t.clocks" | sort -n | awk '{a[NR]=$1} END {print a[1] "/" a[int((NR+1)/2)] "/" a[NR]}')
-  record "run $run: exit $rc, broadcast $(small "$R/$t.txt" broadcast) reduce $(small "$R/$t.txt" reduce) us; rank main threads on CPUs (most seen): $cpus SM MHz min/median/max $clocks"
+  record "run $run: exit $rc, broadcast $(small_median "$R/$t.txt" broadcast) reduce $(small_median "$R/$t.txt" reduce) us; rank main threads on CPUs (most seen): $cpus SM MHz min/median/max $clocks"
 done
 tar -czf "$OUT/shift-runs.tgz" -C "$OUT" runs 2>/dev/null && rm -rf "$R"
 print_summary

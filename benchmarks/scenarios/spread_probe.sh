@@ -12,19 +12,14 @@ B=$NT/build
 R="$OUT/runs"; mkdir -p "$R"
 SIZES=(-b 8 -e 64K -f 2 -n 20 -w 5)
 MPI=(mpirun --allow-run-as-root --oversubscribe -np "$(nvidia-smi -L | wc -l)" -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE)
-# small FILE COLLECTIVE: the median out-of-place time over 8 B - 64 KB of one collective's table
-small() {
-  awk -v c="$2" '/^# (gpufabric|Collective test)/{f = ($0 ~ " " c "[:_ ]")} f && $1 ~ /^[0-9]+$/ && $1 >= 8 && $1 <= 65536 && $6 ~ /^[0-9.]+$/ {print $6}' "$1" \
-    | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
-}
 for round in 1 2 3 4; do
   timeout 40 "${MPI[@]}" "$B/broadcast_perf" "${SIZES[@]}" -c 0 -g 1 >"$R/nt-$round.txt" 2>&1
-  record "nccl-tests broadcast round $round: exit $?, median $(small "$R/nt-$round.txt" broadcast) us"
+  record "nccl-tests broadcast round $round: exit $?, median $(small_median "$R/nt-$round.txt" broadcast) us"
   for policy in none share core; do
     t="o-$policy-$round"
     timeout 60 env GPUFABRIC_CPU_BIND=$policy $GF bench -c broadcast,reduce,all_reduce "${SIZES[@]}" --no-check --no-progress \
       --run-dir "$R/$t" >"$R/$t.txt" 2>&1
-    record "gpufabric cpu_bind=$policy round $round: exit $?, median broadcast $(small "$R/$t.txt" broadcast) reduce $(small "$R/$t.txt" reduce) all_reduce $(small "$R/$t.txt" all_reduce) us"
+    record "gpufabric cpu_bind=$policy round $round: exit $?, median broadcast $(small_median "$R/$t.txt" broadcast) reduce $(small_median "$R/$t.txt" reduce) all_reduce $(small_median "$R/$t.txt" all_reduce) us"
   done
 done
 tar -czf "$OUT/spread-runs.tgz" -C "$OUT" runs 2>/dev/null && rm -rf "$R"
