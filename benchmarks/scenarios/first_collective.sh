@@ -8,15 +8,10 @@ source "$(dirname "$0")/gpu_lib.sh"
 : > "$LOG"
 gpu_python_setup
 R="$OUT/runs"; mkdir -p "$R"
-# reduce_small FILE: the median out-of-place time of reduce's 8 B - 64 KB rows in a printed table
-reduce_small() {
-  awk '/^# gpufabric.* reduce:/{f=1; next} /^# gpufabric/{f=0} f && $1 >= 8 && $1 <= 65536 && $6 ~ /^[0-9.]+$/ {print $6}' "$1" \
-    | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
-}
 one() {  # one TAG SHARING COLLECTIVES
   timeout 40 env GPUFABRIC_GPU_SHARING="$2" $GF bench -c "$3" -b 8 -e 1M -f 2 -n 20 -w 5 --no-check --no-progress \
     --run-dir "$R/$1" >"$R/$1.txt" 2>&1
-  record "$1 (watch $2, -c $3): exit $?, reduce median 8 B - 64 KB $(reduce_small "$R/$1.txt") us"
+  record "$1 (watch $2, -c $3): exit $?, reduce median 8 B - 64 KB $(small_median "$R/$1.txt" reduce) us"
 }
 for run in 1 2; do
   one "alone-on-$run" on reduce
