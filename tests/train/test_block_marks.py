@@ -1,5 +1,6 @@
-"""Where the block marks fall in a real step (``train.block_marks``) and where the contention probe starts
-(``contention.first_ready_start``): the tiny model on CPU, FSDP2 over a real one-rank gloo group."""
+"""Where the block marks fall in a real step (``train.block_marks``), where the contention probe starts
+(``contention.first_ready_start``) and where the scheduled probe issues each call
+(``scheduled_probe.IssuePoints``): the tiny model on CPU, FSDP2 over a real one-rank gloo group."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from gpufabric.train.config import MODEL_PRESETS
 from gpufabric.train.contention import first_ready_start
 from gpufabric.train.result import CollectiveCall
 from gpufabric.train.schedule import Layout, fsdp_schedule
+from gpufabric.train.scheduled_probe import IssuePoints
 from gpufabric.train.transformer import build_model, lm_loss, synthetic_batches
 
 TINY = MODEL_PRESETS["tiny"]
@@ -99,3 +101,18 @@ def test_the_contention_probe_starts_where_the_first_bucket_is_ready() -> None:
     scatter = _call(0.0).model_copy(update={"kind": "reduce_scatter"})
     schedule = fsdp_schedule(layout, [gather] * TINY.layers, [scatter] * TINY.layers, gather, scatter)
     assert first_ready_start(schedule, blocks, ends) is None
+
+
+def test_the_scheduled_probe_issues_each_bucket_at_its_own_block() -> None:
+    layout = Layout.of(TINY)
+    ends = [layout.backward_end(i) for i in range(TINY.layers)]
+    # DDP's buckets in issue order: two readied by block 1 (the last), one by block 0, whose end is
+    # backward's end in the layout (the embeddings' lookup has no FLOPs there); forward calls: none here.
+    calls = [_call(ends[1]), _call(ends[1]), _call(ends[0]), _call(0.0, phase="forward")]
+    points = IssuePoints.of(calls, ends)
+    assert ends[0] == 1.0 and points.by_block == {1: [0, 1], 0: [2]} and points.at_end == []
+    # A call ready at no block's end (the final norm's gradients alone, at the head's end) waits for
+    # backward's end: issued late rather than beside compute it does not meet.
+    alone = IssuePoints.of([_call(layout.head)], ends)
+    assert alone.by_block == {} and alone.at_end == [0] and not alone.empty
+    assert IssuePoints.of([_call(0.0, phase="forward")], ends).empty

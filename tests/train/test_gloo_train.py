@@ -212,6 +212,7 @@ def test_fsdp_on_gloo_counts_gathers_and_scatters(tmp_path: Path, inside_step_ra
     assert result.comm.contention is not None and result.comm.contention.rounds == 2
     # FSDP2's first backward gather is ready at backward's start: the contention probe starts there.
     assert result.comm.contention.starts_at == 0.0
+    assert result.comm.contention.scheduled is None  # the twin cannot meet FSDP2's gathers
     inside_step_ran(result, 2)
     assert "mesh of the rank alone" in result.compute_method  # the twin is FSDP2 itself, not a bare replica
     assert read_train_document(tmp_path / "run" / "train.json") == result
@@ -231,4 +232,10 @@ def test_ddp_contention_probe_starts_where_the_first_bucket_is_ready(
     first = min(c.ready_at for c in result.comm.calls)
     assert 0 < first < 1 and result.comm.contention is not None
     assert result.comm.contention.starts_at == first
+    # The scheduled probe issued each bucket where backward readied it: timed from the first issue, as
+    # the alone backward is, and its calls ended no earlier than they were issued.
+    scheduled = result.comm.contention.scheduled
+    assert scheduled is not None and scheduled.rounds == 2
+    assert scheduled.backward_ms > 0 and scheduled.comm_ms > 0
+    assert result.comm.contention.scheduled_tail_ms is not None
     inside_step_ran(result, 2)

@@ -63,6 +63,16 @@ RATE_FLOOR = 0.02
 which a rate cannot describe (a rank waiting for its peers, not sharing SMs)."""
 
 
+class ScheduledBeside(TrainPart):
+    """The twin's backward with each of the step's collectives issued where the step issues it
+    (``scheduled_probe``), timed from the first call's issue, as the contention probe times its alone
+    backward."""
+
+    backward_ms: float = Field(ge=0, description="from the first call's issue to backward's end")
+    comm_ms: float = Field(ge=0, description="from the first call's issue to the last call's end")
+    rounds: int = Field(ge=1)
+
+
 class Contention(TrainPart):
     """The contention probe (``contention.probe_contention``): the twin's backward alone and with the step's
     collectives issued beside it at its start, and how long those collectives took there. Measured apart
@@ -82,6 +92,23 @@ class Contention(TrainPart):
         description="fraction of backward where the collectives were issued and both backwards are timed "
         "from: the step's first backward call's ready point (0: backward's start; older documents: 0)",
     )
+    scheduled: ScheduledBeside | None = Field(
+        default=None,
+        description="the same backward with each call issued at its own ready point (None: FSDP2, whose "
+        "gathers the twin cannot meet; older documents)",
+    )
+
+    @property
+    def scheduled_compute_lost_ms(self) -> float | None:
+        """What the backward lost beside the calls issued as the step issues them (scheduled - alone)."""
+        return None if self.scheduled is None else self.scheduled.backward_ms - self.backward_alone_ms
+
+    @property
+    def scheduled_tail_ms(self) -> float | None:
+        """How long the last call ran past backward's end with the calls issued as the step issues them."""
+        if self.scheduled is None:
+            return None
+        return max(0.0, self.scheduled.comm_ms - self.scheduled.backward_ms)
 
     @property
     def overlap_ms(self) -> float:

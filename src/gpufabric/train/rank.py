@@ -11,8 +11,9 @@ Any launcher can start it (ours, torchrun, mpirun, srun): identity comes from th
    (the device idle, the ranks together: ``timing.time_phased_steps`` says why);
 4. the probes: the step's collectives alone, back to back (``timing.probe_collectives``), the cost of a
    collective that moves nothing (``timing.probe_latency``), the twin's backward with those
-   collectives beside it (``contention.probe_contention``), and the host time to issue a synced step
-   against its twin's (``host_path.probe_host_path``);
+   collectives beside it (``contention.probe_contention``; under DDP again with each call issued where
+   the step issues it, ``scheduled_probe``), and the host time to issue a synced step against its
+   twin's (``host_path.probe_host_path``);
 5. with ``scaling``, rank 0 alone times the twin (the 1-GPU baseline, same batch) while the rest wait
    asleep (``strategy.idle_barrier``), not spinning a core each.
 
@@ -110,6 +111,7 @@ def _measure(config: TrainConfig, identity: RankIdentity, device: Any, on_gpu: b
     from gpufabric.train.host_path import probe_host_path
     from gpufabric.train.inside_step import probe_inside_step
     from gpufabric.train.schedule import Layout
+    from gpufabric.train.scheduled_probe import IssuePoints, probe_scheduled
     from gpufabric.train.strategy import idle_barrier, sync_world, wrap
     from gpufabric.train.timing import (
         PhasedTimes,
@@ -167,6 +169,7 @@ def _measure(config: TrainConfig, identity: RankIdentity, device: Any, on_gpu: b
         latency = probe_latency(rounds=config.probe_iters, world_size=world, device=device)
         twin_blocks = model_blocks(parallel.compute_only.model)
         ends = [Layout.of(config.model).backward_end(i) for i in range(len(twin_blocks))]
+        start = first_ready_start(calls, twin_blocks, ends)
         contention = probe_contention(
             compute,
             calls,
@@ -174,8 +177,19 @@ def _measure(config: TrainConfig, identity: RankIdentity, device: Any, on_gpu: b
             rounds=config.probe_iters,
             world_size=world,
             device=device,
-            start=first_ready_start(calls, twin_blocks, ends),
+            start=start,
         )
+        if start is not None:  # DDP: the same backward beside the calls issued where the step issues them
+            scheduled = probe_scheduled(
+                compute,
+                calls,
+                twin_blocks,
+                IssuePoints.of(calls, ends),
+                rounds=config.probe_iters,
+                world_size=world,
+                device=device,
+            )
+            contention = contention.model_copy(update={"scheduled": scheduled})
         host_path = probe_host_path(
             synced, compute, rounds=config.probe_iters, world_size=world, device=device
         )

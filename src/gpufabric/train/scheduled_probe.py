@@ -1,0 +1,201 @@
+"""The contention probe's second half: the step's collectives issued where the step issues them.
+
+``contention.probe_contention`` issues every collective of a step at once, where the first one is ready,
+and reads two rates from that (compute and collectives side by side, each as a fraction of its speed
+alone); the overlap model (``schedule.exposed_ms``) then plays the step's calls at their ready points
+with those rates. On 4x H200 (2026-11-27 17:54, gpt-760m DDP) that gave 4.86 ms of contention where the
+step's blocks lost 3.49 ms (the inside-step probe): the rates, or the assumption that they hold when the
+calls come one by one as backward readies them, over-count. This probe separates the two: the same
+twin's backward with each call issued at the end of the block whose gradients it waits for (calls ready
+only at backward's end, such as the tied embedding's bucket, when backward ends), so the collectives meet
+the compute they meet in the step, with its gaps. What it reads:
+
+- ``backward_ms``: the backward from the first call's issue to its end (the contention probe's alone
+  backward is timed over the same span), so beside - alone is the compute the step's schedule loses;
+- ``comm_ms``: from the first call's issue to the last call's end, so its excess over ``backward_ms`` is
+  the tail the step waits for after backward.
+
+Each round after a barrier; per round the slowest rank, then the median over rounds (as the contention
+probe). GPU: the calls go through the process group's NCCL stream from a side stream that waits for the
+compute stream at each issue point; CPU (gloo): a thread waits for the works and stamps their end.
+"""
+
+from __future__ import annotations
+
+import statistics
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch import nn
+
+from gpufabric.train.block_marks import Point, mark_blocks
+from gpufabric.train.measures import ScheduledBeside
+from gpufabric.train.result import CollectiveCall
+from gpufabric.train.strategy import Mark, sync_world
+from gpufabric.train.timing import device_clock, elapsed_ms, issue, probe_buffers, slowest_per_step
+
+Step = Callable[[int, Mark], None]
+_TOLERANCE = 1e-9
+
+
+@dataclass(frozen=True)
+class IssuePoints:
+    """Which calls each block's backward end readies (call indices, issue order kept), and the calls
+    issued when backward ends (ready at its end, or at no block's end)."""
+
+    by_block: dict[int, list[int]] = field(default_factory=dict)
+    at_end: list[int] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, calls: Sequence[CollectiveCall], ends: Sequence[float]) -> IssuePoints:
+        """``ends``: each block's backward end as a fraction of backward (``schedule.Layout``)."""
+        by_block: dict[int, list[int]] = {}
+        at_end: list[int] = []
+        for index, call in enumerate(calls):
+            if call.phase != "backward":
+                continue
+            block = next((b for b, end in enumerate(ends) if abs(end - call.ready_at) < _TOLERANCE), None)
+            if block is None:
+                at_end.append(index)
+            else:
+                by_block.setdefault(block, []).append(index)
+        return cls(by_block=by_block, at_end=at_end)
+
+    @property
+    def empty(self) -> bool:
+        return not self.by_block and not self.at_end
+
+
+def probe_scheduled(
+    step: Step,
+    calls: list[CollectiveCall],
+    blocks: Sequence[nn.Module],
+    points: IssuePoints,
+    *,
+    rounds: int,
+    world_size: int,
+    device: torch.device,
+) -> ScheduledBeside | None:
+    """The median over ``rounds`` of the slowest rank's scheduled backward and collectives; None where no
+    call of backward is ready at a block's end or at backward's end (FSDP2's schedule has forward calls
+    and gathers the twin cannot meet: its probe starts at backward's start, ``contention``)."""
+    if points.empty or not points.by_block:
+        return None
+    pairs = probe_buffers(calls, world_size, device)
+    run = _scheduled_gpu if device.type == "cuda" else _scheduled_cpu
+    backward_ms, comm_ms = [], []
+    for index in range(rounds):
+        sync_world(device)
+        backward, comm = run(step, index, calls, pairs, blocks, points, device)
+        backward_ms.append(backward)
+        comm_ms.append(comm)
+    sync_world(device)
+    backward_median, comm_median = (
+        statistics.median(slowest_per_step(series, world_size)) for series in (backward_ms, comm_ms)
+    )
+    return ScheduledBeside(backward_ms=backward_median, comm_ms=comm_median, rounds=rounds)
+
+
+def _hooked_step(
+    step: Step,
+    index: int,
+    blocks: Sequence[nn.Module],
+    points: IssuePoints,
+    issue_at: Callable[[list[int]], None],
+    stamps: dict[str, Any],
+    clock: Callable[[], Any],
+) -> None:
+    """One step, with ``issue_at(call indices)`` at each block's backward end that readies calls and, for
+    the rest, right after backward's end is stamped."""
+
+    def mark(phase: str) -> None:
+        stamps[phase] = clock()
+        if phase == "backward":
+            issue_at(points.at_end)
+
+    def at_block(block: int, point: Point) -> None:
+        if point == "backward_end" and block in points.by_block:
+            issue_at(points.by_block[block])
+
+    remove = mark_blocks(blocks, at_block)
+    try:
+        step(index, mark)
+    finally:
+        remove()
+
+
+def _scheduled_gpu(
+    step: Step,
+    index: int,
+    calls: list[CollectiveCall],
+    pairs: list[Any],
+    blocks: Sequence[nn.Module],
+    points: IssuePoints,
+    device: torch.device,
+) -> tuple[float, float]:
+    cuda: Any = torch.cuda
+    side = cuda.Stream(device)
+    clock = device_clock(device)
+    stamps: dict[str, Any] = {}
+    works: list[Any] = []
+
+    def issue_at(which: list[int]) -> None:
+        if not which:
+            return
+        side.wait_stream(cuda.current_stream(device))  # these calls start where compute is now
+        with cuda.stream(side):
+            works.extend(issue(calls[i], *pairs[i], async_op=True) for i in which)
+        stamps.setdefault("first", clock())  # on the compute stream, once the first calls are issued
+
+    _hooked_step(step, index, blocks, points, issue_at, stamps, clock)
+    with cuda.stream(side):
+        for work in works:
+            work.wait()  # the side stream waits for NCCL's
+        stamps["comm"] = clock()
+    cuda.current_stream(device).wait_stream(side)
+    torch.cuda.synchronize(device)
+    return (
+        elapsed_ms(device, stamps["first"], stamps["backward"]),
+        max(0.0, elapsed_ms(device, stamps["first"], stamps["comm"])),
+    )
+
+
+def _scheduled_cpu(
+    step: Step,
+    index: int,
+    calls: list[CollectiveCall],
+    pairs: list[Any],
+    blocks: Sequence[nn.Module],
+    points: IssuePoints,
+    device: torch.device,
+) -> tuple[float, float]:
+    stamps: dict[str, float] = {}
+    ends: list[float] = []
+    waiters: list[threading.Thread] = []
+
+    # gloo's works have no future for every collective (Work::getFuture): a thread per issue point waits
+    # for its works and stamps their end, so the end is when they finished, not when the step let us look.
+    def wait_for(works: list[Any]) -> None:
+        for work in works:
+            work.wait()
+        ends.append(time.perf_counter())
+
+    def issue_at(which: list[int]) -> None:
+        if not which:
+            return
+        works = [issue(calls[i], *pairs[i], async_op=True) for i in which]
+        stamps.setdefault("first", time.perf_counter())
+        waiters.append(threading.Thread(target=wait_for, args=(works,), daemon=True))
+        waiters[-1].start()
+
+    _hooked_step(step, index, blocks, points, issue_at, stamps, time.perf_counter)
+    for waiter in waiters:
+        waiter.join()
+    return (
+        (stamps["backward"] - stamps["first"]) * 1e3,
+        max(0.0, max(ends) - stamps["first"]) * 1e3,
+    )
