@@ -33,6 +33,11 @@ def replay_line(name: str, result: TrainResult) -> str:
         if probe is not None
         else "no contention probe"
     )
+    if probe is not None and probe.scheduled is not None:  # DDP runs from 2026-11-27 20:18 on
+        probe_text += (
+            f"; scheduled: backward +{probe.scheduled_compute_lost_ms:.2f} ms, tail "
+            f"{probe.scheduled_tail_ms:.2f} ms"
+        )
     # The overlap model without contention: what the prediction's communication bound is less the term
     # contention adds (both computed by predict; without recorded phases there is no overlap to play).
     has_overlap = result.phases is not None and now.comm_exposed_ms is not None

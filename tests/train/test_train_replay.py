@@ -37,3 +37,25 @@ def test_the_replay_predicts_a_recorded_run_from_its_own_terms(tmp_path: Path) -
     )
     assert f"contention {recorded.contention_ms:.2f}" in proc.stdout
     assert "contention probe from 0.00 of backward" in proc.stdout and "unresolved" in proc.stdout
+
+
+def test_the_replay_shows_the_scheduled_probe_of_a_two_gpu_run(tmp_path: Path) -> None:
+    # 2x H200, 2026-11-27 20:18 UTC (benchmarks/results/2026-11-27-h200x2-s7/train-predict/): the first
+    # DDP run with the scheduled probe; its document reads back and the replay prints the probe's terms.
+    runs = ROOT / "benchmarks" / "results" / "2026-11-27-h200x2-s7" / "train-predict" / "train-predict"
+    with tarfile.open(runs / "train-runs.tgz") as archive:
+        archive.extractall(tmp_path, members=[archive.getmember("runs/ddp.json")], filter="data")
+    path = tmp_path / "runs" / "ddp.json"
+    document = read_train_document(path)
+    assert isinstance(document, TrainResult) and document.comm.contention is not None
+    probe = document.comm.contention
+    assert probe.scheduled is not None and probe.scheduled_compute_lost_ms is not None
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "train_replay.py"), str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert f"scheduled: backward +{probe.scheduled_compute_lost_ms:.2f} ms" in proc.stdout
+    assert "met" in proc.stdout and "x2" in proc.stdout
