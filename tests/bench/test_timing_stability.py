@@ -194,3 +194,21 @@ def test_gloo_adaptive_unreachable_target_stops_at_the_cap_and_notes_it(tmp_path
     m = result.series[0].rows[0].in_place
     assert m is not None and 2 <= len(m.samples_us) <= 4
     assert any("stopped before" in n and "max_batches" in n for n in result.metadata.notes)
+
+
+def test_launch_bound_sizes_are_named_with_the_hosts_issue_time() -> None:
+    # The 2x H200 shape (docs/benchmarks.md section 16): small sizes take ~10.7 us a call issued one by one,
+    # nearly all of it the slowest host issuing; from 1 MB the GPU sets the time and the host issues a
+    # fraction of it; the torch engine measures no issue time (None) and is never called launch-bound.
+    notes = TimingNotes("broadcast", BenchConfig())
+    notes.add(8, True, Samples(20, [10.7, 10.9], issue_us=10.4))
+    notes.add(65536, False, Samples(20, [11.5, 11.3], issue_us=10.9))
+    notes.add(1 << 20, True, Samples(20, [14.0, 14.2], issue_us=12.0))  # 85%: the GPU paces it
+    notes.add(1 << 27, True, Samples(20, [400.0, 401.0], issue_us=3.1))
+    notes.add(16, True, Samples(20, [10.0, 10.0]))
+    text = [n for n in notes.notes() if "launch-bound" in n]
+    assert len(text) == 1 and "launch-bound at 2 size(s) (8 B - 64 KB)" in text[0], text
+    assert "10.4-10.9 us" in text[0] and "--graph" in text[0] and "1 MB" not in text[0]
+    quiet = TimingNotes("broadcast", BenchConfig())
+    quiet.add(1 << 27, True, Samples(20, [400.0], issue_us=3.1))
+    assert quiet.notes() == []

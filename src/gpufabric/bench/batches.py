@@ -57,6 +57,10 @@ class Samples:
     warmup_iters: int = 0
     details: list[BatchDetail] = field(default_factory=list)
     """Per-iteration figures of the kept batches (``--per-iteration``; empty otherwise)."""
+    issue_us: float | None = None
+    """The slowest rank's host time per iteration to issue its launches, median over the size's batches
+    (the direct engine; None elsewhere): near ``median_us`` the GPUs kept up with the hosts, and the
+    time is the hosts' launch rate (``timing_notes.LAUNCH_BOUND_SHARE``)."""
 
     @property
     def median_us(self) -> float:

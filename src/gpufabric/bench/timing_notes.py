@@ -7,6 +7,17 @@ from gpufabric.bench.config import BenchConfig
 from gpufabric.bench.steady_rule import SHORT_BATCH_US, SHORT_UNSETTLED_WORDS, allowed_discards, floor_words
 from gpufabric.units import human_size
 
+LAUNCH_BOUND_SHARE = 0.9
+"""The share of a size's time per iteration that the slowest host spent issuing its launches from which the
+size is launch-bound. Over a batch of n calls the time is about max(n x host, n x GPU) per batch: where the
+host is the slower, it issues for all but the last call's GPU time (a share of 1 - GPU / (n x host), over
+0.95 at n = 20); where the GPU is, the share is host / GPU. So from 0.9 the GPUs waited for the hosts, or
+nearly, and the time is how fast the hosts issue calls. On
+2x H200 (docs/benchmarks.md section 16, 2026-11-27) broadcast and reduce at 8 B - 64 KB read 7.5-12.9 us a
+call issued one by one (nccl-tests the same, 10-13 us) and 4.6-5.1 us replayed from a CUDA graph: the
+launch-inclusive figure is the host's, and over six rounds it moved by 35% (broadcast) and 21% (reduce)
+where the graph's moved by 7% and 9%."""
+
 
 class TimingNotes:
     """Rank 0's account of how each size's timing went, as a few lines for ``metadata.notes``:
@@ -21,6 +32,7 @@ class TimingNotes:
         self.discarded = 0
         self.discarded_sizes = 0
         self.unheld = 0
+        self.launch_bound: list[tuple[int, float, float]] = []  # (size, issue us, time us) per size
 
     def add(self, size: int, in_place: bool, samples: Samples) -> None:
         where = f"{human_size(size)}{'' if in_place else ' oop'}"
@@ -31,6 +43,9 @@ class TimingNotes:
             place = self.unstable_short if samples.short_cap else self.unstable
             place.append(f"{where} ({len(samples.discarded_us)} discarded)")
         self.unheld += samples.unheld
+        issue = samples.issue_us
+        if issue is not None and samples.samples_us and issue >= LAUNCH_BOUND_SHARE * samples.median_us:
+            self.launch_bound.append((size, issue, samples.median_us))
         if self.config.adaptive and samples.stopped_by not in ("precision", ""):
             ci = relative_ci(samples.samples_us, self.config.estimator)
             self.short.append(f"{where} ({samples.stopped_by}, {ci * 100:.1f}%)")
@@ -66,4 +81,22 @@ class TimingNotes:
             )
         if self.unheld:
             out.append(f"{name}: {self.unheld} batch(es) discarded because the stream hold ended early")
+        if self.launch_bound:
+            out.append(self._launch_bound_note())
         return out
+
+    def _launch_bound_note(self) -> str:
+        """The sizes whose time is the hosts' launch rate, not the GPUs' or the fabric's."""
+        sizes = sorted({size for size, _, _ in self.launch_bound})
+        span = (
+            human_size(sizes[0]) if len(sizes) == 1 else f"{human_size(sizes[0])} - {human_size(sizes[-1])}"
+        )
+        shares = [issue / time_us for _, issue, time_us in self.launch_bound]
+        issues = [issue for _, issue, _ in self.launch_bound]
+        return (
+            f"{self.collective}: launch-bound at {len(sizes)} size(s) ({span}): the slowest host spent "
+            f"{min(shares):.0%}-{min(1.0, max(shares)):.0%} of each iteration issuing its call "
+            f"({min(issues):.1f}-{max(issues):.1f} us), so the GPUs waited for it: these times are the "
+            "hosts' launch rate, as nccl-tests' are at such sizes (its loop issues and waits the same way), "
+            "and move from run to run with the hosts, not the fabric; --graph times the GPUs alone"
+        )

@@ -138,3 +138,24 @@ def test_per_iteration_names_the_slowed_rank(tmp_path: Path, monkeypatch: pytest
                 assert spread.min_us <= spread.p99_us <= spread.max_us
                 assert spread.rank_own_us[1] >= 2000.0
                 assert spread.straggler(m.time_us) is not None and spread.slowest_rank == 1
+
+
+def _launch_bound_note(result) -> str:  # type: ignore[no-untyped-def]
+    return " ".join(n for n in result.metadata.notes if "launch-bound" in n)
+
+
+def test_launch_bound_note_names_small_eager_sizes_never_graphs_or_large_ones(tmp_path: Path) -> None:
+    # One rank, all_reduce 8 B and 256 MB, eager then replayed as a graph. A graph replay is one call from
+    # the host for the whole batch, so no graph size is launch-bound; 256 MB takes the GPU far longer than
+    # its call takes the host. Whether 8 B eager is launch-bound depends on this host's call rate: where the
+    # note names a size, it is 8 B, with the host's issue time in it.
+    sizes = {"collectives": ["all_reduce"], "min_bytes": 8, "max_bytes": 256 << 20, "step_factor": 1 << 25}
+    eager = run_bench(_config(tmp_path, **sizes, iters=20), launcher=LocalLauncher(), ranks=1)
+    note = _launch_bound_note(eager)
+    assert "256 MB" not in note and (note == "" or ("(8 B)" in note and " us)" in note)), note
+    graph = run_bench(
+        _config(tmp_path, **sizes, iters=20, graph=True, run_dir=tmp_path / "graph"),
+        launcher=LocalLauncher(),
+        ranks=1,
+    )
+    assert _launch_bound_note(graph) == ""

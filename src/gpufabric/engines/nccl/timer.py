@@ -26,6 +26,7 @@ region, for the NIC traffic each size must account for (``bench.traffic``).
 
 from __future__ import annotations
 
+import statistics
 import time
 from dataclasses import dataclass, field
 
@@ -77,13 +78,18 @@ class DirectTimer:
         """This batch's per-iteration time reduced over the ranks (avg, min or max: nccl-tests ``-a``)."""
         return reduced([float(s) for s in self.control.allgather(seconds)], self.config.time_reduction)
 
-    def reduce_batch(self, batch: DirectBatch) -> tuple[float, BatchDetail | None]:
-        """The rank-reduced time of a batch, and (``per_iteration``) every rank's figures in one detail."""
+    def reduce_batch(self, batch: DirectBatch) -> tuple[float, BatchDetail | None, float]:
+        """The rank-reduced time of a batch, (``per_iteration``) every rank's figures in one detail, and
+        the slowest rank's host time per iteration to issue its launches (``Samples.issue_us``)."""
         if not self.config.per_iteration:
-            return self.reduce_time(batch.per_iter_s), None
+            pairs = self.control.allgather([batch.per_iter_s, batch.own_s])
+            seconds = [float(pair[0]) for pair in pairs]
+            issue = max(float(pair[1]) for pair in pairs)
+            return reduced(seconds, self.config.time_reduction), None, issue
         rows = self.control.allgather([batch.per_iter_s, *rank_row(batch.own_s, batch.iteration_s)])
         seconds = [float(row[0]) for row in rows]
-        return reduced(seconds, self.config.time_reduction), detail_of([row[1:] for row in rows])
+        issue = max(float(row[1]) for row in rows) / 1e6  # rank_row's first figure: own time in us
+        return reduced(seconds, self.config.time_reduction), detail_of([row[1:] for row in rows]), issue
 
     def run_batch(self, work: Workload, iters: int, graph: Graph | None = None) -> DirectBatch:
         """One timed batch on this rank: a graph replay, the C launch loop, or (with ``per_iteration``'s
@@ -167,11 +173,13 @@ class DirectTimer:
         graph = self.capture(work, iters) if config.graph else None
         log = BatchLog(config.stable_tol, 0 if exact else config.max_unstable_batches)
         ran, reason, started = 0, "", time.monotonic()
+        issue_us: list[float] = []
         try:
             while True:
-                seconds, detail = self.reduce_batch(self.run_batch(work, iters, graph))
+                seconds, detail, issue = self.reduce_batch(self.run_batch(work, iters, graph))
                 ran += 1
                 log.add(seconds * 1e6, detail)
+                issue_us.append(issue * 1e6)
                 code = 0
                 if self.rank == 0:
                     code = stop_code(log, config, elapsed_s=time.monotonic() - started, ran=ran)
@@ -182,4 +190,6 @@ class DirectTimer:
         finally:
             if graph is not None:
                 graph.destroy()
-        return samples_of(log, config, iters=iters, reason=reason, warmup=warmup)
+        samples = samples_of(log, config, iters=iters, reason=reason, warmup=warmup)
+        samples.issue_us = statistics.median(issue_us)
+        return samples
