@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Which sizes are launch-bound, as `bench` now says in a note (issue 36): every collective 8 B - 1 GB in the default mode, twice, the launch-bound note of each, then 8 B - 1 MB replayed as CUDA graphs (no size may be named there), and the GPU test of the note. ~1.5 min on 2 GPUs.
-#   benchmarks/gpu.sh launch_bound   # needs .whl/ carried; no nccl-tests build
-# What comes back: summary.txt, launch_bound.log, pytest-gpu-launch-bound.log, launch-runs.tgz.
+#   benchmarks/gpu.sh launch_bound   # needs .whl/ and .gpurun/nccl-tests carried
+# What comes back: summary.txt, launch_bound.log, pytest-gpu-launch-bound.log, launch-runs.tgz, and pair.tgz
+# (the side-by-side pair: nt-{all_reduce,broadcast}.txt, ours-{all_reduce,broadcast}.json).
 set -u
 LOG="${OUT:-/tmp/gpufabric-out}/launch_bound.log"
 source "$(dirname "$0")/gpu_lib.sh"
@@ -26,10 +27,24 @@ for run in 1 2; do
 done
 timeout 90 $GF bench -c "$TEN" -b 8 -e 1M -f 2 -n 20 -w 5 --graph --no-check --no-progress --run-dir "$R/graph" >"$R/graph.txt" 2>&1
 record "graph 8 B - 1 MB: exit $?, launch-bound: $(notes "$R/graph")"
+# A side-by-side pair kept as a test fixture of `gpufabric compare`'s launch-bound note: nccl-tests and ours,
+# all_reduce and broadcast 8 B - 128 MB, -n 20 (ours with each size's hosts' issue time in its result).
+build_nccl_tests
+P="$OUT/pair"; mkdir -p "$P"
+for c in all_reduce broadcast; do
+  timeout 60 mpirun --allow-run-as-root --oversubscribe -np "$N" -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE \
+    "$NT/build/${c}_perf" -b 8 -e 128M -f 2 -n 20 -w 5 -c 0 -g 1 >"$P/nt-$c.txt" 2>&1
+  record "nccl-tests $c 8 B - 128 MB: exit $?"
+  timeout 90 $GF bench -c "$c" -b 8 -e 128M -f 2 -n 20 -w 5 --no-check --no-progress --run-dir "$R/pair-$c" \
+    >"$R/pair-$c.txt" 2>&1
+  record "gpufabric $c 8 B - 128 MB: exit $?, launch-bound: $(notes "$R/pair-$c")"
+  cp "$R/pair-$c/result.json" "$P/ours-$c.json" 2>/dev/null
+done
 if python3 -c "import pytest" 2>/dev/null; then
   timeout 180 python3 -m pytest -m gpu tests/engines/nccl/test_gpu_direct.py -k launch_bound -q -p no:cacheprovider \
     -o addopts="-ra" >"$OUT/pytest-gpu-launch-bound.log" 2>&1
   record "pytest -m gpu test_gpu_direct.py -k launch_bound: exit $? | $(tail -1 "$OUT/pytest-gpu-launch-bound.log")"
 fi
 tar -czf "$OUT/launch-runs.tgz" -C "$OUT" runs 2>/dev/null && rm -rf "$R"
+tar -czf "$OUT/pair.tgz" -C "$OUT" pair 2>/dev/null && rm -rf "$P"
 print_summary

@@ -31,7 +31,7 @@ from gpufabric.analysis.compare_model import (
     format_speedup,
     round_speedup,
 )
-from gpufabric.analysis.noise_claims import one_batch_notes, sendrecv_batch_notes
+from gpufabric.analysis.noise_claims import launch_bound_notes, one_batch_notes, sendrecv_batch_notes
 from gpufabric.analysis.observations import observe_table
 from gpufabric.analysis.stats import speedup_interval
 from gpufabric.errors import UsageError
@@ -249,6 +249,7 @@ def compare_runs(
     if faults:
         tables = [t.model_copy(update={"faults": faults}) for t in tables]
     notes += one_batch_notes(labels, runs, tables) + sendrecv_batch_notes(labels, runs, tables)
+    notes += launch_bound_notes(labels, runs, tables)
     return Comparison(
         labels=labels, baseline=base, placement=placement, tables=tables, notes=notes, faults=faults
     )

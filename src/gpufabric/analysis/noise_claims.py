@@ -7,7 +7,8 @@ judge's report, ``compare`` and the HTML report say the same thing about the sam
 
 An nccl-tests run carries no samples (one batch of ``-n`` iterations per size), so no interval can say
 what it allows; ``one_batch_notes`` says what such runs moved by between two sets of runs on one machine,
-and ``sendrecv_batch_notes`` where nccl-tests' sendrecv reads its batch length, not the fabric.
+``sendrecv_batch_notes`` where nccl-tests' sendrecv reads its batch length, not the fabric, and
+``launch_bound_notes`` where a run of ours found the GPUs waiting for the hosts' calls.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from gpufabric.analysis.compare_model import CompareRow, CompareTable, Observation
-from gpufabric.results.model import RunResult
+from gpufabric.results.model import LAUNCH_BOUND_SHARE, RunResult
 from gpufabric.units import human_size
 
 _CLAIMS = (" ahead", " behind", "mixed", "≥ 2x from")
@@ -147,3 +148,46 @@ def _sendrecv_iters(run: RunResult, low: int, high: int) -> list[int]:
                 if isinstance(iters, int):
                     found.append(iters)
     return found
+
+
+LAUNCH_BOUND_NOTE = (
+    "{label}: launch-bound at {where} (the slowest host spent {share}+ of each iteration issuing its "
+    "call, {low:.1f}-{high:.1f} us): there the time is how fast the hosts issue calls, and nccl-tests' is "
+    "its hosts' too (the same issue-and-wait loop), so a difference there is the hosts', not the fabric's; "
+    "graph runs (bench --graph, nccl-tests -G 1) time the GPUs"
+)
+
+
+def launch_bound_notes(
+    labels: Sequence[str], runs: Sequence[RunResult], tables: Sequence[CompareTable]
+) -> list[str]:
+    """One note per run that measured its hosts' issue time (``Measurement.issue_us``) and found sizes of
+    the compared tables launch-bound: which collectives and sizes, and what the hosts took per call."""
+    notes = []
+    for label, run in zip(labels, runs, strict=True):
+        spans, issues = [], []
+        for table in tables:
+            series = run.get_series(table.collective)
+            if series is None:
+                continue
+            compared = {row.size_bytes for row in table.rows}
+            bound = [
+                (row.size_bytes, m.issue_us)
+                for row in series.rows
+                if row.size_bytes in compared
+                and (m := row.placement(table.placement)) is not None
+                and m.launch_bound
+                and m.issue_us is not None
+            ]
+            if bound:
+                low, high = human_size(bound[0][0]), human_size(bound[-1][0])
+                spans.append(f"{table.collective.split('#')[0]} {low if low == high else f'{low} - {high}'}")
+                issues += [issue for _, issue in bound]
+        if spans:
+            share = f"{LAUNCH_BOUND_SHARE:.0%}"
+            notes.append(
+                LAUNCH_BOUND_NOTE.format(
+                    label=label, where=", ".join(spans), share=share, low=min(issues), high=max(issues)
+                )
+            )
+    return notes

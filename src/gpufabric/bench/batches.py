@@ -60,7 +60,7 @@ class Samples:
     issue_us: float | None = None
     """The slowest rank's host time per iteration to issue its launches, median over the size's batches
     (the direct engine; None elsewhere): near ``median_us`` the GPUs kept up with the hosts, and the
-    time is the hosts' launch rate (``timing_notes.LAUNCH_BOUND_SHARE``)."""
+    time is the hosts' launch rate (``results.model.LAUNCH_BOUND_SHARE``)."""
 
     @property
     def median_us(self) -> float:

@@ -36,6 +36,7 @@ def measurement(shape: Any, samples: Samples, wrong: int | None, config: BenchCo
         samples_us=samples.samples_us,
         iters_per_batch=samples.iters_per_batch,
         per_iteration=spread_of(samples.details),
+        issue_us=samples.issue_us,
     )
 
 

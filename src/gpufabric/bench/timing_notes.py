@@ -5,18 +5,8 @@ from __future__ import annotations
 from gpufabric.bench.batches import Samples, relative_ci
 from gpufabric.bench.config import BenchConfig
 from gpufabric.bench.steady_rule import SHORT_BATCH_US, SHORT_UNSETTLED_WORDS, allowed_discards, floor_words
+from gpufabric.results.model import LAUNCH_BOUND_SHARE
 from gpufabric.units import human_size
-
-LAUNCH_BOUND_SHARE = 0.9
-"""The share of a size's time per iteration that the slowest host spent issuing its launches from which the
-size is launch-bound. Over a batch of n calls the time is about max(n x host, n x GPU) per batch: where the
-host is the slower, it issues for all but the last call's GPU time (a share of 1 - GPU / (n x host), over
-0.95 at n = 20); where the GPU is, the share is host / GPU. So from 0.9 the GPUs waited for the hosts, or
-nearly, and the time is how fast the hosts issue calls. On
-2x H200 (docs/benchmarks.md section 16, 2026-11-27) broadcast and reduce at 8 B - 64 KB read 7.5-12.9 us a
-call issued one by one (nccl-tests the same, 10-13 us) and 4.6-5.1 us replayed from a CUDA graph: the
-launch-inclusive figure is the host's, and over six rounds it moved by 35% (broadcast) and 21% (reduce)
-where the graph's moved by 7% and 9%."""
 
 
 class TimingNotes:

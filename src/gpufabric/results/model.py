@@ -104,6 +104,17 @@ class IterationSpread(_Model):
         return None
 
 
+LAUNCH_BOUND_SHARE = 0.9
+"""The share of a size's time per iteration that the slowest host spent issuing its call from which the size
+is launch-bound. Over a batch of n calls the time is about max(n x host, n x GPU): where the host is the
+slower it issues for all but the last call's GPU time (a share of 1 - GPU / (n x host), over 0.95 at
+n = 20); where the GPU is, the share is host / GPU. So from 0.9 the GPUs waited for the hosts, or nearly,
+and the time is how fast the hosts issue calls. On 2x H200 (docs/benchmarks.md section 16, 2026-11-27)
+broadcast and reduce at 8 B - 64 KB read 7.5-12.9 us a call issued one by one (nccl-tests 10-13 us) and
+4.6-5.1 us replayed from a CUDA graph: over six rounds the launch-inclusive figure moved by 35%
+(broadcast) and 21% (reduce), the graph's by 7% and 9%."""
+
+
 class Measurement(_Model):
     """One placement (out-of-place or in-place) of one size: the numbers of an nccl-tests half-row."""
 
@@ -119,6 +130,16 @@ class Measurement(_Model):
     per_iteration: IterationSpread | None = Field(
         default=None, description="per-iteration figures, when asked for (bench --per-iteration)"
     )
+    issue_us: Quantity | None = Field(
+        default=None,
+        description="the slowest rank's host time per iteration to issue its call (us; gpufabric's direct "
+        "engine, else None): from LAUNCH_BOUND_SHARE of time_us up the size is launch-bound",
+    )
+
+    @property
+    def launch_bound(self) -> bool:
+        """The GPUs waited for the hosts: the time is the hosts' call rate (``LAUNCH_BOUND_SHARE``)."""
+        return self.issue_us is not None and self.issue_us >= LAUNCH_BOUND_SHARE * self.time_us
 
     @property
     def median_us(self) -> float:
