@@ -125,3 +125,39 @@ def test_no_sendrecv_note_for_another_collective_or_long_batches(tmp_path: Path)
         done = compare_files(_files(tmp_path, *runs))
         notes = [n for n in done.comparison.notes if "reads its batch length" in n]
         assert len(notes) == expected, (collective, iters)
+
+
+H200X2_LAUNCH = Path(__file__).resolve().parents[1] / "fixtures" / "gpu_h200x2" / "launch_bound"
+
+
+def test_a_launch_bound_run_of_ours_says_where_the_hosts_set_the_time() -> None:
+    # A real pair from one call on 2x H200 (2026-11-27 20:31 UTC, benchmarks/gpu.sh launch_bound): nccl-tests'
+    # broadcast_perf and ours, 8 B - 128 MB at -n 20. Ours carries each size's hosts' issue time: up to 256
+    # KB the GPUs waited for the calls (nccl-tests read 9.5-13.5 us at 1-64 KB where ours read 6.4-7.0).
+    files = [H200X2_LAUNCH / "nt-broadcast.txt", H200X2_LAUNCH / "ours-broadcast.json"]
+    done = compare_files(files, ["nccl-tests", "gpufabric"])
+    notes = [n for n in done.comparison.notes if "launch-bound" in n]
+    assert len(notes) == 1 and notes[0].startswith("gpufabric: launch-bound at broadcast 8 B - 256 KB"), notes
+    assert "the hosts', not the fabric's" in notes[0] and "nccl-tests -G 1" in notes[0]
+    ours = done.runs[1].series[0]
+    bound = [row.size_bytes for row in ours.rows if row.out_of_place and row.out_of_place.launch_bound]
+    assert max(bound) == 256 << 10 and all(row.out_of_place.issue_us for row in ours.rows if row.out_of_place)
+
+
+def test_no_launch_bound_note_without_issue_times_or_above_the_launch_bound_sizes(tmp_path: Path) -> None:
+    # The same all_reduce pair from 1 MB up (every size's GPU time above its call's issue time), and
+    # nccl-tests against itself (it records no issue time): no note.
+    files = [H200X2_LAUNCH / "nt-all_reduce.txt", H200X2_LAUNCH / "ours-all_reduce.json"]
+    whole = compare_files(files, ["nccl-tests", "gpufabric"])
+    assert [n for n in whole.comparison.notes if "launch-bound at all_reduce 8 B - " in n]
+
+    def from_1mb(run: RunResult) -> RunResult:
+        series = [
+            s.model_copy(update={"rows": [r for r in s.rows if r.size_bytes >= 1 << 20]}) for s in run.series
+        ]
+        return run.model_copy(update={"series": series})
+
+    large = compare_files(_files(tmp_path, *(from_1mb(run) for run in whole.runs)))
+    assert large.comparison.tables and not [n for n in large.comparison.notes if "launch-bound" in n]
+    itself = compare_files([files[0], files[0]], ["a", "b"])
+    assert not [n for n in itself.comparison.notes if "launch-bound" in n]
