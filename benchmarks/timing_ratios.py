@@ -11,7 +11,10 @@ each side's run-to-run spread ((max - min) / median). Prints a markdown table pe
 summary line per collective: how many sizes are within +-10%, the worst ratio and where, how many
 sizes spread wider than the other side, and each side's median spread over the sizes (with 3 runs a
 side, "wider" at one size is close to a coin toss where both spread 5-30%; the medians say which side is
-noisier). Reads with gpufabric's own readers.
+noisier). Where our runs carry each size's hosts' issue time (``Measurement.issue_us``, from 2026-11-27
+20:31 on), the summary also splits the sizes into launch-bound in most of our runs (the time is the
+hosts' call rate) and paced by the GPUs, each with its count within +-10%. Reads with gpufabric's own
+readers.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from gpufabric.results.readers import read_run
 
 PLACES = ("out_of_place", "in_place")
 Times = dict[str, dict[tuple[int, str], list[float]]]  # collective -> (size, placement) -> one per run
+Bound = dict[str, dict[tuple[int, str], list[bool]]]  # the same keys -> launch-bound in each run that says
 
 
 def _read(part: str) -> list[RunResult]:
@@ -59,13 +63,44 @@ def _times(runs: list[list[RunResult]]) -> Times:
     return found
 
 
+def _bound(runs: list[list[RunResult]]) -> Bound:
+    """Per size-placement, whether each run that measured its hosts' issue time found it launch-bound."""
+    found: Bound = {}
+    for run in runs:
+        for result in run:
+            for series in result.series:
+                for row in series.rows:
+                    for place in PLACES:
+                        m = getattr(row, place)
+                        if m is not None and m.issue_us is not None:
+                            key = (row.size_bytes, place)
+                            found.setdefault(series.collective.split("#")[0], {}).setdefault(key, []).append(
+                                m.launch_bound
+                            )
+    return found
+
+
+def _split(within: dict[tuple[int, str], bool], bound: dict[tuple[int, str], list[bool]]) -> str:
+    """ "; launch-bound in most of ours' runs: a/b within +-10%, paced by the GPUs: c/d" (or nothing)."""
+    if not bound:
+        return ""
+    launch = [k for k in within if sum(bound.get(k, [])) * 2 > len(bound.get(k, [])) > 0]
+    paced = [k for k in within if k in bound and k not in launch]
+    return (
+        f"; launch-bound in most of ours' runs: {sum(within[k] for k in launch)}/{len(launch)} within +-10%, "
+        f"paced by the GPUs: {sum(within[k] for k in paced)}/{len(paced)}"
+    )
+
+
 def _spread(values: list[float]) -> float:
     middle = statistics.median(values)
     return (max(values) - min(values)) / middle if middle > 0 and len(values) > 1 else 0.0
 
 
-def compare(theirs: Times, ours: Times, label_theirs: str, label_ours: str) -> list[str]:
-    """The table lines and, last, one summary line per collective."""
+def compare(
+    theirs: Times, ours: Times, label_theirs: str, label_ours: str, bound: Bound | None = None
+) -> list[str]:
+    """The table lines and, last, one summary line per collective (``bound``: ours' launch-bound flags)."""
     lines: list[str] = []
     summaries: list[str] = []
     for name in sorted(set(theirs) & set(ours)):
@@ -81,6 +116,7 @@ def compare(theirs: Times, ours: Times, label_theirs: str, label_ours: str) -> l
         within, wider, worst = 0, 0, (1.0, 0, "")
         spreads_a: list[float] = []
         spreads_b: list[float] = []
+        agrees: dict[tuple[int, str], bool] = {}
         for size, place in keys:
             a, b = theirs[name][(size, place)], ours[name][(size, place)]
             ratio = statistics.median(b) / statistics.median(a)
@@ -88,6 +124,7 @@ def compare(theirs: Times, ours: Times, label_theirs: str, label_ours: str) -> l
             spreads_a.append(spread_a)
             spreads_b.append(spread_b)
             within += abs(ratio - 1) <= 0.10
+            agrees[(size, place)] = abs(ratio - 1) <= 0.10
             wider += spread_b > spread_a
             if abs(ratio - 1) > abs(worst[0] - 1):
                 worst = (ratio, size, place)
@@ -101,6 +138,7 @@ def compare(theirs: Times, ours: Times, label_theirs: str, label_ours: str) -> l
             f"{label_theirs}'s at {wider}/{len(keys)}; median spread {label_theirs} "
             f"{statistics.median(spreads_a) * 100:.1f}%, "
             f"{label_ours} {statistics.median(spreads_b) * 100:.1f}%"
+            + _split(agrees, (bound or {}).get(name, {}))
         )
     return [*lines, "", *summaries]
 
@@ -112,8 +150,9 @@ def main() -> None:
     parser.add_argument("--label-theirs", default="nccl-tests")
     parser.add_argument("--label-ours", default="gpufabric")
     args = parser.parse_args()
-    theirs, ours = _times(_runs(args.theirs)), _times(_runs(args.ours))
-    print("\n".join(compare(theirs, ours, args.label_theirs, args.label_ours)))
+    ours_runs = _runs(args.ours)
+    theirs, ours = _times(_runs(args.theirs)), _times(ours_runs)
+    print("\n".join(compare(theirs, ours, args.label_theirs, args.label_ours, _bound(ours_runs))))
 
 
 if __name__ == "__main__":
