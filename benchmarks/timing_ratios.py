@@ -1,7 +1,7 @@
 """Median of 3 runs against median of 3 runs, per collective and size: issue #36's fidelity target.
 
     python benchmarks/timing_ratios.py --theirs NT_RUN1 NT_RUN2 NT_RUN3 --ours OURS1 OURS2 OURS3 \
-        [--label-theirs nccl-tests] [--label-ours gpufabric]
+        [--label-theirs nccl-tests] [--label-ours gpufabric] [--bound-from OURS1 OURS2 OURS3]
 
 Each argument is a file ``gpufabric show`` reads (an nccl-tests text output, our result.json); a run may
 hold several collectives (our one command of ten) or one (an nccl-tests binary's
@@ -13,8 +13,9 @@ sizes spread wider than the other side, and each side's median spread over the s
 side, "wider" at one size is close to a coin toss where both spread 5-30%; the medians say which side is
 noisier). Where our runs carry each size's hosts' issue time (``Measurement.issue_us``, from 2026-11-27
 20:31 on), the summary also splits the sizes into launch-bound in most of our runs (the time is the
-hosts' call rate) and paced by the GPUs, each with its count within +-10%. Reads with gpufabric's own
-readers.
+hosts' call rate) and paced by the GPUs, each with its count within +-10%; ``--bound-from`` takes those
+flags from other runs of ours (to split nccl-tests against itself by what ours found). Reads with
+gpufabric's own readers.
 """
 
 from __future__ import annotations
@@ -149,10 +150,14 @@ def main() -> None:
     parser.add_argument("--ours", nargs="+", required=True)
     parser.add_argument("--label-theirs", default="nccl-tests")
     parser.add_argument("--label-ours", default="gpufabric")
+    parser.add_argument(
+        "--bound-from", nargs="+", help="runs of ours whose launch-bound flags split the summary"
+    )
     args = parser.parse_args()
     ours_runs = _runs(args.ours)
     theirs, ours = _times(_runs(args.theirs)), _times(ours_runs)
-    print("\n".join(compare(theirs, ours, args.label_theirs, args.label_ours, _bound(ours_runs))))
+    bound = _bound(_runs(args.bound_from) if args.bound_from else ours_runs)
+    print("\n".join(compare(theirs, ours, args.label_theirs, args.label_ours, bound)))
 
 
 if __name__ == "__main__":

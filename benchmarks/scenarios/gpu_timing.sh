@@ -162,7 +162,7 @@ for run in $(seq 1 "$RUNS"); do
   files=$(printf "$R/ntb-$run-%s.txt," "${TEN[@]}"); second+=("${files%,}")
 done
 if [ "${#second[@]}" -gt 0 ]; then
-  timeout 120 python3 benchmarks/timing_ratios.py --theirs "${theirs[@]}" --ours "${second[@]}" \
+  timeout 120 python3 benchmarks/timing_ratios.py --theirs "${theirs[@]}" --ours "${second[@]}" --bound-from "${ours[@]}" \
     --label-theirs nccl-tests --label-ours nccl-tests-again >"$OUT/null.md" 2>&1
   record "nccl-tests against itself (second set / first set, median of $RUNS each): exit $?"
   timeout 120 python3 benchmarks/timing_ratios.py --theirs "${second[@]}" --ours "${ours[@]}" \

@@ -34,3 +34,15 @@ def test_the_summary_splits_launch_bound_sizes_from_those_the_gpus_pace() -> Non
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert plain.returncode == 0 and "launch-bound" not in plain.stdout
+
+
+def test_bound_from_splits_nccl_tests_against_itself_by_what_ours_found() -> None:
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "timing_ratios.py"),
+         "--theirs", str(PAIR / "nt-broadcast.txt"), "--ours", str(PAIR / "nt-broadcast.txt"),
+         "--bound-from", str(PAIR / "ours-broadcast.json")],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    # The same file on both sides agrees with itself everywhere; ours says which 32 of 50 were launch-bound.
+    assert "launch-bound in most of ours' runs: 32/32 within +-10%, paced by the GPUs: 18/18" in proc.stdout
