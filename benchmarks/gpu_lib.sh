@@ -21,6 +21,11 @@ record() {
   SUMMARY+=("$line"); echo "-> $line" | tee -a "$LOG" "$SUMMARY_FILE" >/dev/null; echo "-> $line"
 }
 now() { date +%s.%N; }
+# host_header: N (the GPUs here) and the line a scenario's log starts with: host, time, GPU and driver.
+host_header() {
+  N=$(timeout 30 nvidia-smi -L | wc -l)
+  say "host $(hostname) $(date -u +%FT%TZ): $N x $(timeout 30 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
+}
 since() { python3 -c "print(round($(now)-$1,2))"; }
 # Under the harness the one summary of all scenarios comes last (gpu.sh prints it); alone, the script's.
 print_summary() {

@@ -8,8 +8,7 @@ LOG="${OUT:-/tmp/gpufabric-out}/launch_bound.log"
 source "$(dirname "$0")/gpu_lib.sh"
 : > "$LOG"
 gpu_python_setup
-N=$(timeout 30 nvidia-smi -L | wc -l)
-say "host $(hostname) $(date -u +%FT%TZ): $N x $(timeout 30 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
+host_header
 R="$OUT/runs"; mkdir -p "$R"
 TEN=all_reduce,all_gather,reduce_scatter,alltoall,broadcast,reduce,gather,scatter,sendrecv,alltoallv
 # notes RUN: the launch-bound lines of a run's result, one per collective, shortened to what they name.

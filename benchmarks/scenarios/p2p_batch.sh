@@ -7,8 +7,7 @@ LOG="${OUT:-/tmp/gpufabric-out}/p2p_batch.log"
 source "$(dirname "$0")/gpu_lib.sh"
 : > "$LOG"
 gpu_python_setup
-N=$(timeout 30 nvidia-smi -L | wc -l)
-say "host $(hostname) $(date -u +%FT%TZ): $N x $(timeout 30 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
+host_header
 build_nccl_tests
 B=$NT/build
 record "nccl-tests build: exit $? ($(ls $B/*_perf 2>/dev/null | wc -l) binaries), $N GPUs"
