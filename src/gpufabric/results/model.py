@@ -110,7 +110,7 @@ is launch-bound. Over a batch of n calls the time is about max(n x host, n x GPU
 slower it issues for all but the last call's GPU time (a share of 1 - GPU / (n x host), over 0.95 at
 n = 20); where the GPU is, the share is host / GPU. So from 0.9 the GPUs waited for the hosts, or nearly,
 and the time is how fast the hosts issue calls. On 2x H200 (docs/benchmarks.md section 16, 2026-11-27)
-broadcast and reduce at 8 B - 64 KB read 7.5-12.9 us a call issued one by one (nccl-tests 10-13 us) and
+broadcast and reduce at 8 B - 64 KB read 7.5-12.9 us a call issued one by one (nccl-tests 8.5-12.9 us) and
 4.6-5.1 us replayed from a CUDA graph: over six rounds the launch-inclusive figure moved by 35%
 (broadcast) and 21% (reduce), the graph's by 7% and 9%."""
 
