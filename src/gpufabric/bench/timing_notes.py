@@ -34,8 +34,10 @@ class TimingNotes:
             place.append(f"{where} ({len(samples.discarded_us)} discarded)")
         self.unheld += samples.unheld
         issue = samples.issue_us
-        if issue is not None and samples.samples_us and issue >= LAUNCH_BOUND_SHARE * samples.median_us:
-            self.launch_bound.append((size, issue, samples.median_us))
+        if issue is not None and samples.samples_us:  # the rule of ``Measurement.launch_bound``, on its time
+            time_us = samples.estimate_us(self.config.estimator)
+            if issue >= LAUNCH_BOUND_SHARE * time_us:
+                self.launch_bound.append((size, issue, time_us))
         if self.config.adaptive and samples.stopped_by not in ("precision", ""):
             ci = relative_ci(samples.samples_us, self.config.estimator)
             self.short.append(f"{where} ({samples.stopped_by}, {ci * 100:.1f}%)")
