@@ -39,6 +39,11 @@ LAUNCH_LOOP_ENV = "GPUFABRIC_LAUNCH_LOOP"
 LAUNCH_LOOPS = ("c", "python")
 """``python``: the direct engine times its batches with the Python loop, not the C one
 (``engines.nccl.launch_loop``)."""
+BUFFERS_ENV = "GPUFABRIC_BUFFERS"
+BUFFER_ALLOCATORS = ("cuda", "nccl")
+"""How the direct engine allocates each collective's send and receive buffers: ``cuda`` (default,
+``cudaMalloc``) or ``nccl`` (``ncclMemAlloc``, as nccl-tests 2.19 built against NCCL 2.19+ allocates its
+own; ``engines.nccl.cuda.DeviceBuffer``)."""
 GLOO_DEVICES_ENV = "GPUFABRIC_GLOO_DEVICES"
 """How many times a gloo rank lists its interface (``tune --path socket``'s knob)."""
 NO_METADATA_ENV = "GPUFABRIC_NO_METADATA"

@@ -126,6 +126,11 @@ def test_an_unknown_policy_is_one_line_and_an_unknown_local_size_binds_nothing()
         ("GPUFABRIC_CPU_BIND", "cores", r"GPUFABRIC_CPU_BIND='cores': choose one of none, auto, share, core"),
         ("GPUFABRIC_GPU_SHARING", "0", r"GPUFABRIC_GPU_SHARING='0': choose on or off"),
         ("GPUFABRIC_LAUNCH_LOOP", "py", r"GPUFABRIC_LAUNCH_LOOP='py': choose c or python"),
+        (
+            "GPUFABRIC_BUFFERS",
+            "ncclmem",
+            r"GPUFABRIC_BUFFERS='ncclmem': choose cuda .* or nccl \(ncclMemAlloc",
+        ),
     ],
 )
 def test_every_engine_switch_typo_is_one_line_before_anything_starts(
@@ -134,3 +139,4 @@ def test_every_engine_switch_typo_is_one_line_before_anything_starts(
     with pytest.raises(UsageError, match=match):
         check_switches({name: value})
     check_switches({})  # unset: the defaults
+    check_switches({"GPUFABRIC_BUFFERS": "NCCL"})  # either case, as the ranks read it

@@ -162,3 +162,16 @@ def test_launch_bound_note_names_small_eager_sizes_never_graphs_or_large_ones(tm
         ranks=1,
     )
     assert _launch_bound_note(graph) == ""
+
+
+def test_buffers_from_ncclmemalloc_check_clean_and_say_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GPUFABRIC_BUFFERS=nccl: the send and receive buffers come from ncclMemAlloc, as nccl-tests 2.19
+    # allocates its own against NCCL 2.19+; every collective still checks clean in both columns, and the run
+    # says so.
+    monkeypatch.setenv("GPUFABRIC_BUFFERS", "nccl")
+    config = _config(tmp_path)
+    result = run_bench(config, launcher=LocalLauncher(), ranks=1)
+    _check_rows(result, 1, config.sizes())
+    assert "buffers: ncclMemAlloc" in " ".join(result.metadata.notes)

@@ -54,13 +54,15 @@ class Buffers:
     line-up before each timed batch (``Workload.line_up``)."""
 
     nbytes: int
+    allocator: str = "cuda"
+    """``cuda.buffer_allocator``: how the send and receive buffers are allocated (the fence: cudaMalloc)."""
     send: DeviceBuffer = field(init=False)
     recv: DeviceBuffer = field(init=False)
     fence: DeviceBuffer = field(init=False)
 
     def __post_init__(self) -> None:
-        self.send = DeviceBuffer(self.nbytes)
-        self.recv = DeviceBuffer(self.nbytes)
+        self.send = DeviceBuffer(self.nbytes, self.allocator)
+        self.recv = DeviceBuffer(self.nbytes, self.allocator)
         self.fence = DeviceBuffer(FENCE_BYTES)
 
     def free(self) -> None:

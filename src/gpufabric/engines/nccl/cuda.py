@@ -1,18 +1,23 @@
 """The CUDA the direct engine needs, through cuda-bindings' runtime API: one device, one stream, device
 buffers, events and graphs.
 
-Plain ``cudaMalloc`` buffers, as nccl-tests allocates them: with buffers from a stream-ordered pool
-(cuda.core's default) an out-of-place 8 B all_reduce on one H100 took 16.8 us where nccl-tests took 6.2 us.
+Plain ``cudaMalloc`` buffers by default, or ``ncclMemAlloc``'s (``GPUFABRIC_BUFFERS=nccl``), which is how
+nccl-tests 2.19 allocates its own when built against NCCL 2.19 or later: on 2x H200 ours read 1.5-4.9%
+above nccl-tests at 2-32 MB with ``cudaMalloc`` buffers (docs/benchmarks.md §16), which of the two differences
+that is has not been measured yet. Never a stream-ordered pool (cuda.core's default): with one, an
+out-of-place 8 B all_reduce on one H100 took 16.8 us where nccl-tests took 6.2 us.
 Every call's status is checked; a failure is one line naming the call and CUDA's own error string.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from gpufabric.boundary_names import BUFFER_ALLOCATORS, BUFFERS_ENV
 from gpufabric.errors import GpufabricError, UsageError
 
 INSTALL_HINT = 'install the GPU engine: pip install "gpufabric[gpu]" (cuda-bindings)'
@@ -88,15 +93,29 @@ def use_device(index: int) -> DeviceInfo:
     )
 
 
-class DeviceBuffer:
-    """``nbytes`` of device memory (at least 1 byte, so a 0-count collective still has an address)."""
+def buffer_allocator(environ: Mapping[str, str]) -> str:
+    """``GPUFABRIC_BUFFERS`` as the command checked it (``bench.engine_switches``): cuda or nccl."""
+    return (environ.get(BUFFERS_ENV) or BUFFER_ALLOCATORS[0]).strip().lower()
 
-    def __init__(self, nbytes: int) -> None:
+
+class DeviceBuffer:
+    """``nbytes`` of device memory (at least 1 byte, so a 0-count collective still has an address), from
+    ``cudaMalloc`` or, with ``allocator="nccl"``, from ``ncclMemAlloc`` (nccl4py's ``mem_alloc``): nccl-tests
+    2.19's ``AllocateBuffs`` takes the latter when built against NCCL 2.19 or later (its CUDA VMM
+    allocation, aligned to the device's granularity and mapped for the GPU's peers)."""
+
+    def __init__(self, nbytes: int, allocator: str = "cuda") -> None:
         rt = runtime()
         self.nbytes = max(int(nbytes), 1)
+        self.allocator = allocator
         try:
-            self.ptr = int(checked("cudaMalloc", rt.cudaMalloc(self.nbytes)))
-        except GpufabricError as exc:
+            if allocator == "nccl":
+                from gpufabric.engines.nccl.library import bindings
+
+                self.ptr = int(bindings().mem_alloc(self.nbytes))
+            else:
+                self.ptr = int(checked("cudaMalloc", rt.cudaMalloc(self.nbytes)))
+        except Exception as exc:  # cuda-bindings' status or nccl4py's NCCLError: one line either way
             raise UsageError(
                 f"-e/--max-bytes: could not allocate {self.nbytes} bytes on the GPU ({exc}); lower -e"
             ) from exc
@@ -113,7 +132,12 @@ class DeviceBuffer:
 
     def free(self) -> None:
         if self.ptr:
-            checked("cudaFree", runtime().cudaFree(self.ptr))
+            if self.allocator == "nccl":
+                from gpufabric.engines.nccl.library import bindings
+
+                bindings().mem_free(self.ptr)
+            else:
+                checked("cudaFree", runtime().cudaFree(self.ptr))
             self.ptr = 0
 
 

@@ -140,6 +140,11 @@ def run_rank(config: BenchConfig, identity: RankIdentity) -> int:
             loop = launch_loop.LaunchLoop(None, None, loop.why_python or "a peer rank has no C loop")
         if reporter is not None:
             notes.append(loop.describe())
+        allocator = cuda.buffer_allocator(os.environ)
+        if reporter is not None and allocator == "nccl":
+            notes.append(
+                "buffers: ncclMemAlloc (GPUFABRIC_BUFFERS=nccl), as nccl-tests 2.19 allocates its own"
+            )
         timer = DirectTimer(config, stream, control, identity.rank, identity.world_size, loop=loop)
         first = {"value": True}
 
@@ -164,6 +169,7 @@ def run_rank(config: BenchConfig, identity: RankIdentity) -> int:
             checker=checker,
             traffic=SizeTraffic(hosts, control),
             sharing=sharing,
+            buffers=allocator,
         )
         if reporter is not None:
             rank0 = reporter

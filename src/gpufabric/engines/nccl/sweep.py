@@ -54,6 +54,8 @@ class SweepContext:
     sharing: SharingWatch | None = None
     """This host's watch for other processes on the run's GPUs (every rank has one; the host's lowest
     rank's looks)."""
+    buffers: str = "cuda"
+    """How each collective's send and receive buffers are allocated (``cuda.buffer_allocator``)."""
 
     @property
     def version(self) -> tuple[int, ...]:
@@ -87,7 +89,8 @@ def run_collective(collective: str, config: BenchConfig, ctx: SweepContext, note
         return series
     if ctx.sharing is not None:
         ctx.sharing.look()  # before any batch: no NVML query runs while one is timed
-    buffers = collectives.Buffers(max(max(s.send_count, s.recv_count) for s in shapes) * config.wordsize)
+    largest = max(max(s.send_count, s.recv_count) for s in shapes) * config.wordsize
+    buffers = collectives.Buffers(largest, ctx.buffers)
     redop, root = config.redop_for(collective), config.root_for(collective)
     op_name = config.op if redop != "none" else "sum"
     fault = ctx.fault
