@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from gpufabric.analysis.expected.run_evidence import run_evidence
+from gpufabric.analysis.expected.setting import RunSetting
 from gpufabric.expect import Evidence, expect, judge, shape_from_instance
+from gpufabric.results.model import Measurement, Row
 
 P4D_2N = expect(shape_from_instance("p4d.24xlarge"), "all_reduce", 2)  # NET tree, ceiling 93.75 GB/s
 
@@ -48,6 +51,11 @@ def test_evidence_names_the_cause_for_certain() -> None:
             "rank 2 is slower than its peers and sets the pace (host h2, GPU 2: 77.0 us of each",
         ),
         (Evidence(nics_used=2, nics_available=4), "one-nic", "traffic on 2 of 4 NICs"),
+        (
+            Evidence(launch_issue_us=10.4),
+            "launch-bound",
+            "the GPUs waited for the hosts' calls (10.4 us to issue each): the time is the host's",
+        ),
     ],
 )
 def test_each_evidence_cause(evidence: Evidence, cause: str, words: str) -> None:
@@ -73,3 +81,18 @@ def test_a_shortfall_without_a_pattern_says_where_to_look() -> None:
     assert verdict.verdict == "below"
     assert verdict.causes == ()
     assert "no cause stands out" in verdict.message
+
+
+def test_a_launch_bound_row_gives_its_hosts_issue_time_as_evidence() -> None:
+    # The row judged is the out-of-place one; launch-bound from 90% of its time (Measurement.launch_bound).
+    def row(issue_us: float | None) -> Row:
+        m = Measurement(time_us=11.0, algbw_gbs=0.1, busbw_gbs=0.1, issue_us=issue_us)
+        return Row(size_bytes=1 << 10, count=256, dtype="float", out_of_place=m)
+
+    setting, shape = RunSetting(nodes=1, hosts=1), shape_from_instance("p5.48xlarge")
+    bound = run_evidence(setting, None, shape, row(10.4))
+    assert bound is not None and bound.launch_issue_us == 10.4
+    paced = run_evidence(setting, None, shape, row(5.0))  # the GPUs set the time: no such evidence
+    assert paced is None or paced.launch_issue_us is None
+    unknown = run_evidence(setting, None, shape, row(None))  # nccl-tests' rows, the torch engine's
+    assert unknown is None or unknown.launch_issue_us is None

@@ -43,6 +43,12 @@ class Evidence(BaseModel):
         default=None,
         description="where that rank ran and what it cost, in words (``host h, GPU 2 ...; 77 us of 100``)",
     )
+    launch_issue_us: float | None = Field(
+        default=None,
+        ge=0,
+        description="the size was launch-bound: the slowest host's time to issue each call (us), which the "
+        "GPUs waited for (``Measurement.launch_bound``)",
+    )
 
 
 class Judgement(BaseModel):
@@ -77,6 +83,14 @@ def _evidence_causes(expectation: Expectation, evidence: Evidence) -> list[tuple
         words = f" ({evidence.slow_rank_words})" if evidence.slow_rank_words else ""
         causes.append(
             ("slow-rank", f"rank {evidence.slow_rank} is slower than its peers and sets the pace{words}")
+        )
+    if evidence.launch_issue_us is not None:
+        causes.append(
+            (
+                "launch-bound",
+                f"the GPUs waited for the hosts' calls ({evidence.launch_issue_us:.1f} us to issue each): "
+                "the time is the host's, not the fabric's (--graph times the GPUs alone)",
+            )
         )
     if (
         expectation.path is Path.NVLINK

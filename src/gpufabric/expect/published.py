@@ -22,7 +22,9 @@ from gpufabric.collectives import CollectiveName
 from gpufabric.errors import InputError
 from gpufabric.expect.regimes import Path, Regime
 
-Cause = Literal["one-nic", "socket-fallback", "missing-gpu", "no-gdr", "pcie-bound", "slow-rank"]
+Cause = Literal[
+    "one-nic", "socket-fallback", "missing-gpu", "no-gdr", "pcie-bound", "slow-rank", "launch-bound"
+]
 NicKindName = Literal["efa", "infiniband", "roce", "ethernet"]
 DATA_FILE = "published.yaml"
 REPOSITORY_FILES = ("docs/", "benchmarks/", "tests/fixtures/")

@@ -107,11 +107,14 @@ def run_evidence(
     slow = straggler_words(row, place) if row is not None else None
     if slow is not None and stragglers is not None and slow[0] not in stragglers:
         slow = None
-    if not (transports or used is not None or gdr is not None or gpus or slow):
+    judged = (row.out_of_place or row.in_place) if row is not None else None  # the placement judged
+    issue = judged.issue_us if judged is not None and judged.launch_bound else None
+    if not (transports or used is not None or gdr is not None or gpus or slow or issue is not None):
         return None
     return Evidence(
         slow_rank=slow[0] if slow else None,
         slow_rank_words=slow[1] if slow else None,
+        launch_issue_us=issue,
         transports=frozenset(transports),
         nics_used=used,
         nics_available=available,
