@@ -165,6 +165,32 @@ def test_doctor_gives_a_verdict_with_no_instance_type(tmp_path: Path) -> None:
     assert "NCCL_SOCKET_NTHREADS" in loopback.fix
 
 
+def test_doctor_on_a_launch_bound_shortfall_points_at_the_host(tmp_path: Path) -> None:
+    # The 4x H100 NVLink run at a third of its busbw, every half launch-bound (the slowest host issuing
+    # for 95% of each iteration): the shortfall's cause and fix are the host's, not the transports'.
+    result = read_result(_slowed(H100X4_ON, 0.3, tmp_path / "slow") / "result.json")
+    series = []
+    for one in result.series:
+        rows = []
+        for row in one.rows:
+            halves = {
+                name: half.model_copy(update={"issue_us": half.time_us * 0.95})
+                for name in ("out_of_place", "in_place")
+                if (half := getattr(row, name)) is not None
+            }
+            rows.append(row.model_copy(update=halves))
+        series.append(one.model_copy(update={"rows": rows}))
+    write_result(result.model_copy(update={"series": series}), tmp_path / "slow" / "result.json")
+    (check,) = [
+        c
+        for s in doctor([tmp_path / "slow"]).subjects
+        for c in s.checks
+        if c.id == "busbw-expected:all_reduce"
+    ]
+    assert "): below; cause: the GPUs waited for the hosts' calls" in check.cause
+    assert "bench --graph" in check.fix and "transport checks" not in check.fix
+
+
 def test_doctor_on_the_2x_h200_raw_files_names_sockets_where_nvlink_was_expected() -> None:
     report = doctor([H200X2 / "nt-nvlink-all_reduce.txt", H200X2 / "nt-socket-all_reduce.txt"])
     nvlink, socket = ({c.id: c for c in s.checks}["busbw-expected:all_reduce"] for s in report.subjects)
@@ -258,6 +284,20 @@ def test_without_evidence_the_cause_is_a_likely_one_from_the_shape() -> None:
     assert expected_lines(judged)[0].endswith(
         "): below; likely cause: under 25% of the fabric ceiling: TCP sockets instead of RDMA"
     )
+
+
+def test_a_launch_bound_shortfall_names_the_host_not_the_fabric() -> None:
+    """2x p4d at 1 GB reading a fifth of expected, where the slowest host took nearly all of each
+    iteration to issue its call (``Measurement.issue_us``): the cause is the host, and it is certain."""
+    run = _p4d_pair(20.0)
+    row = run.series[0].rows[0]
+    assert row.out_of_place is not None
+    bound = row.model_copy(update={"out_of_place": row.out_of_place.model_copy(update={"issue_us": 950.0})})
+    run = run.model_copy(update={"series": [run.series[0].model_copy(update={"rows": [bound]})]})
+    judged = expect_run(run, environ={}, given=given_shape("p4d.24xlarge", None))
+    size = judged.series[0].sizes[-1]
+    assert size.verdict == "below" and not size.causes_guessed
+    assert size.causes[0].startswith("the GPUs waited for the hosts' calls (950.0 us to issue each)")
 
 
 RTX = "NVIDIA GeForce RTX 4090"

@@ -67,6 +67,10 @@ class Judgement(BaseModel):
     expectation: Expectation
 
 
+LAUNCH_BOUND_WORDS = "the GPUs waited for the hosts' calls"
+"""How the launch-bound cause begins in words (``doctor`` gives such a shortfall its own fix)."""
+
+
 def _evidence_causes(expectation: Expectation, evidence: Evidence) -> list[tuple[Cause, str]]:
     causes: list[tuple[Cause, str]] = []
     if "socket" in evidence.transports and expectation.path is Path.NET:
@@ -88,7 +92,7 @@ def _evidence_causes(expectation: Expectation, evidence: Evidence) -> list[tuple
         causes.append(
             (
                 "launch-bound",
-                f"the GPUs waited for the hosts' calls ({evidence.launch_issue_us:.1f} us to issue each): "
+                f"{LAUNCH_BOUND_WORDS} ({evidence.launch_issue_us:.1f} us to issue each): "
                 "the time is the host's, not the fabric's (--graph times the GPUs alone)",
             )
         )

@@ -19,6 +19,7 @@ from gpufabric.analysis.doctor.evidence import Evidence, Expectation
 from gpufabric.analysis.doctor.model import CheckResult, Verdict
 from gpufabric.analysis.expected import expect_run
 from gpufabric.analysis.expected.judge_run import SLOW_RANK_NOTE
+from gpufabric.expect.judge import LAUNCH_BOUND_WORDS
 from gpufabric.results.expected import RunExpectation, SeriesExpectation, SizeJudgement
 from gpufabric.results.io import RESULT_NAME, STREAM_NAME
 from gpufabric.units import human_size
@@ -33,6 +34,11 @@ FAIL_BELOW_PERCENT = 50.0
 _FIX = (
     "read the transport checks above (fallback to sockets, NICs left idle, GPUDirect RDMA off explain most "
     "shortfalls); `gpufabric expect` prints the whole expectation with its sources"
+)
+
+_LAUNCH_FIX = (
+    "the hosts set this size's time (each call took longer to issue than the GPUs to run): judge the fabric "
+    "at larger sizes, or time the GPUs alone with `bench --graph`; a busy or slow host CPU makes it worse"
 )
 
 
@@ -108,6 +114,8 @@ def _check(series: SeriesExpectation, judged: RunExpectation, logged: bool) -> C
     fix = ""
     if verdict in (Verdict.WARN, Verdict.FAIL) and size.verdict == "below":
         fix = _SOCKET_FIX if series.path == "socket" and series.ceiling_gbps is None else _FIX
+        if any(cause.startswith(LAUNCH_BOUND_WORDS) for cause in size.causes):
+            fix = _LAUNCH_FIX
     return CheckResult(id=check_id, title=TITLE, verdict=verdict, cause=cause, fix=fix, evidence=evidence)
 
 
