@@ -74,13 +74,10 @@ class DirectTimer:
         the calls, recorded from Python) or ``graph`` (a batch is one replay)."""
         return None if self.config.per_iteration or self.config.graph else self.loop
 
-    def reduce_time(self, seconds: float) -> float:
-        """This batch's per-iteration time reduced over the ranks (avg, min or max: nccl-tests ``-a``)."""
-        return reduced([float(s) for s in self.control.allgather(seconds)], self.config.time_reduction)
-
     def reduce_batch(self, batch: DirectBatch) -> tuple[float, BatchDetail | None, float]:
-        """The rank-reduced time of a batch, (``per_iteration``) every rank's figures in one detail, and
-        the slowest rank's host time per iteration to issue its launches (``Samples.issue_us``)."""
+        """The batch's time per iteration reduced over the ranks (avg, min or max: nccl-tests ``-a``),
+        (``per_iteration``) every rank's figures in one detail, and the slowest rank's host time per
+        iteration to issue its launches (``Samples.issue_us``)."""
         if not self.config.per_iteration:
             pairs = self.control.allgather([batch.per_iter_s, batch.own_s])
             seconds = [float(pair[0]) for pair in pairs]
