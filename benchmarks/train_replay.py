@@ -35,7 +35,7 @@ def replay_line(name: str, result: TrainResult) -> str:
     )
     if probe is not None and probe.scheduled is not None:  # DDP runs from 2026-11-27 20:18 on
         probe_text += (
-            f"; scheduled: backward +{probe.scheduled_compute_lost_ms:.2f} ms, tail "
+            f"; scheduled: backward {probe.scheduled_compute_lost_ms:+.2f} ms, tail "
             f"{probe.scheduled_tail_ms:.2f} ms"
         )
     # The overlap model without contention: what the prediction's communication bound is less the term

@@ -11,6 +11,7 @@ without pulling in each other's layers (a rank imports nothing from ``gpufabric.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 ENV_PREFIX = "GPUFABRIC_"
 """Every variable of ours starts with it (kept in a run's recorded environment, ``bench.metadata``)."""
@@ -40,7 +41,8 @@ LAUNCH_LOOPS = ("c", "python")
 """``python``: the direct engine times its batches with the Python loop, not the C one
 (``engines.nccl.launch_loop``)."""
 BUFFERS_ENV = "GPUFABRIC_BUFFERS"
-BUFFER_ALLOCATORS = ("cuda", "nccl")
+BufferAllocator = Literal["cuda", "nccl"]
+BUFFER_ALLOCATORS: tuple[BufferAllocator, ...] = ("cuda", "nccl")
 """How the direct engine allocates each collective's send and receive buffers: ``cuda`` (default,
 ``cudaMalloc``) or ``nccl`` (``ncclMemAlloc``, as nccl-tests 2.19 built against NCCL 2.19+ allocates its
 own; ``engines.nccl.cuda.DeviceBuffer``)."""

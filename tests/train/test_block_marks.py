@@ -106,13 +106,14 @@ def test_the_contention_probe_starts_where_the_first_bucket_is_ready() -> None:
 def test_the_scheduled_probe_issues_each_bucket_at_its_own_block() -> None:
     layout = Layout.of(TINY)
     ends = [layout.backward_end(i) for i in range(TINY.layers)]
-    # DDP's buckets in issue order: two readied by block 1 (the last), one by block 0, whose end is
-    # backward's end in the layout (the embeddings' lookup has no FLOPs there); forward calls: none here.
+    # DDP's buckets in issue order: two readied by block 1 (the last), then one ready at 1.0, which is both
+    # block 0's end and backward's in the layout (the embeddings' lookup has no FLOPs there): it waits for
+    # backward's end, never issued before the tied embedding's gradients exist; forward calls: none here.
     calls = [_call(ends[1]), _call(ends[1]), _call(ends[0]), _call(0.0, phase="forward")]
     points = IssuePoints.of(calls, ends)
-    assert ends[0] == 1.0 and points.by_block == {1: [0, 1], 0: [2]} and points.at_end == []
+    assert ends[0] == 1.0 and points.by_block == {1: [0, 1]} and points.at_end == [2]
     # A call ready at no block's end (the final norm's gradients alone, at the head's end) waits for
-    # backward's end: issued late rather than beside compute it does not meet.
+    # backward's end too: issued late rather than beside compute it does not meet.
     alone = IssuePoints.of([_call(layout.head)], ends)
     assert alone.by_block == {} and alone.at_end == [0] and not alone.empty
     assert IssuePoints.of([_call(0.0, phase="forward")], ends).empty

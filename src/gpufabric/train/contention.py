@@ -46,6 +46,7 @@ from torch import nn
 from gpufabric.train.block_marks import Point, mark_blocks
 from gpufabric.train.measures import Contention
 from gpufabric.train.result import CollectiveCall
+from gpufabric.train.schedule import SAME_POINT
 from gpufabric.train.strategy import Mark, sync_world
 from gpufabric.train.timing import device_clock, elapsed_ms, issue, probe_buffers, slowest_per_step
 
@@ -70,7 +71,7 @@ def first_ready_start(
     if first <= 0 or first >= 1:
         return None
     for block, end in zip(blocks, ends, strict=False):
-        if abs(end - first) < 1e-9:
+        if abs(end - first) < SAME_POINT:
             return Start(block=block, fraction=first)
     return None
 

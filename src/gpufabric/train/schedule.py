@@ -116,6 +116,8 @@ class Rates:
 
 
 _EPS = 1e-9
+SAME_POINT = _EPS
+"""Two fractions of a phase closer than this are one point of the step (``Layout``'s sums of shares)."""
 
 
 def exposed_ms(

@@ -35,17 +35,21 @@ from torch import nn
 from gpufabric.train.block_marks import Point, mark_blocks
 from gpufabric.train.measures import ScheduledBeside
 from gpufabric.train.result import CollectiveCall
+from gpufabric.train.schedule import END, SAME_POINT
 from gpufabric.train.strategy import Mark, sync_world
 from gpufabric.train.timing import device_clock, elapsed_ms, issue, probe_buffers, slowest_per_step
 
 Step = Callable[[int, Mark], None]
-_TOLERANCE = 1e-9
 
 
 @dataclass(frozen=True)
 class IssuePoints:
     """Which calls each block's backward end readies (call indices, issue order kept), and the calls
-    issued when backward ends (ready at its end, or at no block's end)."""
+    issued when backward ends: those ready at its end (1.0) or at no block's end. In ``Layout`` block 0's
+    end is 1.0 too (the embeddings' lookup has no FLOPs there), so a call ready at 1.0 waits for
+    backward's end: the tied embedding's bucket is ready only after the lookup's backward (and the
+    twin's last reducer work), and issued at block 0's end it would start before its gradients exist
+    (the 2026-11-27 20:18 run did so: its last call, 176.5 MB, ended before backward did)."""
 
     by_block: dict[int, list[int]] = field(default_factory=dict)
     at_end: list[int] = field(default_factory=list)
@@ -58,8 +62,8 @@ class IssuePoints:
         for index, call in enumerate(calls):
             if call.phase != "backward":
                 continue
-            block = next((b for b, end in enumerate(ends) if abs(end - call.ready_at) < _TOLERANCE), None)
-            if block is None:
+            block = next((b for b, end in enumerate(ends) if abs(end - call.ready_at) < SAME_POINT), None)
+            if block is None or call.ready_at >= END - SAME_POINT:
                 at_end.append(index)
             else:
                 by_block.setdefault(block, []).append(index)
@@ -83,7 +87,7 @@ def probe_scheduled(
     """The median over ``rounds`` of the slowest rank's scheduled backward and collectives; None where no
     call of backward is ready at a block's end or at backward's end (FSDP2's schedule has forward calls
     and gathers the twin cannot meet: its probe starts at backward's start, ``contention``)."""
-    if points.empty or not points.by_block:
+    if not points.by_block:
         return None
     pairs = probe_buffers(calls, world_size, device)
     run = _scheduled_gpu if device.type == "cuda" else _scheduled_cpu
@@ -149,7 +153,8 @@ def _scheduled_gpu(
         side.wait_stream(cuda.current_stream(device))  # these calls start where compute is now
         with cuda.stream(side):
             works.extend(issue(calls[i], *pairs[i], async_op=True) for i in which)
-        stamps.setdefault("first", clock())  # on the compute stream, once the first calls are issued
+        if "first" not in stamps:  # on the compute stream, once the first calls are issued
+            stamps["first"] = clock()
 
     _hooked_step(step, index, blocks, points, issue_at, stamps, clock)
     with cuda.stream(side):
@@ -175,26 +180,34 @@ def _scheduled_cpu(
 ) -> tuple[float, float]:
     stamps: dict[str, float] = {}
     ends: list[float] = []
+    failures: list[Exception] = []
     waiters: list[threading.Thread] = []
 
     # gloo's works have no future for every collective (Work::getFuture): a thread per issue point waits
     # for its works and stamps their end, so the end is when they finished, not when the step let us look.
     def wait_for(works: list[Any]) -> None:
-        for work in works:
-            work.wait()
+        try:
+            for work in works:
+                work.wait()
+        except Exception as exc:  # a gloo timeout, a peer gone: raised on the step's thread below
+            failures.append(exc)
+            return
         ends.append(time.perf_counter())
 
     def issue_at(which: list[int]) -> None:
         if not which:
             return
         works = [issue(calls[i], *pairs[i], async_op=True) for i in which]
-        stamps.setdefault("first", time.perf_counter())
+        if "first" not in stamps:
+            stamps["first"] = time.perf_counter()
         waiters.append(threading.Thread(target=wait_for, args=(works,), daemon=True))
         waiters[-1].start()
 
     _hooked_step(step, index, blocks, points, issue_at, stamps, time.perf_counter)
     for waiter in waiters:
-        waiter.join()
+        waiter.join()  # each ends with its works: gloo's own timeout bounds every wait
+    if failures:
+        raise failures[0]
     return (
         (stamps["backward"] - stamps["first"]) * 1e3,
         max(0.0, max(ends) - stamps["first"]) * 1e3,

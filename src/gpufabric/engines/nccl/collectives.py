@@ -20,6 +20,7 @@ from functools import partial
 from typing import Any
 
 from gpufabric.bench.semantics import NO_INPLACE_CHECK, CollectiveLayout, alltoallv_peer_bytes
+from gpufabric.boundary_names import BufferAllocator
 from gpufabric.engines.nccl.cuda import DeviceBuffer
 from gpufabric.engines.nccl.launch_loop import CALLS, LaunchLoop, LaunchOp, NativeProgram
 
@@ -54,8 +55,8 @@ class Buffers:
     line-up before each timed batch (``Workload.line_up``)."""
 
     nbytes: int
-    allocator: str = "cuda"
-    """``cuda.buffer_allocator``: how the send and receive buffers are allocated (the fence: cudaMalloc)."""
+    allocator: BufferAllocator = "cuda"
+    """How the send and receive buffers are allocated (``GPUFABRIC_BUFFERS``; the fence: cudaMalloc)."""
     send: DeviceBuffer = field(init=False)
     recv: DeviceBuffer = field(init=False)
     fence: DeviceBuffer = field(init=False)

@@ -11,13 +11,13 @@ Every call's status is checked; a failure is one line naming the call and CUDA's
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from gpufabric.boundary_names import BUFFER_ALLOCATORS, BUFFERS_ENV
+from gpufabric.boundary_names import BUFFERS_ENV, BufferAllocator
+from gpufabric.engines.nccl.library import NcclLibrary, bindings, require_version
 from gpufabric.errors import GpufabricError, UsageError
 
 INSTALL_HINT = 'install the GPU engine: pip install "gpufabric[gpu]" (cuda-bindings)'
@@ -93,9 +93,20 @@ def use_device(index: int) -> DeviceInfo:
     )
 
 
-def buffer_allocator(environ: Mapping[str, str]) -> str:
-    """``GPUFABRIC_BUFFERS`` as the command checked it (``bench.engine_switches``): cuda or nccl."""
-    return (environ.get(BUFFERS_ENV) or BUFFER_ALLOCATORS[0]).strip().lower()
+NCCL_MEM_ALLOC_SINCE = (2, 19, 0)
+"""``ncclMemAlloc`` came with NCCL 2.19 (nccl-tests 2.19 uses it from that NCCL on)."""
+
+
+def ready_allocator(allocator: BufferAllocator, nccl: NcclLibrary) -> None:
+    """Refuse ``nccl`` buffers in one line where this NCCL or nccl4py has no ``ncclMemAlloc``."""
+    if allocator != "nccl":
+        return
+    require_version(nccl, NCCL_MEM_ALLOC_SINCE, f"{BUFFERS_ENV}=nccl (ncclMemAlloc)")
+    if not hasattr(bindings(), "mem_alloc"):
+        raise UsageError(
+            f"{BUFFERS_ENV}=nccl: this nccl4py has no mem_alloc (ncclMemAlloc); upgrade nccl4py, or unset "
+            f"{BUFFERS_ENV} for cudaMalloc buffers"
+        )
 
 
 class DeviceBuffer:
@@ -104,21 +115,25 @@ class DeviceBuffer:
     2.19's ``AllocateBuffs`` takes the latter when built against NCCL 2.19 or later (its CUDA VMM
     allocation, aligned to the device's granularity and mapped for the GPU's peers)."""
 
-    def __init__(self, nbytes: int, allocator: str = "cuda") -> None:
+    def __init__(self, nbytes: int, allocator: BufferAllocator = "cuda") -> None:
         rt = runtime()
         self.nbytes = max(int(nbytes), 1)
         self.allocator = allocator
-        try:
-            if allocator == "nccl":
-                from gpufabric.engines.nccl.library import bindings
-
+        if allocator == "nccl":
+            try:
                 self.ptr = int(bindings().mem_alloc(self.nbytes))
-            else:
+            except Exception as exc:  # nccl4py's NCCLError (out of memory among others): one line
+                raise UsageError(
+                    f"-e/--max-bytes: ncclMemAlloc of {self.nbytes} bytes failed ({exc}); lower -e, or unset "
+                    f"{BUFFERS_ENV} for cudaMalloc buffers"
+                ) from exc
+        else:
+            try:
                 self.ptr = int(checked("cudaMalloc", rt.cudaMalloc(self.nbytes)))
-        except Exception as exc:  # cuda-bindings' status or nccl4py's NCCLError: one line either way
-            raise UsageError(
-                f"-e/--max-bytes: could not allocate {self.nbytes} bytes on the GPU ({exc}); lower -e"
-            ) from exc
+            except GpufabricError as exc:
+                raise UsageError(
+                    f"-e/--max-bytes: could not allocate {self.nbytes} bytes on the GPU ({exc}); lower -e"
+                ) from exc
         checked("cudaMemset", rt.cudaMemset(self.ptr, 0, self.nbytes))
 
     def upload(self, offset: int, values: np.ndarray) -> None:
@@ -133,9 +148,10 @@ class DeviceBuffer:
     def free(self) -> None:
         if self.ptr:
             if self.allocator == "nccl":
-                from gpufabric.engines.nccl.library import bindings
-
-                bindings().mem_free(self.ptr)
+                try:
+                    bindings().mem_free(self.ptr)
+                except Exception as exc:  # nccl4py's NCCLError: one line, as every CUDA call's failure
+                    raise GpufabricError(f"ncclMemFree failed: {exc}") from exc
             else:
                 checked("cudaFree", runtime().cudaFree(self.ptr))
             self.ptr = 0

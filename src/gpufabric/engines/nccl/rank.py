@@ -27,6 +27,7 @@ from typing import Any
 import gpufabric
 from gpufabric.bench import cpu_bind
 from gpufabric.bench.config import BenchConfig, validate
+from gpufabric.bench.engine_switches import buffer_allocator
 from gpufabric.bench.fault import check_world, fault_from_env, timing_under, trigger
 from gpufabric.bench.gpu_sharing import watch_for
 from gpufabric.bench.hosts import RankHosts
@@ -42,6 +43,7 @@ from gpufabric.bench.rank_process import (
 )
 from gpufabric.bench.stages import StageReporter
 from gpufabric.bench.traffic import SizeTraffic
+from gpufabric.boundary_names import BUFFERS_ENV
 from gpufabric.engines import RANK_MODULES
 from gpufabric.engines.nccl import cuda, launch_loop, library
 from gpufabric.engines.nccl.comm_config import nccl_tests_settings
@@ -140,11 +142,10 @@ def run_rank(config: BenchConfig, identity: RankIdentity) -> int:
             loop = launch_loop.LaunchLoop(None, None, loop.why_python or "a peer rank has no C loop")
         if reporter is not None:
             notes.append(loop.describe())
-        allocator = cuda.buffer_allocator(os.environ)
+        allocator = buffer_allocator(os.environ)
+        cuda.ready_allocator(allocator, nccl_lib)
         if reporter is not None and allocator == "nccl":
-            notes.append(
-                "buffers: ncclMemAlloc (GPUFABRIC_BUFFERS=nccl), as nccl-tests 2.19 allocates its own"
-            )
+            notes.append(f"buffers: ncclMemAlloc ({BUFFERS_ENV}=nccl), as nccl-tests 2.19 allocates its own")
         timer = DirectTimer(config, stream, control, identity.rank, identity.world_size, loop=loop)
         first = {"value": True}
 

@@ -22,6 +22,7 @@ from gpufabric.bench.rows import measurement, note_first_wrong
 from gpufabric.bench.semantics import layout
 from gpufabric.bench.timing_notes import TimingNotes
 from gpufabric.bench.traffic import SizeTraffic
+from gpufabric.boundary_names import BufferAllocator
 from gpufabric.engines.nccl import check as checking
 from gpufabric.engines.nccl import collectives
 from gpufabric.engines.nccl.control import ControlPlane
@@ -54,8 +55,8 @@ class SweepContext:
     sharing: SharingWatch | None = None
     """This host's watch for other processes on the run's GPUs (every rank has one; the host's lowest
     rank's looks)."""
-    buffers: str = "cuda"
-    """How each collective's send and receive buffers are allocated (``cuda.buffer_allocator``)."""
+    buffers: BufferAllocator = "cuda"
+    """How each collective's send and receive buffers are allocated (``GPUFABRIC_BUFFERS``)."""
 
     @property
     def version(self) -> tuple[int, ...]:
