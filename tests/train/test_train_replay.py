@@ -59,8 +59,6 @@ def test_the_replay_shows_the_scheduled_probe_of_a_two_gpu_run(tmp_path: Path) -
     assert proc.returncode == 0, proc.stderr
     # Recorded before the tied embedding's bucket waited for backward's end (scheduled_probe.IssuePoints):
     # its tail read 0, the figures are printed as recorded.
-    assert (
-        f"scheduled: backward {probe.scheduled_compute_lost_ms:+.2f} ms, tail {probe.scheduled_tail_ms:.2f} ms"
-        in proc.stdout
-    )
+    lost, tail = probe.scheduled_compute_lost_ms, probe.scheduled_tail_ms
+    assert f"scheduled: backward {lost:+.2f} ms, tail {tail:.2f} ms" in proc.stdout
     assert "gpt-760m ddp x2: measured 3.47 ms (95% 3.12..3.82)" in proc.stdout and "102% met" in proc.stdout
