@@ -17,6 +17,7 @@ from gpufabric.bench.batches import (
     estimate,
     relative_ci95,
     relative_ci95_median,
+    samples_of,
     should_stop,
 )
 from gpufabric.bench.config import BenchConfig, validate
@@ -212,3 +213,15 @@ def test_launch_bound_sizes_are_named_with_the_hosts_issue_time() -> None:
     quiet = TimingNotes("broadcast", BenchConfig())
     quiet.add(1 << 27, True, Samples(20, [400.0], issue_us=3.1))
     assert quiet.notes() == []
+
+
+def test_the_issue_time_is_the_kept_batches_not_the_discarded_ones() -> None:
+    # Two unsteady warm-up batches (with slow issue times) are discarded; the size's issue time is the
+    # median of the kept batches' only, as its time is.
+    log = BatchLog(0.02, 3)
+    for value, issue in ((30.0, 29.0), (20.0, 19.5), (10.0, 9.0), (10.1, 9.2), (10.0, 9.1)):
+        log.add(value, None, issue)
+    samples = samples_of(log, BenchConfig(batches=3), iters=20, reason="batches", warmup=5)
+    assert samples.discarded_us == [30.0, 20.0] and samples.samples_us == [10.0, 10.1, 10.0]
+    assert samples.issue_us == 9.1
+    assert samples_of(BatchLog(0.02, 3), BenchConfig(), iters=20, reason="", warmup=5).issue_us is None

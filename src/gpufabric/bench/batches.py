@@ -58,7 +58,7 @@ class Samples:
     details: list[BatchDetail] = field(default_factory=list)
     """Per-iteration figures of the kept batches (``--per-iteration``; empty otherwise)."""
     issue_us: float | None = None
-    """The slowest rank's host time per iteration to issue its launches, median over the size's batches
+    """The slowest rank's host time per iteration to issue its launches, median over the kept batches
     (the direct engine; None elsewhere): near ``median_us`` the GPUs kept up with the hosts, and the
     time is the hosts' launch rate (``results.model.LAUNCH_BOUND_SHARE``)."""
 
@@ -174,14 +174,17 @@ class BatchLog:
     short_cap: bool = False
     """When it gave up: whether the short batches' cap was the one that applied."""
     details: list[BatchDetail | None] = field(default_factory=list)
+    issues_us: list[float | None] = field(default_factory=list)
+    """Each kept batch's hosts' issue time per iteration (``Samples.issue_us``), as ``details`` follow."""
 
     def __post_init__(self) -> None:
         if self.max_unstable <= 0:
             self.settled = True
 
-    def add(self, value_us: float, detail: BatchDetail | None = None) -> None:
+    def add(self, value_us: float, detail: BatchDetail | None = None, issue_us: float | None = None) -> None:
         self.samples_us.append(value_us)
         self.details.append(detail)
+        self.issues_us.append(issue_us)
         if self.settled or len(self.samples_us) < 2:
             return
         older, newer = self.samples_us[-2], self.samples_us[-1]
@@ -193,6 +196,7 @@ class BatchLog:
         else:
             self.discarded_us.append(self.samples_us.pop(0))
             self.details.pop(0)
+            self.issues_us.pop(0)
 
 
 def should_stop(
@@ -245,10 +249,12 @@ def samples_of(
 ) -> Samples:
     """What one size's batches leave: in fixed mode the last ``batches`` kept samples (batches=1: the
     agreeing pair's newer half), in adaptive mode all of them."""
-    kept, details = log.samples_us, log.details
+    kept, details, issues = log.samples_us, log.details, log.issues_us
     if not config.adaptive and len(kept) > config.batches:
-        kept, details = kept[-config.batches :], details[-config.batches :]
+        kept, details, issues = kept[-config.batches :], details[-config.batches :], issues[-config.batches :]
+    measured = [issue for issue in issues if issue is not None]
     return Samples(
+        issue_us=statistics.median(measured) if measured else None,
         details=[d for d in details if d is not None],
         iters_per_batch=iters,
         samples_us=kept,

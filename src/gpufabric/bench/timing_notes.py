@@ -5,7 +5,7 @@ from __future__ import annotations
 from gpufabric.bench.batches import Samples, relative_ci
 from gpufabric.bench.config import BenchConfig
 from gpufabric.bench.steady_rule import SHORT_BATCH_US, SHORT_UNSETTLED_WORDS, allowed_discards, floor_words
-from gpufabric.results.model import LAUNCH_BOUND_SHARE
+from gpufabric.results.model import is_launch_bound
 from gpufabric.units import human_size
 
 
@@ -34,9 +34,9 @@ class TimingNotes:
             place.append(f"{where} ({len(samples.discarded_us)} discarded)")
         self.unheld += samples.unheld
         issue = samples.issue_us
-        if issue is not None and samples.samples_us:  # the rule of ``Measurement.launch_bound``, on its time
+        if issue is not None and samples.samples_us:  # ``Measurement.launch_bound``, on the size's time
             time_us = samples.estimate_us(self.config.estimator)
-            if issue >= LAUNCH_BOUND_SHARE * time_us:
+            if is_launch_bound(issue, time_us):
                 self.launch_bound.append((size, issue, time_us))
         if self.config.adaptive and samples.stopped_by not in ("precision", ""):
             ci = relative_ci(samples.samples_us, self.config.estimator)

@@ -115,6 +115,12 @@ broadcast and reduce at 8 B - 64 KB read 7.5-12.9 us a call issued one by one (n
 (broadcast) and 21% (reduce), the graph's by 7% and 9%."""
 
 
+def is_launch_bound(issue_us: float | None, time_us: float) -> bool:
+    """Whether a size whose hosts took ``issue_us`` per call to issue, in ``time_us`` per iteration, was
+    launch-bound (None: the issue time was not measured, nccl-tests' rows and the torch engine's)."""
+    return issue_us is not None and issue_us >= LAUNCH_BOUND_SHARE * time_us
+
+
 class Measurement(_Model):
     """One placement (out-of-place or in-place) of one size: the numbers of an nccl-tests half-row."""
 
@@ -139,7 +145,7 @@ class Measurement(_Model):
     @property
     def launch_bound(self) -> bool:
         """The GPUs waited for the hosts: the time is the hosts' call rate (``LAUNCH_BOUND_SHARE``)."""
-        return self.issue_us is not None and self.issue_us >= LAUNCH_BOUND_SHARE * self.time_us
+        return is_launch_bound(self.issue_us, self.time_us)
 
     @property
     def median_us(self) -> float:

@@ -26,7 +26,6 @@ region, for the NIC traffic each size must account for (``bench.traffic``).
 
 from __future__ import annotations
 
-import statistics
 import time
 from dataclasses import dataclass, field
 
@@ -170,13 +169,11 @@ class DirectTimer:
         graph = self.capture(work, iters) if config.graph else None
         log = BatchLog(config.stable_tol, 0 if exact else config.max_unstable_batches)
         ran, reason, started = 0, "", time.monotonic()
-        issue_us: list[float] = []
         try:
             while True:
                 seconds, detail, issue = self.reduce_batch(self.run_batch(work, iters, graph))
                 ran += 1
-                log.add(seconds * 1e6, detail)
-                issue_us.append(issue * 1e6)
+                log.add(seconds * 1e6, detail, issue * 1e6)
                 code = 0
                 if self.rank == 0:
                     code = stop_code(log, config, elapsed_s=time.monotonic() - started, ran=ran)
@@ -187,6 +184,4 @@ class DirectTimer:
         finally:
             if graph is not None:
                 graph.destroy()
-        samples = samples_of(log, config, iters=iters, reason=reason, warmup=warmup)
-        samples.issue_us = statistics.median(issue_us)
-        return samples
+        return samples_of(log, config, iters=iters, reason=reason, warmup=warmup)
