@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Which sizes are launch-bound, as `bench` now says in a note (issue 36): every collective 8 B - 1 GB in the default mode, twice, the launch-bound note of each, then 8 B - 1 MB replayed as CUDA graphs (no size may be named there), and the GPU test of the note. ~1.5 min on 2 GPUs.
+# Which sizes are launch-bound, as `bench` now says in a note (issue 36): every collective 8 B - 1 GB in the default mode, twice, the launch-bound note of each, then 8 B - 1 MB replayed as CUDA graphs (no size may be named there), a side-by-side pair with nccl-tests (eager, and its own -G 1 graph replay at 8 B - 1 MB), and the GPU test of the note. ~2 min on 2 GPUs.
 #   benchmarks/gpu.sh launch_bound   # needs .whl/ and .gpurun/nccl-tests carried
 # What comes back: summary.txt, launch_bound.log, pytest-gpu-launch-bound.log, launch-runs.tgz, and pair.tgz
 # (the side-by-side pair: nt-{all_reduce,broadcast}.txt, ours-{all_reduce,broadcast}.json).
@@ -38,6 +38,10 @@ for c in all_reduce broadcast; do
     >"$R/pair-$c.txt" 2>&1
   record "gpufabric $c 8 B - 128 MB: exit $?, launch-bound: $(notes "$R/pair-$c")"
   cp "$R/pair-$c/result.json" "$P/ours-$c.json" 2>/dev/null
+  # nccl-tests' own graph replay (-G 1: the 20 calls captured, one launch): is its eager time its host's?
+  timeout 60 mpirun --allow-run-as-root --oversubscribe -np "$N" -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE \
+    "$NT/build/${c}_perf" -b 8 -e 1M -f 2 -n 20 -w 5 -c 0 -g 1 -G 1 >"$P/nt-$c-graph.txt" 2>&1
+  record "nccl-tests $c 8 B - 1 MB -G 1: exit $?, median 8 B - 64 KB $(small_median "$P/nt-$c-graph.txt" "$c") us (eager: $(small_median "$P/nt-$c.txt" "$c"))"
 done
 if python3 -c "import pytest" 2>/dev/null; then
   timeout 180 python3 -m pytest -m gpu tests/engines/nccl/test_gpu_direct.py -k launch_bound -q -p no:cacheprovider \
