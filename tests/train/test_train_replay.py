@@ -15,12 +15,13 @@ ROOT = Path(__file__).resolve().parents[2]
 RUNS_TGZ = ROOT / "benchmarks" / "results" / "2026-11-27-h200x4-s5" / "train-predict" / "train-runs.tgz"
 
 
-def test_the_replay_predicts_a_recorded_run_from_its_own_terms(tmp_path: Path) -> None:
-    with tarfile.open(RUNS_TGZ) as archive:
+def _replayed(runs_tgz: Path, tmp_path: Path) -> tuple[TrainResult, str]:
+    """The archive's DDP document, read back, and what train_replay.py printed of it."""
+    with tarfile.open(runs_tgz) as archive:
         archive.extractall(tmp_path, members=[archive.getmember("runs/ddp.json")], filter="data")
     path = tmp_path / "runs" / "ddp.json"
     document = read_train_document(path)
-    assert isinstance(document, TrainResult) and document.prediction is not None
+    assert isinstance(document, TrainResult)
     proc = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "train_replay.py"), str(path)],
         capture_output=True,
@@ -28,37 +29,32 @@ def test_the_replay_predicts_a_recorded_run_from_its_own_terms(tmp_path: Path) -
         timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
+    return document, proc.stdout
+
+
+def test_the_replay_predicts_a_recorded_run_from_its_own_terms(tmp_path: Path) -> None:
+    document, stdout = _replayed(RUNS_TGZ, tmp_path)
+    assert document.prediction is not None
     recorded = document.prediction
     # The model is the one that ran (its probe started at backward's start, recorded as 0): the replay
     # predicts what the run printed, term by term.
     assert (
         f"predicted then {recorded.predicted_comm_ms:.2f}, now {recorded.predicted_comm_ms:.2f} ms = wire "
-        f"{recorded.wire_ms:.2f}" in proc.stdout
+        f"{recorded.wire_ms:.2f}" in stdout
     )
-    assert f"contention {recorded.contention_ms:.2f}" in proc.stdout
-    assert "contention probe from 0.00 of backward" in proc.stdout and "unresolved" in proc.stdout
+    assert f"contention {recorded.contention_ms:.2f}" in stdout
+    assert "contention probe from 0.00 of backward" in stdout and "unresolved" in stdout
 
 
 def test_the_replay_shows_the_scheduled_probe_of_a_two_gpu_run(tmp_path: Path) -> None:
     # 2x H200, 2026-11-27 20:18 UTC (benchmarks/results/2026-11-27-h200x2-s7/train-predict/): the first
     # DDP run with the scheduled probe; its document reads back and the replay prints the probe's terms.
     runs = ROOT / "benchmarks" / "results" / "2026-11-27-h200x2-s7" / "train-predict" / "train-predict"
-    with tarfile.open(runs / "train-runs.tgz") as archive:
-        archive.extractall(tmp_path, members=[archive.getmember("runs/ddp.json")], filter="data")
-    path = tmp_path / "runs" / "ddp.json"
-    document = read_train_document(path)
-    assert isinstance(document, TrainResult) and document.comm.contention is not None
+    document, stdout = _replayed(runs / "train-runs.tgz", tmp_path)
     probe = document.comm.contention
-    assert probe.scheduled is not None and probe.scheduled_compute_lost_ms is not None
-    proc = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "train_replay.py"), str(path)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert proc.returncode == 0, proc.stderr
+    assert probe is not None and probe.scheduled is not None and probe.scheduled_compute_lost_ms is not None
     # Recorded before the tied embedding's bucket waited for backward's end (scheduled_probe.IssuePoints):
     # its tail read 0, the figures are printed as recorded.
     lost, tail = probe.scheduled_compute_lost_ms, probe.scheduled_tail_ms
-    assert f"scheduled: backward {lost:+.2f} ms, tail {tail:.2f} ms" in proc.stdout
-    assert "gpt-760m ddp x2: measured 3.47 ms (95% 3.12..3.82)" in proc.stdout and "102% met" in proc.stdout
+    assert f"scheduled: backward {lost:+.2f} ms, tail {tail:.2f} ms" in stdout
+    assert "gpt-760m ddp x2: measured 3.47 ms (95% 3.12..3.82)" in stdout and "102% met" in stdout
