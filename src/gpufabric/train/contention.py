@@ -19,13 +19,13 @@ the timed steps, with the step's own compute and its own collectives:
   FSDP2's first backward gather is ready at backward's start, so its probe starts there, at the forward
   mark.
 
-On GPUs the calls are issued from a side stream that waits for the compute stream at that point; their
-end is an event on that stream once it waits on their works. On CPU (gloo) the works run on gloo's
-threads; a thread waits for them and stamps their end. The backward beside them is timed (and the
-collectives' end) from when the host has issued them (an event on the compute stream then; the calls
-that ran while the host issued the rest get that head start): on a step the host paces, the GPU idles
-while the host issues 20-70 calls, and that issue time is the host path's term (``host_path``: the
-synced step issues them where its twin issues its own one-rank calls), not compute slowed by collectives.
+On GPUs the calls are issued from a side stream that waits for the compute stream at that point; their end
+is an event on that stream once it waits on their works. On CPU (gloo) the works run on gloo's threads; a
+thread waits for them and stamps their end (``gloo_waiters``). The backward beside them is timed (and the
+collectives' end) from when the host has issued them (an event on the compute stream then; the calls that
+ran while the host issued the rest get that head start): on a step the host paces, the GPU idles while the
+host issues 20-70 calls, and that issue time is the host path's term (``host_path``: the synced step
+issues them where its twin issues its own one-rank calls), not compute slowed by collectives.
 
 Each round runs both after a barrier; per round the slowest rank, then the median over rounds. The
 collectives' time alone is the probe's (``timing.probe_collectives``): the same calls back to back.
@@ -34,7 +34,6 @@ collectives' time alone is the probe's (``timing.probe_collectives``): the same 
 from __future__ import annotations
 
 import statistics
-import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -44,6 +43,7 @@ import torch
 from torch import nn
 
 from gpufabric.train.block_marks import Point, mark_blocks
+from gpufabric.train.gloo_waiters import GlooWaiters
 from gpufabric.train.measures import Contention
 from gpufabric.train.result import CollectiveCall
 from gpufabric.train.schedule import SAME_POINT
@@ -192,23 +192,15 @@ def _beside_cpu(
     start: Start | None,
 ) -> tuple[float, float]:
     stamps: dict[str, float] = {}
-    waiters: list[threading.Thread] = []
-
-    def wait_all(works: list[Any]) -> None:
-        for work in works:
-            work.wait()
-        stamps["comm"] = time.perf_counter()
+    waiters = GlooWaiters()
 
     def issue_all() -> None:
         works = [
             issue(call, send, recv, async_op=True) for call, (send, recv) in zip(calls, pairs, strict=True)
         ]
-        # gloo's works have no future for every collective (Work::getFuture): a thread waits for them.
-        waiters.append(threading.Thread(target=wait_all, args=(works,), daemon=True))
-        waiters[-1].start()
+        waiters.wait_for(works)
         stamps["resume"] = time.perf_counter()
 
     _run(step, index, start, issue_all, stamps, time.perf_counter)
-    for waiter in waiters:
-        waiter.join()
-    return (stamps["backward"] - stamps["resume"]) * 1e3, max(0.0, stamps["comm"] - stamps["resume"]) * 1e3
+    comm_end = waiters.join()
+    return (stamps["backward"] - stamps["resume"]) * 1e3, max(0.0, comm_end - stamps["resume"]) * 1e3

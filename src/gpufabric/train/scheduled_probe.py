@@ -17,13 +17,12 @@ the compute they meet in the step, with its gaps. What it reads:
 
 Each round after a barrier; per round the slowest rank, then the median over rounds (as the contention
 probe). GPU: the calls go through the process group's NCCL stream from a side stream that waits for the
-compute stream at each issue point; CPU (gloo): a thread waits for the works and stamps their end.
+compute stream at each issue point; CPU (gloo): ``gloo_waiters`` stamps each issue point's works' end.
 """
 
 from __future__ import annotations
 
 import statistics
-import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -33,6 +32,7 @@ import torch
 from torch import nn
 
 from gpufabric.train.block_marks import Point, mark_blocks
+from gpufabric.train.gloo_waiters import GlooWaiters
 from gpufabric.train.measures import ScheduledBeside
 from gpufabric.train.result import CollectiveCall
 from gpufabric.train.schedule import END, SAME_POINT
@@ -179,20 +179,7 @@ def _scheduled_cpu(
     device: torch.device,
 ) -> tuple[float, float]:
     stamps: dict[str, float] = {}
-    ends: list[float] = []
-    failures: list[Exception] = []
-    waiters: list[threading.Thread] = []
-
-    # gloo's works have no future for every collective (Work::getFuture): a thread per issue point waits
-    # for its works and stamps their end, so the end is when they finished, not when the step let us look.
-    def wait_for(works: list[Any]) -> None:
-        try:
-            for work in works:
-                work.wait()
-        except Exception as exc:  # a gloo timeout, a peer gone: raised on the step's thread below
-            failures.append(exc)
-            return
-        ends.append(time.perf_counter())
+    waiters = GlooWaiters()
 
     def issue_at(which: list[int]) -> None:
         if not which:
@@ -200,15 +187,11 @@ def _scheduled_cpu(
         works = [issue(calls[i], *pairs[i], async_op=True) for i in which]
         if "first" not in stamps:
             stamps["first"] = time.perf_counter()
-        waiters.append(threading.Thread(target=wait_for, args=(works,), daemon=True))
-        waiters[-1].start()
+        waiters.wait_for(works)
 
     _hooked_step(step, index, blocks, points, issue_at, stamps, time.perf_counter)
-    for waiter in waiters:
-        waiter.join()  # each ends with its works: gloo's own timeout bounds every wait
-    if failures:
-        raise failures[0]
+    comm_end = waiters.join()
     return (
         (stamps["backward"] - stamps["first"]) * 1e3,
-        max(0.0, max(ends) - stamps["first"]) * 1e3,
+        max(0.0, comm_end - stamps["first"]) * 1e3,
     )
