@@ -21,9 +21,11 @@ record() {
   SUMMARY+=("$line"); echo "-> $line" | tee -a "$LOG" "$SUMMARY_FILE" >/dev/null; echo "-> $line"
 }
 now() { date +%s.%N; }
-# host_header: N (the GPUs here) and the line a scenario's log starts with: host, time, GPU and driver.
+# host_header: N (the GPUs here), NT_MPI (nccl-tests one process per GPU under mpirun, NCCL_NVLS_ENABLE
+# passed on) and the line a scenario's log starts with: host, time, GPU and driver.
 host_header() {
   N=$(timeout 30 nvidia-smi -L | wc -l)
+  NT_MPI=(mpirun --allow-run-as-root --oversubscribe -np "$N" -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE)
   say "host $(hostname) $(date -u +%FT%TZ): $N x $(timeout 30 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
 }
 since() { python3 -c "print(round($(now)-$1,2))"; }

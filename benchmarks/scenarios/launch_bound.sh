@@ -31,16 +31,14 @@ record "graph 8 B - 1 MB: exit $?, launch-bound: $(notes "$R/graph")"
 build_nccl_tests
 P="$OUT/pair"; mkdir -p "$P"
 for c in all_reduce broadcast; do
-  timeout 60 mpirun --allow-run-as-root --oversubscribe -np "$N" -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE \
-    "$NT/build/${c}_perf" -b 8 -e 128M -f 2 -n 20 -w 5 -c 0 -g 1 >"$P/nt-$c.txt" 2>&1
+  timeout 60 "${NT_MPI[@]}" "$NT/build/${c}_perf" -b 8 -e 128M -f 2 -n 20 -w 5 -c 0 -g 1 >"$P/nt-$c.txt" 2>&1
   record "nccl-tests $c 8 B - 128 MB: exit $?"
   timeout 90 $GF bench -c "$c" -b 8 -e 128M -f 2 -n 20 -w 5 --no-check --no-progress --run-dir "$R/pair-$c" \
     >"$R/pair-$c.txt" 2>&1
   record "gpufabric $c 8 B - 128 MB: exit $?, launch-bound: $(notes "$R/pair-$c")"
   cp "$R/pair-$c/result.json" "$P/ours-$c.json" 2>/dev/null
   # nccl-tests' own graph replay (-G 1: the 20 calls captured, one launch): is its eager time its host's?
-  timeout 60 mpirun --allow-run-as-root --oversubscribe -np "$N" -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE \
-    "$NT/build/${c}_perf" -b 8 -e 1M -f 2 -n 20 -w 5 -c 0 -g 1 -G 1 >"$P/nt-$c-graph.txt" 2>&1
+  timeout 60 "${NT_MPI[@]}" "$NT/build/${c}_perf" -b 8 -e 1M -f 2 -n 20 -w 5 -c 0 -g 1 -G 1 >"$P/nt-$c-graph.txt" 2>&1
   record "nccl-tests $c 8 B - 1 MB -G 1: exit $?, median 8 B - 64 KB $(small_median "$P/nt-$c-graph.txt" "$c") us (eager: $(small_median "$P/nt-$c.txt" "$c"))"
 done
 if python3 -c "import pytest" 2>/dev/null; then

@@ -13,7 +13,6 @@ B=$NT/build
 record "nccl-tests build: exit $? ($(ls $B/*_perf 2>/dev/null | wc -l) binaries), $N GPUs"
 R="$OUT/runs"; mkdir -p "$R"
 SIZES=(-b 1M -e 16M -f 2 -w 5)
-MPI=(mpirun --allow-run-as-root --oversubscribe -np "$N" -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE)
 # times FILE: "1M oop/ip 4M oop/ip 8M oop/ip" (the first table row of each size; both tools print nccl-tests' columns)
 times() {
   awk '$1 == 1048576 || $1 == 4194304 || $1 == 8388608 { if (!seen[$1]++) printf "%s %s/%s  ", $1 / 1048576 "M", $6, $10 }' "$1"
@@ -21,7 +20,7 @@ times() {
 for round in 1 2; do
   for c in sendrecv alltoall alltoallv all_reduce; do
     for n in 20 200; do
-      timeout 60 "${MPI[@]}" "$B/${c}_perf" "${SIZES[@]}" -n "$n" -c 0 -g 1 >"$R/nt-$c-n$n-$round.txt" 2>&1
+      timeout 60 "${NT_MPI[@]}" "$B/${c}_perf" "${SIZES[@]}" -n "$n" -c 0 -g 1 >"$R/nt-$c-n$n-$round.txt" 2>&1
       record "nccl-tests $c -n $n round $round: exit $?, $(times "$R/nt-$c-n$n-$round.txt")"
       batches=(); [ "$n" = 200 ] && batches=(--batches 1)
       timeout 90 $GF bench -c "$c" "${SIZES[@]}" -n "$n" "${batches[@]}" --no-check --no-progress \
@@ -32,7 +31,7 @@ for round in 1 2; do
 done
 # -N 5: nccl-tests runs each size's batch of 20 five times in a row and prints each (its run_cycles).
 for c in sendrecv alltoall; do
-  timeout 60 "${MPI[@]}" "$B/${c}_perf" -b 4M -e 4M -w 5 -n 20 -N 5 -c 0 -g 1 >"$R/nt-$c-cycles.txt" 2>&1
+  timeout 60 "${NT_MPI[@]}" "$B/${c}_perf" -b 4M -e 4M -w 5 -n 20 -N 5 -c 0 -g 1 >"$R/nt-$c-cycles.txt" 2>&1
   record "nccl-tests $c 4 MB -n 20 -N 5: exit $?, out-of-place per cycle: $(awk '$1 == 4194304 {printf "%s ", $6}' "$R/nt-$c-cycles.txt")"
 done
 tar -czf "$OUT/p2p-runs.tgz" -C "$OUT" runs 2>/dev/null && rm -rf "$R"

@@ -15,8 +15,7 @@ R="$OUT/runs"; mkdir -p "$R"
 SIZES=(-b 1M -e 64M -f 2 -n 20 -w 5)
 for round in 1 2 3 4 5 6; do
   for c in all_reduce all_gather; do
-    timeout 60 mpirun --allow-run-as-root --oversubscribe -np "$N" -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE \
-      "$NT/build/${c}_perf" "${SIZES[@]}" -c 0 -g 1 >"$R/nt-$round-$c.txt" 2>&1
+    timeout 60 "${NT_MPI[@]}" "$NT/build/${c}_perf" "${SIZES[@]}" -c 0 -g 1 >"$R/nt-$round-$c.txt" 2>&1
   done
   timeout 90 $GF bench -c all_reduce,all_gather "${SIZES[@]}" --no-check --no-progress --run-dir "$R/o-$round" \
     >"$R/o-$round.txt" 2>&1
