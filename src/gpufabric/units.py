@@ -44,6 +44,12 @@ def human_size(num_bytes: int) -> str:
     raise AssertionError("unreachable")
 
 
+def size_span(first_bytes: int, last_bytes: int) -> str:
+    """``8 B - 256 KB``, or one size where both ends are the same."""
+    first, last = human_size(first_bytes), human_size(last_bytes)
+    return first if first == last else f"{first} - {last}"
+
+
 def size_sweep(min_bytes: int, max_bytes: int, factor: int = 2, step_bytes: int = 0) -> list[int]:
     """Sizes from min to max like nccl-tests: multiply by ``factor``, or add ``step_bytes`` when given."""
     if min_bytes <= 0:

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 from gpufabric.analysis.compare_model import CompareRow, CompareTable, Observation
 from gpufabric.results.model import LAUNCH_BOUND_SHARE, RunResult
-from gpufabric.units import human_size
+from gpufabric.units import human_size, size_span
 
 _CLAIMS = (" ahead", " behind", "mixed", "≥ 2x from")
 
@@ -181,8 +181,7 @@ def launch_bound_notes(
                 and m.issue_us is not None
             ]
             if bound:
-                low, high = human_size(bound[0][0]), human_size(bound[-1][0])
-                spans.append(f"{table.collective.split('#')[0]} {low if low == high else f'{low} - {high}'}")
+                spans.append(f"{table.collective.split('#')[0]} {size_span(bound[0][0], bound[-1][0])}")
                 issues += [issue for _, issue in bound]
         if spans:
             share = f"{LAUNCH_BOUND_SHARE:.0%}"

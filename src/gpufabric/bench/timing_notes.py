@@ -6,7 +6,7 @@ from gpufabric.bench.batches import Samples, relative_ci
 from gpufabric.bench.config import BenchConfig
 from gpufabric.bench.steady_rule import SHORT_BATCH_US, SHORT_UNSETTLED_WORDS, allowed_discards, floor_words
 from gpufabric.results.model import is_launch_bound
-from gpufabric.units import human_size
+from gpufabric.units import human_size, size_span
 
 
 class TimingNotes:
@@ -80,9 +80,7 @@ class TimingNotes:
     def _launch_bound_note(self) -> str:
         """The sizes whose time is the hosts' launch rate, not the GPUs' or the fabric's."""
         sizes = sorted({size for size, _, _ in self.launch_bound})
-        span = (
-            human_size(sizes[0]) if len(sizes) == 1 else f"{human_size(sizes[0])} - {human_size(sizes[-1])}"
-        )
+        span = size_span(sizes[0], sizes[-1])
         shares = [issue / time_us for _, issue, time_us in self.launch_bound]
         issues = [issue for _, issue, _ in self.launch_bound]
         return (
