@@ -4,7 +4,7 @@ import pytest
 
 from gpufabric.errors import UsageError
 from gpufabric.redact import REDACTED, redact_env
-from gpufabric.units import human_size, parse_size, size_sweep
+from gpufabric.units import human_size, parse_size, size_span, size_sweep
 
 
 @pytest.mark.parametrize(
@@ -27,6 +27,11 @@ def test_parse_size_rejects(text: str) -> None:
 )
 def test_human_size(num: int, expected: str) -> None:
     assert human_size(num) == expected
+
+
+def test_size_span_is_one_size_where_both_ends_are_the_same() -> None:
+    assert size_span(8, 256 << 10) == "8 B - 256 KB"
+    assert size_span(1 << 20, 1 << 20) == "1 MB"
 
 
 def test_sweep_matches_nccl_tests() -> None:
