@@ -14,7 +14,7 @@ import pytest
 from gpufabric.bench.config import BenchConfig
 from gpufabric.bench.semantics import layout
 from gpufabric.engines.nccl import collectives
-from gpufabric.engines.nccl.timer import DirectTimer
+from gpufabric.engines.nccl.timer import DirectBatch, DirectTimer
 
 COMM, STREAM = "comm", 77
 SEND, RECV, FENCE = 0x1000, 0x100000, 0x9000
@@ -89,3 +89,23 @@ def test_per_iteration_puts_an_event_between_every_two_calls_as_nccl_tests_minus
     log, batch = _timed(per_iteration=True)
     assert log == ["line_up", "sync", *["event", "collective"] * 4, "event", "sync"]
     assert batch.iteration_s == pytest.approx([0.004] * 4)
+
+
+class _Gather:
+    """The control channel of four ranks: each rank's row as ``reduce_batch`` sends it."""
+
+    def __init__(self, rows: list[list[float]]) -> None:
+        self.rows = rows
+
+    def allgather(self, mine: list[float]) -> list[list[float]]:
+        return [mine, *self.rows]
+
+
+def test_a_batch_is_reduced_over_the_ranks_with_the_slowest_hosts_issue_time() -> None:
+    # Rank 0's own batch beside three peers': the time is their mean (nccl-tests -a 1), the issue time the
+    # slowest rank's in microseconds, and without --per-iteration no detail.
+    peers = [[12e-6, 11.0], [10e-6, 9.5], [14e-6, 13.5]]
+    timer = DirectTimer(BenchConfig(), cast(Any, None), cast(Any, _Gather(peers)), rank=0, world_size=4)
+    mine = DirectBatch(per_iter_s=8e-6, own_s=7e-6, iteration_s=[])
+    seconds, detail, issue_us = timer.reduce_batch(mine)
+    assert seconds == pytest.approx(11e-6) and issue_us == pytest.approx(13.5) and detail is None

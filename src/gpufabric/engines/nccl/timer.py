@@ -76,16 +76,13 @@ class DirectTimer:
     def reduce_batch(self, batch: DirectBatch) -> tuple[float, BatchDetail | None, float]:
         """The batch's time per iteration reduced over the ranks (avg, min or max: nccl-tests ``-a``),
         (``per_iteration``) every rank's figures in one detail, and the slowest rank's host time per
-        iteration to issue its launches (``Samples.issue_us``)."""
-        if not self.config.per_iteration:
-            pairs = self.control.allgather([batch.per_iter_s, batch.own_s])
-            seconds = [float(pair[0]) for pair in pairs]
-            issue = max(float(pair[1]) for pair in pairs)
-            return reduced(seconds, self.config.time_reduction), None, issue
+        iteration to issue its launches in microseconds (``Samples.issue_us``). Every rank sends its time
+        and ``rank_row`` (its own time, then each iteration's: none without ``per_iteration``)."""
         rows = self.control.allgather([batch.per_iter_s, *rank_row(batch.own_s, batch.iteration_s)])
         seconds = [float(row[0]) for row in rows]
-        issue = max(float(row[1]) for row in rows) / 1e6  # rank_row's first figure: own time in us
-        return reduced(seconds, self.config.time_reduction), detail_of([row[1:] for row in rows]), issue
+        issue_us = max(float(row[1]) for row in rows)
+        detail = detail_of([row[1:] for row in rows]) if self.config.per_iteration else None
+        return reduced(seconds, self.config.time_reduction), detail, issue_us
 
     def run_batch(self, work: Workload, iters: int, graph: Graph | None = None) -> DirectBatch:
         """One timed batch on this rank: a graph replay, the C launch loop, or (with ``per_iteration``'s
@@ -171,9 +168,9 @@ class DirectTimer:
         ran, reason, started = 0, "", time.monotonic()
         try:
             while True:
-                seconds, detail, issue = self.reduce_batch(self.run_batch(work, iters, graph))
+                seconds, detail, issue_us = self.reduce_batch(self.run_batch(work, iters, graph))
                 ran += 1
-                log.add(seconds * 1e6, detail, issue * 1e6)
+                log.add(seconds * 1e6, detail, issue_us)
                 code = 0
                 if self.rank == 0:
                     code = stop_code(log, config, elapsed_s=time.monotonic() - started, ran=ran)
