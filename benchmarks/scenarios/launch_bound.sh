@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Which sizes are launch-bound, as `bench` now says in a note (issue 36): every collective 8 B - 1 GB in the default mode, twice, the launch-bound note of each, then 8 B - 1 MB replayed as CUDA graphs (no size may be named there), a side-by-side pair with nccl-tests (eager, and its own -G 1 graph replay at 8 B - 1 MB), and the GPU test of the note. ~2 min on 2 GPUs.
+# Which sizes are launch-bound, as `bench` now says in a note (issue 36): every collective 8 B - 1 GB in the default mode, twice, the launch-bound note of each, then 8 B - 1 MB replayed as CUDA graphs (no size may be named there), a side-by-side pair with nccl-tests (eager, and its own -G 1 graph replay at 8 B - 1 MB), and the GPU tests of the note and of GPUFABRIC_BUFFERS=nccl. ~2 min on 2 GPUs.
 #   benchmarks/gpu.sh launch_bound   # needs .whl/ and .gpurun/nccl-tests carried
 # What comes back: summary.txt, launch_bound.log, pytest-gpu-launch-bound.log, launch-runs.tgz, and pair.tgz
 # (the side-by-side pair: nt-{all_reduce,broadcast}.txt, ours-{all_reduce,broadcast}.json).
@@ -42,9 +42,9 @@ for c in all_reduce broadcast; do
   record "nccl-tests $c 8 B - 1 MB -G 1: exit $?, median 8 B - 64 KB $(small_median "$P/nt-$c-graph.txt" "$c") us (eager: $(small_median "$P/nt-$c.txt" "$c"))"
 done
 if python3 -c "import pytest" 2>/dev/null; then
-  timeout 180 python3 -m pytest -m gpu tests/engines/nccl/test_gpu_direct.py -k launch_bound -q -p no:cacheprovider \
-    -o addopts="-ra" >"$OUT/pytest-gpu-launch-bound.log" 2>&1
-  record "pytest -m gpu test_gpu_direct.py -k launch_bound: exit $? | $(tail -1 "$OUT/pytest-gpu-launch-bound.log")"
+  timeout 180 python3 -m pytest -m gpu tests/engines/nccl/test_gpu_direct.py -k "launch_bound or ncclmemalloc" -q \
+    -p no:cacheprovider -o addopts="-ra" >"$OUT/pytest-gpu-launch-bound.log" 2>&1
+  record "pytest -m gpu test_gpu_direct.py -k 'launch_bound or ncclmemalloc': exit $? | $(tail -1 "$OUT/pytest-gpu-launch-bound.log")"
 fi
 tar -czf "$OUT/launch-runs.tgz" -C "$OUT" runs 2>/dev/null && rm -rf "$R"
 tar -czf "$OUT/pair.tgz" -C "$OUT" pair 2>/dev/null && rm -rf "$P"
