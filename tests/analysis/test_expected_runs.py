@@ -187,7 +187,7 @@ def test_doctor_on_a_launch_bound_shortfall_points_at_the_host(tmp_path: Path) -
         for c in s.checks
         if c.id == "busbw-expected:all_reduce"
     ]
-    assert "): below; cause: the GPUs waited for the hosts' calls" in check.cause
+    assert "): below; cause: the GPUs waited for the hosts' calls, or nearly" in check.cause
     assert "bench --graph" in check.fix and "transport checks" not in check.fix
 
 
@@ -297,7 +297,8 @@ def test_a_launch_bound_shortfall_names_the_host_not_the_fabric() -> None:
     judged = expect_run(run, environ={}, given=given_shape("p4d.24xlarge", None))
     size = judged.series[0].sizes[-1]
     assert size.verdict == "below" and not size.causes_guessed
-    assert size.causes[0].startswith("the GPUs waited for the hosts' calls (950.0 us to issue each)")
+    cause = "the GPUs waited for the hosts' calls, or nearly (950.0 us to issue each)"
+    assert size.causes[0].startswith(cause)
 
 
 RTX = "NVIDIA GeForce RTX 4090"

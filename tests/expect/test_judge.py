@@ -54,7 +54,7 @@ def test_evidence_names_the_cause_for_certain() -> None:
         (
             Evidence(launch_issue_us=10.4),
             "launch-bound",
-            "the GPUs waited for the hosts' calls (10.4 us to issue each): the time is the host's",
+            "the GPUs waited for the hosts' calls, or nearly (10.4 us to issue each): the time is the host's",
         ),
     ],
 )

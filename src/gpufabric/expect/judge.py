@@ -67,7 +67,7 @@ class Judgement(BaseModel):
     expectation: Expectation
 
 
-LAUNCH_BOUND_WORDS = "the GPUs waited for the hosts' calls"
+LAUNCH_BOUND_WORDS = "the GPUs waited for the hosts' calls, or nearly"
 """How the launch-bound cause begins in words (``doctor`` gives such a shortfall its own fix)."""
 
 
@@ -93,7 +93,8 @@ def _evidence_causes(expectation: Expectation, evidence: Evidence) -> list[tuple
             (
                 "launch-bound",
                 f"{LAUNCH_BOUND_WORDS} ({evidence.launch_issue_us:.1f} us to issue each): "
-                "the time is the host's, not the fabric's (--graph times the GPUs alone)",
+                "the time is the host's, or the host's and the GPUs' alike, not the fabric's bandwidth "
+                "(--graph times the GPUs alone)",
             )
         )
     if (

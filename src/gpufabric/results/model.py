@@ -109,10 +109,17 @@ LAUNCH_BOUND_SHARE = 0.9
 is launch-bound. Over a batch of n calls the time is about max(n x host, n x GPU): where the host is the
 slower it issues for all but the last call's GPU time (a share of 1 - GPU / (n x host), over 0.95 at
 n = 20); where the GPU is, the share is host / GPU. So from 0.9 the GPUs waited for the hosts, or nearly,
-and the time is how fast the hosts issue calls. On 2x H200 (docs/benchmarks.md section 16, 2026-11-27)
-broadcast and reduce at 8 B - 64 KB read 7.5-12.9 us a call issued one by one (nccl-tests 8.5-12.9 us) and
-4.6-5.1 us replayed from a CUDA graph: over six rounds the launch-inclusive figure moved by 35%
-(broadcast) and 21% (reduce), the graph's by 7% and 9%."""
+and the time is how fast the hosts issue calls. "Nearly" is as far as a share can tell: where the hosts
+issue about as fast as the GPUs run, it reads about n / (n + 1) too, and a run's noise is a few %. On 4x
+H200 (docs/benchmarks.md section 17) all_reduce at 8 B - 256 KB read 0.84-0.96 and nccl-tests' own graph
+replay (-G 1, no host in the loop) took as long as its eager loop there (10.4-12.8 against 10.3-12.3 us):
+hosts and GPUs even; broadcast read 0.95-1.08 and replayed in 5.2-8.6 us against 10.1-11.9 eager: the
+hosts'. A rule at n / (n + 1) would drop the first but also half of the second (and, on 2x H200, most of
+broadcast's 4 KB - 256 KB at 0.93-0.95, whose graph replay took 4.6-5.1 us against 6-7 eager), so the
+words say "as slow as or slower than", and --graph tells the two apart. On 2x H200 (docs/benchmarks.md
+section 16, 2026-11-27) broadcast and reduce at 8 B - 64 KB read 7.5-12.9 us a call issued one by one
+(nccl-tests 8.5-12.9 us) and 4.6-5.1 us replayed from a CUDA graph: over six rounds the launch-inclusive
+figure moved by 35% (broadcast) and 21% (reduce), the graph's by 7% and 9%."""
 
 
 def is_launch_bound(issue_us: float | None, time_us: float) -> bool:

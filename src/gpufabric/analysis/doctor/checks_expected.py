@@ -37,8 +37,9 @@ _FIX = (
 )
 
 _LAUNCH_FIX = (
-    "the hosts set this size's time (each call took longer to issue than the GPUs to run): judge the fabric "
-    "at larger sizes, or time the GPUs alone with `bench --graph`; a busy or slow host CPU makes it worse"
+    "the hosts set this size's time (each call took as long to issue as the GPUs took to run it, or "
+    "longer): judge the fabric at larger sizes, or time the GPUs alone with `bench --graph`; a busy or "
+    "slow host CPU makes it worse"
 )
 
 
