@@ -38,6 +38,11 @@ def replay_line(name: str, result: TrainResult) -> str:
             f"; scheduled: backward {probe.scheduled_compute_lost_ms:+.2f} ms, tail "
             f"{probe.scheduled_tail_ms:.2f} ms"
         )
+        if probe.scheduled.backward_solo_ms is not None:  # from 2026-11-28: the issue's host work apart
+            probe_text += (
+                " (against the same issues on the rank's own group: "
+                f"{probe.scheduled.backward_solo_ms:.2f} ms solo, {probe.backward_alone_ms:.2f} with none)"
+            )
     # The overlap model without contention: what the prediction's communication bound is less the term
     # contention adds (both computed by predict; without recorded phases there is no overlap to play).
     has_overlap = result.phases is not None and now.comm_exposed_ms is not None

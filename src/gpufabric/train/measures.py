@@ -71,6 +71,13 @@ class ScheduledBeside(TrainPart):
     backward_ms: float = Field(ge=0, description="from the first call's issue to backward's end")
     comm_ms: float = Field(ge=0, description="from the first call's issue to the last call's end")
     rounds: int = Field(ge=1)
+    backward_solo_ms: float | None = Field(
+        default=None,
+        ge=0,
+        description="the same backward with the same calls issued at the same points on the rank's own "
+        "process group (the host's work of issuing them, no peer and no transfer): what the backward "
+        "takes with the hooks and issues alone (None: documents before 2026-11-28)",
+    )
 
 
 class Contention(TrainPart):
@@ -100,8 +107,13 @@ class Contention(TrainPart):
 
     @property
     def scheduled_compute_lost_ms(self) -> float | None:
-        """What the backward lost beside the calls issued as the step issues them (scheduled - alone)."""
-        return None if self.scheduled is None else self.scheduled.backward_ms - self.backward_alone_ms
+        """What the backward lost beside the calls issued as the step issues them: against the same
+        schedule issued on the rank's own group where measured (the issue's host work on both sides),
+        else against the contention probe's alone backward."""
+        if self.scheduled is None:
+            return None
+        solo = self.scheduled.backward_solo_ms
+        return self.scheduled.backward_ms - (self.backward_alone_ms if solo is None else solo)
 
     @property
     def scheduled_tail_ms(self) -> float | None:

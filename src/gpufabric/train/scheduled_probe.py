@@ -13,7 +13,13 @@ the compute they meet in the step, with its gaps. What it reads:
 - ``backward_ms``: the backward from the first call's issue to its end (the contention probe's alone
   backward is timed over the same span), so beside - alone is the compute the step's schedule loses;
 - ``comm_ms``: from the first call's issue to the last call's end, so its excess over ``backward_ms`` is
-  the tail the step waits for after backward.
+  the tail the step waits for after backward;
+- ``backward_solo_ms``: the same backward with the same calls issued at the same points on the rank's own
+  process group (the twin's: one rank, nothing to move), so beside - solo is what the peers' transfers
+  cost the compute, not what issuing them from Python hooks costs the host. Where the host barely keeps
+  ahead of the GPU (the DDP twin on 4x H200 issued its step in 39.3 ms of the device's 45.1), that host
+  work shows in the backward's time: on 4x H200 (2026-11-27 22:56) the backward lost 7.73 ms against the
+  contention probe's alone backward, where the step's blocks lost 3.37 ms.
 
 Each round after a barrier; per round the slowest rank, then the median over rounds (as the contention
 probe). GPU: the calls go through the process group's NCCL stream from a side stream that waits for the
@@ -29,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
+import torch.distributed as dist
 from torch import nn
 
 from gpufabric.train.block_marks import Point, mark_blocks
@@ -83,25 +90,41 @@ def probe_scheduled(
     rounds: int,
     world_size: int,
     device: torch.device,
+    solo_group: Any = None,
 ) -> ScheduledBeside | None:
     """The median over ``rounds`` of the slowest rank's scheduled backward and collectives; None where no
     call of backward is ready at a block's end or at backward's end (FSDP2's schedule has forward calls
-    and gathers the twin cannot meet: its probe starts at backward's start, ``contention``)."""
+    and gathers the twin cannot meet: its probe starts at backward's start, ``contention``). With
+    ``solo_group`` (this rank's own process group) each round also runs the same schedule there first."""
     if not points.by_block:
         return None
     pairs = probe_buffers(calls, world_size, device)
     run = _scheduled_gpu if device.type == "cuda" else _scheduled_cpu
-    backward_ms, comm_ms = [], []
+    backward_ms, comm_ms, solo_ms = [], [], []
     for index in range(rounds):
+        if solo_group is not None:
+            sync_world(device)
+            solo_ms.append(run(step, index, calls, pairs, blocks, points, device, solo_group)[0])
         sync_world(device)
-        backward, comm = run(step, index, calls, pairs, blocks, points, device)
+        backward, comm = run(step, index, calls, pairs, blocks, points, device, None)
         backward_ms.append(backward)
         comm_ms.append(comm)
     sync_world(device)
     backward_median, comm_median = (
         statistics.median(slowest_per_step(series, world_size)) for series in (backward_ms, comm_ms)
     )
-    return ScheduledBeside(backward_ms=backward_median, comm_ms=comm_median, rounds=rounds)
+    solo = statistics.median(slowest_per_step(solo_ms, world_size)) if solo_ms else None
+    return ScheduledBeside(
+        backward_ms=backward_median, comm_ms=comm_median, rounds=rounds, backward_solo_ms=solo
+    )
+
+
+def _issue_on(call: CollectiveCall, pair: Any, group: Any, async_op: bool) -> Any:
+    """The call on the world, or on the rank's own group: there an all-reduce of its send buffer whatever
+    its kind (one NCCL call of the same host cost; a one-rank gather's shapes would not fit)."""
+    if group is None:
+        return issue(call, *pair, async_op=async_op)
+    return dist.all_reduce(pair[0], async_op=async_op, group=group)
 
 
 def _hooked_step(
@@ -140,6 +163,7 @@ def _scheduled_gpu(
     blocks: Sequence[nn.Module],
     points: IssuePoints,
     device: torch.device,
+    group: Any,
 ) -> tuple[float, float]:
     cuda: Any = torch.cuda
     side = cuda.Stream(device)
@@ -152,7 +176,7 @@ def _scheduled_gpu(
             return
         side.wait_stream(cuda.current_stream(device))  # these calls start where compute is now
         with cuda.stream(side):
-            works.extend(issue(calls[i], *pairs[i], async_op=True) for i in which)
+            works.extend(_issue_on(calls[i], pairs[i], group, True) for i in which)
         if "first" not in stamps:  # on the compute stream, once the first calls are issued
             stamps["first"] = clock()
 
@@ -177,6 +201,7 @@ def _scheduled_cpu(
     blocks: Sequence[nn.Module],
     points: IssuePoints,
     device: torch.device,
+    group: Any,
 ) -> tuple[float, float]:
     stamps: dict[str, float] = {}
     waiters = GlooWaiters()
@@ -184,7 +209,7 @@ def _scheduled_cpu(
     def issue_at(which: list[int]) -> None:
         if not which:
             return
-        works = [issue(calls[i], *pairs[i], async_op=True) for i in which]
+        works = [_issue_on(calls[i], pairs[i], group, True) for i in which]
         if "first" not in stamps:
             stamps["first"] = time.perf_counter()
         waiters.wait_for(works)
