@@ -123,12 +123,16 @@ def test_a_slowed_gloo_rank_is_named_the_straggler(tmp_path: Path) -> None:
     assert check["verdict"] == "warn" and "rank 1 (" in check["cause"]
 
 
-def _sweep(own_by_size: list[list[float]]) -> RunResult:
-    """A per-iteration sweep of 100 us iterations, one row per entry of each rank's own time."""
+def _sweep(own_by_size: list[list[float]], bound: int = 0) -> RunResult:
+    """A per-iteration sweep of 100 us iterations, one row per entry of each rank's own time; the first
+    ``bound`` sizes launch-bound (the slowest host took 95 us of each to issue its call)."""
     rows = []
     for i, own in enumerate(own_by_size):
         spread = IterationSpread(iterations=20, min_us=90, max_us=110, p99_us=110, cv_pct=5, rank_own_us=own)
-        m = Measurement(time_us=100.0, algbw_gbs=0.01, busbw_gbs=0.01, wrong=0, per_iteration=spread)
+        issue = 95.0 if i < bound else None
+        m = Measurement(
+            time_us=100.0, algbw_gbs=0.01, busbw_gbs=0.01, wrong=0, per_iteration=spread, issue_us=issue
+        )
         rows.append(
             Row(size_bytes=1024 << i, count=256 << i, dtype="float", redop="sum", root=-1, out_of_place=m)
         )
@@ -148,3 +152,18 @@ def test_a_rank_standing_out_at_one_size_of_many_is_launch_jitter_not_a_straggle
     assert "# straggler: rank 1" in render_run(_sweep([slow]), "table")  # a sweep of one size: that size
     # The per-size judgement's "slow-rank" cause reads the same set as the table line and doctor's note.
     assert once.series[0].stragglers() == {} and set(twice.series[0].stragglers()) == {1}
+
+
+def test_a_host_standing_out_at_a_few_launch_bound_sizes_is_issue_jitter_not_a_straggler() -> None:
+    # 4x H200, quiet (2026-11-27 22:59): rank 1 stood out by 6.3 us of 17.9 at 8 B and 32 B, 2 of the 9
+    # sizes its sweep was launch-bound at, where a rank's own time is its host's issue time.
+    quiet, slow = [3.0, 3.0], [3.0, 40.0]
+    jitter = _sweep([slow, quiet, slow] + [quiet] * 10, bound=9)
+    assert jitter.series[0].stragglers() == {}
+    assert "straggler" not in render_run(jitter, "table")
+    # A host slowed for the run issues every call slower: it stands out at most launch-bound sizes.
+    slowed_host = _sweep([slow] * 5 + [quiet] * 8, bound=9)
+    assert set(slowed_host.series[0].stragglers()) == {1}
+    # Once where the GPUs set the time counts as before: two sizes, one of them paced by the GPUs.
+    mixed = _sweep([slow] + [quiet] * 8 + [slow] + [quiet] * 3, bound=9)
+    assert set(mixed.series[0].stragglers()) == {1}

@@ -56,9 +56,20 @@ STRAGGLER_MIN_SIZES = 2
 slow host or GPU slows every size its share of the iteration shows at (docs/benchmarks.md section 14)."""
 
 
-def stood_out_enough(hit_sizes: int, sweep_sizes: int) -> bool:
-    """Whether a rank that stood out at ``hit_sizes`` of a sweep's ``sweep_sizes`` is named a straggler."""
-    return hit_sizes >= min(STRAGGLER_MIN_SIZES, sweep_sizes)
+STRAGGLER_BOUND_SHARE = 0.5
+"""...and where every size it stood out at was launch-bound (there a rank's own time is its host's issue
+time), at half of the sweep's launch-bound sizes or more: on a quiet 4x H200 (2026-11-27 22:59, docs/
+benchmarks.md section 17) rank 1 stood out by 6.3 us of a 17.9 us iteration at 8 B and 32 B, 2 of the 9
+sizes its sweep was launch-bound at: one host's issue jitter. A host slowed for the run (a busy core, a
+throttled CPU) issues every call slower and stands out at most of them."""
+
+
+def stood_out_enough(hit_sizes: int, sweep_sizes: int, *, bound_hits: int = 0, bound_sizes: int = 0) -> bool:
+    """Whether a rank that stood out at ``hit_sizes`` of a sweep's ``sweep_sizes`` is named a straggler;
+    ``bound_hits`` of those sizes, and ``bound_sizes`` of the sweep's, launch-bound."""
+    if hit_sizes < min(STRAGGLER_MIN_SIZES, sweep_sizes):
+        return False
+    return bound_hits < hit_sizes or hit_sizes >= STRAGGLER_BOUND_SHARE * bound_sizes
 
 
 class IterationSpread(_Model):
@@ -186,6 +197,11 @@ class Row(_Model):
     def placement(self, which: Literal["out_of_place", "in_place"]) -> Measurement | None:
         return self.out_of_place if which == "out_of_place" else self.in_place
 
+    @property
+    def launch_bound(self) -> bool:
+        """Either placement's time was the hosts' call rate (``Measurement.launch_bound``)."""
+        return any(m is not None and m.launch_bound for m in (self.out_of_place, self.in_place))
+
     def straggler(self) -> tuple[int, float, float] | None:
         """(rank, its own microseconds per iteration beyond its peers', the iteration's microseconds) at the
         first placement whose per-iteration figures name a rank (``IterationSpread.straggler``); None
@@ -233,7 +249,17 @@ class Series(_Model):
             hit = row.straggler()
             if hit is not None:
                 found.setdefault(hit[0], []).append((row, hit[1], hit[2]))
-        return {rank: hits for rank, hits in found.items() if stood_out_enough(len(hits), len(self.rows))}
+        bound = sum(1 for row in self.rows if row.launch_bound)
+        return {
+            rank: hits
+            for rank, hits in found.items()
+            if stood_out_enough(
+                len(hits),
+                len(self.rows),
+                bound_hits=sum(1 for row, _, _ in hits if row.launch_bound),
+                bound_sizes=bound,
+            )
+        }
 
 
 class Device(_Model):
