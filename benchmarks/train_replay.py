@@ -38,11 +38,13 @@ def replay_line(name: str, result: TrainResult) -> str:
             f"; scheduled: backward {probe.scheduled_compute_lost_ms:+.2f} ms, tail "
             f"{probe.scheduled_tail_ms:.2f} ms"
         )
-        if probe.scheduled.backward_solo_ms is not None:  # from 2026-11-28: the issue's host work apart
+        if probe.scheduled.backward_solo_ms is not None:  # from commit 5aedfea (2026-11-27 23:10) on
             probe_text += (
-                " (against the same issues on the rank's own group: "
-                f"{probe.scheduled.backward_solo_ms:.2f} ms solo, {probe.backward_alone_ms:.2f} with none)"
+                " (against the same hooks issuing on each rank's own group: "
+                f"{probe.scheduled.backward_solo_ms:.2f} ms, with none {probe.backward_alone_ms:.2f})"
             )
+        if probe.scheduled.issue_host_ms is not None:
+            probe_text += f", hooks' host time issuing {probe.scheduled.issue_host_ms:.2f} ms"
     # The overlap model without contention: what the prediction's communication bound is less the term
     # contention adds (both computed by predict; without recorded phases there is no overlap to play).
     has_overlap = result.phases is not None and now.comm_exposed_ms is not None

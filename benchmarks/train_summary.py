@@ -71,17 +71,18 @@ def run_line(name: str, result: TrainResult) -> str:
         else ""
     )
     if probe is not None and probe.scheduled is not None:
-        solo = probe.scheduled.backward_solo_ms
+        solo, issued = probe.scheduled.backward_solo_ms, probe.scheduled.issue_host_ms
         against = (
             f"{probe.backward_alone_ms:.2f} alone"
             if solo is None
-            else f"{solo:.2f} with the same calls issued on the rank's own group; "
+            else f"{solo:.2f} with the same hooks issuing on each rank's own group; "
             f"{probe.backward_alone_ms:.2f} with none"
         )
+        host = "" if issued is None else f", the hooks' host time issuing them {issued:.2f} ms"
         rates += (
             f"; with each bucket issued where the step issues it the backward lost "
             f"{probe.scheduled_compute_lost_ms:.2f} ms ({probe.scheduled.backward_ms:.2f} against "
-            f"{against}) and the last call ran {probe.scheduled_tail_ms:.2f} ms past its end"
+            f"{against}) and the last call ran {probe.scheduled_tail_ms:.2f} ms past its end{host}"
         )
     # Steps back to back (the throughput steps) beside the split's: where synced - twin differs from the
     # exposed time of steps started together, the difference is ranks drifting apart and waiting.

@@ -155,8 +155,8 @@ def test_a_rank_standing_out_at_one_size_of_many_is_launch_jitter_not_a_straggle
 
 
 def test_a_host_standing_out_at_a_few_launch_bound_sizes_is_issue_jitter_not_a_straggler() -> None:
-    # 4x H200, quiet (2026-11-27 22:59): rank 1 stood out by 6.3 us of 17.9 at 8 B and 32 B, 2 of the 9
-    # sizes its sweep was launch-bound at, where a rank's own time is its host's issue time.
+    # 4x H200, quiet (2026-11-27 22:59): rank 1 stood out by 6.3 us of 17.9 at 8 B and 5.0 of 18.0 at 32 B,
+    # 2 of the 9 sizes its sweep was launch-bound at, where a rank's own time is its host's issue time.
     quiet, slow = [3.0, 3.0], [3.0, 40.0]
     jitter = _sweep([slow, quiet, slow] + [quiet] * 10, bound=9)
     assert jitter.series[0].stragglers() == {}
@@ -167,3 +167,20 @@ def test_a_host_standing_out_at_a_few_launch_bound_sizes_is_issue_jitter_not_a_s
     # Once where the GPUs set the time counts as before: two sizes, one of them paced by the GPUs.
     mixed = _sweep([slow] + [quiet] * 8 + [slow] + [quiet] * 3, bound=9)
     assert set(mixed.series[0].stragglers()) == {1}
+
+
+def test_a_rank_named_at_a_gpu_paced_placement_counts_as_paced_where_the_other_is_launch_bound() -> None:
+    # Out of place names rank 1 at two sizes the GPUs paced; in place, launch-bound at every size, names
+    # nobody. The rule reads the placement that named the rank, not the row's other one.
+    rows = []
+    for i in range(9):
+        own = [3.0, 40.0] if i < 2 else [3.0, 3.0]
+        spread = IterationSpread(iterations=20, min_us=90, max_us=110, p99_us=110, cv_pct=5, rank_own_us=own)
+        paced = Measurement(time_us=100.0, algbw_gbs=0.01, busbw_gbs=0.01, wrong=0, per_iteration=spread)
+        bound = Measurement(time_us=100.0, algbw_gbs=0.01, busbw_gbs=0.01, wrong=0, issue_us=95.0)
+        rows.append(
+            Row(size_bytes=8 << i, count=2 << i, dtype="float", redop="sum", root=-1, out_of_place=paced,
+                in_place=bound)
+        )  # fmt: skip
+    series = Series(collective="all_reduce", nranks=2, rows=rows)
+    assert all(row.launch_bound for row in rows) and set(series.stragglers()) == {1}

@@ -58,3 +58,16 @@ def test_the_replay_shows_the_scheduled_probe_of_a_two_gpu_run(tmp_path: Path) -
     lost, tail = probe.scheduled_compute_lost_ms, probe.scheduled_tail_ms
     assert f"scheduled: backward {lost:+.2f} ms, tail {tail:.2f} ms" in stdout
     assert "gpt-760m ddp x2: measured 3.47 ms (95% 3.12..3.82)" in stdout and "102% met" in stdout
+
+
+def test_the_replay_shows_the_scheduled_probe_against_its_own_group_run(tmp_path: Path) -> None:
+    # 2x H200, 2026-11-27 23:11 UTC (benchmarks/results/2026-11-27-h200x2-s8/train-solo/): the scheduled
+    # probe also ran on each rank's own group; the compute lost is against that run, and both print.
+    runs = ROOT / "benchmarks" / "results" / "2026-11-27-h200x2-s8" / "train-solo"
+    document, stdout = _replayed(runs / "train-predict" / "train-runs.tgz", tmp_path)
+    probe = document.comm.contention
+    assert probe is not None and probe.scheduled is not None
+    solo = probe.scheduled.backward_solo_ms
+    assert solo is not None and probe.scheduled_compute_lost_ms == probe.scheduled.backward_ms - solo
+    assert f"scheduled: backward {probe.scheduled_compute_lost_ms:+.2f} ms" in stdout
+    assert f"on each rank's own group: {solo:.2f} ms, with none {probe.backward_alone_ms:.2f})" in stdout

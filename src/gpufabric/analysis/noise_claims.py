@@ -152,10 +152,10 @@ def _sendrecv_iters(run: RunResult, low: int, high: int) -> list[int]:
 
 LAUNCH_BOUND_NOTE = (
     "{label}: launch-bound at {where} (the slowest host spent {share}+ of each iteration issuing its "
-    "call, {low:.1f}-{high:.1f} us): there the time is how fast the hosts issue calls; nccl-tests issues "
-    "and waits the same way, so its time there is likely its hosts' too (it does not measure its issue "
-    "time), and a difference there likely the hosts', not the fabric's; graph runs (bench --graph, "
-    "nccl-tests -G 1) time the GPUs"
+    "call, {low:.1f}-{high:.1f} us): there the time is how fast the hosts issue calls (or that and the "
+    "GPUs' own time alike); nccl-tests issues and waits the same way, so its time there is likely its "
+    "hosts' too (it does not measure its issue time), and a difference there likely the hosts', not the "
+    "fabric's; graph runs (bench --graph, nccl-tests -G 1) time the GPUs"
 )
 
 

@@ -87,7 +87,7 @@ class TimingNotes:
             f"{self.collective}: launch-bound at {len(sizes)} size(s) ({span}): the slowest host spent "
             f"{min(shares):.0%}-{min(1.0, max(shares)):.0%} of each iteration issuing its call "
             f"({min(issues):.1f}-{max(issues):.1f} us), so the GPUs waited for it, or nearly: these times "
-            "are the hosts' launch rate, as nccl-tests' likely are at such sizes (its loop issues and waits "
-            "the same way), and move from run to run with the hosts, not the fabric; --graph times the GPUs "
-            "alone"
+            "are the hosts' launch rate (or that and the GPUs' own time alike), as nccl-tests' likely are "
+            "at such sizes (its loop issues and waits the same way), and move from run to run with the "
+            "hosts, not the fabric; --graph times the GPUs alone"
         )

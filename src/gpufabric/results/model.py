@@ -59,9 +59,9 @@ slow host or GPU slows every size its share of the iteration shows at (docs/benc
 STRAGGLER_BOUND_SHARE = 0.5
 """...and where every size it stood out at was launch-bound (there a rank's own time is its host's issue
 time), at half of the sweep's launch-bound sizes or more: on a quiet 4x H200 (2026-11-27 22:59, docs/
-benchmarks.md section 17) rank 1 stood out by 6.3 us of a 17.9 us iteration at 8 B and 32 B, 2 of the 9
-sizes its sweep was launch-bound at: one host's issue jitter. A host slowed for the run (a busy core, a
-throttled CPU) issues every call slower and stands out at most of them."""
+benchmarks.md section 17) rank 1 stood out by 6.3 us of a 17.9 us iteration at 8 B and 5.0 of 18.0 at
+32 B, 2 of the 9 sizes its sweep was launch-bound at: one host's issue jitter. A host slowed for the run
+(a busy core, a throttled CPU) issues every call slower and stands out at most of them."""
 
 
 def stood_out_enough(hit_sizes: int, sweep_sizes: int, *, bound_hits: int = 0, bound_sizes: int = 0) -> bool:
@@ -122,12 +122,13 @@ slower it issues for all but the last call's GPU time (a share of 1 - GPU / (n x
 n = 20); where the GPU is, the share is host / GPU. So from 0.9 the GPUs waited for the hosts, or nearly,
 and the time is how fast the hosts issue calls. "Nearly" is as far as a share can tell: where the hosts
 issue about as fast as the GPUs run, it reads about n / (n + 1) too, and a run's noise is a few %. On 4x
-H200 (docs/benchmarks.md section 17) all_reduce at 8 B - 256 KB read 0.84-0.96 and nccl-tests' own graph
-replay (-G 1, no host in the loop) took as long as its eager loop there (10.4-12.8 against 10.3-12.3 us):
+H200 (docs/benchmarks.md section 17) all_reduce at 8 B - 256 KB read 0.79-0.96 and nccl-tests' own graph
+replay (-G 1, no host in the loop) took as long as its eager loop there (9.9-12.8 against 10.3-12.3 us):
 hosts and GPUs even; broadcast read 0.95-1.08 and replayed in 5.2-8.6 us against 10.1-11.9 eager: the
-hosts'. A rule at n / (n + 1) would drop the first but also half of the second (and, on 2x H200, most of
-broadcast's 4 KB - 256 KB at 0.93-0.95, whose graph replay took 4.6-5.1 us against 6-7 eager), so the
-words say "as slow as or slower than", and --graph tells the two apart. On 2x H200 (docs/benchmarks.md
+hosts'. A rule at n / (n + 1) would drop most of the first but also some of the second (3 of its 32
+size-placements in one run) and, on 2x H200, all of broadcast's 4 KB - 256 KB (0.91-0.95 there, where
+graph replays of 8 B - 64 KB took 4.6-5.1 us a call against 7.5-12.9 eager, section 16), so the words
+say "or nearly", and --graph tells the two apart. On 2x H200 (docs/benchmarks.md
 section 16, 2026-11-27) broadcast and reduce at 8 B - 64 KB read 7.5-12.9 us a call issued one by one
 (nccl-tests 8.5-12.9 us) and 4.6-5.1 us replayed from a CUDA graph: over six rounds the launch-inclusive
 figure moved by 35% (broadcast) and 21% (reduce), the graph's by 7% and 9%."""
@@ -162,7 +163,8 @@ class Measurement(_Model):
 
     @property
     def launch_bound(self) -> bool:
-        """The GPUs waited for the hosts: the time is the hosts' call rate (``LAUNCH_BOUND_SHARE``)."""
+        """The GPUs waited for the hosts, or nearly: the time is the hosts' call rate, or that and the GPUs'
+        own time alike (``LAUNCH_BOUND_SHARE``)."""
         return is_launch_bound(self.issue_us, self.time_us)
 
     @property
@@ -206,12 +208,17 @@ class Row(_Model):
         """(rank, its own microseconds per iteration beyond its peers', the iteration's microseconds) at the
         first placement whose per-iteration figures name a rank (``IterationSpread.straggler``); None
         when none stands out or none were measured."""
+        found = self.straggler_at()
+        return None if found is None else (found[0], found[1], found[2].time_us)
+
+    def straggler_at(self) -> tuple[int, float, Measurement] | None:
+        """``straggler``'s rank and excess with the placement that named it."""
         for m in (self.out_of_place, self.in_place):
             if m is None or m.per_iteration is None:
                 continue
             hit = m.per_iteration.straggler(m.time_us)
             if hit is not None:
-                return hit[0], hit[1], m.time_us
+                return hit[0], hit[1], m
         return None
 
 
@@ -245,20 +252,18 @@ class Series(_Model):
         it stood out (``Row.straggler``): only ranks that stood out at enough sizes (``stood_out_enough``).
         The table's straggler line, doctor's note and the per-size judgement's cause all read this."""
         found: dict[int, list[tuple[Row, float, float]]] = {}
+        bound_hits: dict[int, int] = {}
         for row in self.rows:
-            hit = row.straggler()
+            hit = row.straggler_at()
             if hit is not None:
-                found.setdefault(hit[0], []).append((row, hit[1], hit[2]))
+                rank, excess, placement = hit
+                found.setdefault(rank, []).append((row, excess, placement.time_us))
+                bound_hits[rank] = bound_hits.get(rank, 0) + placement.launch_bound  # where it stood out
         bound = sum(1 for row in self.rows if row.launch_bound)
         return {
             rank: hits
             for rank, hits in found.items()
-            if stood_out_enough(
-                len(hits),
-                len(self.rows),
-                bound_hits=sum(1 for row, _, _ in hits if row.launch_bound),
-                bound_sizes=bound,
-            )
+            if stood_out_enough(len(hits), len(self.rows), bound_hits=bound_hits[rank], bound_sizes=bound)
         }
 
 

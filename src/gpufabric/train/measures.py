@@ -74,9 +74,14 @@ class ScheduledBeside(TrainPart):
     backward_solo_ms: float | None = Field(
         default=None,
         ge=0,
-        description="the same backward with the same calls issued at the same points on the rank's own "
-        "process group (the host's work of issuing them, no peer and no transfer): what the backward "
-        "takes with the hooks and issues alone (None: documents before 2026-11-28)",
+        description="the same backward with the hooks issuing an all-reduce per call on the rank's own "
+        "process group: the hooks' and torch's side of each call, no peer, no transfer and no NCCL launch "
+        "(a one-rank in-place all-reduce launches nothing) (None: documents before commit 5aedfea)",
+    )
+    issue_host_ms: float | None = Field(
+        default=None,
+        ge=0,
+        description="host time the hooks spent issuing the calls to the world (None: older documents)",
     )
 
 

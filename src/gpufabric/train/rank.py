@@ -188,7 +188,7 @@ def _measure(config: TrainConfig, identity: RankIdentity, device: Any, on_gpu: b
                 rounds=config.probe_iters,
                 world_size=world,
                 device=device,
-                solo_group=getattr(parallel.compute_only.model, "process_group", None),
+                solo_group=parallel.alone_group,
             )
             contention = contention.model_copy(update={"scheduled": scheduled})
         host_path = probe_host_path(

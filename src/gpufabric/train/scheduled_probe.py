@@ -14,12 +14,17 @@ the compute they meet in the step, with its gaps. What it reads:
   backward is timed over the same span), so beside - alone is the compute the step's schedule loses;
 - ``comm_ms``: from the first call's issue to the last call's end, so its excess over ``backward_ms`` is
   the tail the step waits for after backward;
-- ``backward_solo_ms``: the same backward with the same calls issued at the same points on the rank's own
-  process group (the twin's: one rank, nothing to move), so beside - solo is what the peers' transfers
-  cost the compute, not what issuing them from Python hooks costs the host. Where the host barely keeps
-  ahead of the GPU (the DDP twin on 4x H200 issued its step in 39.3 ms of the device's 45.1), that host
-  work shows in the backward's time: on 4x H200 (2026-11-27 22:56) the backward lost 7.73 ms against the
-  contention probe's alone backward, where the step's blocks lost 3.37 ms.
+- ``issue_host_ms``: the host time the hooks spent issuing the calls (Python, torch and NCCL's enqueue),
+  work the step's reducer does in C++. Where the host barely keeps ahead of the GPU (the DDP twin on 4x
+  H200 issued its step in 39.3 ms of the device's 45.1) such work can show in the backward's time: on 4x
+  H200 (2026-11-27 22:56) the backward lost 7.73 ms against the alone backward where the step's blocks
+  lost 3.37 ms;
+- ``backward_solo_ms``: the same backward with the same hooks issuing an all-reduce per call on the rank's
+  own process group (the twin's), timed as ``backward_ms``: the hooks and torch's side of each call, the
+  part of the issue that can delay the backward without any transfer. It is not all of it: NCCL's
+  one-rank in-place all-reduce launches nothing (``ncclLaunchOneRank``), so NCCL's enqueue and kernel
+  launch of a call with peers stay out of it (``issue_host_ms`` has them). beside - solo is the compute
+  the schedule's transfers and NCCL's launches cost.
 
 Each round after a barrier; per round the slowest rank, then the median over rounds (as the contention
 probe). GPU: the calls go through the process group's NCCL stream from a side stream that waits for the
@@ -100,31 +105,43 @@ def probe_scheduled(
         return None
     pairs = probe_buffers(calls, world_size, device)
     run = _scheduled_gpu if device.type == "cuda" else _scheduled_cpu
-    backward_ms, comm_ms, solo_ms = [], [], []
+    backward_ms, comm_ms, issue_ms, solo_ms = [], [], [], []
     for index in range(rounds):
         if solo_group is not None:
             sync_world(device)
-            solo_ms.append(run(step, index, calls, pairs, blocks, points, device, solo_group)[0])
+            solo_ms.append(run(step, index, calls, pairs, blocks, points, device, solo_group).backward_ms)
         sync_world(device)
-        backward, comm = run(step, index, calls, pairs, blocks, points, device, None)
-        backward_ms.append(backward)
-        comm_ms.append(comm)
+        timed = run(step, index, calls, pairs, blocks, points, device, None)
+        backward_ms.append(timed.backward_ms)
+        comm_ms.append(timed.comm_ms)
+        issue_ms.append(timed.issue_host_ms)
     sync_world(device)
-    backward_median, comm_median = (
-        statistics.median(slowest_per_step(series, world_size)) for series in (backward_ms, comm_ms)
+    backward_median, comm_median, issue_median = (
+        statistics.median(slowest_per_step(series, world_size)) for series in (backward_ms, comm_ms, issue_ms)
     )
     solo = statistics.median(slowest_per_step(solo_ms, world_size)) if solo_ms else None
     return ScheduledBeside(
-        backward_ms=backward_median, comm_ms=comm_median, rounds=rounds, backward_solo_ms=solo
+        backward_ms=backward_median,
+        comm_ms=comm_median,
+        rounds=rounds,
+        backward_solo_ms=solo,
+        issue_host_ms=issue_median,
     )
 
 
-def _issue_on(call: CollectiveCall, pair: Any, group: Any, async_op: bool) -> Any:
+@dataclass(frozen=True)
+class _Round:
+    backward_ms: float
+    comm_ms: float
+    issue_host_ms: float
+
+
+def _issue_on(call: CollectiveCall, pair: Any, group: Any) -> Any:
     """The call on the world, or on the rank's own group: there an all-reduce of its send buffer whatever
-    its kind (one NCCL call of the same host cost; a one-rank gather's shapes would not fit)."""
+    its kind (a one-rank gather's shapes would not fit; only its issue is wanted there)."""
     if group is None:
-        return issue(call, *pair, async_op=async_op)
-    return dist.all_reduce(pair[0], async_op=async_op, group=group)
+        return issue(call, *pair, async_op=True)
+    return dist.all_reduce(pair[0], async_op=True, group=group)
 
 
 def _hooked_step(
@@ -137,16 +154,23 @@ def _hooked_step(
     clock: Callable[[], Any],
 ) -> None:
     """One step, with ``issue_at(call indices)`` at each block's backward end that readies calls and, for
-    the rest, right after backward's end is stamped."""
+    the rest, right after backward's end is stamped; the host seconds spent in it go to
+    ``stamps["issue_host_s"]``."""
+    stamps["issue_host_s"] = 0.0
+
+    def timed_issue(which: list[int]) -> None:
+        start = time.perf_counter()
+        issue_at(which)
+        stamps["issue_host_s"] += time.perf_counter() - start
 
     def mark(phase: str) -> None:
         stamps[phase] = clock()
         if phase == "backward":
-            issue_at(points.at_end)
+            timed_issue(points.at_end)
 
     def at_block(block: int, point: Point) -> None:
         if point == "backward_end" and block in points.by_block:
-            issue_at(points.by_block[block])
+            timed_issue(points.by_block[block])
 
     remove = mark_blocks(blocks, at_block)
     try:
@@ -164,7 +188,7 @@ def _scheduled_gpu(
     points: IssuePoints,
     device: torch.device,
     group: Any,
-) -> tuple[float, float]:
+) -> _Round:
     cuda: Any = torch.cuda
     side = cuda.Stream(device)
     clock = device_clock(device)
@@ -176,7 +200,7 @@ def _scheduled_gpu(
             return
         side.wait_stream(cuda.current_stream(device))  # these calls start where compute is now
         with cuda.stream(side):
-            works.extend(_issue_on(calls[i], pairs[i], group, True) for i in which)
+            works.extend(_issue_on(calls[i], pairs[i], group) for i in which)
         if "first" not in stamps:  # on the compute stream, once the first calls are issued
             stamps["first"] = clock()
 
@@ -187,9 +211,10 @@ def _scheduled_gpu(
         stamps["comm"] = clock()
     cuda.current_stream(device).wait_stream(side)
     torch.cuda.synchronize(device)
-    return (
-        elapsed_ms(device, stamps["first"], stamps["backward"]),
-        max(0.0, elapsed_ms(device, stamps["first"], stamps["comm"])),
+    return _Round(
+        backward_ms=elapsed_ms(device, stamps["first"], stamps["backward"]),
+        comm_ms=max(0.0, elapsed_ms(device, stamps["first"], stamps["comm"])),
+        issue_host_ms=stamps["issue_host_s"] * 1e3,
     )
 
 
@@ -202,21 +227,22 @@ def _scheduled_cpu(
     points: IssuePoints,
     device: torch.device,
     group: Any,
-) -> tuple[float, float]:
+) -> _Round:
     stamps: dict[str, float] = {}
     waiters = GlooWaiters()
 
     def issue_at(which: list[int]) -> None:
         if not which:
             return
-        works = [_issue_on(calls[i], pairs[i], group, True) for i in which]
+        works = [_issue_on(calls[i], pairs[i], group) for i in which]
         if "first" not in stamps:
             stamps["first"] = time.perf_counter()
         waiters.wait_for(works)
 
     _hooked_step(step, index, blocks, points, issue_at, stamps, time.perf_counter)
     comm_end = waiters.join()
-    return (
-        (stamps["backward"] - stamps["first"]) * 1e3,
-        max(0.0, comm_end - stamps["first"]) * 1e3,
+    return _Round(
+        backward_ms=(stamps["backward"] - stamps["first"]) * 1e3,
+        comm_ms=max(0.0, comm_end - stamps["first"]) * 1e3,
+        issue_host_ms=stamps["issue_host_s"] * 1e3,
     )

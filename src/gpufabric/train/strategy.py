@@ -90,6 +90,8 @@ class DataParallel:
     compute_only: Trainer
     compute_method: str
     payload: Callable[[], list[CollectiveCall]]
+    alone_group: Any = None
+    """The twin's process group: this rank alone (None where no twin runs over one)."""
 
 
 def wrap(config: TrainConfig, device: torch.device, on_gpu: bool, world_size: int) -> DataParallel:
@@ -138,6 +140,7 @@ def _ddp(config: TrainConfig, device: torch.device, dtype: torch.dtype) -> DataP
         compute_method="the same model in DDP over a process group of the rank alone: DDP's reducer, bucket "
         "copies and one all-reduce call per bucket as on N ranks, with nothing to exchange",
         payload=payload,
+        alone_group=alone,
     )
 
 
@@ -177,6 +180,7 @@ def _fsdp(config: TrainConfig, device: torch.device, on_gpu: bool, world_size: i
         "collective of a one-rank group and keeps its casts and copies); its optimizer updates the whole "
         "model, so exposed communication is read at the end of backward, before the optimizer",
         payload=payload,
+        alone_group=alone,
     )
 
 

@@ -167,18 +167,15 @@ def _buffers(
     return (part, whole) if call.kind == "all_gather" else (whole, part)
 
 
-def issue(
-    call: CollectiveCall, send: torch.Tensor, recv: torch.Tensor, *, async_op: bool = False, group: Any = None
-) -> Any:
-    """Issue one of the step's collectives on its probe buffers (on ``group``, default the world); with
-    ``async_op`` returns its work."""
+def issue(call: CollectiveCall, send: torch.Tensor, recv: torch.Tensor, *, async_op: bool = False) -> Any:
+    """Issue one of the step's collectives on its probe buffers; with ``async_op`` returns its work."""
     if call.kind == "all_reduce":
-        return dist.all_reduce(send, async_op=async_op, group=group)
+        return dist.all_reduce(send, async_op=async_op)
     if call.kind == "all_gather":
-        return dist.all_gather_into_tensor(recv, send, async_op=async_op, group=group)
+        return dist.all_gather_into_tensor(recv, send, async_op=async_op)
     with warnings.catch_warnings():  # torch 2.13 renames it; the GPU hosts' 2.11 has only this name
         warnings.simplefilter("ignore", FutureWarning)
-        return dist.reduce_scatter_tensor(recv, send, async_op=async_op, group=group)
+        return dist.reduce_scatter_tensor(recv, send, async_op=async_op)
 
 
 def probe_buffers(
