@@ -27,10 +27,8 @@ the compute they meet in the step, with its gaps. What it reads:
   the schedule's transfers and NCCL's launches cost.
 
 Each round after a barrier; per round the slowest rank, then the median over rounds (as the contention
-probe). GPU: every call is enqueued before the step on a side stream, each issue point's calls behind a
-gate value the compute stream writes when backward reaches the point (``stream_gate``; without
-cuda-bindings they are issued from Python there, from a side stream that waits for the compute stream);
-CPU (gloo): ``gloo_waiters`` stamps each issue point's works' end.
+probe). GPU: the calls go through the process group's NCCL stream from a side stream that waits for the
+compute stream at each issue point; CPU (gloo): ``gloo_waiters`` stamps each issue point's works' end.
 """
 
 from __future__ import annotations
@@ -51,7 +49,6 @@ from gpufabric.train.measures import ScheduledBeside
 from gpufabric.train.result import CollectiveCall
 from gpufabric.train.schedule import END, SAME_POINT
 from gpufabric.train.strategy import Mark, sync_world
-from gpufabric.train.stream_gate import StreamGate, open_gate
 from gpufabric.train.timing import device_clock, elapsed_ms, issue, probe_buffers, slowest_per_step
 
 Step = Callable[[int, Mark], None]
@@ -107,20 +104,14 @@ def probe_scheduled(
     if not points.by_block:
         return None
     pairs = probe_buffers(calls, world_size, device)
-    gate = open_gate(device)
-
-    def run(index: int, group: Any) -> _Round:
-        if device.type == "cuda":
-            return _scheduled_gpu(step, index, calls, pairs, blocks, points, device, group, gate)
-        return _scheduled_cpu(step, index, calls, pairs, blocks, points, device, group)
-
+    run = _scheduled_gpu if device.type == "cuda" else _scheduled_cpu
     backward_ms, comm_ms, issue_ms, solo_ms = [], [], [], []
     for index in range(rounds):
         if solo_group is not None:
             sync_world(device)
-            solo_ms.append(run(index, solo_group).backward_ms)
+            solo_ms.append(run(step, index, calls, pairs, blocks, points, device, solo_group).backward_ms)
         sync_world(device)
-        timed = run(index, None)
+        timed = run(step, index, calls, pairs, blocks, points, device, None)
         backward_ms.append(timed.backward_ms)
         comm_ms.append(timed.comm_ms)
         issue_ms.append(timed.issue_host_ms)
@@ -197,48 +188,23 @@ def _scheduled_gpu(
     points: IssuePoints,
     device: torch.device,
     group: Any,
-    gate: StreamGate | None,
 ) -> _Round:
     cuda: Any = torch.cuda
     side = cuda.Stream(device)
     clock = device_clock(device)
     stamps: dict[str, Any] = {}
     works: list[Any] = []
-    # Behind a gate every call is enqueued before the step, each issue point's calls behind its own value
-    # in the order backward reaches them (the last block's end first); the hooks then only open the gate.
-    order = [points.by_block[b] for b in sorted(points.by_block, reverse=True)]
-    order += [points.at_end] if points.at_end else []
-    value_of = {id(which): value for value, which in enumerate(order, start=1)}
-    if gate is not None:
-        gate.reset()
-        with cuda.stream(side):
-            for which in order:
-                gate.hold(side, value_of[id(which)])
-                works.extend(_issue_on(calls[i], pairs[i], group) for i in which)
-    opened: list[int] = []
 
     def issue_at(which: list[int]) -> None:
         if not which:
             return
-        if gate is not None:
-            gate.release(cuda.current_stream(device), value_of[id(which)])
-            opened.append(value_of[id(which)])
-        else:
-            side.wait_stream(cuda.current_stream(device))  # these calls start where compute is now
-            with cuda.stream(side):
-                works.extend(_issue_on(calls[i], pairs[i], group) for i in which)
+        side.wait_stream(cuda.current_stream(device))  # these calls start where compute is now
+        with cuda.stream(side):
+            works.extend(_issue_on(calls[i], pairs[i], group) for i in which)
         if "first" not in stamps:  # on the compute stream, once the first calls are issued
             stamps["first"] = clock()
 
-    try:
-        _hooked_step(step, index, blocks, points, issue_at, stamps, clock)
-    except BaseException:
-        if gate is not None:
-            gate.release_all()  # never leave calls held: the synchronisation would wait forever
-        raise
-    if gate is not None and len(opened) < len(order):
-        gate.release_all()
-        raise RuntimeError("scheduled probe: backward did not reach every point its collectives wait for")
+    _hooked_step(step, index, blocks, points, issue_at, stamps, clock)
     with cuda.stream(side):
         for work in works:
             work.wait()  # the side stream waits for NCCL's
