@@ -103,15 +103,15 @@ def probe_scheduled(
     ``solo_group`` (this rank's own process group) each round also runs the same schedule there first."""
     if not points.by_block:
         return None
-    pairs = probe_buffers(calls, world_size, device)
+    schedule = _Schedule(step, calls, probe_buffers(calls, world_size, device), blocks, points, device)
     run = _scheduled_gpu if device.type == "cuda" else _scheduled_cpu
     backward_ms, comm_ms, issue_ms, solo_ms = [], [], [], []
     for index in range(rounds):
         if solo_group is not None:
             sync_world(device)
-            solo_ms.append(run(step, index, calls, pairs, blocks, points, device, solo_group).backward_ms)
+            solo_ms.append(run(schedule, index, solo_group).backward_ms)
         sync_world(device)
-        timed = run(step, index, calls, pairs, blocks, points, device, None)
+        timed = run(schedule, index, None)
         backward_ms.append(timed.backward_ms)
         comm_ms.append(timed.comm_ms)
         issue_ms.append(timed.issue_host_ms)
@@ -130,6 +130,21 @@ def probe_scheduled(
 
 
 @dataclass(frozen=True)
+class _Schedule:
+    """What every round of the probe runs: the twin's step, the calls on their buffers, where to issue."""
+
+    step: Step
+    calls: list[CollectiveCall]
+    pairs: list[Any]
+    blocks: Sequence[nn.Module]
+    points: IssuePoints
+    device: torch.device
+
+    def issue(self, which: list[int], group: Any) -> list[Any]:
+        return [_issue_on(self.calls[i], self.pairs[i], group) for i in which]
+
+
+@dataclass(frozen=True)
 class _Round:
     backward_ms: float
     comm_ms: float
@@ -145,10 +160,8 @@ def _issue_on(call: CollectiveCall, pair: Any, group: Any) -> Any:
 
 
 def _hooked_step(
-    step: Step,
+    schedule: _Schedule,
     index: int,
-    blocks: Sequence[nn.Module],
-    points: IssuePoints,
     issue_at: Callable[[list[int]], None],
     stamps: dict[str, Any],
     clock: Callable[[], Any],
@@ -156,6 +169,7 @@ def _hooked_step(
     """One step, with ``issue_at(call indices)`` at each block's backward end that readies calls and, for
     the rest, right after backward's end is stamped; the host seconds spent in it go to
     ``stamps["issue_host_s"]``."""
+    points = schedule.points
     stamps["issue_host_s"] = 0.0
 
     def timed_issue(which: list[int]) -> None:
@@ -172,23 +186,15 @@ def _hooked_step(
         if point == "backward_end" and block in points.by_block:
             timed_issue(points.by_block[block])
 
-    remove = mark_blocks(blocks, at_block)
+    remove = mark_blocks(schedule.blocks, at_block)
     try:
-        step(index, mark)
+        schedule.step(index, mark)
     finally:
         remove()
 
 
-def _scheduled_gpu(
-    step: Step,
-    index: int,
-    calls: list[CollectiveCall],
-    pairs: list[Any],
-    blocks: Sequence[nn.Module],
-    points: IssuePoints,
-    device: torch.device,
-    group: Any,
-) -> _Round:
+def _scheduled_gpu(schedule: _Schedule, index: int, group: Any) -> _Round:
+    device = schedule.device
     cuda: Any = torch.cuda
     side = cuda.Stream(device)
     clock = device_clock(device)
@@ -200,11 +206,11 @@ def _scheduled_gpu(
             return
         side.wait_stream(cuda.current_stream(device))  # these calls start where compute is now
         with cuda.stream(side):
-            works.extend(_issue_on(calls[i], pairs[i], group) for i in which)
+            works.extend(schedule.issue(which, group))
         if "first" not in stamps:  # on the compute stream, once the first calls are issued
             stamps["first"] = clock()
 
-    _hooked_step(step, index, blocks, points, issue_at, stamps, clock)
+    _hooked_step(schedule, index, issue_at, stamps, clock)
     with cuda.stream(side):
         for work in works:
             work.wait()  # the side stream waits for NCCL's
@@ -218,28 +224,19 @@ def _scheduled_gpu(
     )
 
 
-def _scheduled_cpu(
-    step: Step,
-    index: int,
-    calls: list[CollectiveCall],
-    pairs: list[Any],
-    blocks: Sequence[nn.Module],
-    points: IssuePoints,
-    device: torch.device,
-    group: Any,
-) -> _Round:
+def _scheduled_cpu(schedule: _Schedule, index: int, group: Any) -> _Round:
     stamps: dict[str, float] = {}
     waiters = GlooWaiters()
 
     def issue_at(which: list[int]) -> None:
         if not which:
             return
-        works = [_issue_on(calls[i], pairs[i], group) for i in which]
+        works = schedule.issue(which, group)
         if "first" not in stamps:
             stamps["first"] = time.perf_counter()
         waiters.wait_for(works)
 
-    _hooked_step(step, index, blocks, points, issue_at, stamps, time.perf_counter)
+    _hooked_step(schedule, index, issue_at, stamps, time.perf_counter)
     comm_end = waiters.join()
     return _Round(
         backward_ms=(stamps["backward"] - stamps["first"]) * 1e3,
