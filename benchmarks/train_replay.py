@@ -44,7 +44,10 @@ def replay_line(name: str, result: TrainResult) -> str:
                 f"{probe.scheduled.backward_solo_ms:.2f} ms, with none {probe.backward_alone_ms:.2f})"
             )
         if probe.scheduled.issue_host_ms is not None:
-            probe_text += f", hooks' host time issuing {probe.scheduled.issue_host_ms:.2f} ms"
+            how = "gated" if probe.gated else "from Python"
+            probe_text += (
+                f", hooks' host time at the issue points {probe.scheduled.issue_host_ms:.2f} ms ({how})"
+            )
     # The overlap model without contention: what the prediction's communication bound is less the term
     # contention adds (both computed by predict; without recorded phases there is no overlap to play).
     has_overlap = result.phases is not None and now.comm_exposed_ms is not None

@@ -78,7 +78,8 @@ def run_line(name: str, result: TrainResult) -> str:
             else f"{solo:.2f} with the same hooks issuing on each rank's own group; "
             f"{probe.backward_alone_ms:.2f} with none"
         )
-        host = "" if issued is None else f", the hooks' host time issuing them {issued:.2f} ms"
+        how = "behind a stream gate" if probe.gated else "from Python"
+        host = "" if issued is None else f", the hooks' host time at the issue points {issued:.2f} ms ({how})"
         rates += (
             f"; with each bucket issued where the step issues it the backward lost "
             f"{probe.scheduled_compute_lost_ms:.2f} ms ({probe.scheduled.backward_ms:.2f} against "

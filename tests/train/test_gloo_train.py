@@ -244,6 +244,7 @@ def test_ddp_contention_probe_starts_where_the_first_bucket_is_ready(
     # The same schedule issued on each rank's own group ran too, and the compute lost is against it.
     assert scheduled.backward_solo_ms is not None and scheduled.backward_solo_ms > 0
     assert scheduled.issue_host_ms is not None and scheduled.issue_host_ms > 0
+    assert not result.comm.contention.gated  # gloo ranks issue from Python: no CUDA stream to gate
     lost = result.comm.contention.scheduled_compute_lost_ms
     assert lost == scheduled.backward_ms - scheduled.backward_solo_ms
     inside_step_ran(result, 2)

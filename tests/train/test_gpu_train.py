@@ -73,6 +73,8 @@ def test_ddp_on_nccl_counts_bf16_gradients(
     assert p.host_bound_ms is not None and p.predicted_comm_ms == max(p.comm_exposed_ms, p.host_bound_ms)
     probe = result.comm.contention  # the twin's backward beside the step's collectives, apart from the steps
     assert probe is not None and probe.backward_beside_ms > 0 and probe.comm_beside_ms >= 0
+    # The lent GPU hosts have cuda-bindings (the direct engine's): the calls wait behind a stream gate.
+    assert probe.gated
     host = result.comm.host_path  # the host-path probe: issue time of a synced step and of its twin
     assert host is not None and min(host.twin_host_ms, host.synced_host_ms, host.twin_device_ms) > 0
     # The contention probe starts where the first bucket is ready (block_marks' hook on the autograd

@@ -19,8 +19,12 @@ the timed steps, with the step's own compute and its own collectives:
   FSDP2's first backward gather is ready at backward's start, so its probe starts there, at the forward
   mark.
 
-On GPUs the calls are issued from a side stream that waits for the compute stream at that point; their end
-is an event on that stream once it waits on their works. On CPU (gloo) the works run on gloo's threads; a
+On GPUs the calls are enqueued before the step on a side stream behind a gate that the compute stream opens
+at that point (``stream_gate``: the host does one driver call there, not 20-70 issues from Python, which
+on a host little ahead of its GPU left the backward after them host-paced, docs/train-bench.md finding
+23); without cuda-bindings they are issued from Python at the point, from a side stream that waits for the
+compute stream there (``Contention.gated`` says which). Their end is an event on that stream once it
+waits on their works. On CPU (gloo) the works run on gloo's threads; a
 thread waits for them and stamps their end (``gloo_waiters``). The backward beside them is timed (and the
 collectives' end) from when the host has issued them (an event on the compute stream then; the calls that
 ran while the host issued the rest get that head start): on a step the host paces, the GPU idles while the
@@ -48,6 +52,7 @@ from gpufabric.train.measures import Contention
 from gpufabric.train.result import CollectiveCall
 from gpufabric.train.schedule import SAME_POINT
 from gpufabric.train.strategy import Mark, sync_world
+from gpufabric.train.stream_gate import StreamGate, open_gate
 from gpufabric.train.timing import device_clock, elapsed_ms, issue, probe_buffers, slowest_per_step
 
 Step = Callable[[int, Mark], None]
@@ -87,13 +92,16 @@ def probe_contention(
     start: Start | None = None,
 ) -> Contention:
     pairs = probe_buffers(calls, world_size, device)
-    beside = _beside_gpu if device.type == "cuda" else _beside_cpu
+    gate = open_gate(device)
     alone_ms, beside_ms, comm_ms = [], [], []
     for index in range(rounds):
         sync_world(device)
         alone_ms.append(_alone(step, index, device, start))
         sync_world(device)
-        backward, comm = beside(step, index, calls, pairs, device, start)
+        if device.type == "cuda":
+            backward, comm = _beside_gpu(step, index, calls, pairs, device, start, gate)
+        else:
+            backward, comm = _beside_cpu(step, index, calls, pairs, device, start)
         beside_ms.append(backward)
         comm_ms.append(comm)
     sync_world(device)
@@ -107,6 +115,7 @@ def probe_contention(
         comm_alone_ms=comm_alone_ms,
         rounds=rounds,
         starts_at=start.fraction if start is not None else 0.0,
+        gated=gate is not None,
     )
 
 
@@ -157,7 +166,10 @@ def _beside_gpu(
     pairs: list[Any],
     device: torch.device,
     start: Start | None,
+    gate: StreamGate | None,
 ) -> tuple[float, float]:
+    if gate is not None:
+        return _beside_gated(step, index, calls, pairs, device, start, gate)
     cuda: Any = torch.cuda
     side = cuda.Stream(device)
     clock, stamps = device_clock(device), {}
@@ -175,6 +187,50 @@ def _beside_gpu(
         stamps["resume"] = clock()  # on the compute stream: backward goes on once the calls are issued
 
     _run(step, index, start, issue_all, stamps, clock)
+    cuda.current_stream(device).wait_stream(side)
+    torch.cuda.synchronize(device)
+    return (
+        elapsed_ms(device, stamps["resume"], stamps["backward"]),
+        max(0.0, elapsed_ms(device, stamps["resume"], stamps["comm"])),
+    )
+
+
+def _beside_gated(
+    step: Step,
+    index: int,
+    calls: list[CollectiveCall],
+    pairs: list[Any],
+    device: torch.device,
+    start: Start | None,
+    gate: StreamGate,
+) -> tuple[float, float]:
+    """The calls enqueued before the step behind the gate, which the compute stream opens at the start
+    point: there the host does one driver call, not the calls' issue (``stream_gate``)."""
+    cuda: Any = torch.cuda
+    side = cuda.Stream(device)
+    clock, stamps = device_clock(device), {}
+    gate.reset()
+    gate.hold(side, 1)
+    with cuda.stream(side):
+        works = [
+            issue(call, send, recv, async_op=True) for call, (send, recv) in zip(calls, pairs, strict=True)
+        ]
+        for work in works:
+            work.wait()
+        stamps["comm"] = clock()
+
+    def open_calls() -> None:
+        gate.release(cuda.current_stream(device), 1)
+        stamps["resume"] = clock()  # on the compute stream, where the calls start
+
+    try:
+        _run(step, index, start, open_calls, stamps, clock)
+    except BaseException:
+        gate.release_all()  # never leave the calls held: the synchronisation below would wait forever
+        raise
+    if "resume" not in stamps:  # the start point never came: release and say so
+        gate.release_all()
+        raise RuntimeError("contention probe: the step never reached the point its collectives start at")
     cuda.current_stream(device).wait_stream(side)
     torch.cuda.synchronize(device)
     return (

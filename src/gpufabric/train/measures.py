@@ -81,7 +81,8 @@ class ScheduledBeside(TrainPart):
     issue_host_ms: float | None = Field(
         default=None,
         ge=0,
-        description="host time the hooks spent issuing the calls to the world (None: older documents)",
+        description="host time the hooks spent at the issue points during backward: issuing the calls "
+        "from Python, or behind a stream gate one driver call per point (None: older documents)",
     )
 
 
@@ -103,6 +104,12 @@ class Contention(TrainPart):
         le=1,
         description="fraction of backward where the collectives were issued and both backwards are timed "
         "from: the step's first backward call's ready point (0: backward's start; older documents: 0)",
+    )
+    gated: bool = Field(
+        default=False,
+        description="on GPUs the calls were enqueued before the step behind a stream gate the compute "
+        "stream opened at the start point (train.stream_gate: one driver call on the host there); "
+        "False: issued from Python at that point (no cuda-bindings, CPU ranks, older documents)",
     )
     scheduled: ScheduledBeside | None = Field(
         default=None,

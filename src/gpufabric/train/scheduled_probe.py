@@ -27,8 +27,10 @@ the compute they meet in the step, with its gaps. What it reads:
   the schedule's transfers and NCCL's launches cost.
 
 Each round after a barrier; per round the slowest rank, then the median over rounds (as the contention
-probe). GPU: the calls go through the process group's NCCL stream from a side stream that waits for the
-compute stream at each issue point; CPU (gloo): ``gloo_waiters`` stamps each issue point's works' end.
+probe). GPU: every call is enqueued before the step on a side stream, each issue point's calls behind a
+gate value the compute stream writes when backward reaches the point (``stream_gate``; without
+cuda-bindings they are issued from Python there, from a side stream that waits for the compute stream);
+CPU (gloo): ``gloo_waiters`` stamps each issue point's works' end.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ from gpufabric.train.gloo_waiters import GlooWaiters
 from gpufabric.train.measures import ScheduledBeside
 from gpufabric.train.result import CollectiveCall
 from gpufabric.train.schedule import END, SAME_POINT
+from gpufabric.train.stream_gate import StreamGate, open_gate
 from gpufabric.train.strategy import Mark, sync_world
 from gpufabric.train.timing import device_clock, elapsed_ms, issue, probe_buffers, slowest_per_step
 
@@ -100,10 +103,17 @@ def probe_scheduled(
     """The median over ``rounds`` of the slowest rank's scheduled backward and collectives; None where no
     call of backward is ready at a block's end or at backward's end (FSDP2's schedule has forward calls
     and gathers the twin cannot meet: its probe starts at backward's start, ``contention``). With
-    ``solo_group`` (this rank's own process group) each round also runs the same schedule there first."""
+    ``solo_group`` (this rank's own process group) each round also runs the same schedule there first,
+    where the calls are issued from Python. Not behind a gate: there the hooks only write a flag, and the
+    group is the twin's reducer's, whose all-reduces would queue on one NCCL stream behind gated calls
+    that open only after the compute stream has waited for them (2x H200, 2026-11-27 23:29: DDP hung)."""
     if not points.by_block:
         return None
-    schedule = _Schedule(step, calls, probe_buffers(calls, world_size, device), blocks, points, device)
+    gate = open_gate(device)
+    if gate is not None:
+        solo_group = None
+    pairs = probe_buffers(calls, world_size, device)
+    schedule = _Schedule(step, calls, pairs, blocks, points, device, gate)
     run = _scheduled_gpu if device.type == "cuda" else _scheduled_cpu
     backward_ms, comm_ms, issue_ms, solo_ms = [], [], [], []
     for index in range(rounds):
@@ -139,6 +149,7 @@ class _Schedule:
     blocks: Sequence[nn.Module]
     points: IssuePoints
     device: torch.device
+    gate: StreamGate | None
 
     def issue(self, which: list[int], group: Any) -> list[Any]:
         return [_issue_on(self.calls[i], self.pairs[i], group) for i in which]
@@ -194,23 +205,47 @@ def _hooked_step(
 
 
 def _scheduled_gpu(schedule: _Schedule, index: int, group: Any) -> _Round:
-    device = schedule.device
+    device, points, gate = schedule.device, schedule.points, schedule.gate
     cuda: Any = torch.cuda
     side = cuda.Stream(device)
     clock = device_clock(device)
     stamps: dict[str, Any] = {}
     works: list[Any] = []
+    # Behind a gate every call is enqueued before the step, each issue point's calls behind its own value
+    # in the order backward reaches them (the last block's end first); the hooks then only open the gate.
+    order = [points.by_block[b] for b in sorted(points.by_block, reverse=True)]
+    order += [points.at_end] if points.at_end else []
+    value_of = {id(which): value for value, which in enumerate(order, start=1)}
+    if gate is not None:
+        gate.reset()
+        with cuda.stream(side):
+            for which in order:
+                gate.hold(side, value_of[id(which)])
+                works.extend(schedule.issue(which, group))
+    opened: list[int] = []
 
     def issue_at(which: list[int]) -> None:
         if not which:
             return
-        side.wait_stream(cuda.current_stream(device))  # these calls start where compute is now
-        with cuda.stream(side):
-            works.extend(schedule.issue(which, group))
+        if gate is not None:
+            gate.release(cuda.current_stream(device), value_of[id(which)])
+            opened.append(value_of[id(which)])
+        else:
+            side.wait_stream(cuda.current_stream(device))  # these calls start where compute is now
+            with cuda.stream(side):
+                works.extend(schedule.issue(which, group))
         if "first" not in stamps:  # on the compute stream, once the first calls are issued
             stamps["first"] = clock()
 
-    _hooked_step(schedule, index, issue_at, stamps, clock)
+    try:
+        _hooked_step(schedule, index, issue_at, stamps, clock)
+    except BaseException:
+        if gate is not None:
+            gate.release_all()  # never leave calls held: the synchronisation would wait forever
+        raise
+    if gate is not None and len(opened) < len(order):
+        gate.release_all()
+        raise RuntimeError("scheduled probe: backward did not reach every point its collectives wait for")
     with cuda.stream(side):
         for work in works:
             work.wait()  # the side stream waits for NCCL's
