@@ -50,8 +50,8 @@ from gpufabric.train.gloo_waiters import GlooWaiters
 from gpufabric.train.measures import ScheduledBeside
 from gpufabric.train.result import CollectiveCall
 from gpufabric.train.schedule import END, SAME_POINT
-from gpufabric.train.stream_gate import StreamGate, open_gate
 from gpufabric.train.strategy import Mark, sync_world
+from gpufabric.train.stream_gate import StreamGate, open_gate
 from gpufabric.train.timing import device_clock, elapsed_ms, issue, probe_buffers, slowest_per_step
 
 Step = Callable[[int, Mark], None]
