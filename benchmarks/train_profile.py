@@ -57,7 +57,10 @@ def main() -> None:
             trainer.step(batches[i % len(batches)])
     lines = []
     for name, trainer in sides:
-        lines += _profiled(name, trainer, batches, args.steps, args.top, device)
+        side_lines, overlap = _profiled(name, trainer, batches, args.steps, args.top, device)
+        every_rank: list[Any] = [None] * world
+        dist.all_gather_object(every_rank, overlap)
+        lines += side_lines + [f"{name} overlap rank {r}: {o}" for r, o in enumerate(every_rank)]
     if dist.get_rank() == 0:
         print(
             f"# {args.strategy} {args.model} x{world}, batch {config.batch_size}, {args.steps} steps a side"
@@ -72,7 +75,9 @@ def _sync(device: torch.device) -> None:
     dist.barrier()
 
 
-def _profiled(name: str, trainer: Any, batches: Any, steps: int, top: int, device: torch.device) -> list[str]:
+def _profiled(
+    name: str, trainer: Any, batches: Any, steps: int, top: int, device: torch.device
+) -> tuple[list[str], str]:
     on_gpu = device.type == "cuda"
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if on_gpu else [])
     cuda: Any = torch.cuda  # Event's constructor is untyped
@@ -102,7 +107,27 @@ def _profiled(name: str, trainer: Any, batches: Any, steps: int, top: int, devic
     if on_gpu:
         by_device = sorted(events, key=lambda e: _device_us(e), reverse=True)[:top]
         lines += [_op_line(name, "gpu", _device_us(e), e, steps) for e in by_device]
-    return lines
+    return lines, _overlap_line(prof, steps)
+
+
+def _overlap_line(prof: Any, steps: int) -> str:
+    """Per step on this rank: how long compute kernels and NCCL's ran, and how long both at once. Beside
+    the twin's compute busy time this says what the collectives cost the compute inside the real step, and
+    the NCCL kernels' busy time says how long the collectives really ran beside it (the contention
+    probe's two rates, read off the step itself instead of a probe)."""
+    every = _busy_ms(prof)
+    compute = _busy_ms(prof, skip_nccl=True)
+    nccl = _busy_ms(prof, only_nccl=True)
+    both = compute + nccl - every
+    kernels = sum(
+        e.time_range.elapsed_us()
+        for e in prof.events()
+        if str(getattr(e, "device_type", "")).endswith("CUDA") and "nccl" not in e.name.lower()
+    )
+    return (
+        f"compute busy {compute / steps:.2f} ms, NCCL busy {nccl / steps:.2f} ms, both at once "
+        f"{both / steps:.2f} ms, compute kernels' summed time {kernels / 1e3 / steps:.2f} ms"
+    )
 
 
 def _op_line(side: str, where: str, self_us: float, event: Any, steps: int) -> str:
@@ -115,13 +140,14 @@ def _device_us(event: Any) -> float:
     return float(getattr(event, "self_device_time_total", getattr(event, "self_cuda_time_total", 0.0)))
 
 
-def _busy_ms(prof: Any, *, skip_nccl: bool = False) -> float:
+def _busy_ms(prof: Any, *, skip_nccl: bool = False, only_nccl: bool = False) -> float:
     """The union of the device kernels' intervals: time the GPU was running at least one kernel, ms.
     NCCL's kernels spin while they wait for peers, so without them it is the compute's busy time."""
     spans = []
     for event in prof.events():
         kind = str(getattr(event, "device_type", ""))
-        if skip_nccl and "nccl" in event.name.lower():
+        is_nccl = "nccl" in event.name.lower()
+        if (skip_nccl and is_nccl) or (only_nccl and not is_nccl):
             continue
         if kind.endswith("CUDA") and event.time_range.elapsed_us() > 0:
             spans.append((event.time_range.start, event.time_range.end))

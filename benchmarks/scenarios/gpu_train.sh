@@ -10,6 +10,7 @@
 # torch's default threads says what that policy changes (its step and its CPU time per step). The
 # summary, last, says met, MISS or unresolved per target; its closing lines are the targets' figures.
 #   benchmarks/gpu.sh train:predict  # only the two NVLink predictions, STEPS (96) steps a side, ~1.6 min
+#   benchmarks/gpu.sh train:profile  # the real step's compute and NCCL busy time per rank, ~1 min
 #   benchmarks/gpu.sh train:tests    # pytest -m gpu tests/train/test_gpu_train.py, ~1.5 min
 #   benchmarks/gpu.sh train        # ~4.5 min on 4x H100/H200 (2026-11-27 14:33, 4x H200, gpt-350m
 #                                  # everywhere: 188 s of steps; estimated since: gpt-760m's NVLink runs
@@ -74,13 +75,32 @@ fi
 if [ "${1:-}" = predict ]; then
   # `train:predict`: only the two NVLink predictions, with STEPS (default 96) steps a side, for a run whose
   # 20-step intervals left them unresolved (train.resolution: the half-width falls as 1/sqrt(steps)). ~1.5 min.
-  train ddp 90 "${MODEL_ARGS[@]}" --no-scaling --steps "${STEPS:-96}"
-  train fsdp 110 --strategy fsdp "${MODEL_ARGS[@]}" --no-scaling --steps "${STEPS:-96}"
+  # PREDICT: which of the two (default "ddp fsdp"), e.g. PREDICT=ddp for an A/B of a probe's setting.
+  predict="${PREDICT:-ddp fsdp}"
+  [[ " $predict " == *" ddp "* ]] && train ddp 90 "${MODEL_ARGS[@]}" --no-scaling --steps "${STEPS:-96}"
+  [[ " $predict " == *" fsdp "* ]] && train fsdp 110 --strategy fsdp "${MODEL_ARGS[@]}" --no-scaling --steps "${STEPS:-96}"
   python3 benchmarks/train_summary.py "$R" 2>&1 | grep -E '^(DDP|FSDP) NVLink|NVLink:' >"$R/summary-lines.txt"
   # Each run's prediction term by term (free overlap, contention from where its probe started, the
   # host-path bound) and the inside-step probe's two terms: blocks slower, or time between blocks.
-  python3 benchmarks/train_replay.py "$R/ddp.json" "$R/fsdp.json" 2>&1 | sed "s|$R/||" >>"$R/summary-lines.txt"
+  python3 benchmarks/train_replay.py $(ls "$R"/ddp.json "$R"/fsdp.json 2>/dev/null) 2>&1 | sed "s|$R/||" >>"$R/summary-lines.txt"
   while IFS= read -r line; do record "$line"; done <"$R/summary-lines.txt"
+  tar -czf "$OUT/train-runs.tgz" -C "$OUT" runs 2>/dev/null && rm -rf "$R"
+  print_summary
+  return 0 2>/dev/null || exit 0
+fi
+if [ "${1:-}" = profile ]; then
+  # `train:profile`: benchmarks/train_profile.py for DDP and FSDP on every GPU (3 steps a side under
+  # torch.profiler): per rank, the compute kernels' and NCCL's busy time inside the real step and the
+  # twin's, so the contention the step really pays can be set beside the contention probe's. ~1 min.
+  for strategy in ddp fsdp; do
+    t0=$(now)
+    timeout 120 python3 -m torch.distributed.run --standalone --nproc_per_node "$N" benchmarks/train_profile.py \
+      --strategy "$strategy" "${MODEL_ARGS[@]}" --steps 3 >"$R/profile-$strategy.txt" 2>"$R/profile-$strategy.err"
+    record "profile $strategy x$N: exit $? wall $(since "$t0") s"
+    grep -E '^(synced|twin)( overlap rank [0-9]+)?:' "$R/profile-$strategy.txt" | while IFS= read -r line; do
+      record "profile $strategy $line"
+    done
+  done
   tar -czf "$OUT/train-runs.tgz" -C "$OUT" runs 2>/dev/null && rm -rf "$R"
   print_summary
   return 0 2>/dev/null || exit 0

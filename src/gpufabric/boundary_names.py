@@ -46,6 +46,11 @@ BUFFER_ALLOCATORS: tuple[BufferAllocator, ...] = ("cuda", "nccl")
 """How the direct engine allocates each collective's send and receive buffers: ``cuda`` (default,
 ``cudaMalloc``) or ``nccl`` (``ncclMemAlloc``, as nccl-tests 2.19 built against NCCL 2.19+ allocates its
 own; ``engines.nccl.cuda.DeviceBuffer``)."""
+PROBE_BUFFERS_ENV = "GPUFABRIC_PROBE_BUFFERS"
+PROBE_BUFFER_LAYOUTS = ("distinct", "shared")
+"""How train-bench's probes hold the step's collectives: ``distinct`` (default), a buffer per call as the
+step's own DDP buckets and FSDP shards are, or ``shared`` by calls of equal shape (less memory: one
+25 MB buffer serves every 25 MB bucket; ``train.timing.probe_buffers``)."""
 GLOO_DEVICES_ENV = "GPUFABRIC_GLOO_DEVICES"
 """How many times a gloo rank lists its interface (``tune --path socket``'s knob)."""
 NO_METADATA_ENV = "GPUFABRIC_NO_METADATA"

@@ -1,7 +1,8 @@
 """What a run can resolve of its exposed communication (``train.resolution``) and the prediction's rates
 on a host-paced step (``predict``), on the documents of a real run: ``benchmarks/gpu.sh train`` on 4x
 NVIDIA H200, 2026-11-27 14:33 UTC (benchmarks/results/2026-11-27-h200x4-s5/train/train-runs.tgz). The
-figures below are read from those documents (their ``phases`` samples and ``comm.calls``), not invented."""
+figures below are read from those documents (their ``phases`` samples and ``comm.calls``), not invented;
+one test reads a gated probe's run of 2026-11-28 (benchmarks/results/2026-11-28-h200x4-s9)."""
 
 from __future__ import annotations
 
@@ -112,6 +113,26 @@ def test_a_host_paced_step_keeps_compute_at_full_speed_so_the_tail_is_what_is_le
     assert p is not None
     tail = sum(c.isolated_ms or 0.0 for c in run.comm.calls if c.ready_at == 1.0)
     assert p.comm_exposed_ms == pytest.approx(tail) and p.contention_ms == pytest.approx(0.0)
+
+
+GATED_TGZ = ROOT / "benchmarks" / "results" / "2026-11-28-h200x4-s9" / "call1-gated" / "train-predict"
+
+
+def test_a_gated_probe_keeps_its_compute_rate_on_a_host_paced_step(tmp_path: Path) -> None:
+    # 4x H200, 2026-11-28 00:59 UTC, gpt-760m DDP (benchmarks/gpu.sh train:predict): twin host/device
+    # 44.84 / 45.66 (0.98, host-paced by the threshold), the contention probe gated: compute 68%,
+    # collectives 56%. Its calls cost the host nothing, so that compute rate holds for the step: the
+    # prediction keeps it (contention above zero), where the 14:33 run's Python-issued probe did not.
+    with tarfile.open(GATED_TGZ / "train-runs.tgz") as archive:
+        archive.extractall(tmp_path, members=[archive.getmember("runs/ddp.json")], filter="data")
+    run = _run(tmp_path / "runs", "ddp")
+    probe, host = run.comm.contention, run.comm.host_path
+    assert probe is not None and probe.gated and host is not None and host.host_paced >= 0.9
+    p = predict(run)
+    assert p is not None and p.contention_ms > 1.0
+    # The comm bound (free overlap 1.00 + contention) now sets the prediction, above the host path's.
+    assert p.host_bound_ms is not None and p.comm_exposed_ms > p.host_bound_ms
+    assert p.predicted_comm_ms == pytest.approx(p.comm_exposed_ms)
 
 
 def test_fsdp_sockets_is_unresolved_where_its_interval_reaches_the_band_and_the_others_are_met(

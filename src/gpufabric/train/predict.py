@@ -178,12 +178,18 @@ def _rates(result: TrainResult) -> Rates:
     NCCL's SMs slow ends inside that wait and moves no later point of the step (the host's issue is the
     compute clock); the collectives keep the rate the probe measured beside that compute. On 4x H200
     (2026-11-27 14:33 UTC, gpt-350m DDP, twin host/device 0.996) the compute rate of 83% added 1.01 ms
-    of the 1.67 ms predicted where the step showed -0.45 +- 2.92 ms."""
+    of the 1.67 ms predicted where the step showed -0.45 +- 2.92 ms. That holds for a probe whose calls
+    the host issued from Python beside the compute (their issue added host gaps the step does not have);
+    a gated probe (``Contention.gated``: the calls enqueued before the step, opened by the compute stream)
+    costs the host nothing, so its compute rate is the device's under the same host pacing as the step's
+    twin, and it is kept: on 4x H200 (2026-11-28, gpt-760m DDP) the twin's host/device read 0.87 one day
+    and 0.98 the next on the same step, and the threshold moved the prediction from 5.4 to 2.0 ms where
+    the step measured 3.94 and 3.92."""
     probe = result.comm.contention
     if probe is None:
         return Rates()
     host = result.comm.host_path
-    if host is not None and host.on_device and host.host_paced >= HOST_PACED_AT:
+    if host is not None and host.on_device and host.host_paced >= HOST_PACED_AT and not probe.gated:
         return Rates(compute=1.0, comm=probe.comm_rate)
     return Rates(compute=probe.compute_rate, comm=probe.comm_rate)
 

@@ -8,6 +8,7 @@ every rank and reduced with max per step: a data-parallel step ends when its slo
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
 import warnings
@@ -18,6 +19,7 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
+from gpufabric.boundary_names import PROBE_BUFFER_LAYOUTS, PROBE_BUFFERS_ENV
 from gpufabric.train.result import CollectiveCall
 
 
@@ -181,7 +183,10 @@ def issue(call: CollectiveCall, send: torch.Tensor, recv: torch.Tensor, *, async
 def probe_buffers(
     calls: list[CollectiveCall], world_size: int, device: torch.device
 ) -> list[tuple[torch.Tensor, torch.Tensor]]:
-    """(send, receive) for each call; buffers of equal shape are allocated once and shared."""
+    """(send, receive) for each call: its own, as each of the step's buckets and shards is its own memory,
+    or, with ``GPUFABRIC_PROBE_BUFFERS=shared``, one pair per shape that every call of that shape uses."""
+    if os.environ.get(PROBE_BUFFERS_ENV, PROBE_BUFFER_LAYOUTS[0]) != "shared":
+        return [_buffers(call, world_size, device) for call in calls]
     buffers: dict[tuple[str, int, str], tuple[torch.Tensor, torch.Tensor]] = {}
     for call in calls:
         key = (call.kind, call.size_bytes, call.dtype)
