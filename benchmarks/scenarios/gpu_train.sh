@@ -95,7 +95,7 @@ if [ "${1:-}" = profile ]; then
   for strategy in ddp fsdp; do
     t0=$(now)
     timeout 120 python3 -m torch.distributed.run --standalone --nproc_per_node "$N" benchmarks/train_profile.py \
-      --strategy "$strategy" "${MODEL_ARGS[@]}" --steps 3 >"$R/profile-$strategy.txt" 2>"$R/profile-$strategy.err"
+      --strategy "$strategy" "${MODEL_ARGS[@]}" --steps 3 --kernels-only >"$R/profile-$strategy.txt" 2>"$R/profile-$strategy.err"
     record "profile $strategy x$N: exit $? wall $(since "$t0") s"
     grep -E '^(synced|twin)( overlap rank [0-9]+)?:' "$R/profile-$strategy.txt" | while IFS= read -r line; do
       record "profile $strategy $line"
