@@ -10,6 +10,7 @@
 # torch's default threads says what that policy changes (its step and its CPU time per step). The
 # summary, last, says met, MISS or unresolved per target; its closing lines are the targets' figures.
 #   benchmarks/gpu.sh train:predict  # only the two NVLink predictions, STEPS (96) steps a side, ~1.6 min
+#   benchmarks/gpu.sh train:scaling  # FSDP's scaling beside the reference loop's, ROUNDS (3) rounds, ~3 min
 #   benchmarks/gpu.sh train:profile  # the real step's compute and NCCL busy time per rank, ~1 min
 #   benchmarks/gpu.sh train:tests    # pytest -m gpu tests/train/test_gpu_train.py, ~1.5 min
 #   benchmarks/gpu.sh train        # ~4.5 min on 4x H100/H200 (2026-11-27 14:33, 4x H200, gpt-350m
@@ -83,6 +84,24 @@ if [ "${1:-}" = predict ]; then
   # Each run's prediction term by term (free overlap, contention from where its probe started, the
   # host-path bound) and the inside-step probe's two terms: blocks slower, or time between blocks.
   python3 benchmarks/train_replay.py $(ls "$R"/ddp.json "$R"/fsdp.json 2>/dev/null) 2>&1 | sed "s|$R/||" >>"$R/summary-lines.txt"
+  while IFS= read -r line; do record "$line"; done <"$R/summary-lines.txt"
+  tar -czf "$OUT/train-runs.tgz" -C "$OUT" runs 2>/dev/null && rm -rf "$R"
+  print_summary
+  return 0 2>/dev/null || exit 0
+fi
+if [ "${1:-}" = scaling ]; then
+  # `train:scaling`: only FSDP's scaling efficiency beside the reference loop's (train-bench fsdp with its
+  # one-GPU run, the reference on 1 and N GPUs), ROUNDS times (default 3, ~1 min each) one after the
+  # other on this machine, each round in runs/round-K; benchmarks/train_scaling_rounds.py then judges the
+  # rounds' mean gap with its 95% interval: one round moves with the host too much to judge 10 points.
+  top="$R"
+  for k in $(seq 1 "${ROUNDS:-3}"); do
+    R="$top/round-$k"; mkdir -p "$R"
+    train fsdp 70 --strategy fsdp "${MODEL_ARGS[@]}"
+    reference fsdp 1; reference fsdp "$N"
+  done
+  R="$top"
+  python3 benchmarks/train_scaling_rounds.py fsdp "$R"/round-* >"$R/summary-lines.txt" 2>&1
   while IFS= read -r line; do record "$line"; done <"$R/summary-lines.txt"
   tar -czf "$OUT/train-runs.tgz" -C "$OUT" runs 2>/dev/null && rm -rf "$R"
   print_summary
