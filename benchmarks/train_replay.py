@@ -48,6 +48,9 @@ def replay_line(name: str, result: TrainResult) -> str:
             probe_text += (
                 f", hooks' host time at the issue points {probe.scheduled.issue_host_ms:.2f} ms ({how})"
             )
+    waited = _waited_for_text(result)
+    if waited:
+        probe_text += f"; {waited}"
     # The overlap model without contention: what the prediction's communication bound is less the term
     # contention adds (both computed by predict; without recorded phases there is no overlap to play).
     has_overlap = result.phases is not None and now.comm_exposed_ms is not None
@@ -68,6 +71,31 @@ def replay_line(name: str, result: TrainResult) -> str:
         f"{host}; {probe_text}): {now.agreement_pct:.0f}% {target_status(now)}"
         f"{f', ~{needed} steps a side to judge it' if needed else ''}{inside}"
     )
+
+
+def _waited_for_text(result: TrainResult) -> str:
+    """The rates of one rank computing while the others wait at the calls (``train.waited_for``, from
+    2026-11-28 on) and what the model predicts with them in place of every rank computing: a diagnostic
+    beside the prediction, to read against the measured exposed time before the model takes them."""
+    probe = result.comm.contention
+    if probe is None or probe.waited_for is None or probe.waited_for_rates is None:
+        return ""
+    waited = probe.waited_for
+    compute, comm = probe.waited_for_rates
+    swapped = probe.model_copy(
+        update={
+            "backward_alone_ms": waited.backward_alone_ms,
+            "backward_beside_ms": waited.backward_beside_ms,
+            "comm_beside_ms": waited.comm_beside_ms,
+        }
+    )
+    alternative = predict(
+        result.model_copy(update={"comm": result.comm.model_copy(update={"contention": swapped})})
+    )
+    with_them = (
+        f": {alternative.predicted_comm_ms:.2f} ms ({alternative.agreement_pct:.0f}%)" if alternative else ""
+    )
+    return f"the rank waited for: compute {compute:.0%}, collectives {comm:.0%}{with_them}"
 
 
 def main(paths: list[Path]) -> int:

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from gpufabric.train.config import MODEL_PRESETS
-from gpufabric.train.measures import RATE_FLOOR, Contention
 from gpufabric.train.predict import predict
+from gpufabric.train.probe_measures import RATE_FLOOR, Contention, WaitedForBeside
 from gpufabric.train.result import CollectiveCall, CommPayload, PhaseSplit, StepTimes, TrainResult
 from gpufabric.train.schedule import Rates, exposed_ms
 from gpufabric.train.verdict import agreement_verdict
@@ -28,6 +28,24 @@ def test_rates_from_the_probe_when_the_collectives_end_inside_backward() -> None
     )
     assert probe.overlap_ms == 8.0
     assert probe.compute_rate == pytest.approx(0.5) and probe.comm_rate == pytest.approx(0.5)
+
+
+def test_the_waited_for_rank_s_rates_use_the_same_calls_alone() -> None:
+    # Every rank computing: backward 24.71 alone, 29.47 beside, calls 8.46 alone and 15.07 beside (4x H200,
+    # 2026-11-28 00:59): overlap 15.07, compute 24.71 - (29.47 - 15.07) = 10.31 done (0.684), calls 0.561.
+    # One rank computing while the others wait: backward 24.7 alone, 28.7 beside, the calls done 9.0 ms
+    # after their issue: overlap 9.0, compute 24.7 - 19.7 = 5.0 done (0.556), calls 8.46 / 9.0 (0.94).
+    waited = WaitedForBeside(backward_alone_ms=24.7, backward_beside_ms=28.7, comm_beside_ms=9.0, rounds=10)
+    probe = Contention(
+        backward_alone_ms=24.71, backward_beside_ms=29.47, comm_beside_ms=15.07, comm_alone_ms=8.46,
+        rounds=10, waited_for=waited,
+    )  # fmt: skip
+    assert probe.compute_rate == pytest.approx(10.31 / 15.07)
+    assert probe.comm_rate == pytest.approx(8.46 / 15.07)
+    rates = probe.waited_for_rates
+    assert rates is not None
+    assert rates[0] == pytest.approx(5.0 / 9.0) and rates[1] == pytest.approx(8.46 / 9.0)
+    assert probe.model_copy(update={"waited_for": None}).waited_for_rates is None
 
 
 def test_rates_from_the_probe_when_the_collectives_outlast_backward() -> None:

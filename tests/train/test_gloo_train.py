@@ -213,6 +213,8 @@ def test_fsdp_on_gloo_counts_gathers_and_scatters(tmp_path: Path, inside_step_ra
     # FSDP2's first backward gather is ready at backward's start: the contention probe starts there.
     assert result.comm.contention.starts_at == 0.0
     assert result.comm.contention.scheduled is None  # the twin cannot meet FSDP2's gathers
+    waited = result.comm.contention.waited_for  # one rank computing, from backward's start as well
+    assert waited is not None and waited.rounds == 2 and waited.backward_beside_ms > 0
     inside_step_ran(result, 2)
     assert "mesh of the rank alone" in result.compute_method  # the twin is FSDP2 itself, not a bare replica
     assert read_train_document(tmp_path / "run" / "train.json") == result
@@ -245,6 +247,21 @@ def test_ddp_contention_probe_starts_where_the_first_bucket_is_ready(
     assert scheduled.backward_solo_ms is not None and scheduled.backward_solo_ms > 0
     assert scheduled.issue_host_ms is not None and scheduled.issue_host_ms > 0
     assert not result.comm.contention.gated  # gloo ranks issue from Python: no CUDA stream to gate
+    # One rank at a time computed beside the calls while the other waited at them: its backward from the
+    # same start point, and the calls from their issue there to their end (they need the waiting rank's
+    # part, already issued, so they run past the point on the computing rank's clock).
+    waited = result.comm.contention.waited_for
+    assert waited is not None and waited.rounds == 2
+    assert waited.backward_alone_ms > 0 and waited.backward_beside_ms > 0 and waited.comm_beside_ms > 0
+    rates = result.comm.contention.waited_for_rates
+    assert rates is not None and all(0 < rate <= 1 for rate in rates)
+    # benchmarks/train_replay.py prints those rates and the prediction they would give, beside the run's.
+    replay = Path(__file__).resolve().parents[2] / "benchmarks" / "train_replay.py"
+    printed = subprocess.run(
+        [sys.executable, str(replay), str(tmp_path / "run" / "train.json")],
+        capture_output=True, text=True, timeout=120, check=True,
+    ).stdout  # fmt: skip
+    assert f"the rank waited for: compute {rates[0]:.0%}, collectives {rates[1]:.0%}: " in printed
     lost = result.comm.contention.scheduled_compute_lost_ms
     assert lost == scheduled.backward_ms - scheduled.backward_solo_ms
     inside_step_ran(result, 2)

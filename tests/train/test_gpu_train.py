@@ -75,6 +75,9 @@ def test_ddp_on_nccl_counts_bf16_gradients(
     assert probe is not None and probe.backward_beside_ms > 0 and probe.comm_beside_ms >= 0
     # The lent GPU hosts have cuda-bindings (the direct engine's): the calls wait behind a stream gate.
     assert probe.gated
+    # ...and again with one rank computing while the others wait at the calls (gated the same way).
+    assert probe.waited_for is not None and probe.waited_for.rounds == probe.rounds
+    assert probe.waited_for.backward_beside_ms > 0 and probe.waited_for.comm_beside_ms > 0
     host = result.comm.host_path  # the host-path probe: issue time of a synced step and of its twin
     assert host is not None and min(host.twin_host_ms, host.synced_host_ms, host.twin_device_ms) > 0
     # The contention probe starts where the first bucket is ready (block_marks' hook on the autograd

@@ -48,7 +48,7 @@ from torch import nn
 
 from gpufabric.train.block_marks import Point, mark_blocks
 from gpufabric.train.gloo_waiters import GlooWaiters
-from gpufabric.train.measures import Contention
+from gpufabric.train.probe_measures import Contention
 from gpufabric.train.result import CollectiveCall
 from gpufabric.train.schedule import SAME_POINT
 from gpufabric.train.strategy import Mark, sync_world
@@ -96,12 +96,9 @@ def probe_contention(
     alone_ms, beside_ms, comm_ms = [], [], []
     for index in range(rounds):
         sync_world(device)
-        alone_ms.append(_alone(step, index, device, start))
+        alone_ms.append(backward_alone(step, index, device, start))
         sync_world(device)
-        if device.type == "cuda":
-            backward, comm = _beside_gpu(step, index, calls, pairs, device, start, gate)
-        else:
-            backward, comm = _beside_cpu(step, index, calls, pairs, device, start)
+        backward, comm = backward_beside(step, index, calls, pairs, device, start, gate)
         beside_ms.append(backward)
         comm_ms.append(comm)
     sync_world(device)
@@ -147,7 +144,8 @@ def _run(
             remove()
 
 
-def _alone(step: Step, index: int, device: torch.device, start: Start | None) -> float:
+def backward_alone(step: Step, index: int, device: torch.device, start: Start | None) -> float:
+    """The twin's backward from ``start`` (its forward mark where None) to its end, alone, ms."""
     clock, stamps = device_clock(device), {}
 
     def begin() -> None:
@@ -157,6 +155,22 @@ def _alone(step: Step, index: int, device: torch.device, start: Start | None) ->
     if device.type == "cuda":
         torch.cuda.synchronize(device)
     return elapsed_ms(device, stamps["start"], stamps["backward"])
+
+
+def backward_beside(
+    step: Step,
+    index: int,
+    calls: list[CollectiveCall],
+    pairs: list[Any],
+    device: torch.device,
+    start: Start | None,
+    gate: StreamGate | None,
+) -> tuple[float, float]:
+    """The twin's backward with ``calls`` issued at ``start`` beside it, and the calls' time, both from
+    where they were issued to their end, ms."""
+    if device.type == "cuda":
+        return _beside_gpu(step, index, calls, pairs, device, start, gate)
+    return _beside_cpu(step, index, calls, pairs, device, start)
 
 
 def _beside_gpu(

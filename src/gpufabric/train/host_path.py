@@ -23,7 +23,7 @@ from collections.abc import Callable
 
 import torch
 
-from gpufabric.train.measures import HostPath
+from gpufabric.train.probe_measures import HostPath
 from gpufabric.train.strategy import Mark, sync_world
 from gpufabric.train.timing import device_clock, elapsed_ms, slowest_per_step
 

@@ -30,7 +30,7 @@ import torch.distributed as dist
 from torch import nn
 
 from gpufabric.train.block_marks import Point, mark_blocks
-from gpufabric.train.measures import InsideStep
+from gpufabric.train.probe_measures import InsideStep
 from gpufabric.train.strategy import Mark, sync_world
 from gpufabric.train.timing import device_clock, elapsed_ms
 

@@ -11,8 +11,9 @@ Any launcher can start it (ours, torchrun, mpirun, srun): identity comes from th
    (the device idle, the ranks together: ``timing.time_phased_steps`` says why);
 4. the probes: the step's collectives alone, back to back (``timing.probe_collectives``), the cost of a
    collective that moves nothing (``timing.probe_latency``), the twin's backward with those
-   collectives beside it (``contention.probe_contention``; under DDP again with each call issued where
-   the step issues it, ``scheduled_probe``), and the host time to issue a synced step against its
+   collectives beside it (``contention.probe_contention``; again with one rank computing while the
+   others wait at the calls, ``waited_for``; under DDP again with each call issued where the step
+   issues it, ``scheduled_probe``), and the host time to issue a synced step against its
    twin's (``host_path.probe_host_path``);
 5. with ``scaling``, rank 0 alone times the twin (the 1-GPU baseline, same batch) while the rest wait
    asleep (``strategy.idle_barrier``), not spinning a core each.
@@ -122,6 +123,7 @@ def _measure(config: TrainConfig, identity: RankIdentity, device: Any, on_gpu: b
         time_steps,
     )
     from gpufabric.train.transformer import synthetic_batches
+    from gpufabric.train.waited_for import probe_waited_for
 
     world = identity.world_size
     parallel = wrap(config, device, on_gpu, world)
@@ -179,6 +181,17 @@ def _measure(config: TrainConfig, identity: RankIdentity, device: Any, on_gpu: b
             device=device,
             start=start,
         )
+        # The same calls as the rank the others wait for meets them: one rank computing at a time.
+        waited_for = probe_waited_for(
+            compute,
+            calls,
+            rounds=config.probe_iters,
+            rank=identity.rank,
+            world_size=world,
+            device=device,
+            start=start,
+        )
+        contention = contention.model_copy(update={"waited_for": waited_for})
         if start is not None:  # DDP: the same backward beside the calls issued where the step issues them
             scheduled = probe_scheduled(
                 compute,

@@ -21,16 +21,17 @@ from gpufabric.results.model import RunMetadata
 from gpufabric.results.readers.train_document import is_train_document
 from gpufabric.train.config import ModelSpec, Strategy
 from gpufabric.train.measures import CollectiveCall as CollectiveCall  # re-exported: the parts
-from gpufabric.train.measures import CollectiveKind, TrainPart
+from gpufabric.train.measures import CollectiveKind
 from gpufabric.train.measures import CommPayload as CommPayload
-from gpufabric.train.measures import Contention as Contention
-from gpufabric.train.measures import HostPath as HostPath
-from gpufabric.train.measures import InsideStep as InsideStep
 from gpufabric.train.measures import PhaseSplit as PhaseSplit
 from gpufabric.train.measures import Prediction as Prediction
 from gpufabric.train.measures import Scaling as Scaling
 from gpufabric.train.measures import StepTimes as StepTimes
+from gpufabric.train.part import TrainPart
 from gpufabric.train.peaks import PeakFlops
+from gpufabric.train.probe_measures import Contention as Contention
+from gpufabric.train.probe_measures import HostPath as HostPath
+from gpufabric.train.probe_measures import InsideStep as InsideStep
 
 TRAIN_SCHEMA_VERSION = 1
 

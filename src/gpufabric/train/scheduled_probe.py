@@ -47,7 +47,7 @@ from torch import nn
 
 from gpufabric.train.block_marks import Point, mark_blocks
 from gpufabric.train.gloo_waiters import GlooWaiters
-from gpufabric.train.measures import ScheduledBeside
+from gpufabric.train.probe_measures import ScheduledBeside
 from gpufabric.train.result import CollectiveCall
 from gpufabric.train.schedule import END, SAME_POINT
 from gpufabric.train.strategy import Mark, sync_world
