@@ -1,5 +1,5 @@
 """Contention in the overlap model: the rates the probe's four times give, and what they do to a step
-(``train.measures.Contention``, ``train.schedule.exposed_ms`` with ``Rates``, ``train.predict``). Pure
+(``train.probe_measures.Contention``, ``train.schedule.exposed_ms`` with ``Rates``, ``train.predict``). Pure
 arithmetic; every expected value is worked out by hand in the comments."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The inside-step probe's two terms (``measures.InsideStep``) and the verdict's words for them (the
+"""The inside-step probe's two terms (``probe_measures.InsideStep``) and the verdict's words for them (the
 probe itself runs in tests/train/test_gloo_train.py on CPU ranks and tests/train/test_gpu_train.py)."""
 
 from __future__ import annotations
