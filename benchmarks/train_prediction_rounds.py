@@ -8,37 +8,29 @@ measured exposed time carries its steps' noise (its 95% interval) and the run-to
 machine on top: on 4x H200 (2026-11-28) eight DDP runs of 96 steps measured 2.07-4.14 ms where each
 run's own interval was +-0.3-1.1 ms, and FSDP's 20-step runs 15.2-39.1 ms. This prints each run's
 measured / predicted, then their mean with its 95% interval (Student's t over the runs, each run one
-sample) and the rule of ``gpufabric.train.resolution`` on the +-15% band: ``met`` where the interval lies
-inside 85-115%, ``MISS`` where it lies wholly outside, ``unresolved`` where it reaches across an edge.
+sample) and the rule of ``gpufabric.train.resolution`` on the +-15% band, as for one run: ``met`` where
+the mean lies in 85-115%, ``MISS`` where its whole interval lies outside, ``unresolved`` where the mean
+lies outside but its interval reaches in.
 Documents of another configuration than the first are left out and said so.
 """
 
 from __future__ import annotations
 
-import statistics
 import sys
 from pathlib import Path
 
 from gpufabric.train import TrainResult, read_train_document
 from gpufabric.train.predict import predict
-from gpufabric.train.resolution import t_975
+from gpufabric.train.resolution import pooled_status
 
 BAND = (85.0, 115.0)  # the target: predicted within +-15% of measured, as measured / predicted in percent
 
 
 def verdict(ratios: list[float]) -> str:
-    mean = statistics.fmean(ratios)
-    if len(ratios) < 2:
-        return f"{mean:.0f}% from one run (no interval; train_summary.py judges one run by its steps)"
-    half = t_975(len(ratios) - 1) * statistics.stdev(ratios) / len(ratios) ** 0.5
-    low, high = mean - half, mean + half
-    if BAND[0] <= low and high <= BAND[1]:
-        status = "met"
-    elif high < BAND[0] or low > BAND[1]:
-        status = "MISS"
-    else:
-        status = "unresolved: the interval reaches across the band's edge"
-    return f"mean {mean:.0f}% (95% {low:.0f}..{high:.0f}%) over {len(ratios)} runs: {status}"
+    mean, half, status = pooled_status(ratios, *BAND)
+    if half is None:
+        return f"{mean:.0f}% from one run (no interval): {status}"
+    return f"mean {mean:.0f}% (95% {mean - half:.0f}..{mean + half:.0f}%) over {len(ratios)} runs: {status}"
 
 
 def main(paths: list[Path]) -> int:

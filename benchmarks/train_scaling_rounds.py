@@ -10,19 +10,18 @@ on four step times taken at four moments, and FSDP's steps are paced by the host
 a single round cannot judge a 10-point target. This prints each round's gap (train-bench minus the
 reference, in points), then the rounds' mean gap with its 95% interval (Student's t over rounds: the
 rounds are the samples, each a paired comparison) and the verdict of ``gpufabric.train.resolution``'s
-rule applied to the band: ``met`` where the interval lies inside +-10 points, ``MISS`` where it lies
-wholly outside, ``unresolved`` where it reaches across the band's edge (with one round, no interval:
-its gap alone, as ``train_summary.py`` judges it).
+rule on the +-10-point band, as for one run's prediction: ``met`` where the mean gap lies in the band,
+``MISS`` where its whole interval lies outside, ``unresolved`` where the mean lies outside but its
+interval reaches in (one round: its gap alone, as ``train_summary.py`` judges it).
 """
 
 from __future__ import annotations
 
-import statistics
 import sys
 from pathlib import Path
 
 from gpufabric.train import TrainResult, read_train_document
-from gpufabric.train.resolution import t_975
+from gpufabric.train.resolution import pooled_status
 
 sys.path.insert(0, str(Path(__file__).parent))
 from train_summary import SCALING_GAP_TARGET, _reference  # the one rule for the target and the reference
@@ -46,18 +45,11 @@ def round_gap(folder: Path, strategy: str) -> tuple[float, float, float] | None:
 
 def verdict(gaps: list[float]) -> str:
     band = 100 * SCALING_GAP_TARGET
-    mean = statistics.fmean(gaps)
-    if len(gaps) < 2:
-        return f"gap {mean:+.1f} points, one round: {'met' if abs(mean) <= band else 'MISS'} (no interval)"
-    half = t_975(len(gaps) - 1) * statistics.stdev(gaps) / len(gaps) ** 0.5
-    low, high = mean - half, mean + half
-    if -band <= low and high <= band:
-        status = "met"
-    elif high < -band or low > band:
-        status = "MISS"
-    else:
-        status = f"unresolved: the interval reaches across the +-{band:.0f}-point band"
-    return f"mean gap {mean:+.1f} points (95% {low:+.1f}..{high:+.1f}) over {len(gaps)} rounds: {status}"
+    mean, half, status = pooled_status(gaps, -band, band)
+    if half is None:
+        return f"gap {mean:+.1f} points, one round: {status} (no interval)"
+    interval = f"95% {mean - half:+.1f}..{mean + half:+.1f}"
+    return f"mean gap {mean:+.1f} points ({interval}) over {len(gaps)} rounds: {status}"
 
 
 def main(strategy: str, folders: list[Path]) -> int:

@@ -16,6 +16,7 @@ from gpufabric.train import TrainAB, TrainResult, read_train_document
 from gpufabric.train.predict import predict
 from gpufabric.train.resolution import (
     exposed_interval_ms,
+    pooled_status,
     steps_to_resolve,
     t_975,
     target_status,
@@ -213,6 +214,17 @@ def test_the_96_step_ddp_run_sits_at_the_band_edge_so_it_needs_thousands_of_step
     assert p is not None and run.phases is not None and target_status(p) == "unresolved"
     assert p.resolve_steps is not None and p.resolve_steps > 1000
     _assert_first_count_off_the_band(p, run.phases, p.resolve_steps)
+
+
+def test_runs_pooled_are_judged_by_the_same_rule_on_their_mean() -> None:
+    # 75, 69, 40, 93, 63 and 76% (4x H200 DDP, 2026-11-28): mean 69.33, standard deviation 17.53, t(5)
+    # 2.571, half-width 2.571 x 17.53 / sqrt(6) = 18.40: 50.9..87.7 reaches into 85..115: unresolved.
+    mean, half, status = pooled_status([75, 69, 40, 93, 63, 76], 85, 115)
+    assert mean == pytest.approx(69.333, abs=1e-3) and half == pytest.approx(18.40, abs=0.01)
+    assert status == "unresolved"
+    assert pooled_status([98, 70, 130], 85, 115)[2] == "met"  # the mean in the band, however wide
+    assert pooled_status([60, 62, 61], 85, 115)[2] == "MISS"  # the whole interval below it
+    assert pooled_status([80.0], 85, 115) == (80.0, None, "MISS")  # one run, no interval: the plain rule
 
 
 def test_an_older_document_without_an_interval_keeps_the_plain_rule() -> None:

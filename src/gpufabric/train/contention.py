@@ -91,14 +91,13 @@ def probe_contention(
     device: torch.device,
     start: Start | None = None,
 ) -> Contention:
-    pairs = probe_buffers(calls, world_size, device)
-    gate = open_gate(device)
+    run = BesideRun.of(step, calls, world_size=world_size, device=device, start=start)
     alone_ms, beside_ms, comm_ms = [], [], []
     for index in range(rounds):
         sync_world(device)
-        alone_ms.append(backward_alone(step, index, device, start))
+        alone_ms.append(run.alone(index))
         sync_world(device)
-        backward, comm = backward_beside(step, index, calls, pairs, device, start, gate)
+        backward, comm = run.beside(index)
         beside_ms.append(backward)
         comm_ms.append(comm)
     sync_world(device)
@@ -112,20 +111,65 @@ def probe_contention(
         comm_alone_ms=comm_alone_ms,
         rounds=rounds,
         starts_at=start.fraction if start is not None else 0.0,
-        gated=gate is not None,
+        gated=run.gate is not None,
     )
 
 
+@dataclass(frozen=True)
+class BesideRun:
+    """What every round of the probe runs (and ``waited_for``'s): the twin's step, the step's calls on
+    their buffers, where they start, and the gate that holds them on GPUs (None: issued from Python)."""
+
+    step: Step
+    calls: list[CollectiveCall]
+    pairs: list[Any]
+    device: torch.device
+    start: Start | None
+    gate: StreamGate | None
+
+    @classmethod
+    def of(
+        cls,
+        step: Step,
+        calls: list[CollectiveCall],
+        *,
+        world_size: int,
+        device: torch.device,
+        start: Start | None,
+    ) -> BesideRun:
+        pairs = probe_buffers(calls, world_size, device)
+        return cls(step, calls, pairs, device, start, open_gate(device))
+
+    def issue_all(self) -> list[Any]:
+        """Every call, asynchronously, on the current stream; their works."""
+        return [issue(call, *pair, async_op=True) for call, pair in zip(self.calls, self.pairs, strict=True)]
+
+    def alone(self, index: int) -> float:
+        """The twin's backward from the start point (its forward mark where None) to its end, alone, ms."""
+        clock, stamps = device_clock(self.device), {}
+
+        def begin() -> None:
+            stamps["start"] = clock()
+
+        _run(self, index, begin, stamps, clock)
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+        return elapsed_ms(self.device, stamps["start"], stamps["backward"])
+
+    def beside(self, index: int) -> tuple[float, float]:
+        """The twin's backward with the calls issued at the start point beside it, and the calls' time,
+        both from where they were issued to their end, ms."""
+        if self.device.type != "cuda":
+            return _beside_cpu(self, index)
+        return _beside_python(self, index) if self.gate is None else _beside_gated(self, index, self.gate)
+
+
 def _run(
-    step: Step,
-    index: int,
-    start: Start | None,
-    on_start: Callable[[], None],
-    stamps: dict[str, Any],
-    clock: Callable[[], Any],
+    run: BesideRun, index: int, on_start: Callable[[], None], stamps: dict[str, Any], clock: Callable[[], Any]
 ) -> None:
     """One step, stamped at its forward and backward marks, calling ``on_start`` where the collectives start:
-    at the forward mark, or where ``start``'s block ends its backward."""
+    at the forward mark, or where the start's block ends its backward."""
+    start = run.start
 
     def mark(phase: str) -> None:
         stamps[phase] = clock()
@@ -138,69 +182,28 @@ def _run(
 
     remove = mark_blocks([start.block], at_block) if start is not None else None
     try:
-        step(index, mark)
+        run.step(index, mark)
     finally:
         if remove is not None:
             remove()
 
 
-def backward_alone(step: Step, index: int, device: torch.device, start: Start | None) -> float:
-    """The twin's backward from ``start`` (its forward mark where None) to its end, alone, ms."""
-    clock, stamps = device_clock(device), {}
-
-    def begin() -> None:
-        stamps["start"] = clock()
-
-    _run(step, index, start, begin, stamps, clock)
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-    return elapsed_ms(device, stamps["start"], stamps["backward"])
-
-
-def backward_beside(
-    step: Step,
-    index: int,
-    calls: list[CollectiveCall],
-    pairs: list[Any],
-    device: torch.device,
-    start: Start | None,
-    gate: StreamGate | None,
-) -> tuple[float, float]:
-    """The twin's backward with ``calls`` issued at ``start`` beside it, and the calls' time, both from
-    where they were issued to their end, ms."""
-    if device.type == "cuda":
-        return _beside_gpu(step, index, calls, pairs, device, start, gate)
-    return _beside_cpu(step, index, calls, pairs, device, start)
-
-
-def _beside_gpu(
-    step: Step,
-    index: int,
-    calls: list[CollectiveCall],
-    pairs: list[Any],
-    device: torch.device,
-    start: Start | None,
-    gate: StreamGate | None,
-) -> tuple[float, float]:
-    if gate is not None:
-        return _beside_gated(step, index, calls, pairs, device, start, gate)
+def _beside_python(run: BesideRun, index: int) -> tuple[float, float]:
+    """The calls issued from Python at the start point, from a side stream that waits for compute there."""
     cuda: Any = torch.cuda
+    device = run.device
     side = cuda.Stream(device)
     clock, stamps = device_clock(device), {}
 
     def issue_all() -> None:
         side.wait_stream(cuda.current_stream(device))  # the collectives start where compute is now
         with cuda.stream(side):
-            works = [
-                issue(call, send, recv, async_op=True)
-                for call, (send, recv) in zip(calls, pairs, strict=True)
-            ]
-            for work in works:
+            for work in run.issue_all():
                 work.wait()  # the side stream waits for NCCL's; the compute stream does not
             stamps["comm"] = clock()
         stamps["resume"] = clock()  # on the compute stream: backward goes on once the calls are issued
 
-    _run(step, index, start, issue_all, stamps, clock)
+    _run(run, index, issue_all, stamps, clock)
     cuda.current_stream(device).wait_stream(side)
     torch.cuda.synchronize(device)
     return (
@@ -209,27 +212,17 @@ def _beside_gpu(
     )
 
 
-def _beside_gated(
-    step: Step,
-    index: int,
-    calls: list[CollectiveCall],
-    pairs: list[Any],
-    device: torch.device,
-    start: Start | None,
-    gate: StreamGate,
-) -> tuple[float, float]:
+def _beside_gated(run: BesideRun, index: int, gate: StreamGate) -> tuple[float, float]:
     """The calls enqueued before the step behind the gate, which the compute stream opens at the start
     point: there the host does one driver call, not the calls' issue (``stream_gate``)."""
     cuda: Any = torch.cuda
+    device = run.device
     side = cuda.Stream(device)
     clock, stamps = device_clock(device), {}
     gate.reset()
     gate.hold(side, 1)
     with cuda.stream(side):
-        works = [
-            issue(call, send, recv, async_op=True) for call, (send, recv) in zip(calls, pairs, strict=True)
-        ]
-        for work in works:
+        for work in run.issue_all():
             work.wait()
         stamps["comm"] = clock()
 
@@ -238,7 +231,7 @@ def _beside_gated(
         stamps["resume"] = clock()  # on the compute stream, where the calls start
 
     try:
-        _run(step, index, start, open_calls, stamps, clock)
+        _run(run, index, open_calls, stamps, clock)
     except BaseException:
         gate.release_all()  # never leave the calls held: the synchronisation below would wait forever
         raise
@@ -253,24 +246,14 @@ def _beside_gated(
     )
 
 
-def _beside_cpu(
-    step: Step,
-    index: int,
-    calls: list[CollectiveCall],
-    pairs: list[Any],
-    device: torch.device,
-    start: Start | None,
-) -> tuple[float, float]:
+def _beside_cpu(run: BesideRun, index: int) -> tuple[float, float]:
     stamps: dict[str, float] = {}
     waiters = GlooWaiters()
 
     def issue_all() -> None:
-        works = [
-            issue(call, send, recv, async_op=True) for call, (send, recv) in zip(calls, pairs, strict=True)
-        ]
-        waiters.wait_for(works)
+        waiters.wait_for(run.issue_all())
         stamps["resume"] = time.perf_counter()
 
-    _run(step, index, start, issue_all, stamps, time.perf_counter)
+    _run(run, index, issue_all, stamps, time.perf_counter)
     comm_end = waiters.join()
     return (stamps["backward"] - stamps["resume"]) * 1e3, max(0.0, comm_end - stamps["resume"]) * 1e3

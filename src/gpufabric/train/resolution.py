@@ -114,6 +114,24 @@ def target_status(p: Prediction) -> Status:
     return "MISS" if high < band_low or low > band_high else "unresolved"
 
 
+def pooled_status(samples: list[float], low: float, high: float) -> tuple[float, float | None, Status]:
+    """One figure measured in several runs (one sample a run: a lent machine's runs differ by more than
+    their steps' noise says), judged against the band ``low``..``high`` by the module docstring's rule:
+    (the runs' mean, the half-width of its 95% interval (Student's t over the runs; None for one run),
+    met / MISS / unresolved)."""
+    mean = statistics.fmean(samples)
+    half = (
+        t_975(len(samples) - 1) * statistics.stdev(samples) / len(samples) ** 0.5
+        if len(samples) > 1
+        else None
+    )
+    if low <= mean <= high:
+        return mean, half, "met"
+    if half is None or mean + half < low or mean - half > high:
+        return mean, half, "MISS"
+    return mean, half, "unresolved"
+
+
 def measured_interval(p: Prediction) -> tuple[float, float]:
     """The measured 95% interval, around the difference of means before it is clamped at 0."""
     centre, half = measured_centre(p), p.measured_interval_ms or 0.0

@@ -19,16 +19,14 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Callable
-from typing import Any
 
 import torch
 
-from gpufabric.train.contention import Start, backward_alone, backward_beside
+from gpufabric.train.contention import BesideRun, Start
 from gpufabric.train.probe_measures import WaitedForBeside
 from gpufabric.train.result import CollectiveCall
 from gpufabric.train.strategy import Mark, sync_world
-from gpufabric.train.stream_gate import open_gate
-from gpufabric.train.timing import issue, probe_buffers, slowest_per_step
+from gpufabric.train.timing import slowest_per_step
 
 Step = Callable[[int, Mark], None]
 
@@ -47,19 +45,18 @@ def probe_waited_for(
     backward alone, beside the calls and the calls' time; None with one rank (no one to wait)."""
     if world_size < 2:
         return None
-    pairs = probe_buffers(calls, world_size, device)
-    gate = open_gate(device)
+    run = BesideRun.of(step, calls, world_size=world_size, device=device, start=start)
     alone_ms, beside_ms, comm_ms = [], [], []
     for index in range(rounds):
         computing = index % world_size == rank
         sync_world(device)
-        alone = backward_alone(step, index, device, start) if computing else 0.0
+        alone = run.alone(index) if computing else 0.0
         sync_world(device)
         if computing:
-            beside, comm = backward_beside(step, index, calls, pairs, device, start, gate)
+            beside, comm = run.beside(index)
         else:
             beside, comm = 0.0, 0.0
-            _wait_at(calls, pairs, device)
+            _wait_at(run)
         # The other ranks report 0: the slowest of each round is the computing rank's figure.
         alone_ms.append(alone)
         beside_ms.append(beside)
@@ -73,11 +70,10 @@ def probe_waited_for(
     )
 
 
-def _wait_at(calls: list[CollectiveCall], pairs: list[Any], device: torch.device) -> None:
+def _wait_at(run: BesideRun) -> None:
     """Issue every call at once and wait for them: a rank already at the step's collectives, its NCCL
     kernels running (waiting for the computing rank's) on a GPU with nothing else to do."""
-    works = [issue(call, send, recv, async_op=True) for call, (send, recv) in zip(calls, pairs, strict=True)]
-    for work in works:
+    for work in run.issue_all():
         work.wait()
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
+    if run.device.type == "cuda":
+        torch.cuda.synchronize(run.device)
