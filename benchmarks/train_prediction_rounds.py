@@ -43,9 +43,12 @@ def main(paths: list[Path]) -> int:
             continue
         kind = (document.model_name, document.strategy, document.world_size)
         first = first or kind
-        p = predict(document)
-        if kind != first or p is None:
+        if kind != first:
             print(f"{path}: {' '.join(map(str, kind))} is not the first run's configuration, left out")
+            continue
+        p = predict(document)
+        if p is None:
+            print(f"{path}: nothing to predict (one rank or no calls), left out")
             continue
         ratios.append(p.agreement_pct)
         measured, predicted = p.measured_comm_ms, p.predicted_comm_ms

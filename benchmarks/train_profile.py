@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -43,8 +44,8 @@ def main() -> None:
     parser.add_argument(
         "--kernels-only",
         action="store_true",
-        help="trace only the device's kernels: the host's op tracing slows the issue of a host-paced step "
-        "(4x H200, 2026-11-28: 75-90 ms of host issue per gpt-760m DDP step under it, 45-48 without)",
+        help="trace only the device's kernels: the host's op tracing slows the issue of a host-paced step, "
+        "so the traced step is not the step (docs/benchmarks.md 3b, 2026-11-28)",
     )
     args = parser.parse_args()
     job = join_torchrun_job()
@@ -58,16 +59,19 @@ def main() -> None:
     parallel = wrap(config, device, on_gpu, world)
     batches = synthetic_batches(config.model, config.batch_size, rank=dist.get_rank(), seed=0, device=device)
     sides = (("synced", parallel.synced), ("twin", parallel.compute_only))
-    global _BARRIER_GROUP
-    _BARRIER_GROUP = dist.new_group(backend="gloo")  # an NCCL barrier's kernel would count as NCCL busy
+    barrier_group = dist.new_group(backend="gloo")  # an NCCL barrier's kernel would count as NCCL busy
+
+    def settle() -> None:
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+        dist.barrier(group=barrier_group)
+
     for i in range(3):
         for _, trainer in sides:
             trainer.step(batches[i % len(batches)])
     lines = []
     for name, trainer in sides:
-        side_lines, overlap = _profiled(
-            name, trainer, batches, args.steps, args.top, device, args.kernels_only
-        )
+        side_lines, overlap = _profiled(name, trainer, batches, args, device, settle)
         every_rank: list[Any] = [None] * world
         dist.all_gather_object(every_rank, overlap)
         lines += side_lines + [f"{name} overlap rank {r}: {o}" for r, o in enumerate(every_rank)]
@@ -79,26 +83,25 @@ def main() -> None:
     leave_without_teardown()  # as the reference loop leaves: no teardown race after the lines are out
 
 
-_BARRIER_GROUP: Any = None
-
-
-def _sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-    dist.barrier(group=_BARRIER_GROUP)
-
-
 def _profiled(
-    name: str, trainer: Any, batches: Any, steps: int, top: int, device: torch.device, kernels_only: bool
+    name: str,
+    trainer: Any,
+    batches: Any,
+    args: argparse.Namespace,
+    device: torch.device,
+    settle: Callable[[], None],
 ) -> tuple[list[str], str]:
+    """``args.steps`` steps of one side under the profiler, each between two ``settle()`` (the device idle,
+    the ranks together); its lines and this rank's overlap line."""
+    steps, top = args.steps, args.top
     on_gpu = device.type == "cuda"
-    activities = [] if on_gpu and kernels_only else [ProfilerActivity.CPU]
+    activities = [] if on_gpu and args.kernels_only else [ProfilerActivity.CPU]
     activities += [ProfilerActivity.CUDA] if on_gpu else []
     cuda: Any = torch.cuda  # Event's constructor is untyped
     host, on_device = [], []
     with profile(activities=activities) as prof:
         for i in range(steps):
-            _sync(device)
+            settle()
             begin = time.perf_counter()
             start = cuda.Event(enable_timing=True) if on_gpu else None
             end = cuda.Event(enable_timing=True) if on_gpu else None
@@ -108,7 +111,7 @@ def _profiled(
             host.append((time.perf_counter() - begin) * 1e3)
             if end is not None:
                 end.record()
-            _sync(device)
+            settle()
             on_device.append(float(start.elapsed_time(end)) if start is not None else host[-1])
     events = prof.key_averages()
     lines = [

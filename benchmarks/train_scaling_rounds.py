@@ -24,7 +24,7 @@ from gpufabric.train import TrainResult, read_train_document
 from gpufabric.train.resolution import pooled_status
 
 sys.path.insert(0, str(Path(__file__).parent))
-from train_summary import SCALING_GAP_TARGET, _reference  # the one rule for the target and the reference
+from train_summary import SCALING_GAP_TARGET, reference_tokens_per_s  # one target, one reader
 
 
 def round_gap(folder: Path, strategy: str) -> tuple[float, float, float] | None:
@@ -36,7 +36,7 @@ def round_gap(folder: Path, strategy: str) -> tuple[float, float, float] | None:
     if not isinstance(document, TrainResult) or document.scaling is None:
         return None
     ranks = document.world_size
-    one, many = _reference(folder, strategy, 1), _reference(folder, strategy, ranks)
+    one, many = reference_tokens_per_s(folder, strategy, 1), reference_tokens_per_s(folder, strategy, ranks)
     if not one or not many:
         return None
     mine, theirs = document.scaling.efficiency, many / (ranks * one)

@@ -34,7 +34,8 @@ def _reference_line(runs: Path, name: str) -> dict[str, object] | None:
     return dict(json.loads(lines[-1])) if lines else None
 
 
-def _reference(runs: Path, strategy: str, ranks: int) -> float | None:
+def reference_tokens_per_s(runs: Path, strategy: str, ranks: int) -> float | None:
+    """The reference loop's tokens/s on ``ranks`` GPUs, or None where its job left no line."""
     line = _reference_line(runs, f"ref-{strategy}-{ranks}")
     return float(str(line["tokens_per_s"])) if line else None
 
@@ -196,7 +197,7 @@ def _ms(value: float | None) -> str:
 
 
 def scaling_line(strategy: str, ours: TrainResult | None, runs: Path, ranks: int) -> str:
-    one, many = _reference(runs, strategy, 1), _reference(runs, strategy, ranks)
+    one, many = reference_tokens_per_s(runs, strategy, 1), reference_tokens_per_s(runs, strategy, ranks)
     theirs = many / (ranks * one) if one and many else None
     mine = ours.scaling.efficiency if ours is not None and ours.scaling else None
     gap = (

@@ -47,10 +47,15 @@ BUFFER_ALLOCATORS: tuple[BufferAllocator, ...] = ("cuda", "nccl")
 ``cudaMalloc``) or ``nccl`` (``ncclMemAlloc``, as nccl-tests 2.19 built against NCCL 2.19+ allocates its
 own; ``engines.nccl.cuda.DeviceBuffer``)."""
 PROBE_BUFFERS_ENV = "GPUFABRIC_PROBE_BUFFERS"
-PROBE_BUFFER_LAYOUTS = ("distinct", "shared")
+ProbeBufferLayout = Literal["distinct", "shared"]
+PROBE_BUFFER_LAYOUTS: tuple[ProbeBufferLayout, ...] = ("distinct", "shared")
 """How train-bench's probes hold the step's collectives: ``distinct`` (default), a buffer per call as the
 step's own DDP buckets and FSDP shards are, or ``shared`` by calls of equal shape (less memory: one
 25 MB buffer serves every 25 MB bucket; ``train.timing.probe_buffers``)."""
+WAITED_FOR_PROBE_ENV = "GPUFABRIC_WAITED_FOR_PROBE"
+"""``1``: train-bench's ranks also run the waited-for probe (``train.waited_for``: one rank computing
+beside the step's calls while the others wait at them), recorded as ``Contention.waited_for``. Off by
+default until GPU runs have shown what it reads."""
 GLOO_DEVICES_ENV = "GPUFABRIC_GLOO_DEVICES"
 """How many times a gloo rank lists its interface (``tune --path socket``'s knob)."""
 NO_METADATA_ENV = "GPUFABRIC_NO_METADATA"

@@ -62,6 +62,19 @@ def test_bad_flags_are_one_line_usage_errors(args: list[str], message: str, tmp_
     assert not (tmp_path / "run").exists()  # refused before a rank (or its run directory) was made
 
 
+def test_an_unknown_probe_buffer_layout_is_refused_before_a_rank_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GPUFABRIC_PROBE_BUFFERS", "pooled")
+    proc = _run("--run-dir", str(tmp_path / "run"))
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip() == (
+        "Error: GPUFABRIC_PROBE_BUFFERS='pooled': choose one of distinct, shared (unset: distinct, a buffer "
+        "per call)"
+    )
+    assert not (tmp_path / "run").exists()
+
+
 def test_busbw_from_a_file_that_is_not_a_result(tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text("{not json", encoding="utf-8")

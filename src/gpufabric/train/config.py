@@ -9,11 +9,13 @@ on machines without torch.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from gpufabric.boundary_names import PROBE_BUFFER_LAYOUTS, PROBE_BUFFERS_ENV, ProbeBufferLayout
 from gpufabric.errors import UsageError
 from gpufabric.options import TRAIN_DEFAULTS
 from gpufabric.options.train import DEFAULT_DEVICE, DEFAULT_STRATEGY
@@ -92,12 +94,25 @@ def validate(config: TrainConfig, *, nranks: int, backend: str, on_gpu: bool) ->
     if nranks < 1:
         raise UsageError(f"--ranks: {nranks} must be at least 1")
     check_backend(config.backend)
+    probe_buffer_layout()  # the probes' knob, checked before any rank starts
     if config.strategy == "fsdp" and backend not in ("nccl", "gloo", BACKEND_AUTO):
         raise UsageError(
             f"--strategy fsdp: backend {backend} is untested here; use --backend nccl (GPU) or gloo (CPU)"
         )
     if on_gpu and backend != "nccl":
         raise UsageError(f"--backend {backend}: GPU ranks use nccl here; drop --backend, or use --device cpu")
+
+
+def probe_buffer_layout() -> ProbeBufferLayout:
+    """``GPUFABRIC_PROBE_BUFFERS``, checked: an unknown value stops the rank in one line."""
+    value = os.environ.get(PROBE_BUFFERS_ENV, PROBE_BUFFER_LAYOUTS[0])
+    for layout in PROBE_BUFFER_LAYOUTS:
+        if value == layout:
+            return layout
+    raise UsageError(
+        f"{PROBE_BUFFERS_ENV}={value!r}: choose one of {', '.join(PROBE_BUFFER_LAYOUTS)} "
+        f"(unset: {PROBE_BUFFER_LAYOUTS[0]}, a buffer per call)"
+    )
 
 
 def check_backend(backend: str | None) -> None:

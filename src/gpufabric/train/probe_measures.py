@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from gpufabric.boundary_names import ProbeBufferLayout
 from gpufabric.train.part import TrainPart
 
 RATE_FLOOR = 0.02
@@ -94,8 +95,13 @@ class Contention(TrainPart):
     gated: bool = Field(
         default=False,
         description="on GPUs the calls were enqueued before the step behind a stream gate the compute "
-        "stream opened at the start point (train.stream_gate: one driver call on the host there); "
+        "stream opened at the start point (one driver call on the host there, cuStreamWriteValue32); "
         "False: issued from Python at that point (no cuda-bindings, CPU ranks, older documents)",
+    )
+    buffers: ProbeBufferLayout | None = Field(
+        default=None,
+        description="the calls' buffers: 'distinct' (one per call, as the step's buckets and shards) or "
+        "'shared' (one per shape); None: documents before 2026-11-28 01:15 UTC, which shared them",
     )
     scheduled: ScheduledBeside | None = Field(
         default=None,

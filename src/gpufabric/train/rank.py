@@ -35,6 +35,7 @@ from typing import Any
 from gpufabric.bench.identity import RankIdentity
 from gpufabric.bench.rank_process import run_as_rank
 from gpufabric.bench.rundir import NCCL_LOG_DIR
+from gpufabric.boundary_names import WAITED_FOR_PROBE_ENV
 from gpufabric.errors import UsageError
 from gpufabric.train.config import RESULT_NAME, TrainConfig, rank_backend, validate
 
@@ -181,17 +182,18 @@ def _measure(config: TrainConfig, identity: RankIdentity, device: Any, on_gpu: b
             device=device,
             start=start,
         )
-        # The same calls as the rank the others wait for meets them: one rank computing at a time.
-        waited_for = probe_waited_for(
-            compute,
-            calls,
-            rounds=config.probe_iters,
-            rank=identity.rank,
-            world_size=world,
-            device=device,
-            start=start,
-        )
-        contention = contention.model_copy(update={"waited_for": waited_for})
+        if os.environ.get(WAITED_FOR_PROBE_ENV) == "1":  # opt-in until GPU runs show what it reads
+            # The same calls as the rank the others wait for meets them: one rank computing at a time.
+            waited_for = probe_waited_for(
+                compute,
+                calls,
+                rounds=config.probe_iters,
+                rank=identity.rank,
+                world_size=world,
+                device=device,
+                start=start,
+            )
+            contention = contention.model_copy(update={"waited_for": waited_for})
         if start is not None:  # DDP: the same backward beside the calls issued where the step issues them
             scheduled = probe_scheduled(
                 compute,

@@ -8,7 +8,6 @@ every rank and reduced with max per step: a data-parallel step ends when its slo
 
 from __future__ import annotations
 
-import os
 import statistics
 import time
 import warnings
@@ -19,7 +18,7 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-from gpufabric.boundary_names import PROBE_BUFFER_LAYOUTS, PROBE_BUFFERS_ENV
+from gpufabric.train.config import probe_buffer_layout
 from gpufabric.train.result import CollectiveCall
 
 
@@ -185,7 +184,7 @@ def probe_buffers(
 ) -> list[tuple[torch.Tensor, torch.Tensor]]:
     """(send, receive) for each call: its own, as each of the step's buckets and shards is its own memory,
     or, with ``GPUFABRIC_PROBE_BUFFERS=shared``, one pair per shape that every call of that shape uses."""
-    if os.environ.get(PROBE_BUFFERS_ENV, PROBE_BUFFER_LAYOUTS[0]) != "shared":
+    if probe_buffer_layout() == "distinct":
         return [_buffers(call, world_size, device) for call in calls]
     buffers: dict[tuple[str, int, str], tuple[torch.Tensor, torch.Tensor]] = {}
     for call in calls:

@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 import torch
 
-from gpufabric.train.contention import BesideRun, Start
+from gpufabric.train.beside import BesideRun, Start
 from gpufabric.train.probe_measures import WaitedForBeside
 from gpufabric.train.result import CollectiveCall
 from gpufabric.train.strategy import Mark, sync_world
