@@ -78,19 +78,12 @@ def _waited_for_text(result: TrainResult) -> str:
     2026-11-28 on) and what the model predicts with them in place of every rank computing: a diagnostic
     beside the prediction, to read against the measured exposed time before the model takes them."""
     probe = result.comm.contention
-    if probe is None or probe.waited_for is None or probe.waited_for_rates is None:
+    seen = probe.seen_by_waited_for() if probe is not None else None
+    if seen is None:
         return ""
-    waited = probe.waited_for
-    compute, comm = probe.waited_for_rates
-    swapped = probe.model_copy(
-        update={
-            "backward_alone_ms": waited.backward_alone_ms,
-            "backward_beside_ms": waited.backward_beside_ms,
-            "comm_beside_ms": waited.comm_beside_ms,
-        }
-    )
+    compute, comm = seen.compute_rate, seen.comm_rate
     alternative = predict(
-        result.model_copy(update={"comm": result.comm.model_copy(update={"contention": swapped})})
+        result.model_copy(update={"comm": result.comm.model_copy(update={"contention": seen})})
     )
     with_them = (
         f": {alternative.predicted_comm_ms:.2f} ms ({alternative.agreement_pct:.0f}%)" if alternative else ""

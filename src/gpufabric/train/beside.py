@@ -131,12 +131,7 @@ def _beside_python(run: BesideRun, index: int) -> tuple[float, float]:
         stamps["resume"] = clock()  # on the compute stream: backward goes on once the calls are issued
 
     _run(run, index, issue_all, stamps, clock)
-    cuda.current_stream(device).wait_stream(side)
-    torch.cuda.synchronize(device)
-    return (
-        elapsed_ms(device, stamps["resume"], stamps["backward"]),
-        max(0.0, elapsed_ms(device, stamps["resume"], stamps["comm"])),
-    )
+    return _from_resume(device, side, stamps)
 
 
 def _beside_gated(run: BesideRun, index: int, gate: StreamGate) -> tuple[float, float]:
@@ -165,6 +160,12 @@ def _beside_gated(run: BesideRun, index: int, gate: StreamGate) -> tuple[float, 
     if "resume" not in stamps:  # the start point never came: release and say so
         gate.release_all()
         raise RuntimeError("contention probe: the step never reached the point its collectives start at")
+    return _from_resume(device, side, stamps)
+
+
+def _from_resume(device: torch.device, side: Any, stamps: dict[str, Any]) -> tuple[float, float]:
+    """Once the side stream's calls are done: the backward and the calls, each from the resume stamp, ms."""
+    cuda: Any = torch.cuda
     cuda.current_stream(device).wait_stream(side)
     torch.cuda.synchronize(device)
     return (

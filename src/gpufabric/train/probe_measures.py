@@ -56,23 +56,6 @@ class WaitedForBeside(TrainPart):
     rounds: int = Field(ge=1)
 
 
-def side_by_side_rates(
-    backward_alone_ms: float, backward_beside_ms: float, comm_alone_ms: float, comm_beside_ms: float
-) -> tuple[float, float]:
-    """(compute rate, collectives rate) while both ran: each side's work done in the overlap (all of it,
-    less what ran after the other side ended) per ms of overlap, clipped to ``RATE_FLOOR``..1."""
-    overlap = min(comm_beside_ms, backward_beside_ms)
-    if overlap <= 0:
-        return 1.0, 1.0
-    compute = backward_alone_ms - (backward_beside_ms - overlap)
-    comm = comm_alone_ms - (comm_beside_ms - overlap)
-    return _clipped(compute / overlap), _clipped(comm / overlap)
-
-
-def _clipped(rate: float) -> float:
-    return min(1.0, max(RATE_FLOOR, rate))
-
-
 class Contention(TrainPart):
     """The contention probe (``contention.probe_contention``): the twin's backward alone and with the step's
     collectives issued beside it at its start, and how long those collectives took there. Measured apart
@@ -114,15 +97,20 @@ class Contention(TrainPart):
         "older documents)",
     )
 
-    @property
-    def waited_for_rates(self) -> tuple[float, float] | None:
-        """(compute rate, collectives rate) of the rank the others wait for, or None where not measured."""
+    def seen_by_waited_for(self) -> Contention | None:
+        """The same probe as the rank the others wait for read it: its backward alone and beside the calls
+        and the calls' time there, the same calls alone; None where not measured."""
         w = self.waited_for
         if w is None:
             return None
-        return side_by_side_rates(
-            w.backward_alone_ms, w.backward_beside_ms, self.comm_alone_ms, w.comm_beside_ms
-        )
+        seen = {"backward_alone_ms": w.backward_alone_ms, "backward_beside_ms": w.backward_beside_ms}
+        return self.model_copy(update={**seen, "comm_beside_ms": w.comm_beside_ms, "waited_for": None})
+
+    @property
+    def waited_for_rates(self) -> tuple[float, float] | None:
+        """(compute rate, collectives rate) of the rank the others wait for, or None where not measured."""
+        seen = self.seen_by_waited_for()
+        return None if seen is None else (seen.compute_rate, seen.comm_rate)
 
     @property
     def scheduled_compute_lost_ms(self) -> float | None:
@@ -147,19 +135,20 @@ class Contention(TrainPart):
 
     @property
     def compute_rate(self) -> float:
-        """Compute done per ms while collectives run beside it (``side_by_side_rates``)."""
-        return self._rates[0]
+        """Compute done per ms while collectives run beside it: the backward's work that fit in the overlap
+        (all of it, less what ran after the collectives ended) / the overlap."""
+        if self.overlap_ms <= 0:
+            return 1.0
+        done = self.backward_alone_ms - (self.backward_beside_ms - self.overlap_ms)
+        return min(1.0, max(RATE_FLOOR, done / self.overlap_ms))
 
     @property
     def comm_rate(self) -> float:
-        """Collective work (ms alone) done per ms beside compute (``side_by_side_rates``)."""
-        return self._rates[1]
-
-    @property
-    def _rates(self) -> tuple[float, float]:
-        return side_by_side_rates(
-            self.backward_alone_ms, self.backward_beside_ms, self.comm_alone_ms, self.comm_beside_ms
-        )
+        """Collective work (ms alone) done per ms beside compute: what fit in the overlap / the overlap."""
+        if self.overlap_ms <= 0:
+            return 1.0
+        done = self.comm_alone_ms - (self.comm_beside_ms - self.overlap_ms)
+        return min(1.0, max(RATE_FLOOR, done / self.overlap_ms))
 
 
 class HostPath(TrainPart):

@@ -18,17 +18,14 @@ Per round the computing rank's figures (the others report none), then the median
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable
 
 import torch
 
-from gpufabric.train.beside import BesideRun, Start
+from gpufabric.train.beside import BesideRun, Start, Step
 from gpufabric.train.probe_measures import WaitedForBeside
 from gpufabric.train.result import CollectiveCall
-from gpufabric.train.strategy import Mark, sync_world
+from gpufabric.train.strategy import sync_world
 from gpufabric.train.timing import slowest_per_step
-
-Step = Callable[[int, Mark], None]
 
 
 def probe_waited_for(
