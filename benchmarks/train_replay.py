@@ -20,6 +20,7 @@ from pathlib import Path
 from gpufabric.train import TrainAB, TrainResult, read_train_document
 from gpufabric.train.predict import predict
 from gpufabric.train.resolution import measured_text, steps_to_resolve, target_status
+from gpufabric.train.verdict import overlap_rates_text
 
 
 def replay_line(name: str, result: TrainResult) -> str:
@@ -48,9 +49,13 @@ def replay_line(name: str, result: TrainResult) -> str:
             probe_text += (
                 f", hooks' host time at the issue points {probe.scheduled.issue_host_ms:.2f} ms ({how})"
             )
-    waited = _waited_for_text(result)
-    if waited:
-        probe_text += f"; {waited}"
+    seen = probe.seen_by_waited_for() if probe is not None else None
+    if seen is not None:  # one rank computing while the others wait at the calls (from 2026-11-28 on)
+        probe_text += (
+            f"; the rank waited for: compute {seen.compute_rate:.0%}, collectives {seen.comm_rate:.0%}"
+        )
+    if probe is not None:
+        probe_text += f"; the model took {overlap_rates_text(now, probe)}"
     # The overlap model without contention: what the prediction's communication bound is less the term
     # contention adds (both computed by predict; without recorded phases there is no overlap to play).
     has_overlap = result.phases is not None and now.comm_exposed_ms is not None
@@ -71,24 +76,6 @@ def replay_line(name: str, result: TrainResult) -> str:
         f"{host}; {probe_text}): {now.agreement_pct:.0f}% {target_status(now)}"
         f"{f', ~{needed} steps a side to judge it' if needed else ''}{inside}"
     )
-
-
-def _waited_for_text(result: TrainResult) -> str:
-    """The rates of one rank computing while the others wait at the calls (``train.waited_for``, from
-    2026-11-28 on) and what the model predicts with them in place of every rank computing: a diagnostic
-    beside the prediction, to read against the measured exposed time before the model takes them."""
-    probe = result.comm.contention
-    seen = probe.seen_by_waited_for() if probe is not None else None
-    if seen is None:
-        return ""
-    compute, comm = seen.compute_rate, seen.comm_rate
-    alternative = predict(
-        result.model_copy(update={"comm": result.comm.model_copy(update={"contention": seen})})
-    )
-    with_them = (
-        f": {alternative.predicted_comm_ms:.2f} ms ({alternative.agreement_pct:.0f}%)" if alternative else ""
-    )
-    return f"the rank waited for: compute {compute:.0%}, collectives {comm:.0%}{with_them}"
 
 
 def main(paths: list[Path]) -> int:

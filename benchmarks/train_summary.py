@@ -20,7 +20,7 @@ from pathlib import Path
 
 from gpufabric.train import TrainAB, TrainResult, read_train_document
 from gpufabric.train.resolution import measured_text, steps_to_resolve, target_status
-from gpufabric.train.verdict import agreement_verdict
+from gpufabric.train.verdict import agreement_verdict, overlap_rates_text
 
 
 def _train(path: Path) -> TrainResult | TrainAB | None:
@@ -66,8 +66,8 @@ def run_line(name: str, result: TrainResult) -> str:
         return head + "; no prediction"
     probe = result.comm.contention
     rates = (
-        f", contention {p.contention_ms:.2f} ms: compute {probe.compute_rate:.0%} / collectives "
-        f"{probe.comm_rate:.0%} of their speed alone side by side from {probe.starts_at:.2f} of backward"
+        f", contention {p.contention_ms:.2f} ms: {overlap_rates_text(p, probe)} of their speed alone side "
+        f"by side from {probe.starts_at:.2f} of backward"
         if probe is not None
         else ""
     )

@@ -78,8 +78,8 @@ if [ "${1:-}" = predict ]; then
   # 20-step intervals left them unresolved (train.resolution: the half-width falls as 1/sqrt(steps)). ~1.5 min.
   # PREDICT: which of the two (default "ddp fsdp"), e.g. PREDICT=ddp for an A/B of a probe's setting.
   predict="${PREDICT:-ddp fsdp}"
-  # The waited-for probe (opt-in in train-bench until GPU runs show what it reads): train_replay.py then
-  # prints what its rates would predict beside each run's prediction (docs/train-bench.md finding 31).
+  # The waited-for probe on FSDP too (train-bench runs it on DDP only, whose prediction takes its rates):
+  # train_replay.py prints its rates beside the ones the model took (docs/train-bench.md finding 32).
   export GPUFABRIC_WAITED_FOR_PROBE="${GPUFABRIC_WAITED_FOR_PROBE:-1}"
   [[ " $predict " == *" ddp "* ]] && train ddp 90 "${MODEL_ARGS[@]}" --no-scaling --steps "${STEPS:-96}"
   [[ " $predict " == *" fsdp "* ]] && train fsdp 110 --strategy fsdp "${MODEL_ARGS[@]}" --no-scaling --steps "${STEPS:-96}"

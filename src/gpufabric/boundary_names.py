@@ -53,9 +53,9 @@ PROBE_BUFFER_LAYOUTS: tuple[ProbeBufferLayout, ...] = ("distinct", "shared")
 step's own DDP buckets and FSDP shards are, or ``shared`` by calls of equal shape (less memory: one
 25 MB buffer serves every 25 MB bucket; ``train.timing.probe_buffers``)."""
 WAITED_FOR_PROBE_ENV = "GPUFABRIC_WAITED_FOR_PROBE"
-"""``1``: train-bench's ranks also run the waited-for probe (``train.waited_for``: one rank computing
-beside the step's calls while the others wait at them), recorded as ``Contention.waited_for``. Off by
-default until GPU runs have shown what it reads."""
+"""``1``/``0``: train-bench's ranks run (skip) the waited-for probe (``train.waited_for``: one rank
+computing beside the step's calls while the others wait at them), recorded as ``Contention.waited_for``.
+Unset: DDP runs it (its prediction takes the probe's rates), FSDP does not (``train.config``)."""
 GLOO_DEVICES_ENV = "GPUFABRIC_GLOO_DEVICES"
 """How many times a gloo rank lists its interface (``tune --path socket``'s knob)."""
 NO_METADATA_ENV = "GPUFABRIC_NO_METADATA"

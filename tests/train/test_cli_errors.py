@@ -75,6 +75,19 @@ def test_an_unknown_probe_buffer_layout_is_refused_before_a_rank_starts(
     assert not (tmp_path / "run").exists()
 
 
+def test_an_unknown_waited_for_probe_switch_is_refused_before_a_rank_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GPUFABRIC_WAITED_FOR_PROBE", "yes")
+    proc = _run("--run-dir", str(tmp_path / "run"))
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip() == (
+        "Error: GPUFABRIC_WAITED_FOR_PROBE='yes': choose 1 (run the waited-for probe) or 0 (skip it); unset: "
+        "DDP runs it, FSDP does not"
+    )
+    assert not (tmp_path / "run").exists()
+
+
 def test_busbw_from_a_file_that_is_not_a_result(tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text("{not json", encoding="utf-8")

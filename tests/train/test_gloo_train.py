@@ -126,7 +126,14 @@ def test_bytes_all_reduced_are_counted_from_the_buckets(
         assert probe is not None and probe.rounds == 2 and probe.comm_alone_ms == run.comm.isolated_ms
         assert min(probe.backward_alone_ms, probe.backward_beside_ms) > 0 and probe.comm_beside_ms >= 0
         assert 0 < probe.compute_rate <= 1 and 0 < probe.comm_rate <= 1
-        assert probe.waited_for is None  # the waited-for probe is opt-in (GPUFABRIC_WAITED_FOR_PROBE=1)
+        # DDP runs the waited-for probe by default, and its prediction takes that rank's rates, the
+        # compute rate raised by the host slack of a host-paced twin (train.probe_terms).
+        seen = probe.seen_by_waited_for()
+        assert seen is not None and probe.waited_for is not None and probe.waited_for.rounds == 2
+        p = run.prediction
+        assert p.rates_from == "waited-for" and p.host_slack is not None and p.host_slack >= 1
+        assert p.comm_rate == seen.comm_rate
+        assert p.compute_rate == pytest.approx(min(1.0, seen.compute_rate * p.host_slack))
         assert run.prediction.serial_comm_ms is not None
         # Free overlap never exposes more than the serial wire time; contention comes on top of it.
         comm = run.prediction.comm_exposed_ms
@@ -195,7 +202,7 @@ def test_show_prints_a_saved_document_and_show_refuses_it_in_one_line(
 def test_fsdp_on_gloo_counts_gathers_and_scatters(
     tmp_path: Path, inside_step_ran: InsideStepCheck, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv(WAITED_FOR_PROBE_ENV, "1")  # the ranks run the opt-in waited-for probe too
+    monkeypatch.setenv(WAITED_FOR_PROBE_ENV, "1")  # FSDP runs the waited-for probe only when asked
     config = TrainConfig(
         strategy="fsdp",
         steps=2,
@@ -220,15 +227,16 @@ def test_fsdp_on_gloo_counts_gathers_and_scatters(
     assert result.comm.contention.scheduled is None  # the twin cannot meet FSDP2's gathers
     waited = result.comm.contention.waited_for  # one rank computing, from backward's start as well
     assert waited is not None and waited.rounds == 2 and waited.backward_beside_ms > 0
+    # ...recorded, not used: FSDP's ranks meet at every gather, all computing beside the calls.
+    assert result.prediction.rates_from == "contention" and result.prediction.host_slack == 1.0
     inside_step_ran(result, 2)
     assert "mesh of the rank alone" in result.compute_method  # the twin is FSDP2 itself, not a bare replica
     assert read_train_document(tmp_path / "run" / "train.json") == result
 
 
 def test_ddp_contention_probe_starts_where_the_first_bucket_is_ready(
-    tmp_path: Path, inside_step_ran: InsideStepCheck, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, inside_step_ran: InsideStepCheck
 ) -> None:
-    monkeypatch.setenv(WAITED_FOR_PROBE_ENV, "1")  # the ranks run the opt-in waited-for probe too
     # Buckets of 50 KB split tiny's gradients (about 540 KB) into several, the first ready when backward
     # ends the last block: the probe's collectives start there, not at backward's start.
     config = TrainConfig(
@@ -268,7 +276,12 @@ def test_ddp_contention_probe_starts_where_the_first_bucket_is_ready(
         [sys.executable, str(replay), str(tmp_path / "run" / "train.json")],
         capture_output=True, text=True, timeout=120, check=True,
     ).stdout  # fmt: skip
-    assert f"the rank waited for: compute {rates[0]:.0%}, collectives {rates[1]:.0%}: " in printed
+    assert f"the rank waited for: compute {rates[0]:.0%}, collectives {rates[1]:.0%}; " in printed
+    p = result.prediction
+    assert p is not None and p.compute_rate is not None and p.comm_rate is not None
+    assert (
+        f"the model took compute {p.compute_rate:.0%} / collectives {p.comm_rate:.0%} (as the rank" in printed
+    )
     lost = result.comm.contention.scheduled_compute_lost_ms
     assert lost == scheduled.backward_ms - scheduled.backward_solo_ms
     inside_step_ran(result, 2)

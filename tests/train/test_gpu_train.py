@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from gpufabric.bench.world import visible_gpu_count
-from gpufabric.boundary_names import WAITED_FOR_PROBE_ENV
 from gpufabric.jobs import Execution, TrainRequest, prepare_train, run_train_job
 from gpufabric.train import TrainAB, TrainConfig, TrainResult, model_spec, prepare_train_run, run_train_run
 
@@ -34,7 +33,6 @@ SMALL = model_spec("small")
 def _gpus(monkeypatch: pytest.MonkeyPatch) -> int:
     for name, value in SHARED_HOST_SAFETY.items():
         monkeypatch.setenv(name, value)  # conftest scrubs NCCL_*; every GPU run on a shared host needs these
-    monkeypatch.setenv(WAITED_FOR_PROBE_ENV, "1")  # opt-in on the ranks: these tests are its GPU check
     gpus = visible_gpu_count(os.environ)
     if gpus < 2:
         pytest.skip(f"needs 2 or more CUDA GPUs, found {gpus}")
@@ -83,9 +81,11 @@ def test_ddp_on_nccl_counts_bf16_gradients(
     from gpufabric.train.stream_gate import open_gate
 
     assert probe.gated == (open_gate(torch.device("cuda", 0)) is not None)
-    # ...and again with one rank computing while the others wait at the calls (gated the same way).
+    # ...and again with one rank computing while the others wait at the calls (gated the same way): by
+    # default on DDP, whose prediction takes that rank's rates.
     assert probe.waited_for is not None and probe.waited_for.rounds == probe.rounds
     assert probe.waited_for.backward_beside_ms > 0 and probe.waited_for.comm_beside_ms > 0
+    assert p.rates_from == "waited-for" and p.host_slack is not None and p.host_slack >= 1
     host = result.comm.host_path  # the host-path probe: issue time of a synced step and of its twin
     assert host is not None and min(host.twin_host_ms, host.synced_host_ms, host.twin_device_ms) > 0
     # The contention probe starts where the first bucket is ready (block_marks' hook on the autograd

@@ -161,12 +161,21 @@ def test_a_host_paced_step_is_bounded_by_the_host_path_not_by_busbw() -> None:
     assert "450% above the prediction (outside +-15%)" in agreement_verdict(
         fast
     )  # 11 ms measured, 2 predicted
-    # A device that paces the twin (the host issued it in half its device time) hides the extra issue time.
+    # A device that paces the twin (the host issued it in half its device time) hides the extra issue time:
+    # the synced host's 24 ms end before the twin's device does (30), so the bound is the last call alone.
     result.comm.host_path = HostPath(twin_host_ms=15.0, synced_host_ms=24.0, twin_device_ms=30.0,
                                      synced_device_ms=39.0, rounds=3)  # fmt: skip
     device_paced = predict(result)
-    assert device_paced is not None and device_paced.host_bound_ms is None
+    assert device_paced is not None and device_paced.host_bound_ms == pytest.approx(2.0)
     assert device_paced.predicted_comm_ms == pytest.approx(2.0)
+    # Between the two: a twin whose device ran 3 ms behind its host hides 3 of the synced host's 9 extra
+    # ms; what the bound keeps is the synced host's end past the twin's device end (36 - 30), then the last
+    # call: 8 ms, where the extra issue time alone would say 11.
+    result.comm.host_path = HostPath(twin_host_ms=27.0, synced_host_ms=36.0, twin_device_ms=30.0,
+                                     synced_device_ms=38.0, rounds=3)  # fmt: skip
+    lagging = predict(result)
+    assert lagging is not None and lagging.host_bound_ms == pytest.approx(8.0)
+    assert lagging.predicted_comm_ms == pytest.approx(8.0)
 
 
 def _prediction(*, predicted: float, measured: float, serial: float) -> Prediction:

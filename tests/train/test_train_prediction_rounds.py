@@ -1,44 +1,69 @@
-"""benchmarks/train_prediction_rounds.py on the 4x H200 runs of 2026-11-28 (benchmarks/results/
-2026-11-28-h200x4-s9, one archive per call): six DDP documents and eight FSDP ones of gpt-760m on four
-GPUs, re-predicted by today's model. Each run's measured / predicted is its train_replay.py figure (docs/
-benchmarks.md 3b); the test checks the pooled verdict by the per-run rule (``train.resolution``): DDP's
-runs read about 70%, outside the band, with an interval that reaches into it; FSDP's centre on 98%."""
+"""benchmarks/train_prediction_rounds.py on the GPU runs of 2026-11-28 (benchmarks/results/2026-11-28-*,
+documents inside the archives each call brought back, some inside an archive inside another), re-predicted
+by today's model (``train.predict``; the rates and host bound of ``train.probe_terms``). Each run's
+measured / predicted is its train_replay.py figure (docs/benchmarks.md 3b and 19); the test checks the
+pooled verdict by the per-run rule (``train.resolution``): DDP on four H200s reads high, FSDP centres on
+its prediction, DDP on two H200s lands in the band."""
 
 from __future__ import annotations
 
+import io
 import subprocess
 import sys
 import tarfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-RESULTS = ROOT / "benchmarks" / "results" / "2026-11-28-h200x4-s9"
-ARCHIVES = {  # call folder's archive: the documents in it
-    "call1": ("call1-gated/train-predict/train-runs.tgz", ["runs/ddp.json", "runs/fsdp.json"]),
-    "call2": ("call2-profile/train-predict/train-runs.tgz", ["runs/ddp.json", "runs/fsdp.json"]),
-    "call3": ("call3-probe-buffers/distinct1/train-runs.tgz", ["runs/ddp.json"]),
-    "call4": ("call4-profile-kernels/train-predict/train-runs.tgz", ["runs/ddp.json"]),
-    "call5": ("call5-train/train/train-runs.tgz", ["runs/ddp.json", "runs/fsdp.json"]),
-    "call6p": ("call6-scaling-predict/p/train-runs.tgz", ["runs/ddp.json"]),
-    "call6s1": ("call6-scaling-predict/s1/train-runs.tgz", ["runs/fsdp.json"]),
-    "call6s2": ("call6-scaling-predict/s2/train-runs.tgz", ["runs/fsdp.json"]),
-    "call7": ("call7-scaling-rounds/train-runs.tgz", [f"runs/round-{k}/fsdp.json" for k in (1, 2, 3)]),
-}
+RESULTS = ROOT / "benchmarks" / "results"
+S9 = "2026-11-28-h200x4-s9"
+S10_4 = "2026-11-28-h200x4-s10"
+S10_2 = "2026-11-28-h200x2-s10"
+
+# Session 9 (4x H200): the DDP and FSDP documents of gpt-760m, the waited-for probe not yet run.
+S9_DDP = [
+    (f"{S9}/call1-gated/train-predict/train-runs.tgz", "runs/ddp.json"),
+    (f"{S9}/call2-profile/train-predict/train-runs.tgz", "runs/ddp.json"),
+    (f"{S9}/call3-probe-buffers/distinct1/train-runs.tgz", "runs/ddp.json"),
+    (f"{S9}/call4-profile-kernels/train-predict/train-runs.tgz", "runs/ddp.json"),
+    (f"{S9}/call5-train/train/train-runs.tgz", "runs/ddp.json"),
+    (f"{S9}/call6-scaling-predict/p/train-runs.tgz", "runs/ddp.json"),
+]
+S9_FSDP = [
+    (f"{S9}/call1-gated/train-predict/train-runs.tgz", "runs/fsdp.json"),
+    (f"{S9}/call2-profile/train-predict/train-runs.tgz", "runs/fsdp.json"),
+    (f"{S9}/call5-train/train/train-runs.tgz", "runs/fsdp.json"),
+    (f"{S9}/call6-scaling-predict/s1/train-runs.tgz", "runs/fsdp.json"),
+    (f"{S9}/call6-scaling-predict/s2/train-runs.tgz", "runs/fsdp.json"),
+    *[(f"{S9}/call7-scaling-rounds/train-runs.tgz", f"runs/round-{k}/fsdp.json") for k in (1, 2, 3)],
+]
+# Session 10: DDP with the waited-for probe, four rounds on one 4x H200 machine, the default run and three
+# rounds on another, three runs on 2x H200.
+S10_DDP_4 = [
+    *[(f"{S10_4}/call1/rounds.tgz", f"r{k}/train-runs.tgz", "runs/ddp.json") for k in (1, 2, 3, 4)],
+    *[(f"{S10_4}/call2/all.tgz", f"{r}/train-runs.tgz", "runs/ddp.json") for r in ("a", "r1", "r2", "r3")],
+]
+S10_DDP_2 = [
+    (f"{S10_2}/call1/train-predict.tgz", "train-predict/train-runs.tgz", "runs/ddp.json"),
+    *[(f"{S10_2}/call2/{r}/train-runs.tgz", "runs/ddp.json") for r in ("r1", "r2")],
+]
 
 
-def _documents(tmp_path: Path) -> dict[str, list[Path]]:
-    found: dict[str, list[Path]] = {"ddp": [], "fsdp": []}
-    for name, (archive_path, members) in ARCHIVES.items():
-        with tarfile.open(RESULTS / archive_path) as archive:
-            archive.extractall(
-                tmp_path / name, members=[archive.getmember(m) for m in members], filter="data"
-            )
-        for member in members:
-            found["ddp" if member.endswith("ddp.json") else "fsdp"].append(tmp_path / name / member)
-    return found
+def _extract(chain: tuple[str, ...], into: Path) -> Path:
+    """The last member of ``chain`` (an archive under RESULTS, then members, each an archive but the
+    last) written to ``into``."""
+    data = (RESULTS / chain[0]).read_bytes()
+    for member in chain[1:]:
+        with tarfile.open(fileobj=io.BytesIO(data)) as archive:
+            found = archive.extractfile(member)
+            assert found is not None, f"{member} in {chain}"
+            data = found.read()
+    into.parent.mkdir(parents=True, exist_ok=True)
+    into.write_bytes(data)
+    return into
 
 
-def _judge(paths: list[Path]) -> list[str]:
+def _judge(tmp_path: Path, chains: list[tuple[str, ...]]) -> list[str]:
+    paths = [_extract(chain, tmp_path / str(i) / "train.json") for i, chain in enumerate(chains)]
     script = ROOT / "benchmarks" / "train_prediction_rounds.py"
     proc = subprocess.run(
         [sys.executable, str(script), *map(str, paths)], capture_output=True, text=True, timeout=120
@@ -47,23 +72,44 @@ def _judge(paths: list[Path]) -> list[str]:
     return proc.stdout.splitlines()
 
 
-def test_six_ddp_runs_read_about_seventy_percent_and_their_interval_reaches_the_band(tmp_path: Path) -> None:
-    lines = _judge(_documents(tmp_path)["ddp"])
-    ratios = [line.rsplit(": ", 1)[1] for line in lines[:-1]]
-    assert ratios == ["75%", "69%", "40%", "93%", "76%", "63%"]
+def _ratios(lines: list[str]) -> list[str]:
+    return [line.rsplit(": ", 1)[1] for line in lines[:-1]]
+
+
+def test_six_ddp_runs_without_the_waited_for_probe_read_high(tmp_path: Path) -> None:
+    lines = _judge(tmp_path, S9_DDP)
+    # The host bound starts at the twin's device end: the third run's 40% (5.18 ms) is 48% (4.28 ms).
+    assert _ratios(lines) == ["75%", "69%", "48%", "93%", "76%", "63%"]
     assert lines[-1] == (
-        "gpt-760m ddp x4, measured / predicted exposed communication: mean 69% (95% 51..88%) over 6 runs: "
+        "gpt-760m ddp x4, measured / predicted exposed communication: mean 71% (95% 55..86%) over 6 runs: "
         "unresolved"
+    )
+
+
+def test_eight_ddp_runs_with_the_waited_for_rank_s_rates_still_read_high(tmp_path: Path) -> None:
+    lines = _judge(tmp_path, S10_DDP_4)
+    assert _ratios(lines) == ["82%", "83%", "84%", "97%", "98%", "65%", "77%", "39%"]
+    assert lines[-1] == (
+        "gpt-760m ddp x4, measured / predicted exposed communication: mean 78% (95% 62..94%) over 8 runs: "
+        "unresolved"
+    )
+
+
+def test_three_ddp_runs_on_two_gpus_land_in_the_band(tmp_path: Path) -> None:
+    lines = _judge(tmp_path, S10_DDP_2)
+    assert _ratios(lines) == ["103%", "115%", "124%"]
+    assert lines[-1] == (
+        "gpt-760m ddp x2, measured / predicted exposed communication: mean 114% (95% 88..141%) over 3 runs: "
+        "met"
     )
 
 
 def test_eight_fsdp_runs_centre_on_the_prediction_and_another_configuration_is_left_out(
     tmp_path: Path,
 ) -> None:
-    documents = _documents(tmp_path)
-    lines = _judge([*documents["fsdp"], documents["ddp"][0]])
+    lines = _judge(tmp_path, [*S9_FSDP, S9_DDP[0]])
     assert lines[-2].endswith("gpt-760m ddp 4 is not the first run's configuration, left out")
     assert lines[-1] == (
-        "gpt-760m fsdp x4, measured / predicted exposed communication: mean 98% (95% 75..122%) over 8 runs: "
+        "gpt-760m fsdp x4, measured / predicted exposed communication: mean 99% (95% 75..123%) over 8 runs: "
         "met"
     )

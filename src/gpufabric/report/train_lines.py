@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from gpufabric.bench.semantics import bus_factor
 from gpufabric.train.model_shape import step_bytes
 from gpufabric.train.result import TrainResult
-from gpufabric.train.verdict import agreement_verdict
+from gpufabric.train.verdict import agreement_verdict, overlap_rates_text
 from gpufabric.units import human_size
 
 if TYPE_CHECKING:
@@ -106,11 +106,9 @@ def prediction_line(result: TrainResult) -> str:
         return "prediction: none (one rank, or nothing was probed)"
     latency = f", launch/sync {p.latency_total_ms:.2f} ms of it" if p.latency_total_ms else ""
     probe = result.comm.contention
+    rates = overlap_rates_text(p, probe)
     contention = (
-        f", contention {p.contention_ms:.2f}: side by side compute ran at {probe.compute_rate:.0%} and the "
-        f"collectives at {probe.comm_rate:.0%} of their speed alone"
-        if probe is not None
-        else ""
+        f", contention {p.contention_ms:.2f}: {rates} of their speed alone side by side" if rates else ""
     )
     host = result.comm.host_path
     bounds = (

@@ -15,7 +15,12 @@ from typing import get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from gpufabric.boundary_names import PROBE_BUFFER_LAYOUTS, PROBE_BUFFERS_ENV, ProbeBufferLayout
+from gpufabric.boundary_names import (
+    PROBE_BUFFER_LAYOUTS,
+    PROBE_BUFFERS_ENV,
+    WAITED_FOR_PROBE_ENV,
+    ProbeBufferLayout,
+)
 from gpufabric.errors import UsageError
 from gpufabric.options import TRAIN_DEFAULTS
 from gpufabric.options.train import DEFAULT_DEVICE, DEFAULT_STRATEGY
@@ -94,7 +99,8 @@ def validate(config: TrainConfig, *, nranks: int, backend: str, on_gpu: bool) ->
     if nranks < 1:
         raise UsageError(f"--ranks: {nranks} must be at least 1")
     check_backend(config.backend)
-    probe_buffer_layout()  # the probes' knob, checked before any rank starts
+    probe_buffer_layout()  # the probes' knobs, checked before any rank starts
+    runs_waited_for_probe(config.strategy)
     if config.strategy == "fsdp" and backend not in ("nccl", "gloo", BACKEND_AUTO):
         raise UsageError(
             f"--strategy fsdp: backend {backend} is untested here; use --backend nccl (GPU) or gloo (CPU)"
@@ -112,6 +118,22 @@ def probe_buffer_layout() -> ProbeBufferLayout:
     raise UsageError(
         f"{PROBE_BUFFERS_ENV}={value!r}: choose one of {', '.join(PROBE_BUFFER_LAYOUTS)} "
         f"(unset: {PROBE_BUFFER_LAYOUTS[0]}, a buffer per call)"
+    )
+
+
+def runs_waited_for_probe(strategy: str) -> bool:
+    """Whether the ranks run the waited-for probe (``train.waited_for``): ``GPUFABRIC_WAITED_FOR_PROBE``
+    ``1`` or ``0``, unset for DDP only, the one strategy whose prediction takes its rates (its compute
+    never waits for a collective before the optimizer, so the step is the rank the others wait for;
+    FSDP's ranks meet at every gather). An unknown value stops the run in one line."""
+    value = os.environ.get(WAITED_FOR_PROBE_ENV)
+    if value is None:
+        return strategy == "ddp"
+    if value in ("0", "1"):
+        return value == "1"
+    raise UsageError(
+        f"{WAITED_FOR_PROBE_ENV}={value!r}: choose 1 (run the waited-for probe) or 0 (skip it); "
+        "unset: DDP runs it, FSDP does not"
     )
 
 

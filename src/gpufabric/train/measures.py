@@ -119,12 +119,29 @@ class Prediction(TrainPart):
     contention_ms: float = Field(
         default=0.0, description="of the prediction: what contention adds over free overlap (0: no probe)"
     )
+    compute_rate: float | None = Field(
+        default=None, description="the overlap model's compute rate beside the calls (None: no phases, older)"
+    )
+    comm_rate: float | None = Field(
+        default=None, description="the overlap model's collectives rate beside compute"
+    )
+    rates_from: str | None = Field(
+        default=None,
+        description="which probe read the rates: 'waited-for' (DDP: the rank the others wait for), "
+        "'contention' (every rank computing) or 'none' (no probe: free overlap); None: older documents",
+    )
+    host_slack: float | None = Field(
+        default=None,
+        description="the twin's backward over the waited-for rank's device-paced one (>= 1; the compute rate "
+        "is the probe's x this, at most 1: slowed kernels end in the host-paced step's idle gaps)",
+    )
     comm_exposed_ms: float | None = Field(
         default=None, description="the overlap model's exposed time: busbw, launch/sync, contention"
     )
     host_bound_ms: float | None = Field(
         default=None,
-        description="the host path's bound: host-path probe's extra issue time + the last calls' tail",
+        description="the host path's bound: the synced host's issue time past the twin's device end + the "
+        "last call",
     )
     compute_slowed_ms: float | None = Field(
         default=None, description="inside-step probe: the blocks' compute, synced - twin (older: None)"

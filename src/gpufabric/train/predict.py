@@ -14,11 +14,11 @@ the per-call launch/sync cost, which the probe also measures alone (a 1-element 
 reduce-scatters), each side slowed by the other where they overlap at the rates the contention probe
 measured (``contention``; ``contention_ms`` is what that adds over free overlap), which gives the
 predicted *exposed* communication: what the step pays beyond compute.
-Where the host paces the GPU (a Python-issued step whose kernels are shorter than their launches), the
-synced backward also cannot end on the GPU before the host has issued it: the host-path probe's extra
-issue time over the twin (``HostPath.extra_ms``), plus the last call, which nothing follows to hide
-behind, bounds it from the other side. The prediction is the larger of the two bounds
-(``host_bound_ms``, ``comm_exposed_ms``), and the verdict names the one that set it.
+Which probe's rates, and the host slack a host-paced step leaves them, are ``probe_terms.probe_rates``.
+The synced backward also cannot end on the GPU before the host has issued it: the host-path probe's
+synced issue time past the twin's device end, plus the last call, which nothing follows to hide behind,
+bounds it from the other side (``probe_terms.host_bound_ms``). The prediction is the larger of the two
+bounds (``host_bound_ms``, ``comm_exposed_ms``), and the verdict names the one that set it.
 It is checked against the measured exposed communication: end of backward with sync minus the same in
 the communication-free twin. Where they differ, ``verdict.agreement_verdict`` names the term that dominates.
 No torch here.
@@ -34,9 +34,10 @@ from pathlib import Path
 from gpufabric.bench.semantics import bus_factor
 from gpufabric.errors import InputError
 from gpufabric.results.model import RunResult
+from gpufabric.train.probe_terms import ProbeRates, host_bound_ms, probe_rates
 from gpufabric.train.resolution import exposed_difference_ms, exposed_interval_ms, steps_to_resolve
 from gpufabric.train.result import CollectiveCall, Prediction, TrainResult
-from gpufabric.train.schedule import Rates, exposed_ms
+from gpufabric.train.schedule import exposed_ms
 
 BusbwTable = list[tuple[int, float]]
 """(size in bytes, busbw in GB/s), sorted by size."""
@@ -126,11 +127,12 @@ def predict(
         )
     phases = result.phases
     contention_ms = 0.0
+    used: ProbeRates | None = None
     if phases is not None:
         forward = phases.compute_forward.mean_ms
         backward = phases.compute_backward.mean_ms - forward
-        rates = _rates(result)
-        exposure = exposed_ms(calls, durations, forward_ms=forward, backward_ms=backward, rates=rates)
+        used = probe_rates(result)
+        exposure = exposed_ms(calls, durations, forward_ms=forward, backward_ms=backward, rates=used.rates)
         predicted_ms, stall = exposure.exposed_ms, exposure.forward_stall_ms
         free = exposed_ms(calls, durations, forward_ms=forward, backward_ms=backward)
         contention_ms = predicted_ms - free.exposed_ms
@@ -160,6 +162,10 @@ def predict(
         latency_total_ms=latency * len(calls) if latency is not None else 0.0,
         forward_stall_ms=stall,
         contention_ms=contention_ms,
+        compute_rate=used.rates.compute if used is not None else None,
+        comm_rate=used.rates.comm if used is not None else None,
+        rates_from=used.source if used is not None else None,
+        host_slack=used.host_slack if used is not None else None,
         comm_exposed_ms=comm_exposed,
         host_bound_ms=host_bound,
         compute_slowed_ms=inside.compute_slowed_ms if inside is not None else None,
@@ -170,42 +176,3 @@ def predict(
         notes=notes,
     )
     return prediction.model_copy(update={"resolve_steps": steps_to_resolve(prediction, phases)})
-
-
-def _rates(result: TrainResult) -> Rates:
-    """The contention probe's rates for the overlap model. On a step the host paces (``HOST_PACED_AT``)
-    compute keeps rate 1: the GPU waits between kernels for the host to issue the next, so a kernel that
-    NCCL's SMs slow ends inside that wait and moves no later point of the step (the host's issue is the
-    compute clock); the collectives keep the rate the probe measured beside that compute. On 4x H200
-    (2026-11-27 14:33 UTC, gpt-350m DDP, twin host/device 0.996) the compute rate of 83% added 1.01 ms
-    of the 1.67 ms predicted where the step showed -0.45 +- 2.92 ms. That holds for a probe whose calls
-    the host issued from Python beside the compute (their issue added host gaps the step does not have);
-    a gated probe (``Contention.gated``: the calls enqueued before the step, opened by the compute stream)
-    costs the host nothing, so its compute rate is the device's under the same host pacing as the step's
-    twin, and it is kept: on 4x H200 (2026-11-28, gpt-760m DDP) the twin's host/device read 0.87 one day
-    and 0.98 the next on the same step, and the threshold moved the prediction from 5.4 to 2.0 ms where
-    the step measured 3.94 and 3.92."""
-    probe = result.comm.contention
-    if probe is None:
-        return Rates()
-    host = result.comm.host_path
-    if host is not None and host.on_device and host.host_paced >= HOST_PACED_AT and not probe.gated:
-        return Rates(compute=1.0, comm=probe.comm_rate)
-    return Rates(compute=probe.compute_rate, comm=probe.comm_rate)
-
-
-HOST_PACED_AT = 0.9
-"""The twin's host time over its device time from which the host paces the step: below it the device is
-the bottleneck and the synced step's extra issue time hides behind kernels still running, so it bounds
-nothing (the 2x H200 run of docs/benchmarks.md §3b read 0.99-1.00 for every strategy)."""
-
-
-def host_bound_ms(result: TrainResult, durations: Sequence[float]) -> float | None:
-    """The host path's bound on exposed communication: the synced step's extra issue time over its twin
-    (the host-path probe), then the last call alone on the wire, as nothing is left to issue beside it.
-    None without the probe (older documents, one rank), on CPU ranks (issuing a step is running it), and
-    where the device, not the host, paces the twin (``HOST_PACED_AT``)."""
-    probe = result.comm.host_path
-    if probe is None or not probe.on_device or not durations or probe.host_paced < HOST_PACED_AT:
-        return None
-    return probe.extra_ms + durations[-1]

@@ -35,9 +35,8 @@ from typing import Any
 from gpufabric.bench.identity import RankIdentity
 from gpufabric.bench.rank_process import run_as_rank
 from gpufabric.bench.rundir import NCCL_LOG_DIR
-from gpufabric.boundary_names import WAITED_FOR_PROBE_ENV
 from gpufabric.errors import UsageError
-from gpufabric.train.config import RESULT_NAME, TrainConfig, rank_backend, validate
+from gpufabric.train.config import RESULT_NAME, TrainConfig, rank_backend, runs_waited_for_probe, validate
 
 
 def drop_unset(environ: MutableMapping[str, str], names: list[str]) -> list[str]:
@@ -182,7 +181,7 @@ def _measure(config: TrainConfig, identity: RankIdentity, device: Any, on_gpu: b
             device=device,
             start=start,
         )
-        if os.environ.get(WAITED_FOR_PROBE_ENV) == "1":  # opt-in until GPU runs show what it reads
+        if runs_waited_for_probe(config.strategy):
             # The same calls as the rank the others wait for meets them: one rank computing at a time.
             waited_for = probe_waited_for(
                 compute,

@@ -5,9 +5,28 @@ No torch here.
 
 from __future__ import annotations
 
+from gpufabric.train.probe_measures import Contention
 from gpufabric.train.resolution import AGREEMENT_BAND as AGREEMENT_BAND  # the target's band, defined there
 from gpufabric.train.resolution import hidden_as_predicted, measured_interval, target_status
 from gpufabric.train.result import Prediction
+
+RATES_FROM = {
+    "waited-for": "as the rank the others wait for meets them",
+    "contention": "every rank computing beside them",
+    "none": "no contention probe: free overlap",
+}
+
+
+def overlap_rates_text(p: Prediction, probe: Contention | None) -> str:
+    """The rates the overlap model took, which probe read them and the host slack on compute
+    (``probe_terms``); a document from before they were recorded: the contention probe's own rates."""
+    if p.compute_rate is None or p.comm_rate is None or p.rates_from is None:
+        return (
+            "" if probe is None else f"compute {probe.compute_rate:.0%} / collectives {probe.comm_rate:.0%}"
+        )
+    slack = f", host slack x{p.host_slack:.2f}" if p.host_slack is not None and p.host_slack > 1 else ""
+    who = RATES_FROM.get(p.rates_from, p.rates_from)
+    return f"compute {p.compute_rate:.0%} / collectives {p.comm_rate:.0%} ({who}{slack})"
 
 
 def dominant_term(p: Prediction) -> str:
@@ -16,8 +35,8 @@ def dominant_term(p: Prediction) -> str:
         return ""
     if p.host_bound_ms > p.comm_exposed_ms:
         return (
-            f"; the host path dominates: {p.host_bound_ms:.2f} ms (the synced step's extra issue time over "
-            f"its twin + the last call) against {p.comm_exposed_ms:.2f} ms from busbw and contention"
+            f"; the host path dominates: {p.host_bound_ms:.2f} ms (the synced step's issue past its twin's "
+            f"device end + the last call) against {p.comm_exposed_ms:.2f} ms from busbw and contention"
         )
     return (
         f"; communication dominates: {p.comm_exposed_ms:.2f} ms from busbw and contention against the host "

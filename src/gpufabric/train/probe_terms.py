@@ -1,0 +1,87 @@
+"""What the probes give the prediction: the overlap model's rates and the host path's bound.
+
+Rates. DDP's compute never waits for a collective before the optimizer: each bucket's all-reduce runs once
+every rank has reached it, so the step ends when the rank the others wait for does, and that rank meets
+calls its peers already run (kernels traced per rank on 4x H200, docs/train-bench.md finding 27). Its rates
+are the waited-for probe's (``Contention.seen_by_waited_for``), where recorded. FSDP's ranks meet at every
+gather, each computing beside the same calls: the contention probe's rates, every rank computing.
+
+Host slack. The waited-for rank's backward alone runs at the device's pace (one rank's host busy, the same
+24.1-24.3 ms on every 2- and 4-GPU H200 machine of 2026-11-28), while the twin's timed steps, every rank's
+host issuing, can run slower: on a host-paced step the device idles between kernels for a fraction ``g``
+of that backward. A kernel slowed by the collectives beside it then ends inside an idle gap before it
+moves the next one: of the device's busy share ``1 - g`` slowed to rate ``r``, the backward lengthens by
+``(1 - g) / r - 1`` per ms instead of ``1 / r - 1``, which is rate ``r / (1 - g)`` (``host_slack`` is
+``1 / (1 - g)``, the twin's backward over the device-paced one). With no idle (two H200s, device-paced)
+it is 1.
+
+Host bound. The synced step's backward cannot end on the device before its host has issued it, and its
+last call runs after that: exposed communication is at least the synced host's issue time minus the twin's
+device time (both from one synced start), plus the last call alone on the wire.
+No torch here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from gpufabric.train.result import TrainResult
+from gpufabric.train.schedule import Rates
+
+
+@dataclass(frozen=True)
+class ProbeRates:
+    """The overlap model's rates, which probe read them, and the host slack applied to compute."""
+
+    rates: Rates
+    source: str  # "waited-for", "contention" or "none"
+    host_slack: float = 1.0
+
+
+def probe_rates(result: TrainResult) -> ProbeRates:
+    """The rates the overlap model takes for ``result`` (module docstring)."""
+    probe = result.comm.contention
+    if probe is None:
+        return ProbeRates(Rates(), "none")
+    seen = probe.seen_by_waited_for() if result.strategy == "ddp" else None
+    if seen is not None:
+        slack = host_slack(result)
+        return ProbeRates(
+            Rates(compute=min(1.0, seen.compute_rate * slack), comm=seen.comm_rate), "waited-for", slack
+        )
+    host = result.comm.host_path
+    if host is not None and host.on_device and host.host_paced >= HOST_PACED_AT and not probe.gated:
+        # A probe whose calls the host issued from Python beside the compute added host gaps the step does
+        # not have: on a host-paced step its compute rate is no measure (4x H200, 2026-11-27 14:33 UTC,
+        # gpt-350m DDP: the rate of 83% added 1.01 ms of the 1.67 predicted where the step showed -0.45 +-
+        # 2.92). A gated probe costs the host nothing, so its rate is kept (finding 26).
+        return ProbeRates(Rates(compute=1.0, comm=probe.comm_rate), "contention")
+    return ProbeRates(Rates(compute=probe.compute_rate, comm=probe.comm_rate), "contention")
+
+
+HOST_PACED_AT = 0.9
+"""The twin's host time over its device time from which an ungated probe's compute rate is not used (the
+2x H200 runs of docs/benchmarks.md §3b read 0.70-0.74 for DDP, the 4x H200 runs 0.90-1.00)."""
+
+
+def host_slack(result: TrainResult) -> float:
+    """The twin's backward from the probes' start point in its timed steps over the waited-for rank's
+    backward alone from there: 1 where the steps ran at the device's pace (or nothing to compare)."""
+    probe = result.comm.contention
+    phases = result.phases
+    if probe is None or probe.waited_for is None or phases is None or probe.waited_for.backward_alone_ms <= 0:
+        return 1.0
+    backward = phases.compute_backward.mean_ms - phases.compute_forward.mean_ms
+    return max(1.0, backward * (1.0 - probe.starts_at) / probe.waited_for.backward_alone_ms)
+
+
+def host_bound_ms(result: TrainResult, durations: Sequence[float]) -> float | None:
+    """The host path's bound on exposed communication (module docstring): the synced host's issue time
+    past the twin's device end, then the last call. None without the probe (older documents, one rank) and
+    on CPU ranks (issuing a step is running it). Where the twin's device ran behind its host (a device-paced
+    step), that lag absorbs the synced host's extra issue time and the bound is the last call alone."""
+    probe = result.comm.host_path
+    if probe is None or not probe.on_device or not durations:
+        return None
+    return max(0.0, probe.synced_host_ms - probe.twin_device_ms) + durations[-1]
