@@ -16,7 +16,7 @@
 #   benchmarks/gpu.sh train        # ~4.5 min on 4x H100/H200 (2026-11-27 14:33, 4x H200, gpt-350m
 #                                  # everywhere: 188 s of steps; estimated since: gpt-760m's NVLink runs
 #                                  # +20 s, the default-threads reference job +10 s, 12 socket FSDP steps +7 s)
-# Every step runs under `timeout`, cut to what is left of BUDGET_S (default 250 s) after the set-up, so
+# Every step runs under `timeout`, cut to what is left of BUDGET_S (default 280 s) after the set-up, so
 # the whole call ends inside 5 minutes; a step with under 30 s left is skipped and says so. What comes
 # back: summary.txt, train.log, train-runs.tgz (every train.json, the reference's lines).
 set -u
@@ -31,7 +31,7 @@ N=$(timeout 30 nvidia-smi -L 2>/dev/null | wc -l); [ "$N" -gt 0 ] || N=2  # the 
 MODEL="${MODEL:-}"  # empty: train-bench's --model auto (model_shape.GPU_DEFAULT_MODEL), the reference's default
 SOCKET_MODEL="${SOCKET_MODEL:-gpt-350m}"  # the socket runs' model (MODEL=tiny SOCKET_MODEL=tiny: a CPU check)
 MODEL_ARGS=(); [ -n "$MODEL" ] && MODEL_ARGS=(--model "$MODEL")
-DEADLINE=$(( $(date +%s) + ${BUDGET_S:-250} ))
+DEADLINE=$(( $(date +%s) + ${BUDGET_S:-280} ))
 limit() {  # the step's own limit, or what is left before the deadline; prints nothing when under 30 s
   local left=$(( DEADLINE - $(date +%s) ))
   [ "$left" -ge 30 ] && echo $(( left < $1 ? left : $1 ))
