@@ -66,8 +66,8 @@ def run_line(name: str, result: TrainResult) -> str:
         return head + "; no prediction"
     probe = result.comm.contention
     rates = (
-        f", contention {p.contention_ms:.2f} ms: {overlap_rates_text(p, probe)} of their speed alone side "
-        f"by side from {probe.starts_at:.2f} of backward"
+        f", contention {p.contention_ms:.2f} ms: {overlap_rates_text(p, probe)} from {probe.starts_at:.2f} "
+        "of backward"
         if probe is not None
         else ""
     )

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from gpufabric.train.config import runs_waited_for_probe
+
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
@@ -86,6 +88,26 @@ def test_an_unknown_waited_for_probe_switch_is_refused_before_a_rank_starts(
         "DDP runs it, FSDP does not"
     )
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize(
+    ("value", "strategy", "runs"),
+    [
+        (None, "ddp", True),
+        (None, "fsdp", False),
+        ("1", "fsdp", True),
+        ("0", "ddp", False),
+        ("1", "ddp", True),
+    ],
+)
+def test_the_waited_for_probe_runs_on_ddp_unless_told(
+    value: str | None, strategy: str, runs: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if value is None:
+        monkeypatch.delenv("GPUFABRIC_WAITED_FOR_PROBE", raising=False)
+    else:
+        monkeypatch.setenv("GPUFABRIC_WAITED_FOR_PROBE", value)
+    assert runs_waited_for_probe(strategy) is runs
 
 
 def test_busbw_from_a_file_that_is_not_a_result(tmp_path: Path) -> None:

@@ -270,7 +270,7 @@ def test_ddp_contention_probe_starts_where_the_first_bucket_is_ready(
     assert result.comm.contention.buffers == "distinct"  # a buffer per call, the default
     rates = result.comm.contention.waited_for_rates
     assert rates is not None
-    # benchmarks/train_replay.py prints those rates and the prediction they would give, beside the run's.
+    # benchmarks/train_replay.py prints those rates beside the ones the model took from them.
     replay = Path(__file__).resolve().parents[2] / "benchmarks" / "train_replay.py"
     printed = subprocess.run(
         [sys.executable, str(replay), str(tmp_path / "run" / "train.json")],
@@ -279,9 +279,8 @@ def test_ddp_contention_probe_starts_where_the_first_bucket_is_ready(
     assert f"the rank waited for: compute {rates[0]:.0%}, collectives {rates[1]:.0%}; " in printed
     p = result.prediction
     assert p is not None and p.compute_rate is not None and p.comm_rate is not None
-    assert (
-        f"the model took compute {p.compute_rate:.0%} / collectives {p.comm_rate:.0%} (as the rank" in printed
-    )
+    took = f"the model took compute {p.compute_rate:.0%} / collectives {p.comm_rate:.0%} of their speed alone"
+    assert f"{took}, side by side (the rank the others wait for" in printed
     lost = result.comm.contention.scheduled_compute_lost_ms
     assert lost == scheduled.backward_ms - scheduled.backward_solo_ms
     inside_step_ran(result, 2)

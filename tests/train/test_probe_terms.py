@@ -6,16 +6,25 @@ from __future__ import annotations
 import pytest
 
 from gpufabric.train.config import MODEL_PRESETS
+from gpufabric.train.predict import predict
 from gpufabric.train.probe_measures import Contention, HostPath, WaitedForBeside
 from gpufabric.train.probe_terms import host_bound_ms, host_slack, probe_rates
-from gpufabric.train.result import CommPayload, PhaseSplit, StepTimes, TrainResult
+from gpufabric.train.result import CollectiveCall, CommPayload, PhaseSplit, StepTimes, TrainResult
+from gpufabric.train.verdict import overlap_rates_text
 
 
 def _times(value: float) -> StepTimes:
     return StepTimes(samples_ms=[value, value])
 
 
-def _result(strategy: str, *, twin_backward: float, waited_alone: float | None) -> TrainResult:
+ON_DEVICE = HostPath(
+    twin_host_ms=40.0, synced_host_ms=41.0, twin_device_ms=40.0, synced_device_ms=44.0, rounds=3
+)
+
+
+def _result(
+    strategy: str, *, twin_backward: float, waited_alone: float | None, gated: bool = True
+) -> TrainResult:
     # Every rank computing: backward 10 alone, 14 beside calls 4 alone and 8 beside: compute 0.5, calls 0.5
     # (tests/train/test_contention_model.py). One rank computing while the others wait: backward
     # ``waited_alone`` alone and 2 more beside calls that took 5: compute (5 - 2) / 5 = 0.6, calls 0.8.
@@ -29,13 +38,13 @@ def _result(strategy: str, *, twin_backward: float, waited_alone: float | None) 
         )
     probe = Contention(
         backward_alone_ms=10.0, backward_beside_ms=14.0, comm_beside_ms=8.0, comm_alone_ms=4.0, rounds=3,
-        starts_at=0.2, gated=True, waited_for=waited,
+        starts_at=0.2, gated=gated, waited_for=waited,
     )  # fmt: skip
     spec = MODEL_PRESETS["tiny"]
     return TrainResult(
         label="t", model_name="tiny", model=spec, parameters=spec.parameter_count(), strategy=strategy,
         dtype="bfloat16", world_size=4, batch_size=2, step=_times(60.0), compute=_times(55.0),
-        compute_method="x", comm=CommPayload(calls=[], contention=probe),
+        compute_method="x", comm=CommPayload(calls=[], contention=probe, host_path=ON_DEVICE),
         phases=PhaseSplit(synced_forward=_times(10.0), synced_backward=_times(10.0 + twin_backward + 3.0),
                           compute_forward=_times(10.0), compute_backward=_times(10.0 + twin_backward)),
     )  # fmt: skip
@@ -62,6 +71,40 @@ def test_a_host_paced_twin_leaves_slack_for_slowed_kernels() -> None:
     assert idle.host_slack == pytest.approx(2.0) and idle.rates.compute == 1.0
 
 
+def test_cpu_ranks_have_no_slack_and_an_ungated_probe_on_a_device_is_not_taken() -> None:
+    # CPU ranks: issuing is running, no device idles: the waited-for rates as measured.
+    cpu = _result("ddp", twin_backward=30.0, waited_alone=20.0)
+    cpu.comm.host_path = ON_DEVICE.model_copy(update={"on_device": False})
+    used = probe_rates(cpu)
+    assert used.source == "waited-for" and host_slack(cpu) == 1.0 and used.rates.compute == pytest.approx(0.6)
+    # A device with the calls issued from Python (no stream gate): the contention probe's rule instead,
+    # whose host-paced branch (twin host/device 40/40 = 1.0 >= 0.9) keeps compute at full speed.
+    ungated = probe_rates(_result("ddp", twin_backward=30.0, waited_alone=20.0, gated=False))
+    assert ungated.source == "contention" and ungated.rates.compute == 1.0
+    assert ungated.rates.comm == pytest.approx(0.5)
+
+
+def test_the_model_s_rates_in_words() -> None:
+    used = predict_rates_text(_result("ddp", twin_backward=30.0, waited_alone=20.0))
+    assert used == (
+        "compute 72% / collectives 80% of their speed alone, side by side (the rank the others wait for, "
+        "host slack x1.20)"
+    )
+    fsdp = predict_rates_text(_result("fsdp", twin_backward=30.0, waited_alone=20.0))
+    assert fsdp.endswith("side by side (every rank computing beside the calls)")  # slack 1: not named
+
+
+def predict_rates_text(result: TrainResult) -> str:
+    """``verdict.overlap_rates_text`` of the prediction for ``result`` with two calls of 1 ms."""
+    result.comm.calls = [
+        CollectiveCall(kind="all_reduce", size_bytes=1000, dtype="bfloat16", isolated_ms=1.0, ready_at=r)
+        for r in (0.5, 1.0)
+    ]
+    p = predict(result)
+    assert p is not None
+    return overlap_rates_text(p, result.comm.contention)
+
+
 def test_fsdp_and_unprobed_ddp_take_the_contention_probe_s_rates() -> None:
     for result in (
         _result("fsdp", twin_backward=30.0, waited_alone=20.0),  # recorded (asked for), not used
@@ -77,6 +120,7 @@ def test_fsdp_and_unprobed_ddp_take_the_contention_probe_s_rates() -> None:
 
 def test_the_host_bound_starts_where_the_twin_s_device_ended() -> None:
     result = _result("ddp", twin_backward=30.0, waited_alone=20.0)
+    result.comm.host_path = None
     assert host_bound_ms(result, [1.0, 2.0]) is None  # no host-path probe
     # The synced host issued until 44 ms, the twin's device ended at 40: 4 ms, then the last call (2 ms).
     result.comm.host_path = HostPath(

@@ -107,9 +107,7 @@ def prediction_line(result: TrainResult) -> str:
     latency = f", launch/sync {p.latency_total_ms:.2f} ms of it" if p.latency_total_ms else ""
     probe = result.comm.contention
     rates = overlap_rates_text(p, probe)
-    contention = (
-        f", contention {p.contention_ms:.2f}: {rates} of their speed alone side by side" if rates else ""
-    )
+    contention = f", contention {p.contention_ms:.2f}: {rates}" if rates else ""
     host = result.comm.host_path
     bounds = (
         f"; the larger of communication {p.comm_exposed_ms:.2f} and host path {p.host_bound_ms:.2f} (the "

@@ -122,7 +122,7 @@ def probe_buffer_layout() -> ProbeBufferLayout:
 
 
 def runs_waited_for_probe(strategy: str) -> bool:
-    """Whether the ranks run the waited-for probe (``train.waited_for``): ``GPUFABRIC_WAITED_FOR_PROBE``
+    """Whether the ranks run the waited-for probe (``train.waited_for``): ``WAITED_FOR_PROBE_ENV``
     ``1`` or ``0``, unset for DDP only, the one strategy whose prediction takes its rates (its compute
     never waits for a collective before the optimizer, so the step is the rank the others wait for;
     FSDP's ranks meet at every gather). An unknown value stops the run in one line."""

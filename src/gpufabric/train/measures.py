@@ -16,6 +16,9 @@ from gpufabric.train.part import TrainPart
 from gpufabric.train.probe_measures import Contention, HostPath, InsideStep
 
 CollectiveKind = Literal["all_reduce", "reduce_scatter", "all_gather"]
+RatesSource = Literal["waited-for", "contention", "none"]
+"""Which probe read the overlap model's rates (``train.probe_terms``): the rank the others wait for, every
+rank computing, or no contention probe (free overlap)."""
 
 
 class StepTimes(TrainPart):
@@ -125,7 +128,7 @@ class Prediction(TrainPart):
     comm_rate: float | None = Field(
         default=None, description="the overlap model's collectives rate beside compute"
     )
-    rates_from: str | None = Field(
+    rates_from: RatesSource | None = Field(
         default=None,
         description="which probe read the rates: 'waited-for' (DDP: the rank the others wait for), "
         "'contention' (every rank computing) or 'none' (no probe: free overlap); None: older documents",

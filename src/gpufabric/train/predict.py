@@ -127,12 +127,14 @@ def predict(
         )
     phases = result.phases
     contention_ms = 0.0
-    used: ProbeRates | None = None
+    overlap_rates: ProbeRates | None = None
     if phases is not None:
         forward = phases.compute_forward.mean_ms
         backward = phases.compute_backward.mean_ms - forward
-        used = probe_rates(result)
-        exposure = exposed_ms(calls, durations, forward_ms=forward, backward_ms=backward, rates=used.rates)
+        overlap_rates = probe_rates(result)
+        exposure = exposed_ms(
+            calls, durations, forward_ms=forward, backward_ms=backward, rates=overlap_rates.rates
+        )
         predicted_ms, stall = exposure.exposed_ms, exposure.forward_stall_ms
         free = exposed_ms(calls, durations, forward_ms=forward, backward_ms=backward)
         contention_ms = predicted_ms - free.exposed_ms
@@ -162,10 +164,10 @@ def predict(
         latency_total_ms=latency * len(calls) if latency is not None else 0.0,
         forward_stall_ms=stall,
         contention_ms=contention_ms,
-        compute_rate=used.rates.compute if used is not None else None,
-        comm_rate=used.rates.comm if used is not None else None,
-        rates_from=used.source if used is not None else None,
-        host_slack=used.host_slack if used is not None else None,
+        compute_rate=overlap_rates.rates.compute if overlap_rates is not None else None,
+        comm_rate=overlap_rates.rates.comm if overlap_rates is not None else None,
+        rates_from=overlap_rates.source if overlap_rates is not None else None,
+        host_slack=overlap_rates.host_slack if overlap_rates is not None else None,
         comm_exposed_ms=comm_exposed,
         host_bound_ms=host_bound,
         compute_slowed_ms=inside.compute_slowed_ms if inside is not None else None,

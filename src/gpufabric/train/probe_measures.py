@@ -169,7 +169,9 @@ class HostPath(TrainPart):
 
     @property
     def extra_ms(self) -> float:
-        """What the synced step's host path adds to the twin's: the GPU pays it where the host paces it."""
+        """The synced step's host issue time over the twin's, a diagnostic: the prediction's bound takes
+        the synced host's end past the twin's device end instead (``probe_terms.host_bound_ms``), as the
+        twin's own device lag hides part of this."""
         return max(0.0, self.synced_host_ms - self.twin_host_ms)
 
     @property

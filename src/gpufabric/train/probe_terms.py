@@ -6,18 +6,22 @@ calls its peers already run (kernels traced per rank on 4x H200, docs/train-benc
 are the waited-for probe's (``Contention.seen_by_waited_for``), where recorded. FSDP's ranks meet at every
 gather, each computing beside the same calls: the contention probe's rates, every rank computing.
 
-Host slack. The waited-for rank's backward alone runs at the device's pace (one rank's host busy, the same
-24.1-24.3 ms on every 2- and 4-GPU H200 machine of 2026-11-28), while the twin's timed steps, every rank's
-host issuing, can run slower: on a host-paced step the device idles between kernels for a fraction ``g``
-of that backward. A kernel slowed by the collectives beside it then ends inside an idle gap before it
-moves the next one: of the device's busy share ``1 - g`` slowed to rate ``r``, the backward lengthens by
-``(1 - g) / r - 1`` per ms instead of ``1 / r - 1``, which is rate ``r / (1 - g)`` (``host_slack`` is
-``1 / (1 - g)``, the twin's backward over the device-paced one). With no idle (two H200s, device-paced)
-it is 1.
+Host slack. The waited-for rank's backward alone runs at the device's pace (one rank's host busy: 24.1-24.3
+ms on every machine of docs/benchmarks.md §19, two and four H200s), while the twin's timed steps, every
+rank's host issuing, can run slower: on a host-paced step the device idles between kernels for a fraction
+``g`` of that backward. A kernel slowed by the collectives beside it then ends inside an idle gap before
+it moves the next one: of the device's busy share ``1 - g`` slowed to rate ``r``, the backward lengthens
+by ``(1 - g) / r - 1`` per ms instead of ``1 / r - 1``, which is rate ``r / (1 - g)`` (``host_slack`` is
+``1 / (1 - g)``, the twin's backward over the device-paced one). It is inferred, not measured: the twin's
+backward from the probes' start point is its timed backward scaled by the start point's share of the
+model's FLOPs, not of its time, so a device-paced twin reads near 1, not 1 (1.02-1.03 on the first two
+H200s of §19, host/device 0.70-0.74). Only gated probes on a device get it: on CPU ranks issuing is
+running, and a probe issued from Python has host gaps of its own (``HOST_PACED_AT``).
 
 Host bound. The synced step's backward cannot end on the device before its host has issued it, and its
 last call runs after that: exposed communication is at least the synced host's issue time minus the twin's
-device time (both from one synced start), plus the last call alone on the wire.
+device time (each from its own step's start after a synchronisation; medians of the slowest rank), plus
+the last call alone on the wire.
 No torch here.
 """
 
@@ -26,6 +30,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from gpufabric.train.measures import RatesSource
 from gpufabric.train.result import TrainResult
 from gpufabric.train.schedule import Rates
 
@@ -35,7 +40,7 @@ class ProbeRates:
     """The overlap model's rates, which probe read them, and the host slack applied to compute."""
 
     rates: Rates
-    source: str  # "waited-for", "contention" or "none"
+    source: RatesSource
     host_slack: float = 1.0
 
 
@@ -44,13 +49,15 @@ def probe_rates(result: TrainResult) -> ProbeRates:
     probe = result.comm.contention
     if probe is None:
         return ProbeRates(Rates(), "none")
-    seen = probe.seen_by_waited_for() if result.strategy == "ddp" else None
-    if seen is not None:
-        slack = host_slack(result)
-        return ProbeRates(
-            Rates(compute=min(1.0, seen.compute_rate * slack), comm=seen.comm_rate), "waited-for", slack
-        )
     host = result.comm.host_path
+    on_device = host is not None and host.on_device
+    # The waited-for rank's rates where its calls did not cost its host (gated, or CPU ranks where issuing
+    # is running); a Python-issued probe on a device falls to the contention probe's rule below.
+    seen = probe.seen_by_waited_for() if result.strategy == "ddp" else None
+    if seen is not None and (probe.gated or not on_device):
+        slack = host_slack(result)
+        rates = Rates(compute=min(1.0, seen.compute_rate * slack), comm=seen.comm_rate)
+        return ProbeRates(rates, "waited-for", slack)
     if host is not None and host.on_device and host.host_paced >= HOST_PACED_AT and not probe.gated:
         # A probe whose calls the host issued from Python beside the compute added host gaps the step does
         # not have: on a host-paced step its compute rate is no measure (4x H200, 2026-11-27 14:33 UTC,
@@ -61,16 +68,21 @@ def probe_rates(result: TrainResult) -> ProbeRates:
 
 
 HOST_PACED_AT = 0.9
-"""The twin's host time over its device time from which an ungated probe's compute rate is not used (the
-2x H200 runs of docs/benchmarks.md §3b read 0.70-0.74 for DDP, the 4x H200 runs 0.90-1.00)."""
+"""The twin's host time over its device time from which an ungated probe's compute rate is not used: below
+it the device is the bottleneck and the probe's issue gaps hide behind kernels still running. DDP's twin
+read 0.70-0.74 on the first 2x H200 machine of docs/benchmarks.md §19, 0.99 on the second, 0.90-1.00 on
+4x H200."""
 
 
 def host_slack(result: TrainResult) -> float:
     """The twin's backward from the probes' start point in its timed steps over the waited-for rank's
-    backward alone from there: 1 where the steps ran at the device's pace (or nothing to compare)."""
-    probe = result.comm.contention
-    phases = result.phases
-    if probe is None or probe.waited_for is None or phases is None or probe.waited_for.backward_alone_ms <= 0:
+    backward alone from there (the timed backward scaled by the start point's FLOP share: module
+    docstring); near 1 where the steps ran at the device's pace. 1 on CPU ranks (no device to idle) and
+    where there is nothing to compare."""
+    probe, phases, host = result.comm.contention, result.phases, result.comm.host_path
+    if host is None or not host.on_device or probe is None or probe.waited_for is None or phases is None:
+        return 1.0
+    if probe.waited_for.backward_alone_ms <= 0:
         return 1.0
     backward = phases.compute_backward.mean_ms - phases.compute_forward.mean_ms
     return max(1.0, backward * (1.0 - probe.starts_at) / probe.waited_for.backward_alone_ms)
@@ -79,8 +91,9 @@ def host_slack(result: TrainResult) -> float:
 def host_bound_ms(result: TrainResult, durations: Sequence[float]) -> float | None:
     """The host path's bound on exposed communication (module docstring): the synced host's issue time
     past the twin's device end, then the last call. None without the probe (older documents, one rank) and
-    on CPU ranks (issuing a step is running it). Where the twin's device ran behind its host (a device-paced
-    step), that lag absorbs the synced host's extra issue time and the bound is the last call alone."""
+    on CPU ranks (issuing a step is running it). Where the twin's device ran behind its host, that lag
+    absorbs as much of the synced host's extra issue time; where it absorbs all of it (a device-paced
+    step), the bound is the last call alone."""
     probe = result.comm.host_path
     if probe is None or not probe.on_device or not durations:
         return None

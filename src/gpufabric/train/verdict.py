@@ -5,14 +5,15 @@ No torch here.
 
 from __future__ import annotations
 
+from gpufabric.train.measures import RatesSource
 from gpufabric.train.probe_measures import Contention
 from gpufabric.train.resolution import AGREEMENT_BAND as AGREEMENT_BAND  # the target's band, defined there
 from gpufabric.train.resolution import hidden_as_predicted, measured_interval, target_status
 from gpufabric.train.result import Prediction
 
-RATES_FROM = {
-    "waited-for": "as the rank the others wait for meets them",
-    "contention": "every rank computing beside them",
+RATES_FROM: dict[RatesSource, str] = {
+    "waited-for": "the rank the others wait for",
+    "contention": "every rank computing beside the calls",
     "none": "no contention probe: free overlap",
 }
 
@@ -20,13 +21,14 @@ RATES_FROM = {
 def overlap_rates_text(p: Prediction, probe: Contention | None) -> str:
     """The rates the overlap model took, which probe read them and the host slack on compute
     (``probe_terms``); a document from before they were recorded: the contention probe's own rates."""
+    alone = "of their speed alone, side by side"
     if p.compute_rate is None or p.comm_rate is None or p.rates_from is None:
-        return (
-            "" if probe is None else f"compute {probe.compute_rate:.0%} / collectives {probe.comm_rate:.0%}"
-        )
+        if probe is None:
+            return ""
+        return f"compute {probe.compute_rate:.0%} / collectives {probe.comm_rate:.0%} {alone}"
     slack = f", host slack x{p.host_slack:.2f}" if p.host_slack is not None and p.host_slack > 1 else ""
-    who = RATES_FROM.get(p.rates_from, p.rates_from)
-    return f"compute {p.compute_rate:.0%} / collectives {p.comm_rate:.0%} ({who}{slack})"
+    who = RATES_FROM[p.rates_from]
+    return f"compute {p.compute_rate:.0%} / collectives {p.comm_rate:.0%} {alone} ({who}{slack})"
 
 
 def dominant_term(p: Prediction) -> str:
@@ -45,7 +47,7 @@ def dominant_term(p: Prediction) -> str:
 
 
 def _unmodelled(p: Prediction) -> str:
-    if p.host_bound_ms is not None:  # the host path is in the prediction: what is left is not host issue time
+    if _host_set(p):  # the host path set the prediction: what is left is not host issue time
         return "more contention inside the step than beside the twin, or ranks waiting for each other"
     return (
         "host-side costs of the synced step's collective path that the twin does not run (FSDP2's "
@@ -120,8 +122,8 @@ def _host_agreement(p: Prediction, ratio: float) -> str:
     band = f"+-{AGREEMENT_BAND:.0%}"
     if abs(ratio - 1.0) <= AGREEMENT_BAND:
         return (
-            f"agrees within {band}: the host paces this step, and what the synced path adds to its issue "
-            "time is what the step pays; a faster fabric will barely change tokens/s"
+            f"agrees within {band}: the host paces this step, and the synced host's issue time past its "
+            "twin's device end is what the step pays; a faster fabric will barely change tokens/s"
         )
     miss = p.measured_comm_ms - p.predicted_comm_ms
     if miss > 0:
@@ -132,8 +134,8 @@ def _host_agreement(p: Prediction, ratio: float) -> str:
         )
     return (
         f"{100 * (1 - ratio):.0f}% below the prediction (outside {band}), which the host path set: the "
-        f"device hid {-miss:.2f} ms of the synced path's extra issue time (it was busy, not waiting for "
-        "the host, while that time passed)"
+        f"device hid {-miss:.2f} ms of the synced host's issue time past its twin's device end (it was "
+        "busy, not waiting for the host, while that time passed)"
     )
 
 
