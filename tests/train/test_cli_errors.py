@@ -64,29 +64,30 @@ def test_bad_flags_are_one_line_usage_errors(args: list[str], message: str, tmp_
     assert not (tmp_path / "run").exists()  # refused before a rank (or its run directory) was made
 
 
-def test_an_unknown_probe_buffer_layout_is_refused_before_a_rank_starts(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("name", "value", "line"),
+    [
+        (
+            "GPUFABRIC_PROBE_BUFFERS",
+            "pooled",
+            "Error: GPUFABRIC_PROBE_BUFFERS='pooled': choose one of distinct, shared (unset: distinct, a "
+            "buffer per call)",
+        ),
+        (
+            "GPUFABRIC_WAITED_FOR_PROBE",
+            "yes",
+            "Error: GPUFABRIC_WAITED_FOR_PROBE='yes': choose 1 (run the waited-for probe) or 0 (skip it); "
+            "unset: DDP runs it, FSDP does not",
+        ),
+    ],
+)
+def test_an_unknown_probe_setting_is_refused_before_a_rank_starts(
+    name: str, value: str, line: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("GPUFABRIC_PROBE_BUFFERS", "pooled")
+    monkeypatch.setenv(name, value)
     proc = _run("--run-dir", str(tmp_path / "run"))
     assert proc.returncode == 2, proc.stderr
-    assert proc.stderr.strip() == (
-        "Error: GPUFABRIC_PROBE_BUFFERS='pooled': choose one of distinct, shared (unset: distinct, a buffer "
-        "per call)"
-    )
-    assert not (tmp_path / "run").exists()
-
-
-def test_an_unknown_waited_for_probe_switch_is_refused_before_a_rank_starts(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("GPUFABRIC_WAITED_FOR_PROBE", "yes")
-    proc = _run("--run-dir", str(tmp_path / "run"))
-    assert proc.returncode == 2, proc.stderr
-    assert proc.stderr.strip() == (
-        "Error: GPUFABRIC_WAITED_FOR_PROBE='yes': choose 1 (run the waited-for probe) or 0 (skip it); unset: "
-        "DDP runs it, FSDP does not"
-    )
+    assert proc.stderr.strip() == line
     assert not (tmp_path / "run").exists()
 
 
