@@ -23,11 +23,12 @@ ON_DEVICE = HostPath(
 
 
 def _result(
-    strategy: str, *, twin_backward: float, waited_alone: float | None, gated: bool = True
+    strategy: str, *, every_rank_alone: float, waited_alone: float | None, gated: bool = True
 ) -> TrainResult:
-    # Every rank computing: backward 10 alone, 14 beside calls 4 alone and 8 beside: compute 0.5, calls 0.5
-    # (tests/train/test_contention_model.py). One rank computing while the others wait: backward
-    # ``waited_alone`` alone and 2 more beside calls that took 5: compute (5 - 2) / 5 = 0.6, calls 0.8.
+    # Every rank computing: backward ``every_rank_alone`` (A) alone, A + 4 beside calls 4 alone and 8 beside:
+    # overlap 8, compute did A - (A + 4 - 8) = 4 in it (0.5), calls 0.5 (as in test_contention_model.py).
+    # One rank computing while the others wait: backward ``waited_alone`` alone and 2 more beside calls that
+    # took 5: compute (5 - 2) / 5 = 0.6, calls 0.8.
     waited = None
     if waited_alone is not None:
         waited = WaitedForBeside(
@@ -37,7 +38,8 @@ def _result(
             rounds=3,
         )
     probe = Contention(
-        backward_alone_ms=10.0, backward_beside_ms=14.0, comm_beside_ms=8.0, comm_alone_ms=4.0, rounds=3,
+        backward_alone_ms=every_rank_alone, backward_beside_ms=every_rank_alone + 4.0, comm_beside_ms=8.0,
+        comm_alone_ms=4.0, rounds=3,
         starts_at=0.2, gated=gated, waited_for=waited,
     )  # fmt: skip
     spec = MODEL_PRESETS["tiny"]
@@ -45,52 +47,52 @@ def _result(
         label="t", model_name="tiny", model=spec, parameters=spec.parameter_count(), strategy=strategy,
         dtype="bfloat16", world_size=4, batch_size=2, step=_times(60.0), compute=_times(55.0),
         compute_method="x", comm=CommPayload(calls=[], contention=probe, host_path=ON_DEVICE),
-        phases=PhaseSplit(synced_forward=_times(10.0), synced_backward=_times(10.0 + twin_backward + 3.0),
-                          compute_forward=_times(10.0), compute_backward=_times(10.0 + twin_backward)),
+        phases=PhaseSplit(synced_forward=_times(10.0), synced_backward=_times(43.0),
+                          compute_forward=_times(10.0), compute_backward=_times(40.0)),
     )  # fmt: skip
 
 
 def test_ddp_takes_the_waited_for_rank_s_rates() -> None:
-    # The twin's backward 25 ms, 20 of it from the start point (0.2): as long as the waited-for rank's
+    # Every rank's backward alone 20 ms from the start point, as long as the waited-for rank's
     # alone backward, so the device paced it and there is no slack.
-    used = probe_rates(_result("ddp", twin_backward=25.0, waited_alone=20.0))
+    used = probe_rates(_result("ddp", every_rank_alone=20.0, waited_alone=20.0))
     assert used.source == "waited-for" and used.host_slack == pytest.approx(1.0)
     assert used.rates.compute == pytest.approx(0.6) and used.rates.comm == pytest.approx(0.8)
 
 
 def test_a_host_paced_twin_leaves_slack_for_slowed_kernels() -> None:
-    # The twin's backward from the start point took 0.8 x 30 = 24 ms where the device needs 20: idle 1/6
-    # of it, host slack 24 / 20 = 1.2; compute beside the calls at 0.6 x 1.2 = 0.72 of its speed alone.
-    result = _result("ddp", twin_backward=30.0, waited_alone=20.0)
+    # Every rank computing, its backward alone took 24 ms where one rank computing took 20 (the device's
+    # pace): idle 1/6 of it, host slack 24 / 20 = 1.2; compute beside the calls at 0.6 x 1.2 = 0.72.
+    result = _result("ddp", every_rank_alone=24.0, waited_alone=20.0)
     assert host_slack(result) == pytest.approx(1.2)
     used = probe_rates(result)
     assert used.host_slack == pytest.approx(1.2) and used.rates.compute == pytest.approx(0.72)
     assert used.rates.comm == pytest.approx(0.8)  # the collectives' rate is the probe's, unchanged
     # Idle beyond what the slowdown needs: compute keeps full speed, never more.
-    idle = probe_rates(_result("ddp", twin_backward=50.0, waited_alone=20.0))
+    idle = probe_rates(_result("ddp", every_rank_alone=40.0, waited_alone=20.0))
     assert idle.host_slack == pytest.approx(2.0) and idle.rates.compute == 1.0
 
 
 def test_cpu_ranks_have_no_slack_and_an_ungated_probe_on_a_device_is_not_taken() -> None:
     # CPU ranks: issuing is running, no device idles: the waited-for rates as measured.
-    cpu = _result("ddp", twin_backward=30.0, waited_alone=20.0)
+    cpu = _result("ddp", every_rank_alone=24.0, waited_alone=20.0)
     cpu.comm.host_path = ON_DEVICE.model_copy(update={"on_device": False})
     used = probe_rates(cpu)
     assert used.source == "waited-for" and host_slack(cpu) == 1.0 and used.rates.compute == pytest.approx(0.6)
     # A device with the calls issued from Python (no stream gate): the contention probe's rule instead,
     # whose host-paced branch (twin host/device 40/40 = 1.0 >= 0.9) keeps compute at full speed.
-    ungated = probe_rates(_result("ddp", twin_backward=30.0, waited_alone=20.0, gated=False))
+    ungated = probe_rates(_result("ddp", every_rank_alone=24.0, waited_alone=20.0, gated=False))
     assert ungated.source == "contention" and ungated.rates.compute == 1.0
     assert ungated.rates.comm == pytest.approx(0.5)
 
 
 def test_the_model_s_rates_in_words() -> None:
-    used = predict_rates_text(_result("ddp", twin_backward=30.0, waited_alone=20.0))
+    used = predict_rates_text(_result("ddp", every_rank_alone=24.0, waited_alone=20.0))
     assert used == (
         "compute 72% / collectives 80% of their speed alone, side by side (the rank the others wait for, "
         "host slack x1.20)"
     )
-    fsdp = predict_rates_text(_result("fsdp", twin_backward=30.0, waited_alone=20.0))
+    fsdp = predict_rates_text(_result("fsdp", every_rank_alone=24.0, waited_alone=20.0))
     assert fsdp.endswith("side by side (every rank computing beside the calls)")  # slack 1: not named
 
 
@@ -107,19 +109,19 @@ def predict_rates_text(result: TrainResult) -> str:
 
 def test_fsdp_and_unprobed_ddp_take_the_contention_probe_s_rates() -> None:
     for result in (
-        _result("fsdp", twin_backward=30.0, waited_alone=20.0),  # recorded (asked for), not used
-        _result("ddp", twin_backward=30.0, waited_alone=None),  # older documents, or the probe skipped
+        _result("fsdp", every_rank_alone=24.0, waited_alone=20.0),  # recorded (asked for), not used
+        _result("ddp", every_rank_alone=24.0, waited_alone=None),  # older documents, or the probe skipped
     ):
         used = probe_rates(result)
         assert used.source == "contention" and used.host_slack == 1.0
         assert used.rates.compute == pytest.approx(0.5) and used.rates.comm == pytest.approx(0.5)
-    bare = _result("ddp", twin_backward=30.0, waited_alone=None)
+    bare = _result("ddp", every_rank_alone=24.0, waited_alone=None)
     bare.comm.contention = None
     assert probe_rates(bare).source == "none" and probe_rates(bare).rates.compute == 1.0
 
 
 def test_the_host_bound_starts_where_the_twin_s_device_ended() -> None:
-    result = _result("ddp", twin_backward=30.0, waited_alone=20.0)
+    result = _result("ddp", every_rank_alone=24.0, waited_alone=20.0)
     result.comm.host_path = None
     assert host_bound_ms(result, [1.0, 2.0]) is None  # no host-path probe
     # The synced host issued until 44 ms, the twin's device ended at 40: 4 ms, then the last call (2 ms).

@@ -88,18 +88,18 @@ def test_six_ddp_runs_without_the_waited_for_probe_read_high(tmp_path: Path) -> 
 
 def test_eight_ddp_runs_with_the_waited_for_rank_s_rates_still_read_high(tmp_path: Path) -> None:
     lines = _judge(tmp_path, S10_DDP_4)
-    assert _ratios(lines) == ["82%", "83%", "84%", "97%", "98%", "65%", "77%", "39%"]
+    assert _ratios(lines) == ["76%", "81%", "88%", "96%", "117%", "62%", "102%", "39%"]
     assert lines[-1] == (
-        "gpt-760m ddp x4, measured / predicted exposed communication: mean 78% (95% 62..94%) over 8 runs: "
+        "gpt-760m ddp x4, measured / predicted exposed communication: mean 83% (95% 62..103%) over 8 runs: "
         "unresolved"
     )
 
 
 def test_three_ddp_runs_on_two_gpus_land_in_the_band(tmp_path: Path) -> None:
     lines = _judge(tmp_path, S10_DDP_2)
-    assert _ratios(lines) == ["103%", "115%", "124%"]
+    assert _ratios(lines) == ["99%", "114%", "123%"]
     assert lines[-1] == (
-        "gpt-760m ddp x2, measured / predicted exposed communication: mean 114% (95% 88..141%) over 3 runs: "
+        "gpt-760m ddp x2, measured / predicted exposed communication: mean 112% (95% 83..142%) over 3 runs: "
         "met"
     )
 

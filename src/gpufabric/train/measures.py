@@ -135,8 +135,9 @@ class Prediction(TrainPart):
     )
     host_slack: float | None = Field(
         default=None,
-        description="the twin's backward over the waited-for rank's device-paced one (>= 1; the compute rate "
-        "is the probe's x this, at most 1: slowed kernels end in the host-paced step's idle gaps)",
+        description="the twin's backward alone with every rank computing over the same with one rank (>= 1; "
+        "the compute rate is the probe's x this, at most 1: slowed kernels end in the host-paced step's idle "
+        "gaps)",
     )
     comm_exposed_ms: float | None = Field(
         default=None, description="the overlap model's exposed time: busbw, launch/sync, contention"

@@ -6,17 +6,17 @@ calls its peers already run (kernels traced per rank on 4x H200, docs/train-benc
 are the waited-for probe's (``Contention.seen_by_waited_for``), where recorded. FSDP's ranks meet at every
 gather, each computing beside the same calls: the contention probe's rates, every rank computing.
 
-Host slack. The waited-for rank's backward alone runs at the device's pace (one rank's host busy: 24.1-24.3
-ms on every machine of docs/benchmarks.md §19, two and four H200s), while the twin's timed steps, every
-rank's host issuing, can run slower: on a host-paced step the device idles between kernels for a fraction
-``g`` of that backward. A kernel slowed by the collectives beside it then ends inside an idle gap before
-it moves the next one: of the device's busy share ``1 - g`` slowed to rate ``r``, the backward lengthens
-by ``(1 - g) / r - 1`` per ms instead of ``1 / r - 1``, which is rate ``r / (1 - g)`` (``host_slack`` is
-``1 / (1 - g)``, the twin's backward over the device-paced one). It is inferred, not measured: the twin's
-backward from the probes' start point is its timed backward scaled by the start point's share of the
-model's FLOPs, not of its time, so a device-paced twin reads near 1, not 1 (1.02-1.03 on the first two
-H200s of §19, host/device 0.70-0.74). Only gated probes on a device get it: on CPU ranks issuing is
-running, and a probe issued from Python has host gaps of its own (``HOST_PACED_AT``).
+Host slack. Both probes time the twin's backward alone from the same start point after a synchronisation:
+the waited-for probe with one rank computing at a time (one host issuing: 24.1-24.3 ms on every machine of
+docs/benchmarks.md §19, two and four H200s, the device's pace), the contention probe with every rank
+computing, every host issuing at once, as in the step (24.3-30.3 ms there). Where the second is longer the
+step is host-paced and the device idles between kernels for a fraction ``g`` of that backward. A kernel
+slowed by the collectives beside it then ends inside an idle gap before it moves the next one: of the
+device's busy share ``1 - g`` slowed to rate ``r``, the backward lengthens by ``(1 - g) / r - 1`` per ms
+instead of ``1 / r - 1``, which is rate ``r / (1 - g)``; ``host_slack`` is ``1 / (1 - g)``, the every-rank
+backward over the one-rank one (1.00-1.01 on the 2x H200 machines of §19, 1.02-1.25 on 4x). Only gated
+probes on a device get it: on CPU ranks issuing is running, and a probe issued from Python has host gaps
+of its own (``HOST_PACED_AT``).
 
 Host bound. The synced step's backward cannot end on the device before its host has issued it, and its
 last call runs after that: exposed communication is at least the synced host's issue time minus the twin's
@@ -75,17 +75,15 @@ read 0.70-0.74 on the first 2x H200 machine of docs/benchmarks.md §19, 0.99 on 
 
 
 def host_slack(result: TrainResult) -> float:
-    """The twin's backward from the probes' start point in its timed steps over the waited-for rank's
-    backward alone from there (the timed backward scaled by the start point's FLOP share: module
-    docstring); near 1 where the steps ran at the device's pace. 1 on CPU ranks (no device to idle) and
-    where there is nothing to compare."""
-    probe, phases, host = result.comm.contention, result.phases, result.comm.host_path
-    if host is None or not host.on_device or probe is None or probe.waited_for is None or phases is None:
+    """The twin's backward alone from the probes' start point with every rank computing (the contention
+    probe) over the same with one rank computing (the waited-for probe): 1 where the device paces the
+    step, and on CPU ranks (no device to idle) or with nothing to compare."""
+    probe, host = result.comm.contention, result.comm.host_path
+    if host is None or not host.on_device or probe is None or probe.waited_for is None:
         return 1.0
     if probe.waited_for.backward_alone_ms <= 0:
         return 1.0
-    backward = phases.compute_backward.mean_ms - phases.compute_forward.mean_ms
-    return max(1.0, backward * (1.0 - probe.starts_at) / probe.waited_for.backward_alone_ms)
+    return max(1.0, probe.backward_alone_ms / probe.waited_for.backward_alone_ms)
 
 
 def host_bound_ms(result: TrainResult, durations: Sequence[float]) -> float | None:
