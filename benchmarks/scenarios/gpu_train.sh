@@ -13,9 +13,9 @@
 #   benchmarks/gpu.sh train:scaling  # FSDP's scaling beside the reference loop's, ROUNDS (3) rounds, ~3 min
 #   benchmarks/gpu.sh train:profile  # the real step's compute and NCCL busy time per rank, ~1 min
 #   benchmarks/gpu.sh train:tests    # pytest -m gpu tests/train/test_gpu_train.py, ~1.5 min
-#   benchmarks/gpu.sh train        # ~4.5 min on 4x H100/H200 (2026-11-27 14:33, 4x H200, gpt-350m
-#                                  # everywhere: 188 s of steps; estimated since: gpt-760m's NVLink runs
-#                                  # +20 s, the default-threads reference job +10 s, 12 socket FSDP steps +7 s)
+#   benchmarks/gpu.sh train        # ~5 min on 4x H100/H200 (2026-11-28 03:21, 4x H200, a fresh machine:
+#                                  # the runs before --ab 176 s, --ab cut at 73.6 s by the old 250 s budget;
+#                                  # it needed 73.4 s on a warm machine: BUDGET_S 280 since)
 # Every step runs under `timeout`, cut to what is left of BUDGET_S (default 280 s) after the set-up, so
 # the whole call ends inside 5 minutes; a step with under 30 s left is skipped and says so. What comes
 # back: summary.txt, train.log, train-runs.tgz (every train.json, the reference's lines).
