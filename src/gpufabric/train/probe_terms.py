@@ -14,7 +14,8 @@ step is host-paced and the device idles between kernels for a fraction ``g`` of 
 slowed by the collectives beside it then ends inside an idle gap before it moves the next one: of the
 device's busy share ``1 - g`` slowed to rate ``r``, the backward lengthens by ``(1 - g) / r - 1`` per ms
 instead of ``1 / r - 1``, which is rate ``r / (1 - g)``; ``host_slack`` is ``1 / (1 - g)``, the every-rank
-backward over the one-rank one (1.00-1.01 on the 2x H200 machines of §19, 1.02-1.25 on 4x). Only gated
+backward over the one-rank one (1.00-1.01 on the 2x H200 machines of §19, 1.02-1.25 on 4x; the first is
+each round's slowest rank, the second one rank's, so part of it may be the slowest of N). Only gated
 probes on a device get it: on CPU ranks issuing is running, and a probe issued from Python has host gaps
 of its own (``HOST_PACED_AT``).
 
