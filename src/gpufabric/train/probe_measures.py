@@ -168,13 +168,6 @@ class HostPath(TrainPart):
     )
 
     @property
-    def extra_ms(self) -> float:
-        """The synced step's host issue time over the twin's, a diagnostic: the prediction's bound takes
-        the synced host's end past the twin's device end instead (``probe_terms.host_bound_ms``), as the
-        twin's own device lag hides part of this."""
-        return max(0.0, self.synced_host_ms - self.twin_host_ms)
-
-    @property
     def host_paced(self) -> float:
         """The twin's host time / its device time: near 1, the host paces the GPU (it waits for kernels)."""
         return self.twin_host_ms / self.twin_device_ms if self.twin_device_ms > 0 else 0.0

@@ -59,7 +59,7 @@ def probe_rates(result: TrainResult) -> ProbeRates:
         slack = host_slack(result)
         rates = Rates(compute=min(1.0, seen.compute_rate * slack), comm=seen.comm_rate)
         return ProbeRates(rates, "waited-for", slack)
-    if host is not None and host.on_device and host.host_paced >= HOST_PACED_AT and not probe.gated:
+    if host is not None and on_device and host.host_paced >= HOST_PACED_AT and not probe.gated:
         # A probe whose calls the host issued from Python beside the compute added host gaps the step does
         # not have: on a host-paced step its compute rate is no measure (4x H200, 2026-11-27 14:33 UTC,
         # gpt-350m DDP: the rate of 83% added 1.01 ms of the 1.67 predicted where the step showed -0.45 +-
