@@ -62,7 +62,7 @@ def replay_line(name: str, result: TrainResult) -> str:
     free = f"{(now.comm_exposed_ms or 0.0) - now.contention_ms:.2f}" if has_overlap else "-"
     host = f"{now.host_bound_ms:.2f}" if now.host_bound_ms is not None else "-"
     then = f"{recorded.predicted_comm_ms:.2f}" if recorded is not None else "-"
-    needed = steps_to_resolve(now, result.phases)
+    needed = steps_to_resolve(now, result.exposed_samples())
     inside = (
         f"; inside the step: blocks +{now.compute_slowed_ms:.2f} ms, between blocks "
         f"+{now.between_blocks_ms:.2f} ms"

@@ -138,7 +138,7 @@ def target_line(name: str, result: TrainResult) -> str:
         bound = f", set by {which} (communication {p.comm_exposed_ms:.2f}, host path {p.host_bound_ms:.2f})"
     status = target_status(p)
     # Recomputed from the samples, so a document written before the figure was recorded gets it too.
-    needed = steps_to_resolve(p, result.phases)
+    needed = steps_to_resolve(p, result.exposed_samples())
     why = (
         f"; the 95% interval reaches into the +-15% band: at this run's per-step noise at least ~{needed} "
         "steps a side would narrow it off the band (then MISS), if the steps' noise is independent"

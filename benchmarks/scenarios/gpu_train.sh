@@ -10,6 +10,7 @@
 # torch's default threads says what that policy changes (its step and its CPU time per step). The
 # summary, last, says met, MISS or unresolved per target; its closing lines are the targets' figures.
 #   benchmarks/gpu.sh train:predict  # only the two NVLink predictions, STEPS (96) steps a side, ~1.6 min
+#                                  # (ROUNDS=8 PREDICT=ddp: eight DDP rounds pooled, ~6 min on 4x H200)
 #   benchmarks/gpu.sh train:scaling  # FSDP's scaling beside the reference loop's, ROUNDS (3) rounds, ~3 min
 #   benchmarks/gpu.sh train:profile  # the real step's compute and NCCL busy time per rank, ~1 min
 #   benchmarks/gpu.sh train:tests    # pytest -m gpu tests/train/test_gpu_train.py, ~1.5 min
@@ -76,18 +77,38 @@ fi
 if [ "${1:-}" = predict ]; then
   # `train:predict`: only the two NVLink predictions, with STEPS (default 96) steps a side, for a run whose
   # 20-step intervals left them unresolved (train.resolution: the half-width falls as 1/sqrt(steps)). ~1.5 min.
-  # PREDICT: which of the two (default "ddp fsdp"), e.g. PREDICT=ddp for an A/B of a probe's setting.
+  # PREDICT: which of the two (default "ddp fsdp"), e.g. PREDICT=ddp for an A/B of a probe's setting;
+  # "ddp-sockets" adds DDP on sockets (SOCKET_MODEL, SOCKET_STEPS (24) steps a side).
+  # ROUNDS (default 1): that many rounds one after the other, each in runs/round-K, then each strategy's
+  # rounds pooled by benchmarks/train_prediction_rounds.py: a lent machine's runs differ by more than
+  # one run's interval says (docs/train-bench.md finding 28).
   predict="${PREDICT:-ddp fsdp}"
   # The waited-for probe on FSDP too (train-bench runs it on DDP only, whose prediction takes its rates):
   # train_replay.py prints its rates beside the ones the model took (docs/train-bench.md finding 32).
   export GPUFABRIC_WAITED_FOR_PROBE="${GPUFABRIC_WAITED_FOR_PROBE:-1}"
-  [[ " $predict " == *" ddp "* ]] && train ddp 90 "${MODEL_ARGS[@]}" --no-scaling --steps "${STEPS:-96}"
-  [[ " $predict " == *" fsdp "* ]] && train fsdp 110 --strategy fsdp "${MODEL_ARGS[@]}" --no-scaling --steps "${STEPS:-96}"
-  python3 benchmarks/train_summary.py "$R" 2>&1 | grep -E '^(DDP|FSDP) NVLink|NVLink:' >"$R/summary-lines.txt"
-  # Each run's prediction term by term (free overlap, contention from where its probe started, the
-  # host-path bound) and the inside-step probe's two terms: blocks slower, or time between blocks.
-  python3 benchmarks/train_replay.py $(ls "$R"/ddp.json "$R"/fsdp.json 2>/dev/null) 2>&1 | sed "s|$R/||" >>"$R/summary-lines.txt"
-  while IFS= read -r line; do record "$line"; done <"$R/summary-lines.txt"
+  top="$R"; rounds="${ROUNDS:-1}"
+  for k in $(seq 1 "$rounds"); do
+    R="$top"; [ "$rounds" -gt 1 ] && R="$top/round-$k"; mkdir -p "$R"
+    [[ " $predict " == *" ddp "* ]] && train ddp 90 "${MODEL_ARGS[@]}" --no-scaling --steps "${STEPS:-96}"
+    [[ " $predict " == *" fsdp "* ]] && train fsdp 110 --strategy fsdp "${MODEL_ARGS[@]}" --no-scaling --steps "${STEPS:-96}"
+    [[ " $predict " == *" ddp-sockets "* ]] && train ddp-sockets 90 --model "$SOCKET_MODEL" --no-scaling \
+      --steps "${SOCKET_STEPS:-24}" --probe-iters 3 "${SOCKETS[@]}"
+    python3 benchmarks/train_summary.py "$R" 2>&1 | grep -E '^(DDP|FSDP) NVLink|NVLink:' | grep -v 'missing' >"$R/summary-lines.txt"
+    # Each run's prediction term by term (free overlap, contention from where its probe started, the
+    # host-path bound) and the inside-step probe's two terms: blocks slower, or time between blocks.
+    python3 benchmarks/train_replay.py $(ls "$R"/ddp.json "$R"/fsdp.json "$R"/ddp-sockets.json 2>/dev/null) 2>&1 \
+      | sed "s|$top/||" >>"$R/summary-lines.txt"
+    while IFS= read -r line; do record "${k}/${rounds} $line"; done <"$R/summary-lines.txt"
+  done
+  R="$top"
+  if [ "$rounds" -gt 1 ]; then
+    for name in ddp fsdp ddp-sockets; do
+      ls "$R"/round-*/"$name.json" >/dev/null 2>&1 || continue
+      python3 benchmarks/train_prediction_rounds.py "$R"/round-*/"$name.json" 2>&1 | tail -1 | while IFS= read -r line; do
+        record "pooled $name: $line"
+      done
+    done
+  fi
   tar -czf "$OUT/train-runs.tgz" -C "$OUT" runs 2>/dev/null && rm -rf "$R"
   print_summary
   return 0 2>/dev/null || exit 0

@@ -86,6 +86,9 @@ def test_ddp_on_nccl_counts_bf16_gradients(
     assert probe.waited_for is not None and probe.waited_for.rounds == probe.rounds
     assert probe.waited_for.backward_beside_ms > 0 and probe.waited_for.comm_beside_ms > 0
     assert p.rates_from == "waited-for" and p.host_slack is not None and p.host_slack >= 1
+    # Judged against the steps back to back, run in alternating blocks (the twin runs the same optimizer).
+    assert result.step_order == "interleaved" and p.measured_from == "steps back to back"
+    assert p.measured_comm_ms == max(0.0, result.step.mean_ms - result.compute.mean_ms)
     host = result.comm.host_path  # the host-path probe: issue time of a synced step and of its twin
     assert host is not None and min(host.twin_host_ms, host.synced_host_ms, host.twin_device_ms) > 0
     # The contention probe starts where the first bucket is ready (block_marks' hook on the autograd
@@ -114,6 +117,8 @@ def test_fsdp_on_nccl(tmp_path: Path, _gpus: int, inside_step_ran: InsideStepChe
     assert result.samples_per_s > 0 and result.prediction is not None and result.phases is not None
     assert result.comm.contention is not None and result.comm.contention.starts_at == 0.0
     assert result.comm.contention.scheduled is None
+    # FSDP's twin updates the whole model: exposed communication is read at the end of backward.
+    assert result.step_order == "interleaved" and result.prediction.measured_from == "split"
     inside_step_ran(result, result.comm.contention.rounds)
 
 

@@ -15,13 +15,15 @@ import pytest
 from gpufabric.train import TrainAB, TrainResult, read_train_document
 from gpufabric.train.predict import predict
 from gpufabric.train.resolution import (
+    Samples,
+    exposed_difference_ms,
     exposed_interval_ms,
     pooled_status,
     steps_to_resolve,
     t_975,
     target_status,
 )
-from gpufabric.train.result import PhaseSplit, Prediction, StepTimes
+from gpufabric.train.result import Prediction
 from gpufabric.train.verdict import agreement_verdict
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -57,13 +59,10 @@ def test_student_t_matches_the_table_and_tends_to_the_normal() -> None:
 def test_the_interval_is_welchs_from_the_steps_own_noise() -> None:
     # Two sides of 4 steps: synced 10, 12, 14, 12 (variance 8/3), twin 10, 10, 10, 10 (variance 0): the
     # standard error is sqrt((8/3)/4) = 0.8165 at 3 degrees of freedom (t = 3.182): half-width 2.598.
-    phases = PhaseSplit(
-        synced_forward=StepTimes(samples_ms=[1.0] * 4),
-        synced_backward=StepTimes(samples_ms=[10.0, 12.0, 14.0, 12.0]),
-        compute_forward=StepTimes(samples_ms=[1.0] * 4),
-        compute_backward=StepTimes(samples_ms=[10.0] * 4),
-    )
-    assert exposed_interval_ms(phases) == pytest.approx(3.182 * (8 / 3 / 4) ** 0.5)
+    samples = ([10.0, 12.0, 14.0, 12.0], [10.0] * 4)
+    assert exposed_interval_ms(samples) == pytest.approx(3.182 * (8 / 3 / 4) ** 0.5)
+    assert exposed_difference_ms(samples) == pytest.approx(2.0)
+    assert exposed_interval_ms(([10.0], [10.0, 11.0])) is None and exposed_difference_ms(([], [1.0])) is None
 
 
 def test_ddp_on_nvlink_is_unresolved_not_zero_percent(runs: Path) -> None:
@@ -78,12 +77,14 @@ def test_ddp_on_nvlink_is_unresolved_not_zero_percent(runs: Path) -> None:
     assert agreement_verdict(p).startswith("unresolved: the measured 0.00 ms lies outside +-15% of the")
     # How many steps would judge it: the value (-0.45) lies below the band's low end (0.85 x 1.67), and
     # the interval must shrink until it no longer reaches that end.
-    assert run.phases is not None and p.resolve_steps == steps_to_resolve(p, run.phases)
-    _assert_first_count_off_the_band(p, run.phases, p.resolve_steps)
+    # A document of steps run in sequential order: DDP's exposed communication stays the split's.
+    assert run.step_order == "sequential" and run.exposed_from == "split" and p.measured_from == "split"
+    assert run.phases is not None and p.resolve_steps == steps_to_resolve(p, run.exposed_samples())
+    _assert_first_count_off_the_band(p, run.exposed_samples(), p.resolve_steps)
     assert f"at least ~{p.resolve_steps} steps a side" in agreement_verdict(p)
 
 
-def _assert_first_count_off_the_band(p: Prediction, phases: PhaseSplit, steps: int | None) -> None:
+def _assert_first_count_off_the_band(p: Prediction, samples: Samples, steps: int | None) -> None:
     """``steps`` is the first count a side at which the interval, at the run's own per-step variances,
     lies wholly off the +-15% band from where the measured value is: worked out here from the samples."""
     centre = p.measured_raw_ms if p.measured_raw_ms is not None else p.measured_comm_ms
@@ -92,8 +93,7 @@ def _assert_first_count_off_the_band(p: Prediction, phases: PhaseSplit, steps: i
         if centre < p.predicted_comm_ms
         else centre - 1.15 * p.predicted_comm_ms
     )
-    v_s = statistics.variance(phases.synced_backward.samples_ms)
-    v_t = statistics.variance(phases.compute_backward.samples_ms)
+    v_s, v_t = statistics.variance(samples[0]), statistics.variance(samples[1])
 
     def half(n: int) -> float:  # Welch at n steps a side: df = (n-1)(v_s+v_t)^2 / (v_s^2+v_t^2)
         return t_975((n - 1) * (v_s + v_t) ** 2 / (v_s**2 + v_t**2)) * ((v_s + v_t) / n) ** 0.5
@@ -183,12 +183,7 @@ def test_steps_to_resolve_are_the_steps_that_take_the_interval_off_the_band() ->
     # with the twin's variance 0 Welch's degrees of freedom are n - 1, and the half-width at n steps is
     # t(n-1) x sqrt((8/3)/n): n = 16: 2.131 x 0.4082 = 0.870 (still reaches 1.15); n = 17: 2.120 x
     # 0.3961 = 0.840 < 0.85: the interval 1.16..2.84 lies above the band, a MISS. So 17 steps a side.
-    phases = PhaseSplit(
-        synced_forward=StepTimes(samples_ms=[1.0] * 4),
-        synced_backward=StepTimes(samples_ms=[10.0, 12.0, 14.0, 12.0]),
-        compute_forward=StepTimes(samples_ms=[1.0] * 4),
-        compute_backward=StepTimes(samples_ms=[10.0] * 4),
-    )
+    phases = ([10.0, 12.0, 14.0, 12.0], [10.0] * 4)
     p = _prediction(1.0, 2.0, exposed_interval_ms(phases))
     assert target_status(p) == "unresolved" and steps_to_resolve(p, phases) == 17
     # The same noise below the band: 0.00 measured against 1.00 predicted lies 0.85 under it: 17 again.
@@ -213,7 +208,7 @@ def test_the_96_step_ddp_run_sits_at_the_band_edge_so_it_needs_thousands_of_step
     p = predict(run)
     assert p is not None and run.phases is not None and target_status(p) == "unresolved"
     assert p.resolve_steps is not None and p.resolve_steps > 1000
-    _assert_first_count_off_the_band(p, run.phases, p.resolve_steps)
+    _assert_first_count_off_the_band(p, run.exposed_samples(), p.resolve_steps)
 
 
 def test_runs_pooled_are_judged_by_the_same_rule_on_their_mean() -> None:

@@ -57,7 +57,7 @@ def test_the_replay_shows_the_scheduled_probe_of_a_two_gpu_run(tmp_path: Path) -
     # its tail read 0, the figures are printed as recorded.
     lost, tail = probe.scheduled_compute_lost_ms, probe.scheduled_tail_ms
     assert f"scheduled: backward {lost:+.2f} ms, tail {tail:.2f} ms" in stdout
-    assert "gpt-760m ddp x2: measured 3.47 ms (95% 3.12..3.82)" in stdout and "102% met" in stdout
+    assert "gpt-760m ddp x2: measured 3.47 ms (95% 3.12..3.82, split)" in stdout and "102% met" in stdout
 
 
 def test_the_replay_shows_the_scheduled_probe_against_its_own_group_run(tmp_path: Path) -> None:

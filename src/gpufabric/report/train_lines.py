@@ -79,9 +79,19 @@ def split_line(result: TrainResult) -> str:
         return f"split: step {result.step.mean_ms:.2f} ms, compute {result.compute.mean_ms:.2f} ms"
     optimizer = result.step.mean_ms - phases.synced_backward.mean_ms
     twin_optimizer = result.compute.mean_ms - phases.compute_backward.mean_ms
+    if result.exposed_from == "split":
+        head = f"split: step {result.step.mean_ms:.2f} ms"
+        backward = (
+            f"(twin {phases.compute_backward.mean_ms:.2f}, so {result.comm_ms:.2f} exposed communication)"
+        )
+    else:  # DDP: the twin runs the same optimizer, so the steps back to back differ by the communication
+        head = (
+            f"split: step {result.step.mean_ms:.2f} ms (twin {result.compute.mean_ms:.2f} back to back, so "
+            f"{result.comm_ms:.2f} exposed communication)"
+        )
+        backward = f"(twin {phases.compute_backward.mean_ms:.2f})"
     return (
-        f"split: step {result.step.mean_ms:.2f} ms = forward+backward {phases.synced_backward.mean_ms:.2f} "
-        f"(twin {phases.compute_backward.mean_ms:.2f}, so {result.comm_ms:.2f} exposed communication) + "
+        f"{head} = forward+backward {phases.synced_backward.mean_ms:.2f} {backward} + "
         f"optimizer {optimizer:.2f} (twin {twin_optimizer:.2f})"
     )
 

@@ -21,6 +21,10 @@ RatesSource = Literal["waited-for", "contention", "none"]
 rank computing, or no contention probe (free overlap)."""
 
 
+ExposedFrom = Literal["steps back to back", "split"]
+"""Which steps measured exposed communication is read from (``TrainResult.exposed_from``)."""
+
+
 class StepTimes(TrainPart):
     """Per-step times (ms), each the slowest rank's time for that step: a step ends when every rank does."""
 
@@ -101,7 +105,12 @@ class Prediction(TrainPart):
     busbw_source: str = Field(description="'probe' (this run, at the bucket sizes) or a bench result file")
     effective_busbw_gbs: float
     predicted_comm_ms: float = Field(description="exposed communication predicted by the overlap model")
-    measured_comm_ms: float = Field(description="end of backward with sync - without (exposed comm)")
+    measured_comm_ms: float = Field(description="synced steps - the twin's (exposed comm; measured_from)")
+    measured_from: ExposedFrom | None = Field(
+        default=None,
+        description="'steps back to back' or 'split' (end of backward): TrainResult.exposed_from; older: "
+        "None, the split where recorded",
+    )
     measured_raw_ms: float | None = Field(
         default=None, description="the same difference of means before it is clamped at 0 (older: None)"
     )

@@ -19,8 +19,9 @@ The synced backward also cannot end on the GPU before the host has issued it: th
 synced issue time past the twin's device end, plus the last call, which nothing follows to hide behind,
 bounds it from the other side (``probe_terms.host_bound_ms``). The prediction is the larger of the two
 bounds (``host_bound_ms``, ``comm_exposed_ms``), and the verdict names the one that set it.
-It is checked against the measured exposed communication: end of backward with sync minus the same in
-the communication-free twin. Where they differ, ``verdict.agreement_verdict`` names the term that dominates.
+It is checked against the measured exposed communication: the synced steps minus the communication-free
+twin's, back to back under DDP, at the end of backward under FSDP (``TrainResult.exposed_from``). Where
+they differ, ``verdict.agreement_verdict`` names the term that dominates.
 No torch here.
 """
 
@@ -148,7 +149,8 @@ def predict(
     serial = sum(durations)
     traffic = sum(bus_bytes(c, n) for c in calls)
     measured_ms = result.comm_ms
-    interval = exposed_interval_ms(phases)
+    samples = result.exposed_samples()
+    interval = exposed_interval_ms(samples)
     compute_ms = result.compute.mean_ms
     latency = result.comm.latency_ms
     inside = result.comm.inside_step
@@ -157,7 +159,8 @@ def predict(
         effective_busbw_gbs=traffic / 1e9 / (serial / 1e3) if serial > 0 else 0.0,
         predicted_comm_ms=predicted_ms,
         measured_comm_ms=measured_ms,
-        measured_raw_ms=exposed_difference_ms(phases),
+        measured_raw_ms=exposed_difference_ms(samples),
+        measured_from=result.exposed_from,
         measured_interval_ms=interval,
         isolated_comm_ms=result.comm.isolated_ms,
         serial_comm_ms=serial,
@@ -177,4 +180,4 @@ def predict(
         measured_share=measured_ms / result.step.mean_ms if result.step.mean_ms > 0 else 0.0,
         notes=notes,
     )
-    return prediction.model_copy(update={"resolve_steps": steps_to_resolve(prediction, phases)})
+    return prediction.model_copy(update={"resolve_steps": steps_to_resolve(prediction, samples)})

@@ -4,8 +4,9 @@ Any launcher can start it (ours, torchrun, mpirun, srun): identity comes from th
 (``gpufabric.bench.identity``). Every rank then runs, in order:
 
 1. warm-up steps with gradient sync and of the communication-free twin (``strategy``);
-2. throughput: synced steps back to back, then as many of the twin, each step between two events and
-   nothing else, as ``benchmarks/train_reference.py`` times its loop (the slowest rank's steps);
+2. throughput: synced and twin steps back to back, each between two events and nothing else, as
+   ``benchmarks/train_reference.py`` times its loop, in alternating blocks of ``block`` steps (ABBA) so
+   drift hits both alike (the slowest rank's steps);
 3. the split, in steps of its own: blocks that alternate full steps and twin steps, each step marked at
    the end of forward and of backward (``timing``), so drift hits both alike, each starting settled
    (the device idle, the ranks together: ``timing.time_phased_steps`` says why);
@@ -119,6 +120,7 @@ def _measure(config: TrainConfig, identity: RankIdentity, device: Any, on_gpu: b
         probe_collectives,
         probe_latency,
         slowest_rank,
+        time_interleaved_steps,
         time_phased_steps,
         time_steps,
     )
@@ -140,11 +142,11 @@ def _measure(config: TrainConfig, identity: RankIdentity, device: Any, on_gpu: b
     for i in range(config.warmup_steps):
         synced(i)
         compute(i)  # the twin's first steps (allocations, optimizer state) are not timed either
-    # Throughput as a training loop times itself: steps back to back, nothing between them.
+    # Throughput as a training loop times itself: steps back to back, nothing between them; synced and
+    # twin in alternating blocks, so a lent machine's drift hits both (timing.time_interleaved_steps).
     sync_world(device)
-    step_ms = slowest_rank(time_steps(synced, config.steps, device), world)
-    sync_world(device)
-    compute_ms = slowest_rank(time_steps(compute, config.steps, device), world)
+    synced_local, twin_local = time_interleaved_steps(synced, compute, config.steps, config.block, device)
+    step_ms, compute_ms = slowest_rank(synced_local, world), slowest_rank(twin_local, world)
     # The split, in steps of its own: marks inside each step, synced and twin blocks alternating so that
     # drift hits both alike.
     sync_world(device)

@@ -120,6 +120,7 @@ def build_result(
         batch_size=config.batch_size,
         step=StepTimes(samples_ms=measured["step_ms"]),
         compute=StepTimes(samples_ms=measured["compute_ms"]),
+        step_order="interleaved",  # rank.measure: timing.time_interleaved_steps
         compute_method=measured["compute_method"],
         comm=comm,
         phases=PhaseSplit(

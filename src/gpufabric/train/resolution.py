@@ -1,7 +1,8 @@
 """What a run can resolve of its exposed communication, and the prediction target's verdict by that rule.
 
-Measured exposed communication is a difference of two means: the synced steps' end of backward minus the
-twin's (``PhaseSplit``), each over ``--steps`` samples. Its 95% confidence interval (Welch: Student's t
+Measured exposed communication is a difference of two means, each over ``--steps`` samples: the synced
+steps minus the twin's, back to back under DDP, at the end of backward in the split under FSDP
+(``TrainResult.exposed_from`` says why). Its 95% confidence interval (Welch: Student's t
 at the Welch-Satterthwaite degrees of freedom, the two samples' variances over their counts) is how far
 this run's own step-to-step noise lets the figure be trusted. On 4x H200 (2026-11-27 14:33 UTC) a
 host-paced DDP step read -0.45 +- 2.92 ms of exposed communication (20 steps each side) against a
@@ -31,9 +32,10 @@ from __future__ import annotations
 import itertools
 import math
 import statistics
+from collections.abc import Sequence
 from typing import Literal
 
-from gpufabric.train.measures import PhaseSplit, Prediction
+from gpufabric.train.measures import Prediction
 
 Status = Literal["met", "MISS", "unresolved"]
 
@@ -62,19 +64,23 @@ def t_975(degrees: float) -> float:
     return 1.96
 
 
-def exposed_difference_ms(phases: PhaseSplit | None) -> float | None:
-    """mean(synced end of backward) - mean(twin's), not clamped at 0 (``TrainResult.comm_ms`` is)."""
-    if phases is None:
-        return None
-    return phases.synced_backward.mean_ms - phases.compute_backward.mean_ms
+Samples = tuple[Sequence[float], Sequence[float]]
+"""(synced, twin) per-step times whose difference of means is the exposed communication
+(``TrainResult.exposed_samples``: the steps back to back under DDP, the split's ends of backward else)."""
 
 
-def exposed_interval_ms(phases: PhaseSplit | None) -> float | None:
-    """Half-width of the 95% interval of mean(synced end of backward) - mean(twin's); None with fewer
-    than 2 steps on a side (no variance to read)."""
-    if phases is None:
+def exposed_difference_ms(samples: Samples) -> float | None:
+    """mean(synced) - mean(twin), not clamped at 0 (``TrainResult.comm_ms`` is); None without samples."""
+    synced, twin = samples
+    if not synced or not twin:
         return None
-    synced, twin = phases.synced_backward.samples_ms, phases.compute_backward.samples_ms
+    return statistics.fmean(synced) - statistics.fmean(twin)
+
+
+def exposed_interval_ms(samples: Samples) -> float | None:
+    """Half-width of the 95% interval of mean(synced) - mean(twin); None with fewer than 2 steps on a
+    side (no variance to read)."""
+    synced, twin = samples
     if len(synced) < 2 or len(twin) < 2:
         return None
     return welch_half_width(statistics.variance(synced), len(synced), statistics.variance(twin), len(twin))
@@ -143,16 +149,16 @@ def measured_centre(p: Prediction) -> float:
     return p.measured_raw_ms if p.measured_raw_ms is not None else p.measured_comm_ms
 
 
-def steps_to_resolve(p: Prediction, phases: PhaseSplit | None) -> int | None:
+def steps_to_resolve(p: Prediction, samples: Samples | None) -> int | None:
     """Steps a side after which an unresolved run would be judged, the question the rule asks: at this
     run's own per-step variances (each side's sample variance, the interval's half-width falling as
     1/sqrt(steps), Student's t at the Welch degrees of freedom of that many steps), how many steps until
     the interval around the measured value no longer reaches into the +-15% band. The measured value
     lies outside the band (else the run is met), so that run would read MISS. None where the run is not
     unresolved or its samples are missing. A lower bound where the steps' noise is not independent."""
-    if phases is None or target_status(p) != "unresolved":
+    if samples is None or target_status(p) != "unresolved":
         return None
-    synced, twin = phases.synced_backward.samples_ms, phases.compute_backward.samples_ms
+    synced, twin = samples
     if len(synced) < 2 or len(twin) < 2:
         return None
     centre = measured_centre(p)
@@ -170,8 +176,10 @@ def steps_to_resolve(p: Prediction, phases: PhaseSplit | None) -> int | None:
 
 
 def measured_text(p: Prediction) -> str:
-    """The measured exposed communication with its interval: '0.00 ms (95% -3.37..2.47)'."""
-    if p.measured_interval_ms is None:
-        return f"{p.measured_comm_ms:.2f} ms"
-    low, high = measured_interval(p)
-    return f"{p.measured_comm_ms:.2f} ms (95% {low:.2f}..{high:.2f})"
+    """The measured exposed communication with its interval and the steps it is read from: '0.00 ms (95%
+    -3.37..2.47, steps back to back)'."""
+    source = [] if p.measured_from is None else [p.measured_from]
+    if p.measured_interval_ms is not None:
+        low, high = measured_interval(p)
+        source.insert(0, f"95% {low:.2f}..{high:.2f}")
+    return f"{p.measured_comm_ms:.2f} ms" + (f" ({', '.join(source)})" if source else "")

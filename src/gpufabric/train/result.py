@@ -9,6 +9,7 @@ The rank side writes ``<run_dir>/train.json``; ``run_train_run`` adds the predic
 from __future__ import annotations
 
 import json
+import statistics
 from pathlib import Path
 from typing import Literal
 
@@ -21,7 +22,7 @@ from gpufabric.results.model import RunMetadata
 from gpufabric.results.readers.train_document import is_train_document
 from gpufabric.train.config import ModelSpec, Strategy
 from gpufabric.train.measures import CollectiveCall as CollectiveCall  # re-exported: the parts
-from gpufabric.train.measures import CollectiveKind
+from gpufabric.train.measures import CollectiveKind, ExposedFrom
 from gpufabric.train.measures import CommPayload as CommPayload
 from gpufabric.train.measures import PhaseSplit as PhaseSplit
 from gpufabric.train.measures import Prediction as Prediction
@@ -34,6 +35,8 @@ from gpufabric.train.probe_measures import HostPath as HostPath
 from gpufabric.train.probe_measures import InsideStep as InsideStep
 
 TRAIN_SCHEMA_VERSION = 1
+
+StepOrder = Literal["interleaved", "sequential"]
 
 
 class TrainResult(TrainPart):
@@ -55,6 +58,11 @@ class TrainResult(TrainPart):
     batch_size: int = Field(description="samples per rank per step")
     step: StepTimes = Field(description="full steps: forward, backward with gradient sync, optimizer")
     compute: StepTimes = Field(description="the same steps without gradient communication")
+    step_order: StepOrder = Field(
+        default="sequential",
+        description="how the two were run back to back: 'interleaved' (blocks in ABBA order) or "
+        "'sequential' (every synced step, then every twin step: documents before 2026-11-28 06:00 UTC)",
+    )
     compute_method: str
     comm: CommPayload
     prediction: Prediction | None = None
@@ -78,12 +86,31 @@ class TrainResult(TrainPart):
         return self.samples_per_s * self.model.seq_len
 
     @property
+    def exposed_from(self) -> ExposedFrom:
+        """Which steps exposed communication is read from. DDP's twin runs the same optimizer as its synced
+        step, so the steps back to back, as training runs them, differ by the communication alone. FSDP's
+        twin updates the whole model where the synced step updates its shard, so the difference is read at
+        the end of backward, in the split (``phases``), whose steps each start settled
+        (``timing.time_phased_steps``). DDP documents whose steps ran in ``sequential`` order keep the split
+        too: every synced step before every twin step lets drift land on one side (four runs of one command
+        on 4x H200 read -0.49 to 9.33 ms that way, 2026-11-28 03:21 UTC). Documents without the split:
+        the steps back to back."""
+        if self.phases is None:
+            return "steps back to back"
+        interleaved_ddp = self.strategy == "ddp" and self.step_order == "interleaved"
+        return "steps back to back" if interleaved_ddp else "split"
+
+    def exposed_samples(self) -> tuple[list[float], list[float]]:
+        """(synced, twin) per-step times whose difference of means is the exposed communication."""
+        if self.exposed_from == "split" and self.phases is not None:
+            return self.phases.synced_backward.samples_ms, self.phases.compute_backward.samples_ms
+        return self.step.samples_ms, self.compute.samples_ms
+
+    @property
     def comm_ms(self) -> float:
-        """Exposed communication per step: what the step pays beyond its compute, up to the end of
-        backward where the phases were recorded (older documents: the whole step)."""
-        if self.phases is not None:
-            return max(0.0, self.phases.synced_backward.mean_ms - self.phases.compute_backward.mean_ms)
-        return max(0.0, self.step.mean_ms - self.compute.mean_ms)
+        """Exposed communication per step: what the step pays beyond its compute (``exposed_from``)."""
+        synced, twin = self.exposed_samples()
+        return max(0.0, statistics.fmean(synced) - statistics.fmean(twin)) if synced and twin else 0.0
 
     @property
     def tokens_per_step(self) -> int:
