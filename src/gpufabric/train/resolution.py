@@ -178,7 +178,7 @@ def steps_to_resolve(p: Prediction, samples: Samples | None) -> int | None:
 def measured_text(p: Prediction) -> str:
     """The measured exposed communication with its interval and the steps it is read from: '0.00 ms (95%
     -3.37..2.47, steps back to back)'."""
-    source = [] if p.measured_from is None else [p.measured_from]
+    source: list[str] = [] if p.measured_from is None else [p.measured_from]
     if p.measured_interval_ms is not None:
         low, high = measured_interval(p)
         source.insert(0, f"95% {low:.2f}..{high:.2f}")
