@@ -85,10 +85,10 @@ def test_ddp_on_nccl_counts_bf16_gradients(
     # default on DDP, whose prediction takes that rank's rates.
     assert probe.waited_for is not None and probe.waited_for.rounds == probe.rounds
     assert probe.waited_for.backward_beside_ms > 0 and probe.waited_for.comm_beside_ms > 0
-    assert p.rates_from == "waited-for" and p.host_slack is not None and p.host_slack >= 1
+    assert p.rates_from == "waited-for" and p.host_slack is None
     # Judged against the steps back to back, run in alternating blocks (the twin runs the same optimizer).
     assert result.step_order == "interleaved" and p.measured_from == "steps back to back"
-    assert p.measured_comm_ms == max(0.0, result.step.mean_ms - result.compute.mean_ms)
+    assert p.measured_comm_ms == max(0.0, result.step.median_ms - result.compute.median_ms)
     host = result.comm.host_path  # the host-path probe: issue time of a synced step and of its twin
     assert host is not None and min(host.twin_host_ms, host.synced_host_ms, host.twin_device_ms) > 0
     # The contention probe starts where the first bucket is ready (block_marks' hook on the autograd

@@ -13,11 +13,9 @@ from pathlib import Path
 import pytest
 
 from gpufabric.train import TrainAB, TrainResult, read_train_document
+from gpufabric.train.exposed import ExposedSamples
 from gpufabric.train.predict import predict
 from gpufabric.train.resolution import (
-    Samples,
-    exposed_difference_ms,
-    exposed_interval_ms,
     pooled_status,
     steps_to_resolve,
     t_975,
@@ -59,10 +57,11 @@ def test_student_t_matches_the_table_and_tends_to_the_normal() -> None:
 def test_the_interval_is_welchs_from_the_steps_own_noise() -> None:
     # Two sides of 4 steps: synced 10, 12, 14, 12 (variance 8/3), twin 10, 10, 10, 10 (variance 0): the
     # standard error is sqrt((8/3)/4) = 0.8165 at 3 degrees of freedom (t = 3.182): half-width 2.598.
-    samples = ([10.0, 12.0, 14.0, 12.0], [10.0] * 4)
-    assert exposed_interval_ms(samples) == pytest.approx(3.182 * (8 / 3 / 4) ** 0.5)
-    assert exposed_difference_ms(samples) == pytest.approx(2.0)
-    assert exposed_interval_ms(([10.0], [10.0, 11.0])) is None and exposed_difference_ms(([], [1.0])) is None
+    samples = ExposedSamples([10.0, 12.0, 14.0, 12.0], [10.0] * 4)
+    assert samples.half_width_ms() == pytest.approx(3.182 * (8 / 3 / 4) ** 0.5)
+    assert samples.difference_ms() == pytest.approx(2.0)
+    assert ExposedSamples([10.0], [10.0, 11.0]).half_width_ms() is None
+    assert ExposedSamples([], [1.0]).difference_ms() is None
 
 
 def test_ddp_on_nvlink_is_unresolved_not_zero_percent(runs: Path) -> None:
@@ -84,7 +83,7 @@ def test_ddp_on_nvlink_is_unresolved_not_zero_percent(runs: Path) -> None:
     assert f"at least ~{p.resolve_steps} steps a side" in agreement_verdict(p)
 
 
-def _assert_first_count_off_the_band(p: Prediction, samples: Samples, steps: int | None) -> None:
+def _assert_first_count_off_the_band(p: Prediction, samples: ExposedSamples, steps: int | None) -> None:
     """``steps`` is the first count a side at which the interval, at the run's own per-step variances,
     lies wholly off the +-15% band from where the measured value is: worked out here from the samples."""
     centre = p.measured_raw_ms if p.measured_raw_ms is not None else p.measured_comm_ms
@@ -93,7 +92,7 @@ def _assert_first_count_off_the_band(p: Prediction, samples: Samples, steps: int
         if centre < p.predicted_comm_ms
         else centre - 1.15 * p.predicted_comm_ms
     )
-    v_s, v_t = statistics.variance(samples[0]), statistics.variance(samples[1])
+    v_s, v_t = statistics.variance(samples.synced), statistics.variance(samples.twin)
 
     def half(n: int) -> float:  # Welch at n steps a side: df = (n-1)(v_s+v_t)^2 / (v_s^2+v_t^2)
         return t_975((n - 1) * (v_s + v_t) ** 2 / (v_s**2 + v_t**2)) * ((v_s + v_t) / n) ** 0.5
@@ -183,11 +182,11 @@ def test_steps_to_resolve_are_the_steps_that_take_the_interval_off_the_band() ->
     # with the twin's variance 0 Welch's degrees of freedom are n - 1, and the half-width at n steps is
     # t(n-1) x sqrt((8/3)/n): n = 16: 2.131 x 0.4082 = 0.870 (still reaches 1.15); n = 17: 2.120 x
     # 0.3961 = 0.840 < 0.85: the interval 1.16..2.84 lies above the band, a MISS. So 17 steps a side.
-    phases = ([10.0, 12.0, 14.0, 12.0], [10.0] * 4)
-    p = _prediction(1.0, 2.0, exposed_interval_ms(phases))
+    phases = ExposedSamples([10.0, 12.0, 14.0, 12.0], [10.0] * 4)
+    p = _prediction(1.0, 2.0, phases.half_width_ms())
     assert target_status(p) == "unresolved" and steps_to_resolve(p, phases) == 17
     # The same noise below the band: 0.00 measured against 1.00 predicted lies 0.85 under it: 17 again.
-    below = _prediction(1.0, 0.0, exposed_interval_ms(phases))
+    below = _prediction(1.0, 0.0, phases.half_width_ms())
     assert target_status(below) == "unresolved" and steps_to_resolve(below, phases) == 17
     # Met or MISS: nothing to resolve.
     assert steps_to_resolve(_prediction(1.0, 1.1, 2.6), phases) is None

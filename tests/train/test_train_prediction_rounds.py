@@ -2,8 +2,9 @@
 documents inside the archives each call brought back, some inside an archive inside another), re-predicted
 by today's model (``train.predict``; the rates and host bound of ``train.probe_terms``). Each run's
 measured / predicted is its train_replay.py figure (docs/benchmarks.md 3b and 19); the test checks the
-pooled verdict by the per-run rule (``train.resolution``): DDP on four H200s reads high, FSDP centres on
-its prediction, DDP on two H200s lands in the band."""
+pooled verdict by the per-run rule (``train.resolution``): DDP on four H200s judged on the split (steps in
+sequential order) reads high, on its steps back to back (session 11) centres on the prediction; FSDP
+centres on its prediction; DDP on two H200s lands in the band."""
 
 from __future__ import annotations
 
@@ -41,6 +42,18 @@ S9_FSDP = [
 S10_DDP_4 = [
     *[(f"{S10_4}/call1/rounds.tgz", f"r{k}/train-runs.tgz", "runs/ddp.json") for k in (1, 2, 3, 4)],
     *[(f"{S10_4}/call2/all.tgz", f"{r}/train-runs.tgz", "runs/ddp.json") for r in ("a", "r1", "r2", "r3")],
+]
+# Session 11: DDP with its steps back to back in alternating blocks (exposed communication their medians'
+# difference), six rounds on one 4x H200 machine.
+S11 = "2026-11-28-h200x4-s11"
+S11_DDP_4 = [
+    (
+        f"{S11}/call1/all.tgz",
+        "./train-predict.tgz",
+        "train-predict/train-runs.tgz",
+        f"runs/round-{k}/ddp.json",
+    )
+    for k in range(1, 7)
 ]
 S10_DDP_2 = [
     (f"{S10_2}/call1/train-predict.tgz", "train-predict/train-runs.tgz", "runs/ddp.json"),
@@ -86,20 +99,22 @@ def test_six_ddp_runs_without_the_waited_for_probe_read_high(tmp_path: Path) -> 
     )
 
 
-def test_eight_ddp_runs_with_the_waited_for_rank_s_rates_still_read_high(tmp_path: Path) -> None:
+def test_eight_ddp_runs_judged_on_the_split_read_high(tmp_path: Path) -> None:
+    # Their steps ran in sequential order, so the split judges them: each step starts settled, and on four
+    # GPUs its exposed time reads below the steps back to back (docs/train-bench.md finding 36).
     lines = _judge(tmp_path, S10_DDP_4)
-    assert _ratios(lines) == ["76%", "81%", "88%", "96%", "117%", "62%", "102%", "39%"]
+    assert _ratios(lines) == ["74%", "78%", "78%", "93%", "86%", "57%", "68%", "39%"]
     assert lines[-1] == (
-        "gpt-760m ddp x4, measured / predicted exposed communication: mean 83% (95% 62..103%) over 8 runs: "
+        "gpt-760m ddp x4, measured / predicted exposed communication: mean 72% (95% 57..86%) over 8 runs: "
         "unresolved"
     )
 
 
 def test_three_ddp_runs_on_two_gpus_land_in_the_band(tmp_path: Path) -> None:
     lines = _judge(tmp_path, S10_DDP_2)
-    assert _ratios(lines) == ["99%", "114%", "123%"]
+    assert _ratios(lines) == ["99%", "112%", "121%"]
     assert lines[-1] == (
-        "gpt-760m ddp x2, measured / predicted exposed communication: mean 112% (95% 83..142%) over 3 runs: "
+        "gpt-760m ddp x2, measured / predicted exposed communication: mean 111% (95% 83..138%) over 3 runs: "
         "met"
     )
 
@@ -111,5 +126,14 @@ def test_eight_fsdp_runs_centre_on_the_prediction_and_another_configuration_is_l
     assert lines[-2].endswith("gpt-760m ddp 4 is not the first run's configuration, left out")
     assert lines[-1] == (
         "gpt-760m fsdp x4, measured / predicted exposed communication: mean 99% (95% 75..123%) over 8 runs: "
+        "met"
+    )
+
+
+def test_six_ddp_runs_judged_on_their_steps_back_to_back_centre_on_the_prediction(tmp_path: Path) -> None:
+    lines = _judge(tmp_path, S11_DDP_4)
+    assert _ratios(lines) == ["100%", "97%", "105%", "102%", "100%", "90%"]
+    assert lines[-1] == (
+        "gpt-760m ddp x4, measured / predicted exposed communication: mean 99% (95% 93..104%) over 6 runs: "
         "met"
     )

@@ -144,9 +144,8 @@ class Prediction(TrainPart):
     )
     host_slack: float | None = Field(
         default=None,
-        description="the twin's backward alone with every rank computing over the same with one rank (>= 1; "
-        "the compute rate is the probe's x this, at most 1: slowed kernels end in the host-paced step's idle "
-        "gaps)",
+        description="documents of 2026-11-28 03:00-05:30 UTC only: the host slack the model then multiplied "
+        "the compute rate by (the two probes' backwards alone); no longer applied (docs/train-bench.md 36)",
     )
     comm_exposed_ms: float | None = Field(
         default=None, description="the overlap model's exposed time: busbw, launch/sync, contention"

@@ -14,7 +14,7 @@ the per-call launch/sync cost, which the probe also measures alone (a 1-element 
 reduce-scatters), each side slowed by the other where they overlap at the rates the contention probe
 measured (``contention``; ``contention_ms`` is what that adds over free overlap), which gives the
 predicted *exposed* communication: what the step pays beyond compute.
-Which probe's rates, and the host slack a host-paced step leaves them, are ``probe_terms.probe_rates``.
+Which probe's rates the model takes is ``probe_terms.probe_rates``.
 The synced backward also cannot end on the GPU before the host has issued it: the host-path probe's
 synced issue time past the twin's device end, plus the last call, which nothing follows to hide behind,
 bounds it from the other side (``probe_terms.host_bound_ms``). The prediction is the larger of the two
@@ -36,7 +36,7 @@ from gpufabric.bench.semantics import bus_factor
 from gpufabric.errors import InputError
 from gpufabric.results.model import RunResult
 from gpufabric.train.probe_terms import ProbeRates, host_bound_ms, probe_rates
-from gpufabric.train.resolution import exposed_difference_ms, exposed_interval_ms, steps_to_resolve
+from gpufabric.train.resolution import steps_to_resolve
 from gpufabric.train.result import CollectiveCall, Prediction, TrainResult
 from gpufabric.train.schedule import exposed_ms
 
@@ -150,7 +150,7 @@ def predict(
     traffic = sum(bus_bytes(c, n) for c in calls)
     measured_ms = result.comm_ms
     samples = result.exposed_samples()
-    interval = exposed_interval_ms(samples)
+    interval = samples.half_width_ms()
     compute_ms = result.compute.mean_ms
     latency = result.comm.latency_ms
     inside = result.comm.inside_step
@@ -159,7 +159,7 @@ def predict(
         effective_busbw_gbs=traffic / 1e9 / (serial / 1e3) if serial > 0 else 0.0,
         predicted_comm_ms=predicted_ms,
         measured_comm_ms=measured_ms,
-        measured_raw_ms=exposed_difference_ms(samples),
+        measured_raw_ms=samples.difference_ms(),
         measured_from=result.exposed_from,
         measured_interval_ms=interval,
         isolated_comm_ms=result.comm.isolated_ms,
@@ -170,7 +170,6 @@ def predict(
         compute_rate=overlap_rates.rates.compute if overlap_rates is not None else None,
         comm_rate=overlap_rates.rates.comm if overlap_rates is not None else None,
         rates_from=overlap_rates.source if overlap_rates is not None else None,
-        host_slack=overlap_rates.host_slack if overlap_rates is not None else None,
         comm_exposed_ms=comm_exposed,
         host_bound_ms=host_bound,
         compute_slowed_ms=inside.compute_slowed_ms if inside is not None else None,

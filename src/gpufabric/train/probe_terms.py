@@ -6,18 +6,12 @@ calls its peers already run (kernels traced per rank on 4x H200, docs/train-benc
 are the waited-for probe's (``Contention.seen_by_waited_for``), where recorded. FSDP's ranks meet at every
 gather, each computing beside the same calls: the contention probe's rates, every rank computing.
 
-Host slack. Both probes time the twin's backward alone from the same start point after a synchronisation:
-the waited-for probe with one rank computing at a time (one host issuing: 24.1-24.3 ms on every machine of
-docs/benchmarks.md §19, two and four H200s, the device's pace), the contention probe with every rank
-computing, every host issuing at once, as in the step (24.3-30.3 ms there). Where the second is longer the
-step is host-paced and the device idles between kernels for a fraction ``g`` of that backward. A kernel
-slowed by the collectives beside it then ends inside an idle gap before it moves the next one: of the
-device's busy share ``1 - g`` slowed to rate ``r``, the backward lengthens by ``(1 - g) / r - 1`` per ms
-instead of ``1 / r - 1``, which is rate ``r / (1 - g)``; ``host_slack`` is ``1 / (1 - g)``, the every-rank
-backward over the one-rank one (1.00-1.01 on the 2x H200 machines of §19, 1.02-1.25 on 4x; the first is
-each round's slowest rank, the second one rank's, so part of it may be the slowest of N). Only gated
-probes on a device get it: on CPU ranks issuing is running, and a probe issued from Python has host gaps
-of its own (``HOST_PACED_AT``).
+No host slack. A first model divided the waited-for compute rate by the twin's busy share (the contention
+probe's backward alone over the waited-for probe's, 1.02-2.03 on 4x H200): that explained the split's low
+readings, whose steps each start settled, with the device idle while the host issues. Judged against the
+steps back to back, as training runs them, the measured rates alone predict the step (docs/train-bench.md
+finding 36: six 4x H200 runs of 2026-11-28 05:31, median exposed 3.92-4.29 ms, the rates alone 4.09-4.37,
+with the slack 3.15-4.20); the slack's ratio also read 2.03 in one of them, a probe's noise.
 
 Host bound. The synced step's backward cannot end on the device before its host has issued it, and its
 last call runs after that: exposed communication is at least the synced host's issue time minus the twin's
@@ -38,11 +32,10 @@ from gpufabric.train.schedule import Rates
 
 @dataclass(frozen=True)
 class ProbeRates:
-    """The overlap model's rates, which probe read them, and the host slack applied to compute."""
+    """The overlap model's rates and which probe read them."""
 
     rates: Rates
     source: RatesSource
-    host_slack: float = 1.0
 
 
 def probe_rates(result: TrainResult) -> ProbeRates:
@@ -56,9 +49,7 @@ def probe_rates(result: TrainResult) -> ProbeRates:
     # is running); a Python-issued probe on a device falls to the contention probe's rule below.
     seen = probe.seen_by_waited_for() if result.strategy == "ddp" else None
     if seen is not None and (probe.gated or not on_device):
-        slack = host_slack(result)
-        rates = Rates(compute=min(1.0, seen.compute_rate * slack), comm=seen.comm_rate)
-        return ProbeRates(rates, "waited-for", slack)
+        return ProbeRates(Rates(compute=seen.compute_rate, comm=seen.comm_rate), "waited-for")
     if host is not None and on_device and host.host_paced >= HOST_PACED_AT and not probe.gated:
         # A probe whose calls the host issued from Python beside the compute added host gaps the step does
         # not have: on a host-paced step its compute rate is no measure (4x H200, 2026-11-27 14:33 UTC,
@@ -73,18 +64,6 @@ HOST_PACED_AT = 0.9
 it the device is the bottleneck and the probe's issue gaps hide behind kernels still running. DDP's twin
 read 0.70-0.74 on the first 2x H200 machine of docs/benchmarks.md §19, 0.99 on the second, 0.90-1.00 on
 4x H200."""
-
-
-def host_slack(result: TrainResult) -> float:
-    """The twin's backward alone from the probes' start point with every rank computing (the contention
-    probe) over the same with one rank computing (the waited-for probe): 1 where the device paces the
-    step, and on CPU ranks (no device to idle) or with nothing to compare."""
-    probe, host = result.comm.contention, result.comm.host_path
-    if host is None or not host.on_device or probe is None or probe.waited_for is None:
-        return 1.0
-    if probe.waited_for.backward_alone_ms <= 0:
-        return 1.0
-    return max(1.0, probe.backward_alone_ms / probe.waited_for.backward_alone_ms)
 
 
 def host_bound_ms(result: TrainResult, durations: Sequence[float]) -> float | None:

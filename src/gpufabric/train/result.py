@@ -9,7 +9,6 @@ The rank side writes ``<run_dir>/train.json``; ``run_train_run`` adds the predic
 from __future__ import annotations
 
 import json
-import statistics
 from pathlib import Path
 from typing import Literal
 
@@ -21,6 +20,7 @@ from gpufabric.results.io import sniff_json, write_model_json
 from gpufabric.results.model import RunMetadata
 from gpufabric.results.readers.train_document import is_train_document
 from gpufabric.train.config import ModelSpec, Strategy
+from gpufabric.train.exposed import ExposedSamples, Reading
 from gpufabric.train.measures import CollectiveCall as CollectiveCall  # re-exported: the parts
 from gpufabric.train.measures import CollectiveKind, ExposedFrom
 from gpufabric.train.measures import CommPayload as CommPayload
@@ -100,17 +100,21 @@ class TrainResult(TrainPart):
         interleaved_ddp = self.strategy == "ddp" and self.step_order == "interleaved"
         return "steps back to back" if interleaved_ddp else "split"
 
-    def exposed_samples(self) -> tuple[list[float], list[float]]:
-        """(synced, twin) per-step times whose difference of means is the exposed communication."""
+    def exposed_samples(self) -> ExposedSamples:
+        """The per-step times whose difference is the exposed communication, and how it is read: the
+        medians of the steps back to back (``exposed_from``; ``train.exposed`` says why), the means of the
+        split's ends of backward."""
         if self.exposed_from == "split" and self.phases is not None:
-            return self.phases.synced_backward.samples_ms, self.phases.compute_backward.samples_ms
-        return self.step.samples_ms, self.compute.samples_ms
+            return ExposedSamples(
+                self.phases.synced_backward.samples_ms, self.phases.compute_backward.samples_ms
+            )
+        reading: Reading = "median" if self.step_order == "interleaved" else "mean"
+        return ExposedSamples(self.step.samples_ms, self.compute.samples_ms, reading)
 
     @property
     def comm_ms(self) -> float:
         """Exposed communication per step: what the step pays beyond its compute (``exposed_from``)."""
-        synced, twin = self.exposed_samples()
-        return max(0.0, statistics.fmean(synced) - statistics.fmean(twin)) if synced and twin else 0.0
+        return max(0.0, self.exposed_samples().difference_ms() or 0.0)
 
     @property
     def tokens_per_step(self) -> int:

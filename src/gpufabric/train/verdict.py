@@ -19,16 +19,15 @@ RATES_FROM: dict[RatesSource, str] = {
 
 
 def overlap_rates_text(p: Prediction, probe: Contention | None) -> str:
-    """The rates the overlap model took, which probe read them and the host slack on compute
-    (``probe_terms``); a document from before they were recorded: the contention probe's own rates."""
+    """The rates the overlap model took and which probe read them (``probe_terms``); a document from
+    before they were recorded: the contention probe's own rates."""
     alone = "of their speed alone, side by side"
     if p.compute_rate is None or p.comm_rate is None or p.rates_from is None:
         if probe is None:
             return ""
         return f"compute {probe.compute_rate:.0%} / collectives {probe.comm_rate:.0%} {alone}"
-    slack = f", host slack x{p.host_slack:.2f}" if p.host_slack is not None and p.host_slack > 1 else ""
     who = RATES_FROM[p.rates_from]
-    return f"compute {p.compute_rate:.0%} / collectives {p.comm_rate:.0%} {alone} ({who}{slack})"
+    return f"compute {p.compute_rate:.0%} / collectives {p.comm_rate:.0%} {alone} ({who})"
 
 
 def dominant_term(p: Prediction) -> str:
