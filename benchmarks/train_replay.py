@@ -69,6 +69,10 @@ def replay_line(name: str, result: TrainResult) -> str:
         if now.compute_slowed_ms is not None and now.between_blocks_ms is not None
         else ""
     )
+    wait = result.rank_wait_ms
+    inside += (
+        f"; waiting for every rank's step: +{wait:.2f} ms (not in the model)" if wait is not None else ""
+    )
     return (
         f"{name}: {result.model_name} {result.strategy} x{result.world_size}: measured {measured_text(now)}; "
         f"predicted then {then}, now {now.predicted_comm_ms:.2f} ms = wire {now.wire_ms:.2f} -> free overlap "

@@ -120,6 +120,11 @@ def test_bytes_all_reduced_are_counted_from_the_buckets(
         assert run.phases is not None and len(run.phases.compute_backward.samples_ms) == STEPS
         assert run.comm_ms == pytest.approx(max(0.0, run.step.median_ms - run.compute.median_ms))
         assert run.prediction.measured_from == "steps back to back"
+        # Each twin step's slowest rank, beside the rank slowest over all its steps: never below it.
+        each = run.compute_each_slowest
+        assert each is not None and len(each.samples_ms) == STEPS
+        assert all(e >= c for e, c in zip(each.samples_ms, run.compute.samples_ms, strict=True))
+        assert run.rank_wait_ms == pytest.approx(each.median_ms - run.compute.median_ms)
         assert run.comm.latency_ms is not None and run.comm.latency_ms > 0
         # The contention probe ran apart from the timed steps: the twin's backward alone and with the
         # step's collectives beside it, against the same collectives alone (the probe's round total).

@@ -119,6 +119,7 @@ def _measure(config: TrainConfig, identity: RankIdentity, device: Any, on_gpu: b
         PhasedTimes,
         probe_collectives,
         probe_latency,
+        slowest_per_step,
         slowest_rank,
         time_interleaved_steps,
         time_phased_steps,
@@ -147,6 +148,8 @@ def _measure(config: TrainConfig, identity: RankIdentity, device: Any, on_gpu: b
     sync_world(device)
     synced_local, twin_local = time_interleaved_steps(synced, compute, config.steps, config.block, device)
     step_ms, compute_ms = slowest_rank(synced_local, world), slowest_rank(twin_local, world)
+    # Each twin step's slowest rank: what a step that waits for every rank would take (result.py says why).
+    compute_each_slowest = slowest_per_step(twin_local, world)
     # The split, in steps of its own: marks inside each step, synced and twin blocks alternating so that
     # drift hits both alike.
     sync_world(device)
@@ -229,6 +232,7 @@ def _measure(config: TrainConfig, identity: RankIdentity, device: Any, on_gpu: b
     return {
         "step_ms": step_ms,
         "compute_ms": compute_ms,
+        "compute_each_slowest_ms": compute_each_slowest,
         "synced": synced_times.slowest(world),
         "compute": compute_times.slowest(world),
         "compute_method": parallel.compute_method,

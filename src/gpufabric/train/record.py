@@ -121,6 +121,7 @@ def build_result(
         step=StepTimes(samples_ms=measured["step_ms"]),
         compute=StepTimes(samples_ms=measured["compute_ms"]),
         step_order="interleaved",  # rank.measure: timing.time_interleaved_steps
+        compute_each_slowest=StepTimes(samples_ms=measured["compute_each_slowest_ms"]),
         compute_method=measured["compute_method"],
         comm=comm,
         phases=PhaseSplit(

@@ -63,6 +63,12 @@ class TrainResult(TrainPart):
         description="how the two were run back to back: 'interleaved' (blocks in ABBA order) or "
         "'sequential' (every synced step, then every twin step: documents before 2026-11-28 06:00 UTC)",
     )
+    compute_each_slowest: StepTimes | None = Field(
+        default=None,
+        description="the same twin steps, each the slowest rank's for that step (``compute`` is the rank "
+        "slowest over all its steps): a synced step waits for every rank at its calls, so where ranks' "
+        "hosts are disturbed at different moments it pays this per-step maximum; older documents: None",
+    )
     compute_method: str
     comm: CommPayload
     prediction: Prediction | None = None
@@ -110,6 +116,19 @@ class TrainResult(TrainPart):
             )
         reading: Reading = "median" if self.step_order == "interleaved" else "mean"
         return ExposedSamples(self.step.samples_ms, self.compute.samples_ms, reading)
+
+    @property
+    def rank_wait_ms(self) -> float | None:
+        """What waiting for every rank's step adds over the slowest rank's own steps, by the exposed
+        reading's centre: median (or mean) of ``compute_each_slowest`` minus the same of ``compute``. Near 0
+        where the ranks' steps keep time; recorded, not yet a term of the prediction (docs/train-bench.md
+        finding 38)."""
+        if self.compute_each_slowest is None or not self.compute.samples_ms:
+            return None
+        each, whole = self.compute_each_slowest, self.compute
+        if self.exposed_samples().reading == "median":
+            return each.median_ms - whole.median_ms
+        return each.mean_ms - whole.mean_ms
 
     @property
     def comm_ms(self) -> float:
