@@ -86,12 +86,20 @@ def run_line(name: str, result: TrainResult) -> str:
             f"{probe.scheduled_compute_lost_ms:.2f} ms ({probe.scheduled.backward_ms:.2f} against "
             f"{against}) and the last call ran {probe.scheduled_tail_ms:.2f} ms past its end{host}"
         )
-    # Steps back to back (the throughput steps) beside the split's: where synced - twin differs from the
-    # exposed time of steps started together, the difference is ranks drifting apart and waiting.
-    back_to_back = (
-        f"; back to back: synced {result.step.mean_ms:.2f} / twin {result.compute.mean_ms:.2f} ms "
-        f"(difference {result.step.mean_ms - result.compute.mean_ms:.2f} ms, optimizer included)"
-    )
+    # The other reading beside the one judged: the split's end of backward beside DDP's steps back to
+    # back, the steps back to back (means, the optimizer included) beside FSDP's split.
+    phases = result.phases
+    if result.exposed_from == "steps back to back" and phases is not None:
+        split = phases.synced_backward.mean_ms - phases.compute_backward.mean_ms
+        back_to_back = f"; the split, each step started settled: {split:.2f} ms at the end of backward"
+    else:
+        back_to_back = (
+            f"; back to back: synced {result.step.mean_ms:.2f} / twin {result.compute.mean_ms:.2f} ms "
+            f"(difference {result.step.mean_ms - result.compute.mean_ms:.2f} ms, optimizer included)"
+        )
+    wait = result.rank_wait_ms
+    if wait is not None:
+        back_to_back += f"; waiting for every rank's step +{wait:.2f} ms (not in the model)"
     return (
         f"{head}; exposed measured {measured_text(p)} vs predicted {p.predicted_comm_ms:.2f} ms "
         f"({p.agreement_pct:.0f}%, wire {p.wire_ms:.2f} ms{rates}{_host_path(result)}{_inside(result)}"

@@ -46,6 +46,18 @@ train() {  # name, limit (s), flags...: one train-bench run, its document as $R/
     >"$R/$name.txt" 2>"$R/$name.err"
   local rc=$? wall; wall=$(since "$t0"); echo "$wall" >"$R/$name.wall"
   record "train-bench $name: exit $rc wall $wall s | $(grep -m1 'M parameters (' "$R/$name.err" | cut -c1-160)"
+  leftovers "$name"
+}
+leftovers() {  # name: rank processes and GPU compute processes still there after a run ended. On
+  # 2026-11-28 (docs/train-bench.md finding 37) the runs after a train-bench cut by `timeout` read steps
+  # spread 10-18% where the machine's earlier runs read 1-4%; this says whether anything of ours was left.
+  sleep 2
+  local ranks gpu; ranks=$(pgrep -f "gpufabric.train.rank" | wc -l)
+  gpu=$(timeout 20 nvidia-smi --query-compute-apps=pid --format=csv,noheader 2>/dev/null | grep -c .)
+  { date -u +%FT%TZ; ps -eo pid,etime,pcpu,args | grep -E "gpufabric|torch|python" | grep -v grep
+    timeout 20 nvidia-smi --query-compute-apps=pid,used_memory --format=csv 2>/dev/null; } >"$R/$1.leftover" 2>&1
+  [ "$ranks" -gt 0 ] || [ "${gpu:-0}" -gt 0 ] && record "after $1: $ranks rank processes and ${gpu:-0} GPU processes still running"
+  return 0
 }
 reference() {  # strategy, ranks[, threads]: the reference loop under torchrun, as ref-<strategy>-<ranks>[-<threads>].json
   # threads: "1" (the default) runs a one-GPU job with OMP_NUM_THREADS=1, as torchrun runs an N-GPU one
