@@ -10,7 +10,8 @@
 # torch's default threads says what that policy changes (its step and its CPU time per step). The
 # summary, last, says met, MISS or unresolved per target; its closing lines are the targets' figures.
 #   benchmarks/gpu.sh train:predict  # only the two NVLink predictions, STEPS (96) steps a side, ~1.6 min
-#                                  # (ROUNDS=8 PREDICT=ddp: eight DDP rounds pooled, ~6 min on 4x H200)
+#                                  # (ROUNDS=5 PREDICT=ddp: five DDP rounds pooled, ~4 min on 4x H200;
+#                                  # BUDGET_S bounds the call: six rounds fit its 280 s, a seventh is cut)
 #   benchmarks/gpu.sh train:scaling  # FSDP's scaling beside the reference loop's, ROUNDS (3) rounds, ~3 min
 #   benchmarks/gpu.sh train:profile  # the real step's compute and NCCL busy time per rank, ~1 min
 #   benchmarks/gpu.sh train:tests    # pytest -m gpu tests/train/test_gpu_train.py, ~1.5 min
@@ -51,11 +52,11 @@ train() {  # name, limit (s), flags...: one train-bench run, its document as $R/
 leftovers() {  # name: rank processes and GPU compute processes still there after a run ended. On
   # 2026-11-28 (docs/train-bench.md finding 37) the runs after a train-bench cut by `timeout` read steps
   # spread 10-18% where the machine's earlier runs read 1-4%; this says whether anything of ours was left.
-  sleep 2
+  sleep 1
   local ranks gpu; ranks=$(pgrep -f "gpufabric.train.rank" | wc -l)
-  gpu=$(timeout 20 nvidia-smi --query-compute-apps=pid --format=csv,noheader 2>/dev/null | grep -c .)
+  gpu=$(timeout 10 nvidia-smi --query-compute-apps=pid --format=csv,noheader 2>/dev/null | grep -c .)
   { date -u +%FT%TZ; ps -eo pid,etime,pcpu,args | grep -E "gpufabric|torch|python" | grep -v grep
-    timeout 20 nvidia-smi --query-compute-apps=pid,used_memory --format=csv 2>/dev/null; } >"$R/$1.leftover" 2>&1
+    timeout 10 nvidia-smi --query-compute-apps=pid,used_memory --format=csv 2>/dev/null; } >"$R/$1.leftover" 2>&1
   [ "$ranks" -gt 0 ] || [ "${gpu:-0}" -gt 0 ] && record "after $1: $ranks rank processes and ${gpu:-0} GPU processes still running"
   return 0
 }

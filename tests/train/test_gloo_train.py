@@ -116,7 +116,9 @@ def test_bytes_all_reduced_are_counted_from_the_buckets(
         assert run.prediction.measured_comm_ms == pytest.approx(run.comm_ms)
         # DDP's exposed communication is read from the steps back to back, run in alternating blocks (its
         # twin runs the same optimizer); the split's phases are recorded beside them.
-        assert run.step_order == "interleaved" and run.exposed_from == "steps back to back"
+        assert (
+            run.step_order == "interleaved" and run.block_lead_in and run.exposed_from == "steps back to back"
+        )
         assert run.phases is not None and len(run.phases.compute_backward.samples_ms) == STEPS
         assert run.comm_ms == pytest.approx(max(0.0, run.step.median_ms - run.compute.median_ms))
         assert run.prediction.measured_from == "steps back to back"

@@ -147,22 +147,25 @@ def test_eight_fsdp_runs_centre_on_the_prediction_and_another_configuration_is_l
 
 
 def test_six_ddp_runs_judged_on_their_steps_back_to_back_centre_on_the_prediction(tmp_path: Path) -> None:
+    # Documents without the blocks' lead-in: each block's first step is left out (train.step_order).
     lines = _judge(tmp_path, S11_DDP_4)
-    assert _ratios(lines) == ["100%", "97%", "105%", "102%", "100%", "90%"]
-    assert lines[-1] == (
-        "gpt-760m ddp x4, measured / predicted exposed communication: mean 99% (95% 93..104%) over 6 runs: "
-        "met"
-    )
+    assert _ratios(lines) == ["98%", "97%", "69%", "102%", "99%", "90%"]
+    assert lines[-1].endswith("mean 92% (95% 80..105%) over 6 runs: met")
 
 
 def test_five_fresh_runs_of_the_frozen_model_land_in_the_band(tmp_path: Path) -> None:
     lines = _judge(tmp_path, S11_FRESH)
-    assert _ratios(lines) == ["81%", "99%", "100%", "100%", "98%"]
-    assert lines[-1].endswith("mean 96% (95% 85..106%) over 5 runs: met")
+    assert _ratios(lines) == ["78%", "96%", "98%", "100%", "96%"]
+    assert lines[-1].endswith("mean 94% (95% 83..105%) over 5 runs: met")
+    # The two quiet machines' eleven runs together.
+    both = _judge(tmp_path / "both", [*S11_DDP_4, *S11_FRESH])
+    assert both[-1].endswith("mean 93% (95% 86..100%) over 11 runs: met"), both[-1]
 
 
-def test_a_disturbed_machine_s_runs_miss(tmp_path: Path) -> None:
-    # The steps' interquartile range 10-18% of their median there, 1-4% on the other two machines; the
-    # model's inputs swing with it (the one-rank backward alone 24.3-32.5 ms, elsewhere 24.1-24.3).
+def test_a_disturbed_machine_s_runs_read_high_and_wide(tmp_path: Path) -> None:
+    # The steps' interquartile range 10-18% of their median there, 1-7% in ten of the other machines'
+    # eleven runs; the model's inputs swing with it (the one-rank backward alone 24.6-32.5 ms, elsewhere
+    # 24.1-24.3).
     lines = _judge(tmp_path, S11_DISTURBED)
-    assert len(lines) == 11 and lines[-1].endswith("over 10 runs: MISS"), lines[-1]
+    assert _ratios(lines) == ["112%", "185%", "199%", "159%", "96%", "96%", "246%", "72%", "112%", "400%"]
+    assert lines[-1].endswith("mean 168% (95% 97..238%) over 10 runs: unresolved")

@@ -6,6 +6,7 @@ prove. ``train_render`` (terminal, markdown) and ``train_section`` (HTML) print 
 
 from __future__ import annotations
 
+import statistics
 from typing import TYPE_CHECKING
 
 from gpufabric.bench.semantics import bus_factor
@@ -85,9 +86,11 @@ def split_line(result: TrainResult) -> str:
             f"(twin {phases.compute_backward.mean_ms:.2f}, so {result.comm_ms:.2f} exposed communication)"
         )
     else:  # DDP: the twin runs the same optimizer, so the steps back to back differ by the communication
+        samples = result.exposed_samples()
+        synced, twin = statistics.median(samples.synced), statistics.median(samples.twin)
         head = (
-            f"split: step {result.step.mean_ms:.2f} ms (twin {result.compute.mean_ms:.2f} back to back, so "
-            f"{result.comm_ms:.2f} exposed communication)"
+            f"split: step {result.step.mean_ms:.2f} ms (back to back the median {synced:.2f}, the twin's "
+            f"{twin:.2f}, so {result.comm_ms:.2f} exposed communication)"
         )
         backward = f"(twin {phases.compute_backward.mean_ms:.2f})"
     return (

@@ -24,7 +24,8 @@ from gpufabric.units import human_size
 
 METHOD = (
     "step = forward + backward with gradient sync + optimizer step; compute = the same step in the "
-    "communication-free twin; exposed comm = end of backward with sync - end of backward in the twin; "
+    "communication-free twin; exposed comm = DDP: median step - the twin's median, back to back in "
+    "alternating blocks; FSDP: end of backward with sync - end of backward in the twin; "
     "wire = sum over the step's collectives of size x bus factor / busbw(size); predicted = the part of "
     "the wire time the overlap model leaves exposed; agreement = measured exposed / predicted; comm share "
     "= wire / step; MFU = tokens/s per GPU x FLOPs per token (PaLM's count) / the GPU's dense bf16 peak"

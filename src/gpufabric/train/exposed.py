@@ -6,13 +6,14 @@ them, its 95% interval from the steps' own noise, and the steps a side that woul
 - **mean** (the split's ends of backward: FSDP, and DDP documents whose steps ran in sequential order):
   the difference of means, its interval Welch's (Student's t at the Welch-Satterthwaite degrees of
   freedom, the two samples' variances over their counts).
-- **median** (DDP's steps back to back, in alternating blocks): the difference of medians, its interval a
-  percentile bootstrap (``BOOTSTRAP_RESAMPLES`` resamples of each side, a fixed seed, so a document
-  always reads the same). Back to back, a stall of the lent machine lands in whichever block ran then:
-  on 4x H200 (2026-11-28 05:31 UTC, gpt-760m DDP, 96 steps a side) one run's synced steps had a standard
-  deviation of 70 ms and a mean 24.72 ms above the twin's, their median 4.29 ms, where five more runs of
-  the same command read medians of 3.92-4.21 ms and means of 4.41-5.42. What a typical step pays is the
-  median's; the mean carries one stall as several milliseconds.
+- **median** (DDP's steps back to back, in alternating blocks): the difference of medians, its interval
+  half the width of a 95% percentile bootstrap (``BOOTSTRAP_RESAMPLES`` resamples of each side, a fixed
+  seed, so a document always reads the same) around it. Back to back, a stall of the lent machine lands
+  in whichever block ran then, and the next steps pay for it too: on 4x H200 (2026-11-28 05:33 UTC,
+  gpt-760m DDP, 96 steps a side) one run's synced steps had a standard deviation of 70 ms and a mean 24.72
+  ms above the twin's, their median 2.82 ms, where five more runs of the same command on that machine
+  read medians of 3.92-4.18 ms and means of 4.41-5.42. The median is what a typical step pays; the mean
+  carries each stall as milliseconds.
 
 No torch here.
 """

@@ -112,15 +112,15 @@ class Prediction(TrainPart):
         "None, the split where recorded",
     )
     measured_raw_ms: float | None = Field(
-        default=None, description="the same difference of means before it is clamped at 0 (older: None)"
+        default=None, description="the same difference before it is clamped at 0 (older: None)"
     )
     measured_interval_ms: float | None = Field(
         default=None,
-        description="half-width of its 95% interval from the steps' noise (train.resolution; older: None)",
+        description="half-width of its 95% interval from the steps' noise (train.exposed; older: None)",
     )
     resolve_steps: int | None = Field(
         default=None,
-        description="unresolved only: steps a side after which, at this run's per-step variances, the "
+        description="unresolved only: steps a side after which, at this run's per-step noise, the "
         "interval would no longer reach into the +-15% band (train.resolution.steps_to_resolve)",
     )
     serial_comm_ms: float | None = Field(
@@ -144,7 +144,7 @@ class Prediction(TrainPart):
     )
     host_slack: float | None = Field(
         default=None,
-        description="documents of 2026-11-28 03:00-05:30 UTC only: the host slack the model then multiplied "
+        description="documents of 2026-11-28 03:34-05:40 UTC only: the host slack the model then multiplied "
         "the compute rate by (the two probes' backwards alone); no longer applied (docs/train-bench.md 36)",
     )
     comm_exposed_ms: float | None = Field(

@@ -7,11 +7,11 @@ are the waited-for probe's (``Contention.seen_by_waited_for``), where recorded. 
 gather, each computing beside the same calls: the contention probe's rates, every rank computing.
 
 No host slack. A first model divided the waited-for compute rate by the twin's busy share (the contention
-probe's backward alone over the waited-for probe's, 1.02-2.03 on 4x H200): that explained the split's low
+probe's backward alone over the waited-for probe's, 1.01-2.03 on 4x H200): that explained the split's low
 readings, whose steps each start settled, with the device idle while the host issues. Judged against the
 steps back to back, as training runs them, the measured rates alone predict the step (docs/train-bench.md
-finding 36: six 4x H200 runs of 2026-11-28 05:31, median exposed 3.92-4.29 ms, the rates alone 4.09-4.37,
-with the slack 3.15-4.20); the slack's ratio also read 2.03 in one of them, a probe's noise.
+finding 36: six 4x H200 runs of 2026-11-28 05:31-05:35, median exposed 3.92-4.18 ms in five of them, the
+rates alone predicting 4.11-4.37, with the slack 3.15-4.20); the slack's ratio read 2.03 in one of them.
 
 Host bound. The synced step's backward cannot end on the device before its host has issued it, and its
 last call runs after that: exposed communication is at least the synced host's issue time minus the twin's

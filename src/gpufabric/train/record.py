@@ -120,7 +120,8 @@ def build_result(
         batch_size=config.batch_size,
         step=StepTimes(samples_ms=measured["step_ms"]),
         compute=StepTimes(samples_ms=measured["compute_ms"]),
-        step_order="interleaved",  # rank.measure: timing.time_interleaved_steps
+        step_order="interleaved",  # rank.measure: timing.time_interleaved_steps, blocks led in
+        block_lead_in=True,
         compute_each_slowest=StepTimes(samples_ms=measured["compute_each_slowest_ms"]),
         compute_method=measured["compute_method"],
         comm=comm,

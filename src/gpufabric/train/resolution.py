@@ -1,10 +1,10 @@
 """What a run can resolve of its exposed communication, and the prediction target's verdict by that rule.
 
-Measured exposed communication is a difference of two means, each over ``--steps`` samples: the synced
-steps minus the twin's, back to back under DDP, at the end of backward in the split under FSDP
-(``TrainResult.exposed_from`` says why). Its 95% confidence interval (Welch: Student's t
-at the Welch-Satterthwaite degrees of freedom, the two samples' variances over their counts) is how far
-this run's own step-to-step noise lets the figure be trusted. On 4x H200 (2026-11-27 14:33 UTC) a
+Measured exposed communication is a difference of two series of ``--steps`` samples: the synced steps'
+median minus the twin's back to back under DDP, their means at the end of backward in the split under
+FSDP (``TrainResult.exposed_from`` says why). Its 95% confidence interval (``train.exposed``: the medians'
+from a percentile bootstrap, the means' Welch's) is how far this run's own step-to-step noise lets the
+figure be trusted. On 4x H200 (2026-11-27 14:33 UTC) a
 host-paced DDP step read -0.45 +- 2.92 ms of exposed communication (20 steps each side) against a
 prediction of 1.67 ms: the run could not tell 0 from 1.67, and "0%" said nothing about the model.
 
@@ -14,7 +14,7 @@ The rule, per prediction (``target_status``), with the band B = predicted +-15% 
 - **MISS**: the whole 95% interval lies outside B: this run tells measured and predicted apart;
 - **unresolved**: the measured value lies outside B but its interval reaches into B: this run's noise
   cannot say whether the target is met. The line gives both figures and the steps a side after which,
-  at this run's own per-step variances, the interval around the same measured value would no longer
+  at this run's own per-step noise, the interval around the same measured value would no longer
   reach into B (``steps_to_resolve``): the run would then read MISS. That holds only if the steps'
   noise is independent (the half-width falls as 1/sqrt(steps) only then; FSDP's did not at 96 steps),
   so it is a lower bound. Not met: the target stays open.
@@ -85,13 +85,13 @@ def pooled_status(samples: list[float], low: float, high: float) -> tuple[float,
 
 
 def measured_interval(p: Prediction) -> tuple[float, float]:
-    """The measured 95% interval, around the difference of means before it is clamped at 0."""
+    """The measured 95% interval, around the difference (of medians or means) before it is clamped at 0."""
     centre, half = measured_centre(p), p.measured_interval_ms or 0.0
     return centre - half, centre + half
 
 
 def measured_centre(p: Prediction) -> float:
-    """The difference of means before it is clamped at 0 (older documents: the clamped value)."""
+    """The difference (of medians or means) before it is clamped at 0 (older documents: the clamped value)."""
     return p.measured_raw_ms if p.measured_raw_ms is not None else p.measured_comm_ms
 
 

@@ -20,7 +20,7 @@ from gpufabric.results.io import sniff_json, write_model_json
 from gpufabric.results.model import RunMetadata
 from gpufabric.results.readers.train_document import is_train_document
 from gpufabric.train.config import ModelSpec, Strategy
-from gpufabric.train.exposed import ExposedSamples, Reading
+from gpufabric.train.exposed import ExposedSamples
 from gpufabric.train.measures import CollectiveCall as CollectiveCall  # re-exported: the parts
 from gpufabric.train.measures import CollectiveKind, ExposedFrom
 from gpufabric.train.measures import CommPayload as CommPayload
@@ -33,10 +33,9 @@ from gpufabric.train.peaks import PeakFlops
 from gpufabric.train.probe_measures import Contention as Contention
 from gpufabric.train.probe_measures import HostPath as HostPath
 from gpufabric.train.probe_measures import InsideStep as InsideStep
+from gpufabric.train.step_order import StepOrder, first_of_each_block
 
 TRAIN_SCHEMA_VERSION = 1
-
-StepOrder = Literal["interleaved", "sequential"]
 
 
 class TrainResult(TrainPart):
@@ -61,7 +60,12 @@ class TrainResult(TrainPart):
     step_order: StepOrder = Field(
         default="sequential",
         description="how the two were run back to back: 'interleaved' (blocks in ABBA order) or "
-        "'sequential' (every synced step, then every twin step: documents before 2026-11-28 06:00 UTC)",
+        "'sequential' (every synced step, then every twin step: documents before 2026-11-28 05:30 UTC)",
+    )
+    block_lead_in: bool = Field(
+        default=False,
+        description="interleaved: each block led in by one untimed step (train.step_order); False in the "
+        "documents of 2026-11-28 05:30-06:05 UTC, whose exposed reading leaves each block's first step out",
     )
     compute_each_slowest: StepTimes | None = Field(
         default=None,
@@ -98,9 +102,8 @@ class TrainResult(TrainPart):
         twin updates the whole model where the synced step updates its shard, so the difference is read at
         the end of backward, in the split (``phases``), whose steps each start settled
         (``timing.time_phased_steps``). DDP documents whose steps ran in ``sequential`` order keep the split
-        too: every synced step before every twin step lets drift land on one side (four runs of one command
-        on 4x H200 read -0.49 to 9.33 ms that way, 2026-11-28 03:21 UTC). Documents without the split:
-        the steps back to back."""
+        too: every synced step before every twin step lets drift land on one side (``train.step_order``).
+        Documents without the split: the steps back to back."""
         if self.phases is None:
             return "steps back to back"
         interleaved_ddp = self.strategy == "ddp" and self.step_order == "interleaved"
@@ -114,8 +117,16 @@ class TrainResult(TrainPart):
             return ExposedSamples(
                 self.phases.synced_backward.samples_ms, self.phases.compute_backward.samples_ms
             )
-        reading: Reading = "median" if self.step_order == "interleaved" else "mean"
-        return ExposedSamples(self.step.samples_ms, self.compute.samples_ms, reading)
+        synced, twin = self.step.samples_ms, self.compute.samples_ms
+        if self.step_order == "sequential":
+            return ExposedSamples(synced, twin, "mean")
+        block = self.metadata.settings.get("block")
+        if not self.block_lead_in and isinstance(block, int) and block > 0 and len(synced) == len(twin):
+            # No lead-in yet: each block's first step is the one a lead-in leaves untimed (train.step_order).
+            firsts = first_of_each_block(len(synced), block)
+            synced = [t for i, t in enumerate(synced) if i not in firsts[0]]
+            twin = [t for i, t in enumerate(twin) if i not in firsts[1]]
+        return ExposedSamples(synced, twin, "median")
 
     @property
     def rank_wait_ms(self) -> float | None:

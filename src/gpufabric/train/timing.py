@@ -20,6 +20,7 @@ import torch.distributed as dist
 
 from gpufabric.train.config import probe_buffer_layout
 from gpufabric.train.result import CollectiveCall
+from gpufabric.train.step_order import abba_blocks
 
 
 def time_steps(fn: Callable[[int], None], count: int, device: torch.device, start: int = 0) -> list[float]:
@@ -44,27 +45,19 @@ def time_steps(fn: Callable[[int], None], count: int, device: torch.device, star
 def time_interleaved_steps(
     synced: Callable[[int], None], twin: Callable[[int], None], count: int, block: int, device: torch.device
 ) -> tuple[list[float], list[float]]:
-    """``count`` steps of each, back to back with nothing between them, in blocks of ``block`` in ABBA
-    order (synced, twin, twin, synced, ...): (synced step times, twin step times), ms.
-
-    Training runs its steps back to back, so their difference is the communication the step pays, the
-    host's head start included as a training loop has it; where the synced steps all ran before the
-    twin's, whatever the lent machine did in between landed on one side only: on 4x H200
-    (2026-11-28 03:21 UTC, gpt-760m DDP, 96 steps each) four runs of one command read -0.49, 9.33, 3.15
-    and 2.78 ms that way, steps with a standard deviation of up to 13 ms. In alternating blocks drift
-    hits both sides alike. Nothing synchronises between blocks: DDP's step ends with its stream waiting
-    for the last all-reduce, so no step's work runs into the next step's window."""
+    """``count`` steps of each, back to back with nothing between them, in ABBA blocks of ``block`` steps,
+    each block led in by one untimed step of its side (``step_order`` says why): (synced step times, twin
+    step times), ms. Nothing synchronises between blocks: DDP's step ends with its stream waiting for the
+    last all-reduce, so no step's work runs into the next step's window."""
     clock = device_clock(device)
     stamps: tuple[list[tuple[Any, Any]], list[tuple[Any, Any]]] = ([], [])
     sides = (synced, twin)
-    order = 0
-    while len(stamps[0]) < count or len(stamps[1]) < count:
-        for side in (0, 1) if order % 2 == 0 else (1, 0):
-            for _ in range(min(block, count - len(stamps[side]))):
-                begin = clock()
-                sides[side](len(stamps[side]))
-                stamps[side].append((begin, clock()))
-        order += 1
+    for side, first, steps in abba_blocks(count, block):
+        sides[side](first)  # the lead-in, untimed
+        for index in range(first, first + steps):
+            begin = clock()
+            sides[side](index)
+            stamps[side].append((begin, clock()))
     if device.type == "cuda":
         torch.cuda.synchronize(device)
     synced_ms, twin_ms = ([elapsed_ms(device, b, e) for b, e in side] for side in stamps)
