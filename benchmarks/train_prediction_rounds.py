@@ -5,8 +5,8 @@
 Each RESULT.json is one train-bench document (``--out``) of the same model, strategy and world size,
 re-predicted with today's model (``gpufabric.train.predict``, as ``train_replay.py`` does). One run's
 measured exposed time carries its steps' noise (its 95% interval) and the run-to-run drift of a lent
-machine on top: on 4x H200 (2026-11-28) eight DDP runs of 96 steps measured 2.07-4.14 ms where each
-run's own interval was +-0.3-1.1 ms, and FSDP's 20-step runs 15.2-39.1 ms. This prints each run's
+machine on top: on 4x H200 (2026-11-28) eight DDP runs of 96 steps measured 2.07-4.14 ms on the split
+where each run's own interval was +-0.3-1.1 ms, and FSDP's 20-step runs 15.2-39.1 ms. This prints each run's
 measured / predicted, then their mean with its 95% interval (Student's t over the runs, each run one
 sample) and the rule of ``gpufabric.train.resolution`` on the +-15% band, as for one run: ``met`` where
 the mean lies in 85-115%, ``MISS`` where its whole interval lies outside, ``unresolved`` where the mean
