@@ -6,10 +6,11 @@ landed on one side only (4x H200, 2026-11-28 03:21-03:27 UTC, gpt-760m DDP: four
 -0.49 to 9.33 ms of exposed communication that way). Why the lead-in: the twin's steps do not synchronise
 the ranks, so they drift apart during a twin block, and the first synced step after it waited for that at
 its first all-reduce: in every run of 2026-11-28 05:31-06:02 UTC (blocks of 5, no lead-in yet) the first
-synced step after a twin block took 57-164 ms in median where the others took 56-73 (docs/train-bench.md
-finding 36). A training loop's ranks never drift so far, so that step is not timed. Documents of those
-runs have no lead-in (``TrainResult.block_lead_in`` False): their exposed reading leaves out the first
-step of each block (``first_of_each_block``), as a lead-in would have.
+synced step after a twin block took longer than the others, 59-62 ms in median against 56.2-56.4 on a quiet
+machine, up to 132 on a disturbed one (docs/train-bench.md finding 36). A training loop's ranks never
+drift so far, so that step is not timed. Documents of those runs have no lead-in
+(``TrainResult.block_lead_in`` False): their exposed reading leaves out the first step of each block
+(``first_of_each_block``), as a lead-in would have.
 No torch here.
 """
 
