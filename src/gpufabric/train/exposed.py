@@ -124,6 +124,7 @@ class ExposedSamples:
             - statistics.median(draw.choices(twin, k=len(twin)))
             for _ in range(BOOTSTRAP_RESAMPLES)
         )
-        return differences[int(0.025 * BOOTSTRAP_RESAMPLES)], differences[
-            int(0.975 * BOOTSTRAP_RESAMPLES) - 1
-        ]
+        # The 2.5th and 97.5th percentiles by whole ranks (the 50th and 1950th of 2000), in integer
+        # arithmetic so another resample count cannot round them apart.
+        low, high = BOOTSTRAP_RESAMPLES * 25 // 1000, BOOTSTRAP_RESAMPLES * 975 // 1000 - 1
+        return differences[low], differences[high]
