@@ -53,8 +53,10 @@ leftovers() {  # name: rank processes and GPU compute processes still there afte
   # 2026-11-28 (docs/train-bench.md finding 37) the runs after a train-bench cut by `timeout` read steps
   # spread 10-18% where the machine's earlier runs read 1-4%; this says whether anything of ours was left.
   sleep 1
-  local ranks gpu; ranks=$(pgrep -f "gpufabric.train.rank" | wc -l)
-  gpu=$(timeout 10 nvidia-smi --query-compute-apps=pid --format=csv,noheader 2>/dev/null | grep -c .)
+  local ranks gpu ours; ranks=$(pgrep -f "gpufabric.train.rank" | wc -l)
+  # DISTURB's neighbour is meant to be there: its processes are not counted.
+  ours=$(pgrep -f bursty_neighbour | tr '\n' '|'); ours="^(${ours%|})$"; [ "$ours" = "^()$" ] && ours='^$'
+  gpu=$(timeout 10 nvidia-smi --query-compute-apps=pid --format=csv,noheader 2>/dev/null | tr -d ' ' | grep -vE "$ours" | grep -c .)
   { date -u +%FT%TZ; ps -eo pid,etime,pcpu,args | grep -E "gpufabric|torch|python" | grep -v grep
     timeout 10 nvidia-smi --query-compute-apps=pid,used_memory --format=csv 2>/dev/null; } >"$R/$1.leftover" 2>&1
   [ "$ranks" -gt 0 ] || [ "${gpu:-0}" -gt 0 ] && record "after $1: $ranks rank processes and ${gpu:-0} GPU processes still running"
@@ -100,6 +102,14 @@ if [ "${1:-}" = predict ]; then
   # train_replay.py prints its rates beside the ones the model took (docs/train-bench.md finding 32).
   export GPUFABRIC_WAITED_FOR_PROBE="${GPUFABRIC_WAITED_FOR_PROBE:-1}"
   top="$R"; rounds="${ROUNDS:-1}"
+  if [ -n "${DISTURB:-}" ]; then
+    # DISTURB=bursty: a neighbour on every GPU in bursts on independent clocks (benchmarks/train/
+    # bursty_neighbour.py; NEIGHBOUR_ARGS its --busy-ms/--idle-ms) for every round: the disturbed machine
+    # of docs/train-bench.md finding 37 on purpose, to test what waiting for every rank costs (finding 38).
+    python3 benchmarks/train/bursty_neighbour.py ${NEIGHBOUR_ARGS:-} >"$R/neighbour.txt" 2>&1 &
+    neighbour=$!; sleep 8
+    record "neighbour: $(head -1 "$R/neighbour.txt") (${NEIGHBOUR_ARGS:-default bursts 10-60 ms, idle 40-200 ms})"
+  fi
   for k in $(seq 1 "$rounds"); do
     R="$top"; [ "$rounds" -gt 1 ] && R="$top/round-$k"; mkdir -p "$R"
     [[ " $predict " == *" ddp "* ]] && train ddp 90 "${MODEL_ARGS[@]}" --no-scaling --steps "${STEPS:-96}"
@@ -114,6 +124,10 @@ if [ "${1:-}" = predict ]; then
     while IFS= read -r line; do record "${k}/${rounds} $line"; done <"$R/summary-lines.txt"
   done
   R="$top"
+  if [ -n "${neighbour:-}" ]; then
+    kill "$neighbour"; wait "$neighbour" 2>/dev/null
+    grep '^neighbour GPU' "$R/neighbour.txt" | while IFS= read -r line; do record "$line"; done
+  fi
   if [ "$rounds" -gt 1 ]; then
     for name in ddp fsdp ddp-sockets; do
       ls "$R"/round-*/"$name.json" >/dev/null 2>&1 || continue
