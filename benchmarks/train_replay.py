@@ -70,13 +70,13 @@ def replay_line(name: str, result: TrainResult) -> str:
         else ""
     )
     wait = result.rank_wait_ms
-    inside += (
-        f"; waiting for every rank's step: +{wait:.2f} ms (not in the model)" if wait is not None else ""
-    )
+    waits = f" + waiting for ranks {now.rank_wait_ms:.2f}" if now.rank_wait_ms is not None else ""
+    modelled = "in the model" if now.rank_wait_ms is not None else "not in the model: the split's twin"
+    inside += f"; waiting for every rank's step: +{wait:.2f} ms ({modelled})" if wait is not None else ""
     return (
         f"{name}: {result.model_name} {result.strategy} x{result.world_size}: measured {measured_text(now)}; "
         f"predicted then {then}, now {now.predicted_comm_ms:.2f} ms = wire {now.wire_ms:.2f} -> free overlap "
-        f"{free} + contention {now.contention_ms:.2f} (host-path bound "
+        f"{free} + contention {now.contention_ms:.2f}{waits} (host-path bound "
         f"{host}; {probe_text}): {now.agreement_pct:.0f}% {target_status(now)}"
         f"{f', ~{needed} steps a side to judge it' if needed else ''}{inside}"
     )

@@ -99,7 +99,8 @@ def run_line(name: str, result: TrainResult) -> str:
         )
     wait = result.rank_wait_ms
     if wait is not None:
-        back_to_back += f"; waiting for every rank's step +{wait:.2f} ms (not in the model)"
+        modelled = "in the model" if p.rank_wait_ms is not None else "not in the model: the split's twin"
+        back_to_back += f"; waiting for every rank's step +{wait:.2f} ms ({modelled})"
     return (
         f"{head}; exposed measured {measured_text(p)} vs predicted {p.predicted_comm_ms:.2f} ms "
         f"({p.agreement_pct:.0f}%, wire {p.wire_ms:.2f} ms{rates}{_host_path(result)}{_inside(result)}"

@@ -129,10 +129,16 @@ def prediction_line(result: TrainResult) -> str:
         if host is not None and p.host_bound_ms is not None and p.comm_exposed_ms is not None
         else ""
     )
+    wait = (
+        f"; plus {p.rank_wait_ms:.2f} waiting for every rank's step (each twin step's slowest rank against "
+        "the slowest rank's own steps)"
+        if p.rank_wait_ms is not None
+        else ""
+    )
     return (
         f"communication: {p.wire_ms:.2f} ms on the wire at busbw {p.effective_busbw_gbs:.2f} GB/s "
         f"({p.busbw_source}{latency}); predicted exposed {p.predicted_comm_ms:.2f} ms (forward stalls "
-        f"{p.forward_stall_ms:.2f}{contention}{bounds}), measured {p.measured_comm_ms:.2f} ms = "
+        f"{p.forward_stall_ms:.2f}{contention}{bounds}{wait}), measured {p.measured_comm_ms:.2f} ms = "
         f"{p.agreement_pct:.0f}% of predicted"
     )
 

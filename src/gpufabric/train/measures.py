@@ -155,6 +155,12 @@ class Prediction(TrainPart):
         description="the host path's bound: the synced host's issue time past the twin's device end + the "
         "last call",
     )
+    rank_wait_ms: float | None = Field(
+        default=None,
+        description="of the prediction: waiting for every rank's step (TrainResult.rank_wait_ms), added to "
+        "the larger bound; None where it is not a term: the split (its twin is already each step's slowest "
+        "rank) and documents before 2026-11-28 10:00 UTC",
+    )
     compute_slowed_ms: float | None = Field(
         default=None, description="inside-step probe: the blocks' compute, synced - twin (older: None)"
     )

@@ -18,7 +18,9 @@ Which probe's rates the model takes is ``probe_terms.probe_rates``.
 The synced backward also cannot end on the GPU before the host has issued it: the host-path probe's
 synced issue time past the twin's device end, plus the last call, which nothing follows to hide behind,
 bounds it from the other side (``probe_terms.host_bound_ms``). The prediction is the larger of the two
-bounds (``host_bound_ms``, ``comm_exposed_ms``), and the verdict names the one that set it.
+bounds (``host_bound_ms``, ``comm_exposed_ms``), and the verdict names the one that set it, plus what
+waiting for every rank's step adds where the steps back to back are read (``TrainResult.rank_wait_ms``:
+each step's slowest rank of the twin against the slowest rank's own steps, measured in the same blocks).
 It is checked against the measured exposed communication: the synced steps minus the communication-free
 twin's, back to back under DDP, at the end of backward under FSDP (``TrainResult.exposed_from``). Where
 they differ, ``verdict.agreement_verdict`` names the term that dominates.
@@ -146,6 +148,12 @@ def predict(
     host_bound = host_bound_ms(result, durations)
     if host_bound is not None:
         predicted_ms = max(predicted_ms, host_bound)
+    # A synced step waits for every rank at its calls; read back to back against the slowest rank's own
+    # twin steps, it also pays each step's rank-to-rank spread, whichever bound set it. The split's twin
+    # is already each step's slowest rank, so the term is not added there.
+    rank_wait = result.rank_wait_ms if result.exposed_from == "steps back to back" else None
+    if rank_wait is not None:
+        predicted_ms += rank_wait
     serial = sum(durations)
     traffic = sum(bus_bytes(c, n) for c in calls)
     measured_ms = result.comm_ms
@@ -172,6 +180,7 @@ def predict(
         rates_from=overlap_rates.source if overlap_rates is not None else None,
         comm_exposed_ms=comm_exposed,
         host_bound_ms=host_bound,
+        rank_wait_ms=rank_wait,
         compute_slowed_ms=inside.compute_slowed_ms if inside is not None else None,
         between_blocks_ms=inside.between_blocks_ms if inside is not None else None,
         agreement_pct=100.0 * measured_ms / predicted_ms if predicted_ms > 0 else 0.0,

@@ -131,9 +131,11 @@ class TrainResult(TrainPart):
     @property
     def rank_wait_ms(self) -> float | None:
         """What waiting for every rank's step adds over the slowest rank's own steps, by the exposed
-        reading's centre: median (or mean) of ``compute_each_slowest`` minus the same of ``compute``. Near 0
-        where the ranks' steps keep time; recorded, not yet a term of the prediction (docs/train-bench.md
-        finding 38)."""
+        reading's centre: median (or mean) of ``compute_each_slowest`` minus the same of ``compute``; never
+        below 0 (each step's maximum is at least that rank's step). Near 0 where the ranks' steps keep
+        time; where they are slowed at different moments (a neighbour on the GPUs, a disturbed host), a
+        synced step pays it and the twin does not: a term of the prediction where the reading is the
+        steps back to back (``predict``; docs/train-bench.md findings 38-39)."""
         if self.compute_each_slowest is None or not self.compute.samples_ms:
             return None
         each, whole = self.compute_each_slowest, self.compute

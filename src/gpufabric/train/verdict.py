@@ -30,28 +30,45 @@ def overlap_rates_text(p: Prediction, probe: Contention | None) -> str:
     return f"compute {p.compute_rate:.0%} / collectives {p.comm_rate:.0%} {alone} ({who})"
 
 
+RANK_WAIT_WORDS = "waiting for every rank's step (ranks slowed at different moments: not the fabric)"
+
+
 def dominant_term(p: Prediction) -> str:
-    """Which bound set the prediction, in words, with both bounds' values."""
+    """Which bound set the prediction, in words, with both bounds' values; then what waiting for every
+    rank's step adds, named as the dominant term where it outweighs the bound it is added to."""
+    wait = p.rank_wait_ms or 0.0
+    added = f"; plus {wait:.2f} ms {RANK_WAIT_WORDS}" if p.rank_wait_ms is not None else ""
     if p.host_bound_ms is None or p.comm_exposed_ms is None:
-        return ""
+        return added
+    bound = max(p.host_bound_ms, p.comm_exposed_ms)
+    if wait > bound:
+        return (
+            f"; {RANK_WAIT_WORDS} dominates: {wait:.2f} ms against the larger bound's {bound:.2f} ms "
+            f"(communication {p.comm_exposed_ms:.2f}, host path {p.host_bound_ms:.2f})"
+        )
     if p.host_bound_ms > p.comm_exposed_ms:
         return (
             f"; the host path dominates: {p.host_bound_ms:.2f} ms (the synced step's issue past its twin's "
-            f"device end + the last call) against {p.comm_exposed_ms:.2f} ms from busbw and contention"
+            f"device end + the last call) against {p.comm_exposed_ms:.2f} ms from busbw and contention{added}"
         )
     return (
         f"; communication dominates: {p.comm_exposed_ms:.2f} ms from busbw and contention against the host "
-        f"path's {p.host_bound_ms:.2f} ms"
+        f"path's {p.host_bound_ms:.2f} ms{added}"
     )
+
+
+def _waiting_words(p: Prediction) -> str:
+    """Ranks waiting for each other, as a cause the model leaves out: only where it is not a term."""
+    return "" if p.rank_wait_ms is not None else ", or ranks waiting for each other"
 
 
 def _unmodelled(p: Prediction) -> str:
     if _host_set(p):  # the host path set the prediction: what is left is not host issue time
-        return "more contention inside the step than beside the twin, or ranks waiting for each other"
+        return f"more contention inside the step than beside the twin{_waiting_words(p)}"
     return (
         "host-side costs of the synced step's collective path that the twin does not run (FSDP2's "
         "copy-in/copy-out and per-unit hooks, DDP's bucket copies), more contention inside the step than "
-        "beside the twin, or ranks waiting for each other"
+        f"beside the twin{_waiting_words(p)}"
     )
 
 
@@ -126,10 +143,11 @@ def _host_agreement(p: Prediction, ratio: float) -> str:
         )
     miss = p.measured_comm_ms - p.predicted_comm_ms
     if miss > 0:
+        waiting = "ranks waiting for each other at the collectives, or " if p.rank_wait_ms is None else ""
         return (
             f"{100 * (ratio - 1):.0f}% above the prediction (outside {band}), which the host path set: the "
-            f"other {miss:.2f} ms are ranks waiting for each other at the collectives, or compute slowed by "
-            "them more inside the step than beside the twin"
+            f"other {miss:.2f} ms are {waiting}compute slowed by the collectives more inside the step than "
+            "beside the twin"
         )
     return (
         f"{100 * (1 - ratio):.0f}% below the prediction (outside {band}), which the host path set: the "
@@ -141,7 +159,7 @@ def _host_agreement(p: Prediction, ratio: float) -> str:
 def _agreement(p: Prediction) -> str:
     band = f"+-{AGREEMENT_BAND:.0%}"
     miss = p.measured_comm_ms - p.predicted_comm_ms
-    hidden = p.wire_ms - p.predicted_comm_ms
+    hidden = p.wire_ms - (p.predicted_comm_ms - (p.rank_wait_ms or 0.0))  # the wait is not on the wire
     latency = (
         f"; launch/sync {p.latency_total_ms:.2f} ms of it (calls x an empty call's cost)"
         if p.latency_total_ms > 0.5 * abs(miss)
