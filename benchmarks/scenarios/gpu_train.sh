@@ -54,8 +54,12 @@ leftovers() {  # name: rank processes and GPU compute processes still there afte
   # spread 10-18% where the machine's earlier runs read 1-4%; this says whether anything of ours was left.
   sleep 1
   local ranks gpu ours; ranks=$(pgrep -f "gpufabric.train.rank" | wc -l)
-  # DISTURB's neighbour is meant to be there: its processes are not counted.
-  ours=$(pgrep -f bursty_neighbour | tr '\n' '|'); ours="^(${ours%|})$"; [ "$ours" = "^()$" ] && ours='^$'
+  # DISTURB's neighbour is meant to be there: it and its workers (spawned: their command lines do not
+  # name it) are not counted.
+  ours='^$'
+  if [ -n "${neighbour:-}" ]; then
+    ours=$( { echo "$neighbour"; pgrep -P "$neighbour"; } | paste -sd'|'); ours="^($ours)$"
+  fi
   gpu=$(timeout 10 nvidia-smi --query-compute-apps=pid --format=csv,noheader 2>/dev/null | tr -d ' ' | grep -vE "$ours" | grep -c .)
   { date -u +%FT%TZ; ps -eo pid,etime,pcpu,args | grep -E "gpufabric|torch|python" | grep -v grep
     timeout 10 nvidia-smi --query-compute-apps=pid,used_memory --format=csv 2>/dev/null; } >"$R/$1.leftover" 2>&1

@@ -178,6 +178,53 @@ def test_a_host_paced_step_is_bounded_by_the_host_path_not_by_busbw() -> None:
     assert lagging.predicted_comm_ms == pytest.approx(8.0)
 
 
+def test_waiting_for_every_rank_s_step_is_added_where_the_steps_back_to_back_are_read() -> None:
+    # DDP, steps back to back: one 2 ms call ready at the end of backward is all exposed (2 ms). The twin's
+    # slowest rank takes 35 ms a step, but each step's slowest rank 35 or 39 (median 37): a synced step,
+    # which waits for every rank, pays 2 ms more than that rank's own steps. Measured 39 - 35 = 4 ms.
+    calls = [_call(isolated_ms=2.0, ready_at=1.0)]
+    result = _result(calls, synced_bwd=32.0).model_copy(
+        update={
+            "step_order": "interleaved",
+            "block_lead_in": True,
+            "step": StepTimes(samples_ms=[39.0] * 4),
+            "compute": StepTimes(samples_ms=[35.0] * 4),
+            "compute_each_slowest": StepTimes(samples_ms=[35.0, 39.0, 35.0, 39.0]),
+        }
+    )
+    assert result.exposed_from == "steps back to back" and result.rank_wait_ms == pytest.approx(2.0)
+    p = predict(result)
+    assert p is not None and p.comm_exposed_ms == pytest.approx(2.0) and p.rank_wait_ms == pytest.approx(2.0)
+    assert p.predicted_comm_ms == pytest.approx(4.0) and p.agreement_pct == pytest.approx(100.0)
+    verdict = agreement_verdict(p)
+    # Of 2 ms on the wire none hides: the 2 ms of waiting are not the wire's.
+    assert verdict.startswith("agrees within +-15%: of 2.00 ms on the wire, 0.00 ms hide"), verdict
+    assert "plus 2.00 ms waiting for every rank's step" in verdict
+    # Ranks slowed more than the calls cost: the wait is named as what dominates, not the fabric.
+    spread = result.model_copy(
+        update={
+            "step": StepTimes(samples_ms=[45.0] * 4),
+            "compute_each_slowest": StepTimes(samples_ms=[43.0, 43.0, 35.0, 43.0]),
+        }
+    )
+    wide = predict(spread)
+    assert wide is not None and wide.rank_wait_ms == pytest.approx(8.0)
+    assert wide.predicted_comm_ms == pytest.approx(10.0) and wide.agreement_pct == pytest.approx(100.0)
+    assert (
+        "waiting for every rank's step (ranks slowed at different moments: not the fabric) dominates: "
+        in (agreement_verdict(wide))
+    )
+    # Read from the split (FSDP, or steps in sequential order), the twin is already each step's slowest
+    # rank: no term, whatever the document holds.
+    split = result.model_copy(update={"step_order": "sequential"})
+    assert split.exposed_from == "split"
+    kept = predict(split)
+    assert kept is not None and kept.rank_wait_ms is None and kept.predicted_comm_ms == pytest.approx(2.0)
+    # A document from before the series was recorded: no term.
+    older = predict(result.model_copy(update={"compute_each_slowest": None}))
+    assert older is not None and older.rank_wait_ms is None and older.predicted_comm_ms == pytest.approx(2.0)
+
+
 def _prediction(*, predicted: float, measured: float, serial: float) -> Prediction:
     return Prediction(
         busbw_source="probe", effective_busbw_gbs=1.0, predicted_comm_ms=predicted,

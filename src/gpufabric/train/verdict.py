@@ -38,14 +38,13 @@ def dominant_term(p: Prediction) -> str:
     rank's step adds, named as the dominant term where it outweighs the bound it is added to."""
     wait = p.rank_wait_ms or 0.0
     added = f"; plus {wait:.2f} ms {RANK_WAIT_WORDS}" if p.rank_wait_ms is not None else ""
+    bounds = {"communication": p.comm_exposed_ms, "host path": p.host_bound_ms}
+    known = {name: value for name, value in bounds.items() if value is not None}
+    if known and wait > max(known.values()):
+        named = ", ".join(f"{name} {value:.2f}" for name, value in known.items())
+        return f"; {RANK_WAIT_WORDS} dominates: {wait:.2f} ms against the bounds' {named} ms"
     if p.host_bound_ms is None or p.comm_exposed_ms is None:
         return added
-    bound = max(p.host_bound_ms, p.comm_exposed_ms)
-    if wait > bound:
-        return (
-            f"; {RANK_WAIT_WORDS} dominates: {wait:.2f} ms against the larger bound's {bound:.2f} ms "
-            f"(communication {p.comm_exposed_ms:.2f}, host path {p.host_bound_ms:.2f})"
-        )
     if p.host_bound_ms > p.comm_exposed_ms:
         return (
             f"; the host path dominates: {p.host_bound_ms:.2f} ms (the synced step's issue past its twin's "
