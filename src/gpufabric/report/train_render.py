@@ -27,8 +27,10 @@ METHOD = (
     "communication-free twin; exposed comm = DDP: median step - the twin's median, back to back in "
     "alternating blocks; FSDP: end of backward with sync - end of backward in the twin; "
     "wire = sum over the step's collectives of size x bus factor / busbw(size); predicted = the part of "
-    "the wire time the overlap model leaves exposed; agreement = measured exposed / predicted; comm share "
-    "= wire / step; MFU = tokens/s per GPU x FLOPs per token (PaLM's count) / the GPU's dense bf16 peak"
+    "the wire time the overlap model leaves exposed (or the host path's bound, the larger), for DDP plus "
+    "waiting for every rank's step (the twin's per-step slowest rank - its slowest rank's steps); "
+    "agreement = measured exposed / predicted; comm share = wire / step; MFU = tokens/s per GPU x FLOPs "
+    "per token (PaLM's count) / the GPU's dense bf16 peak"
 )
 
 
