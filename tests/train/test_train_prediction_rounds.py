@@ -236,7 +236,7 @@ def test_waiting_for_every_rank_s_step_holds_the_prediction_beside_a_bursty_neig
 
 def test_fsdp_on_a_machine_whose_twin_steps_spread_is_unresolved(tmp_path: Path) -> None:
     # Session 12's 4x machine: FSDP's twin steps, with no communication at all, spread 12-28% (IQR over
-    # median); the prediction, set by the host path in most runs, swings with it.
+    # median); the prediction, set by the host path in every run, swings with it.
     lines = _judge(tmp_path, S12_FSDP)
     assert _ratios(lines) == ["83%", "127%", "161%", "65%", "90%", "146%", "183%", "98%", "114%"]
     assert lines[-1].endswith("mean 119% (95% 89..149%) over 9 runs: unresolved"), lines[-1]
