@@ -210,10 +210,12 @@ def test_waiting_for_every_rank_s_step_is_added_where_the_steps_back_to_back_are
     wide = predict(spread)
     assert wide is not None and wide.rank_wait_ms == pytest.approx(8.0)
     assert wide.predicted_comm_ms == pytest.approx(10.0) and wide.agreement_pct == pytest.approx(100.0)
+    verdict = agreement_verdict(wide)
     assert (
         "waiting for every rank's step (ranks slowed at different moments: not the fabric) dominates: "
-        in (agreement_verdict(wide))
+        in (verdict)
     )
+    assert "8.00 ms against the bounds' communication 2.00 ms" in verdict and "nvidia-smi" in verdict
     # Read from the split (FSDP, or steps in sequential order), the twin is already each step's slowest
     # rank: no term, whatever the document holds.
     split = result.model_copy(update={"step_order": "sequential"})

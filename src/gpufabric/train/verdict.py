@@ -42,7 +42,11 @@ def dominant_term(p: Prediction) -> str:
     known = {name: value for name, value in bounds.items() if value is not None}
     if known and wait > max(known.values()):
         named = ", ".join(f"{name} {value:.2f}" for name, value in known.items())
-        return f"; {RANK_WAIT_WORDS} dominates: {wait:.2f} ms against the bounds' {named} ms"
+        return (
+            f"; {RANK_WAIT_WORDS} dominates: {wait:.2f} ms against the bounds' {named} ms; something slows "
+            "the ranks in turn (another process on the GPUs, `nvidia-smi --query-compute-apps=pid,name` on "
+            "each node lists them, or a busy host): the fabric is not what limits this step"
+        )
     if p.host_bound_ms is None or p.comm_exposed_ms is None:
         return added
     if p.host_bound_ms > p.comm_exposed_ms:
