@@ -44,8 +44,9 @@ def dominant_term(p: Prediction) -> str:
         named = ", ".join(f"{name} {value:.2f}" for name, value in known.items())
         return (
             f"; {RANK_WAIT_WORDS} dominates: {wait:.2f} ms against the bounds' {named} ms; something slows "
-            "the ranks in turn (another process on their GPUs, which `nvidia-smi --query-compute-apps=pid,name` "
-            "on each node lists, or on their hosts' cores): the fabric is not what limits this step"
+            "the ranks in turn (another process on their GPUs, which `nvidia-smi "
+            "--query-compute-apps=pid,name` on each node lists, or on their hosts' cores): the fabric is not "
+            "what limits this step"
         )
     if p.host_bound_ms is None or p.comm_exposed_ms is None:
         return added
