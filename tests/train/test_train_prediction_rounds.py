@@ -10,11 +10,11 @@ prediction."""
 
 from __future__ import annotations
 
-import io
 import subprocess
 import sys
-import tarfile
 from pathlib import Path
+
+from train_archives import archived_member
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -122,14 +122,8 @@ S10_DDP_2 = [
 def _extract(chain: tuple[str, ...], into: Path) -> Path:
     """The last member of ``chain`` (an archive under RESULTS, then members, each an archive but the
     last) written to ``into``."""
-    data = (RESULTS / chain[0]).read_bytes()
-    for member in chain[1:]:
-        with tarfile.open(fileobj=io.BytesIO(data)) as archive:
-            found = archive.extractfile(member)
-            assert found is not None, f"{member} in {chain}"
-            data = found.read()
     into.parent.mkdir(parents=True, exist_ok=True)
-    into.write_bytes(data)
+    into.write_bytes(archived_member(chain))
     return into
 
 

@@ -13,6 +13,8 @@ import sys
 import tarfile
 from pathlib import Path
 
+from train_archives import archived_member
+
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results" / "2026-11-28-h200x4-s9"
 ROUNDS = {
@@ -67,7 +69,6 @@ def test_a_round_without_its_documents_is_left_out_and_one_round_is_judged_alone
     assert verdict == "gap +0.7 points, one round: met (no interval)"
 
 
-RESULTS_ROOT = ROOT / "benchmarks" / "results"
 # Every FSDP scaling round on 4x H200 with its reference jobs (three machines, sessions 9, 11 and 12): the
 # archive, the archives inside it down to the one holding runs/, and the folder of the round under it.
 ALL_FSDP_ROUNDS: list[tuple[tuple[str, ...], str]] = [
@@ -84,12 +85,7 @@ ALL_FSDP_ROUNDS: list[tuple[tuple[str, ...], str]] = [
 def _round_folder(chain: tuple[str, ...], folder: str, into: Path) -> Path:
     """The round's three documents from the innermost archive of ``chain`` (each member an archive inside
     the one before), written under ``into``."""
-    data = (RESULTS_ROOT / chain[0]).read_bytes()
-    for member in chain[1:]:
-        with tarfile.open(fileobj=io.BytesIO(data)) as archive:
-            found = archive.extractfile(member)
-            assert found is not None, f"{member} in {chain}"
-            data = found.read()
+    data = archived_member(chain)
     wanted = {f"{folder}/{name}" for name in ("fsdp.json", "ref-fsdp-1.json", "ref-fsdp-4.json")}
     with tarfile.open(fileobj=io.BytesIO(data)) as archive:
         members = [m for m in archive.getmembers() if m.name in wanted]
