@@ -11,7 +11,8 @@
 # summary, last, says met, MISS or unresolved per target; its closing lines are the targets' figures.
 #   benchmarks/gpu.sh train:predict  # only the two NVLink predictions, STEPS (96) steps a side, ~1.6 min
 #                                  # (ROUNDS=5 PREDICT=ddp: five DDP rounds pooled, ~4 min on 4x H200;
-#                                  # BUDGET_S bounds the call: six rounds fit its 280 s, a seventh is cut)
+#                                  # BUDGET_S bounds the call: six rounds fit its 280 s, a seventh is cut;
+#                                  # DISTURB=bursty: beside a neighbour in bursts on every GPU)
 #   benchmarks/gpu.sh train:scaling  # FSDP's scaling beside the reference loop's, ROUNDS (3) rounds, ~3 min
 #   benchmarks/gpu.sh train:profile  # the real step's compute and NCCL busy time per rank, ~1 min
 #   benchmarks/gpu.sh train:tests    # pytest -m gpu tests/train/test_gpu_train.py, ~1.5 min
