@@ -6,10 +6,10 @@ prove. ``train_render`` (terminal, markdown) and ``train_section`` (HTML) print 
 
 from __future__ import annotations
 
-import statistics
 from typing import TYPE_CHECKING
 
 from gpufabric.bench.semantics import bus_factor
+from gpufabric.train.exposed import centre_ms
 from gpufabric.train.model_shape import step_bytes
 from gpufabric.train.result import TrainResult
 from gpufabric.train.verdict import agreement_verdict, overlap_rates_text
@@ -87,7 +87,7 @@ def split_line(result: TrainResult) -> str:
         )
     else:  # DDP: the twin runs the same optimizer, so the steps back to back differ by the communication
         samples = result.exposed_samples()
-        synced, twin = statistics.median(samples.synced), statistics.median(samples.twin)
+        synced, twin = centre_ms(samples.synced, "median"), centre_ms(samples.twin, "median")
         head = (
             f"split: step {result.step.mean_ms:.2f} ms (back to back the median {synced:.2f}, the twin's "
             f"{twin:.2f}, so {result.comm_ms:.2f} exposed communication)"

@@ -67,6 +67,11 @@ def welch_half_width(var_a: float, n_a: int, var_b: float, n_b: int) -> float:
     return t_975(degrees) * math.sqrt(a + b)
 
 
+def centre_ms(values: Sequence[float], reading: Reading) -> float:
+    """One side's per-step times read as the reading reads them: their median or their mean."""
+    return statistics.median(values) if reading == "median" else statistics.fmean(values)
+
+
 @dataclass(frozen=True)
 class ExposedSamples:
     """(synced, twin) per-step times and how their difference is read (module docstring)."""
@@ -80,8 +85,7 @@ class ExposedSamples:
         samples."""
         if not self.synced or not self.twin:
             return None
-        centre = statistics.median if self.reading == "median" else statistics.fmean
-        return centre(self.synced) - centre(self.twin)
+        return centre_ms(self.synced, self.reading) - centre_ms(self.twin, self.reading)
 
     def half_width_ms(self) -> float | None:
         """Half-width of the difference's 95% interval; None with fewer than 2 steps on a side."""

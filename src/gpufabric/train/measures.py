@@ -159,7 +159,7 @@ class Prediction(TrainPart):
         default=None,
         description="of the prediction: waiting for every rank's step (TrainResult.rank_wait_ms), added to "
         "the larger bound; None where it is not a term: the split (its twin is already each step's slowest "
-        "rank) and documents before 2026-11-28 10:00 UTC",
+        "rank) and documents written before the term (2026-11-28 08:16 UTC)",
     )
     compute_slowed_ms: float | None = Field(
         default=None, description="inside-step probe: the blocks' compute, synced - twin (older: None)"

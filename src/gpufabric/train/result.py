@@ -20,7 +20,7 @@ from gpufabric.results.io import sniff_json, write_model_json
 from gpufabric.results.model import RunMetadata
 from gpufabric.results.readers.train_document import is_train_document
 from gpufabric.train.config import ModelSpec, Strategy
-from gpufabric.train.exposed import ExposedSamples
+from gpufabric.train.exposed import ExposedSamples, centre_ms
 from gpufabric.train.measures import CollectiveCall as CollectiveCall  # re-exported: the parts
 from gpufabric.train.measures import CollectiveKind, ExposedFrom
 from gpufabric.train.measures import CommPayload as CommPayload
@@ -138,10 +138,10 @@ class TrainResult(TrainPart):
         steps back to back (``predict``; docs/train-bench.md findings 38-39)."""
         if self.compute_each_slowest is None or not self.compute.samples_ms:
             return None
-        each, whole = self.compute_each_slowest, self.compute
-        if self.exposed_samples().reading == "median":
-            return each.median_ms - whole.median_ms
-        return each.mean_ms - whole.mean_ms
+        reading = self.exposed_samples().reading
+        return centre_ms(self.compute_each_slowest.samples_ms, reading) - centre_ms(
+            self.compute.samples_ms, reading
+        )
 
     @property
     def comm_ms(self) -> float:
